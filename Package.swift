@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Amber",
+    products: [
+        // The Swift library: `import Amber`.
+        .library(name: "Amber", targets: ["Amber"]),
+        // The shared library for C callers. SwiftPM names it libAmberC.so;
+        // scripts/install.sh installs it as libamber.so.0 with that SONAME.
+        .library(name: "AmberC", type: .dynamic, targets: ["AmberCAPI"]),
+        // The command-line tool.
+        .executable(name: "amber", targets: ["amber"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // System SQLite (libsqlite3-dev); no wrapper package.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        // Makes include/amber.h visible to Swift so `@c @implementation`
+        // checks every exported signature against the header.
+        .target(name: "AmberHeaders", path: "Sources/AmberHeaders"),
+        .target(name: "Amber", dependencies: ["CSQLite"], path: "Sources/Amber"),
+        .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders"], path: "Sources/AmberCAPI"),
+        .executableTarget(
+            name: "amber",
+            dependencies: ["Amber", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/amber"),
+        .testTarget(name: "AmberTests", dependencies: ["Amber", "CSQLite"], path: "Tests/AmberTests"),
+    ]
+)

@@ -1,0 +1,240 @@
+import Foundation
+
+/// A scratchpad over a store: objects are inserted, fetched, changed and
+/// deleted here, and written to the store only by ``save()``, all or nothing.
+///
+/// A context, its objects and its store are used from one thread at a time.
+/// Fetching the same row twice gives the same object instance, with any
+/// pending changes it has.
+public final class Context {
+    /// The store this context reads from and saves to.
+    public let store: Store
+    /// Objects with pending changes (inserted, set or deleted), each once, in first-touch order.
+    private var pending: [ManagedObject] = []
+    /// Registered saved objects by entity and primary key, held weakly:
+    /// an unchanged object the caller no longer holds is released.
+    private var registry: [[Int64: WeakObject]]
+
+    private struct WeakObject {
+        weak var object: ManagedObject?
+    }
+
+    /// A context over `store`.
+    public init(store: Store) {
+        self.store = store
+        self.registry = Array(repeating: [:], count: store.model.entities.count)
+    }
+
+    /// The model of the store.
+    public var model: Model { store.model }
+
+    // MARK: Inserting and deleting
+
+    /// Inserts a new object of `entity`, with its attributes' default values.
+    ///
+    /// - Throws: ``AmberError/unknownEntity(name:suggestion:)`` if `entity`
+    ///   belongs to another model.
+    public func insert(_ entity: Entity) throws(AmberError) -> ManagedObject {
+        guard entity.index < model.entities.count, model.entities[entity.index] === entity else {
+            throw .unknownEntity(name: "\(entity.name) (of another model)", suggestion: nil)
+        }
+        let object = ManagedObject(entity: entity, objectID: .temporary(entity: entity.name, store: store.identifier),
+                                   context: self, values: entity.attributes.map(\.defaultValue), committed: [], version: 0)
+        object.insertedFlag = true
+        track(object)
+        return object
+    }
+
+    /// Inserts a new object of the entity named `entityName`.
+    public func insert(_ entityName: String) throws(AmberError) -> ManagedObject {
+        try insert(model.entity(named: entityName))
+    }
+
+    /// Marks `object` for deletion at the next save (a new object is simply dropped).
+    ///
+    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the object belongs to another context.
+    public func delete(_ object: ManagedObject) throws(AmberError) {
+        guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
+        object.deletedFlag = true
+        track(object)
+    }
+
+    func track(_ object: ManagedObject) {
+        guard !object.isPending else { return }
+        object.isPending = true
+        pending.append(object)
+    }
+
+    // MARK: Change tracking
+
+    /// Whether a save would write anything.
+    public var hasChanges: Bool { pending.contains { $0.hasChanges } }
+    /// New objects not saved yet, in insertion order.
+    public var insertedObjects: [ManagedObject] { pending.filter(\.isInserted) }
+    /// Saved objects with changed values, in the order they were first changed.
+    public var updatedObjects: [ManagedObject] { pending.filter(\.isUpdated) }
+    /// Saved objects marked for deletion.
+    public var deletedObjects: [ManagedObject] { pending.filter(\.isDeleted) }
+
+    /// Discards every pending change: new objects leave the context, changed
+    /// ones get their committed values back, deleted ones are kept.
+    public func rollback() {
+        for object in pending {
+            object.isPending = false
+            object.deletedFlag = false
+            if object.insertedFlag {
+                object.context = nil
+            } else {
+                object.values = object.committed
+            }
+        }
+        pending.removeAll()
+    }
+
+    // MARK: Fetching
+
+    /// The objects matching `request`, as saved in the store; objects
+    /// already in this context are returned as they are here (with their
+    /// pending changes), and objects deleted here are left out. Unsaved new
+    /// objects are not included.
+    ///
+    /// - Throws: an unknown entity or attribute, a predicate that does not
+    ///   fit the entity (with its position), or a store error.
+    public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
+        let entity = try model.entity(named: request.entityName)
+        let mapping = store.mapping(for: entity)
+        let query = try FetchQuery(request: request, mapping: mapping, columns: mapping.selectColumns)
+        let statement = try query.prepare(on: store.connection)
+        defer { statement.reset() }
+        var results: [ManagedObject] = []
+        var registered = registry[entity.index]
+        defer { registry[entity.index] = registered }
+        while try statement.step() {
+            let pk = statement.int64(0)
+            if let existing = registered[pk]?.object {
+                if !existing.deletedFlag { results.append(existing) }
+                continue
+            }
+            var values = entity.attributes.map(\.defaultValue)
+            for attribute in mapping.columns {
+                // Columns are read in entity order; `column` offsets past the bookkeeping columns.
+                values[attribute.slot] = try TableMapping.read(
+                    attribute, at: Int32(attribute.column ?? 0) + TableMapping.bookkeepingCount, from: statement)
+            }
+            let object = ManagedObject(entity: entity,
+                                       objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(pk)),
+                                       context: self, values: values, committed: values, version: statement.int64(1))
+            registered[pk] = WeakObject(object: object)
+            results.append(object)
+        }
+        return results
+    }
+
+    /// Fetches with predicate text: `try context.fetch("Book", where: "price < %@", 10)`.
+    public func fetch(_ entityName: String, where format: String? = nil, _ arguments: Value...,
+                      sortedBy sortKeys: [SortKey] = [], limit: Int? = nil, offset: Int = 0) throws(AmberError) -> [ManagedObject]
+    {
+        let predicate = try format.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments) }
+        return try fetch(FetchRequest(entityName, predicate: predicate, sortedBy: sortKeys, limit: limit, offset: offset))
+    }
+
+    /// How many objects `request` would fetch (saved objects, less those deleted here).
+    public func count(_ request: FetchRequest) throws(AmberError) -> Int {
+        let entity = try model.entity(named: request.entityName)
+        let mapping = store.mapping(for: entity)
+        let deletedHere = Set(pending.lazy.filter { $0.entity === entity && $0.isDeleted }.compactMap(\.objectID.primaryKey))
+        if deletedHere.isEmpty {
+            let query = try FetchQuery(request: request, mapping: mapping, columns: "count(*)", counting: true)
+            let statement = try query.prepare(on: store.connection)
+            defer { statement.reset() }
+            return try statement.step() ? Int(statement.int64(0)) : 0
+        }
+        let query = try FetchQuery(request: request, mapping: mapping, columns: "_pk")
+        let statement = try query.prepare(on: store.connection)
+        defer { statement.reset() }
+        var count = 0
+        while try statement.step() {
+            if !deletedHere.contains(statement.int64(0)) { count += 1 }
+        }
+        return count
+    }
+
+    /// The object with `id`: the one registered here, or else fetched from the store.
+    ///
+    /// - Throws: ``AmberError/objectNotFound(_:)`` if no such object exists
+    ///   (a temporary ID of another context, or a deleted row).
+    public func object(with id: ObjectID) throws(AmberError) -> ManagedObject {
+        if let found = pending.first(where: { $0.objectID == id }) { return found }
+        guard id.storeIdentifier == store.identifier, let pk = id.primaryKey else { throw .objectNotFound(id) }
+        let entity = try model.entity(named: id.entityName)
+        if let registered = registry[entity.index][pk]?.object { return registered }
+        let request = try FetchRequest(entity.name, where: "SELF == %@", .objectID(id))
+        guard let object = try fetch(request).first else { throw .objectNotFound(id) }
+        return object
+    }
+
+    // MARK: Saving
+
+    /// Writes every pending change in one SQLite transaction.
+    ///
+    /// First every inserted and changed object is validated; then rows are
+    /// inserted, updated (only if nobody else changed them since they were
+    /// read) and deleted. If anything fails, the transaction is rolled back,
+    /// the context keeps every pending change, and the error lists every
+    /// problem: fix the values and save again.
+    ///
+    /// - Throws: ``AmberError/saveFailed(_:)``.
+    public func save() throws(AmberError) {
+        var inserts: [ManagedObject] = [], updates: [ManagedObject] = [], deletes: [ManagedObject] = []
+        for object in pending {
+            if object.insertedFlag {
+                if !object.deletedFlag { inserts.append(object) }
+            } else if object.deletedFlag {
+                deletes.append(object)
+            } else if object.values != object.committed {
+                updates.append(object)
+            }
+        }
+        var problems = inserts.flatMap(Validation.problems) + updates.flatMap(Validation.problems)
+        guard problems.isEmpty else { throw .saveFailed(problems) }
+
+        let writer = StoreWriter(store: store)
+        var newKeys: [Int64] = []
+        do throws(AmberError) {
+            try store.connection.execute("BEGIN IMMEDIATE")
+            newKeys = try writer.insert(inserts, problems: &problems)
+            try writer.update(updates, problems: &problems)
+            try writer.delete(deletes, problems: &problems)
+            if problems.isEmpty { try store.connection.execute("COMMIT") }
+        } catch {
+            problems.append(SaveProblem(objectID: nil, place: store.path ?? ":memory:", rule: .store, message: "\(error)"))
+        }
+        guard problems.isEmpty else {
+            if store.connection.isInTransaction { try? store.connection.execute("ROLLBACK") }
+            throw .saveFailed(problems)
+        }
+        commit(inserts: inserts, newKeys: newKeys, updates: updates, deletes: deletes)
+    }
+
+    /// After COMMIT: the new state becomes the committed state.
+    private func commit(inserts: [ManagedObject], newKeys: [Int64], updates: [ManagedObject], deletes: [ManagedObject]) {
+        for (object, pk) in zip(inserts, newKeys) {
+            object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
+            object.insertedFlag = false
+            object.version = 1
+            registry[object.entity.index][pk] = WeakObject(object: object)
+        }
+        for object in updates { object.version += 1 }
+        for object in deletes {
+            if let pk = object.objectID.primaryKey { registry[object.entity.index][pk] = nil }
+            object.context = nil
+        }
+        for object in pending {
+            object.isPending = false
+            object.committed = object.values
+            // Dropped new objects (inserted, then deleted) leave the context too.
+            if object.insertedFlag { object.context = nil }
+        }
+        pending.removeAll(keepingCapacity: false)
+    }
+}

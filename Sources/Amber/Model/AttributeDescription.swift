@@ -1,0 +1,121 @@
+import Foundation
+
+/// An attribute as written in a model, before binding: a plain value you
+/// build with the static constructors and modifiers, or load from JSON.
+///
+/// ```swift
+/// .string("title").required().length(1...200).indexed()
+/// ```
+public struct AttributeDescription: Sendable, Hashable {
+    /// The attribute's name, unique within its entity.
+    public var name: String
+    /// The attribute's type.
+    public var type: AttributeType
+    /// Whether nil is allowed at save (Core Data's default: true).
+    public var isOptional = true
+    /// The value a newly inserted object starts with (nil: starts as null).
+    public var defaultValue: Value?
+    /// Transient attributes are tracked in the context but never stored.
+    public var isTransient = false
+    /// Whether the store keeps an index on this attribute.
+    public var isIndexed = false
+    /// Rules checked at save.
+    public var validation = Validation()
+    /// Free-form key/value pairs for the program's own use.
+    public var userInfo: [String: String] = [:]
+
+    /// An attribute of `type` named `name`, optional, with no default and no rules.
+    public init(_ name: String, _ type: AttributeType) {
+        self.name = name
+        self.type = type
+    }
+
+    /// Validation rules, checked for every inserted or changed object at save.
+    public struct Validation: Sendable, Hashable {
+        /// The smallest allowed value (numbers, decimals, dates).
+        public var minValue: Value?
+        /// The largest allowed value (numbers, decimals, dates).
+        public var maxValue: Value?
+        /// The fewest characters (strings) or bytes (binary).
+        public var minLength: Int?
+        /// The most characters (strings) or bytes (binary).
+        public var maxLength: Int?
+        /// A regular expression the whole string must match.
+        public var pattern: String?
+
+        public init() {}
+
+        var isEmpty: Bool { self == Validation() }
+    }
+}
+
+// MARK: - Constructors, one per type
+
+extension AttributeDescription {
+    /// A 16-bit integer attribute.
+    public static func integer16(_ name: String) -> Self { Self(name, .integer16) }
+    /// A 32-bit integer attribute.
+    public static func integer32(_ name: String) -> Self { Self(name, .integer32) }
+    /// A 64-bit integer attribute.
+    public static func integer64(_ name: String) -> Self { Self(name, .integer64) }
+    /// A decimal attribute (exact base-10).
+    public static func decimal(_ name: String) -> Self { Self(name, .decimal) }
+    /// A double-precision attribute.
+    public static func double(_ name: String) -> Self { Self(name, .double) }
+    /// A single-precision attribute.
+    public static func float(_ name: String) -> Self { Self(name, .float) }
+    /// A string attribute.
+    public static func string(_ name: String) -> Self { Self(name, .string) }
+    /// A Boolean attribute.
+    public static func boolean(_ name: String) -> Self { Self(name, .boolean) }
+    /// A date attribute.
+    public static func date(_ name: String) -> Self { Self(name, .date) }
+    /// A binary (bytes) attribute.
+    public static func binary(_ name: String) -> Self { Self(name, .binary) }
+    /// A UUID attribute.
+    public static func uuid(_ name: String) -> Self { Self(name, .uuid) }
+    /// A URI attribute.
+    public static func uri(_ name: String) -> Self { Self(name, .uri) }
+}
+
+// MARK: - Modifiers
+
+extension AttributeDescription {
+    /// Nil is not allowed at save.
+    public func required() -> Self { with { $0.isOptional = false } }
+    /// Nil is allowed at save (the default).
+    public func optional() -> Self { with { $0.isOptional = true } }
+    /// New objects start with `value`.
+    public func defaultValue(_ value: Value) -> Self { with { $0.defaultValue = value } }
+    /// Tracked in the context, never stored.
+    public func transient() -> Self { with { $0.isTransient = true } }
+    /// The store keeps an index on this attribute.
+    public func indexed() -> Self { with { $0.isIndexed = true } }
+    /// Values must lie between `minimum` and `maximum`, inclusive (numbers, decimals, dates).
+    public func range(_ minimum: Value, _ maximum: Value) -> Self {
+        with { $0.validation.minValue = minimum; $0.validation.maxValue = maximum }
+    }
+    /// Values must be at least `minimum`.
+    public func min(_ minimum: Value) -> Self { with { $0.validation.minValue = minimum } }
+    /// Values must be at most `maximum`.
+    public func max(_ maximum: Value) -> Self { with { $0.validation.maxValue = maximum } }
+    /// Strings (in characters) or binary (in bytes) must have a length in `range`.
+    public func length(_ range: ClosedRange<Int>) -> Self {
+        with { $0.validation.minLength = range.lowerBound; $0.validation.maxLength = range.upperBound }
+    }
+    /// Strings (in characters) or binary (in bytes) must have at least `minimum`.
+    public func length(atLeast minimum: Int) -> Self { with { $0.validation.minLength = minimum } }
+    /// Strings (in characters) or binary (in bytes) must have at most `maximum`.
+    public func length(atMost maximum: Int) -> Self { with { $0.validation.maxLength = maximum } }
+    /// The whole string must match the regular expression `pattern`.
+    public func pattern(_ pattern: String) -> Self { with { $0.validation.pattern = pattern } }
+    /// Adds a user-info entry.
+    public func userInfo(_ key: String, _ value: String) -> Self { with { $0.userInfo[key] = value } }
+
+    private func with(_ change: (inout Self) -> Void) -> Self {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+}
+

@@ -1,0 +1,99 @@
+import Foundation
+import CSQLite
+
+/// Writes a save's rows inside the transaction the context opened. Each
+/// failing row becomes a problem and writing goes on, so one failed save
+/// reports every violated constraint; the context then rolls back.
+struct StoreWriter {
+    /// SQLITE_CONSTRAINT_UNIQUE, a macro expression Swift does not import.
+    private let sqliteConstraintUnique = SQLITE_CONSTRAINT | (8 << 8)
+
+    let store: Store
+
+    /// Inserts `objects`; returns their new primary keys in order (a failed row gets 0).
+    func insert(_ objects: [ManagedObject], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
+        var keys: [Int64] = []
+        keys.reserveCapacity(objects.count)
+        var statements: [Int: Statement] = [:]
+        for object in objects {
+            let mapping = store.mapping(for: object.entity)
+            let statement: Statement
+            if let cached = statements[object.entity.index] {
+                statement = cached
+            } else {
+                statement = try store.connection.statement(mapping.insertSQL)
+                statements[object.entity.index] = statement
+            }
+            statement.bind(0, Int64(object.entity.index + 1))
+            for (i, attribute) in mapping.columns.enumerated() {
+                TableMapping.bind(object.values[attribute.slot], at: Int32(i + 1), in: statement)
+            }
+            if try run(statement, for: object, problems: &problems) {
+                keys.append(store.connection.lastInsertRowID)
+            } else {
+                keys.append(0)
+            }
+        }
+        return keys
+    }
+
+    /// Updates `objects` whose row still has the version they were read at.
+    func update(_ objects: [ManagedObject], problems: inout [SaveProblem]) throws(AmberError) {
+        for object in objects {
+            let mapping = store.mapping(for: object.entity)
+            let statement = try store.connection.statement(mapping.updateSQL)
+            for (i, attribute) in mapping.columns.enumerated() {
+                TableMapping.bind(object.values[attribute.slot], at: Int32(i), in: statement)
+            }
+            statement.bind(Int32(mapping.columns.count), object.objectID.primaryKey ?? 0)
+            statement.bind(Int32(mapping.columns.count + 1), object.version)
+            if try run(statement, for: object, problems: &problems), store.connection.changes == 0 {
+                problems.append(conflict(object, "was changed or deleted in the store since it was read"))
+            }
+        }
+    }
+
+    /// Deletes `objects` whose row still has the version they were read at.
+    func delete(_ objects: [ManagedObject], problems: inout [SaveProblem]) throws(AmberError) {
+        for object in objects {
+            let statement = try store.connection.statement(store.mapping(for: object.entity).deleteSQL)
+            statement.bind(0, object.objectID.primaryKey ?? 0)
+            statement.bind(1, object.version)
+            if try run(statement, for: object, problems: &problems), store.connection.changes == 0 {
+                problems.append(conflict(object, "was changed or deleted in the store since it was read"))
+            }
+        }
+    }
+
+    private func conflict(_ object: ManagedObject, _ message: String) -> SaveProblem {
+        SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .conflict, message: message)
+    }
+
+    /// Runs one row's statement. A constraint violation becomes a problem
+    /// (false); any other error ends the save (throws).
+    private func run(_ statement: Statement, for object: ManagedObject, problems: inout [SaveProblem]) throws(AmberError) -> Bool {
+        defer { sqlite3_reset(statement.handle) }
+        let rc = sqlite3_step(statement.handle)
+        if rc == SQLITE_DONE { return true }
+        if rc == sqliteConstraintUnique, case .sqlite(_, let message) = store.connection.error(rc) {
+            problems.append(uniquenessProblem(object, sqliteMessage: message))
+            return false
+        }
+        throw store.connection.error(rc)
+    }
+
+    /// Names the constraint from SQLite's "UNIQUE constraint failed: Book.title, Book.author"
+    /// and shows the values that collided.
+    private func uniquenessProblem(_ object: ManagedObject, sqliteMessage: String) -> SaveProblem {
+        let columns = Set(sqliteMessage.split(separator: ":").last?.split(separator: ",").map {
+            String($0.split(separator: ".").last ?? "").trimmingCharacters(in: .whitespaces)
+        } ?? [])
+        let entity = object.entity
+        let constraint = entity.uniquenessConstraints.first { Set($0.map(\.name)) == columns }
+            ?? entity.persistentAttributes.filter { columns.contains($0.name) }
+        let values = constraint.map { "\($0.name) = \(object.values[$0.slot])" }.joined(separator: ", ")
+        return SaveProblem(objectID: object.objectID, place: TableMapping.constraintName(entity: entity, constraint),
+                           rule: .uniqueness,
+                           message: "uniqueness constraint violated: another \(entity.name) already has \(values)")
+    }
+}

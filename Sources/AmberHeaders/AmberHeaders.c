@@ -1,0 +1,1 @@
+/* Carries include/ (amber.h) to Swift targets; intentionally empty. */

@@ -1,0 +1,2 @@
+import Amber
+print(Amber.version)
