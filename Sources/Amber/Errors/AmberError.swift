@@ -107,7 +107,9 @@ public struct SaveProblem: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The nearest name to `name` among `candidates`, when it is close enough to
-/// be a plausible misspelling (edit distance at most a third of the length, at least 1).
+/// be a plausible misspelling: at most 1 edit for names of up to 3
+/// characters, else at most a third of the length (2 at least). A swap of
+/// two neighbouring characters counts as one edit.
 func nearestName(to name: String, in candidates: some Sequence<String>) -> String? {
     let target = Array(name.lowercased())
     var best: (name: String, distance: Int)?
@@ -115,23 +117,27 @@ func nearestName(to name: String, in candidates: some Sequence<String>) -> Strin
         let distance = editDistance(target, Array(candidate.lowercased()))
         if distance < (best?.distance ?? Int.max) { best = (candidate, distance) }
     }
-    guard let best, best.distance <= max(1, target.count / 3) else { return nil }
+    guard let best, best.distance <= (target.count <= 3 ? 1 : max(2, target.count / 3)) else { return nil }
     return best.name
 }
 
-/// Levenshtein distance with two rolling rows.
+/// Optimal-string-alignment distance (Levenshtein plus adjacent swaps), with three rolling rows.
 private func editDistance(_ a: [Character], _ b: [Character]) -> Int {
     if a.isEmpty { return b.count }
     if b.isEmpty { return a.count }
+    var beforePrevious = [Int](repeating: 0, count: b.count + 1)
     var previous = Array(0...b.count)
     var current = [Int](repeating: 0, count: b.count + 1)
     for i in 1...a.count {
         current[0] = i
         for j in 1...b.count {
-            let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-            current[j] = min(substitution, previous[j] + 1, current[j - 1] + 1)
+            let cost = a[i - 1] == b[j - 1] ? 0 : 1
+            current[j] = min(previous[j - 1] + cost, previous[j] + 1, current[j - 1] + 1)
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                current[j] = min(current[j], beforePrevious[j - 2] + 1)
+            }
         }
-        swap(&previous, &current)
+        (beforePrevious, previous, current) = (previous, current, beforePrevious)
     }
     return previous[b.count]
 }

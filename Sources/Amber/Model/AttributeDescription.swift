@@ -4,7 +4,7 @@ import Foundation
 /// build with the static constructors and modifiers, or load from JSON.
 ///
 /// ```swift
-/// .string("title").required().length(1...200).indexed()
+/// Attribute.string("title").required().length(1...200).indexed()
 /// ```
 public struct AttributeDescription: Sendable, Hashable {
     /// The attribute's name, unique within its entity.
@@ -49,35 +49,6 @@ public struct AttributeDescription: Sendable, Hashable {
     }
 }
 
-// MARK: - Constructors, one per type
-
-extension AttributeDescription {
-    /// A 16-bit integer attribute.
-    public static func integer16(_ name: String) -> Self { Self(name, .integer16) }
-    /// A 32-bit integer attribute.
-    public static func integer32(_ name: String) -> Self { Self(name, .integer32) }
-    /// A 64-bit integer attribute.
-    public static func integer64(_ name: String) -> Self { Self(name, .integer64) }
-    /// A decimal attribute (exact base-10).
-    public static func decimal(_ name: String) -> Self { Self(name, .decimal) }
-    /// A double-precision attribute.
-    public static func double(_ name: String) -> Self { Self(name, .double) }
-    /// A single-precision attribute.
-    public static func float(_ name: String) -> Self { Self(name, .float) }
-    /// A string attribute.
-    public static func string(_ name: String) -> Self { Self(name, .string) }
-    /// A Boolean attribute.
-    public static func boolean(_ name: String) -> Self { Self(name, .boolean) }
-    /// A date attribute.
-    public static func date(_ name: String) -> Self { Self(name, .date) }
-    /// A binary (bytes) attribute.
-    public static func binary(_ name: String) -> Self { Self(name, .binary) }
-    /// A UUID attribute.
-    public static func uuid(_ name: String) -> Self { Self(name, .uuid) }
-    /// A URI attribute.
-    public static func uri(_ name: String) -> Self { Self(name, .uri) }
-}
-
 // MARK: - Modifiers
 
 extension AttributeDescription {
@@ -117,5 +88,39 @@ extension AttributeDescription {
         change(&copy)
         return copy
     }
+}
+
+
+// MARK: - Constructors, one per type
+
+/// Constructors for attribute descriptions, one per type, for model
+/// builders: `Attribute.string("title").required()`. Each returns an
+/// ``AttributeDescription``; binding the model turns it into an ``Attribute``.
+/// (A leading-dot `.string(…)` on its own line would continue the line above.)
+extension Attribute {
+    /// A 16-bit integer attribute.
+    public static func integer16(_ name: String) -> AttributeDescription { AttributeDescription(name, .integer16) }
+    /// A 32-bit integer attribute.
+    public static func integer32(_ name: String) -> AttributeDescription { AttributeDescription(name, .integer32) }
+    /// A 64-bit integer attribute.
+    public static func integer64(_ name: String) -> AttributeDescription { AttributeDescription(name, .integer64) }
+    /// A decimal attribute (exact base-10).
+    public static func decimal(_ name: String) -> AttributeDescription { AttributeDescription(name, .decimal) }
+    /// A double-precision attribute.
+    public static func double(_ name: String) -> AttributeDescription { AttributeDescription(name, .double) }
+    /// A single-precision attribute.
+    public static func float(_ name: String) -> AttributeDescription { AttributeDescription(name, .float) }
+    /// A string attribute.
+    public static func string(_ name: String) -> AttributeDescription { AttributeDescription(name, .string) }
+    /// A Boolean attribute.
+    public static func boolean(_ name: String) -> AttributeDescription { AttributeDescription(name, .boolean) }
+    /// A date attribute.
+    public static func date(_ name: String) -> AttributeDescription { AttributeDescription(name, .date) }
+    /// A binary (bytes) attribute.
+    public static func binary(_ name: String) -> AttributeDescription { AttributeDescription(name, .binary) }
+    /// A UUID attribute.
+    public static func uuid(_ name: String) -> AttributeDescription { AttributeDescription(name, .uuid) }
+    /// A URI attribute.
+    public static func uri(_ name: String) -> AttributeDescription { AttributeDescription(name, .uri) }
 }
 

@@ -2,9 +2,9 @@
 ///
 /// ```swift
 /// EntityDescription("Book") {
-///     .string("title").required()
-///     .string("author")
-///     .decimal("price").min(0)
+///     Attribute.string("title").required()
+///     Attribute.string("author")
+///     Attribute.decimal("price").min(0)
 /// }
 /// .unique("title", "author")
 /// .index("author", "title")

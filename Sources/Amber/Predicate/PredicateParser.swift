@@ -182,7 +182,7 @@ struct PredicateParser {
 
     private mutating func parseString() throws(AmberError) -> String {
         let quote = text[index]
-        let start = index + 1
+        let start = index + 1 // 1-based position of the opening quote
         index += 1
         var result = ""
         while index < text.count {

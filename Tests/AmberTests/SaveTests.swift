@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+@testable import Amber
+
+@Suite struct SaveTests {
+    @Test func validationErrorsAreAggregatedAndChangesSurvive() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        let bad = try context.insert("Book")            // title and author missing
+        try bad.setValue(.decimal(-5), forKey: "price")  // below min 0
+        let worse = try insertBook(context, "", "X", pages: .int(0))  // title too short, pages below 1
+        try worse.setValue("12-34", forKey: "isbn")      // pattern
+
+        guard case .saveFailed(let problems) = amberError({ try context.save() }) else {
+            Issue.record("save should fail")
+            return
+        }
+        let summary = problems.map { "\($0.place) \($0.rule)" }.sorted()
+        #expect(summary == ["Book.author required", "Book.isbn pattern", "Book.pages minValue", "Book.price minValue",
+                            "Book.title minLength", "Book.title required"])
+        #expect(problems.allSatisfy { $0.objectID != nil })
+        // Nothing was written, nothing was lost.
+        #expect(try context.count(FetchRequest("Book")) == 0)
+        #expect(context.insertedObjects.count == 2)
+        #expect(try worse.value(forKey: "isbn") == "12-34")
+
+        // Fix every value, save again: it succeeds.
+        try bad.setValue("Dune", forKey: "title")
+        try bad.setValue("Herbert", forKey: "author")
+        try bad.setValue(.decimal(9), forKey: "price")
+        try worse.setValue("Emma", forKey: "title")
+        try worse.setValue(.int(300), forKey: "pages")
+        try worse.setValue("9780141439587", forKey: "isbn")
+        try context.save()
+        #expect(!context.hasChanges)
+        #expect(try Context(store: store).count(FetchRequest("Book")) == 2)
+    }
+
+    @Test func uniquenessViolationNamesTheConstraintAndWritesNothing() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        try insertBook(context, "Dune", "Herbert")
+        try context.save()
+
+        let other = Context(store: store)
+        try insertBook(other, "Emma", "Austen")
+        let duplicate = try insertBook(other, "Dune", "Herbert")
+        let error = amberError { try other.save() }
+        guard case .saveFailed(let problems) = error else {
+            Issue.record("expected a save failure, got \(String(describing: error))")
+            return
+        }
+        #expect(problems.count == 1)
+        #expect(problems[0].rule == .uniqueness)
+        #expect(problems[0].place == "Book(title, author)")
+        #expect(problems[0].objectID == duplicate.objectID)
+        #expect(problems[0].message.contains("title = \"Dune\", author = \"Herbert\""))
+        // Emma was inserted inside the failed transaction and rolled back with it.
+        #expect(try titles(Context(store: store).fetch("Book")) == ["Dune"])
+        #expect(other.insertedObjects.count == 2)
+        #expect(duplicate.objectID.isTemporary)
+
+        try duplicate.setValue("Dune Messiah", forKey: "title")
+        try other.save()
+        #expect(try Context(store: store).count(FetchRequest("Book")) == 3)
+    }
+
+    @Test func objectIDsAreTemporaryUntilSavedThenPermanent() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        let book = try insertBook(context, "Dune", "Herbert")
+        let temporary = book.objectID
+        #expect(temporary.isTemporary)
+        #expect(temporary.uriRepresentation.absoluteString.hasPrefix("amber://\(store.identifier.uuidString)/Book/t"))
+        try context.save()
+        #expect(!book.objectID.isTemporary)
+        let uri = book.objectID.uriRepresentation
+        #expect(uri.absoluteString == "amber://\(store.identifier.uuidString)/Book/p1")
+        let parsed = try #require(ObjectID(uri: uri))
+        #expect(parsed == book.objectID)
+        #expect(try context.object(with: parsed) === book)
+        let fresh = Context(store: store)
+        let found = try fresh.object(with: parsed)
+        #expect(try found.value(forKey: "title") == "Dune")
+        #expect(amberError { _ = try fresh.object(with: temporary) } == .objectNotFound(temporary))
+        #expect(ObjectID(uri: URL(string: "amber://nope/Book/p1")!) == nil)
+    }
+
+    @Test func changeTrackingReportsInsertedUpdatedDeletedAndValues() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        let dune = try insertBook(context, "Dune", "Herbert", price: .decimal(10))
+        let emma = try insertBook(context, "Emma", "Austen")
+        #expect(context.hasChanges)
+        #expect(context.insertedObjects == [dune, emma])
+        #expect(dune.changedValues()["title"] == "Dune")
+        #expect(dune.committedValues().isEmpty)
+        try context.save()
+        #expect(!context.hasChanges && context.insertedObjects.isEmpty)
+
+        try dune.setValue(.decimal(12), forKey: "price")
+        try context.delete(emma)
+        #expect(context.updatedObjects == [dune])
+        #expect(context.deletedObjects == [emma])
+        #expect(dune.isUpdated && emma.isDeleted)
+        #expect(dune.changedValues() == ["price": .decimal(12)])
+        #expect(dune.committedValues()["price"] == .decimal(10))
+
+        // Setting the committed value back means no change.
+        try dune.setValue(.decimal(10), forKey: "price")
+        #expect(!dune.isUpdated && context.updatedObjects.isEmpty)
+
+        try context.save()
+        #expect(emma.context == nil)
+        #expect(try titles(Context(store: store).fetch("Book")) == ["Dune"])
+        #expect(amberError { try emma.setValue("x", forKey: "title") } != nil)
+    }
+
+    @Test func rollbackDiscardsEveryPendingChange() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        let dune = try insertBook(context, "Dune", "Herbert")
+        try context.save()
+        try dune.setValue("Dune!", forKey: "title")
+        try dune.setValue("remember", forKey: "note")
+        let extra = try insertBook(context, "Emma", "Austen")
+        let doomed = try insertBook(context, "Gone", "Nobody")
+        try context.delete(doomed)
+        context.rollback()
+        #expect(!context.hasChanges)
+        #expect(try dune.value(forKey: "title") == "Dune")
+        #expect(try dune.value(forKey: "note") == .null, "transient values roll back too")
+        #expect(extra.context == nil)
+        try context.save()
+        #expect(try Context(store: store).count(FetchRequest("Book")) == 1)
+    }
+
+    @Test func deletingANewObjectDropsIt() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        let book = try insertBook(context, "Dune", "Herbert")
+        try context.delete(book)
+        #expect(!context.hasChanges)
+        #expect(context.insertedObjects.isEmpty && context.deletedObjects.isEmpty)
+        try context.save()
+        #expect(try context.count(FetchRequest("Book")) == 0)
+        #expect(book.context == nil)
+    }
+
+    @Test func transientAttributesAreTrackedButNeverStored() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        let book = try insertBook(context, "Dune", "Herbert")
+        try book.setValue("scratch", forKey: "note")
+        try context.save()
+        #expect(try book.value(forKey: "note") == "scratch")
+        let reader = Context(store: store)
+        let fetched = try reader.fetch("Book")[0]
+        #expect(try fetched.value(forKey: "note") == .null)
+        try fetched.setValue("changed", forKey: "note")
+        #expect(fetched.isUpdated)
+        #expect(amberError { _ = try context.fetch("Book", where: "note == 'x'") } != nil)
+    }
+
+    @Test func defaultsApplyToNewObjects() throws {
+        let context = Context(store: try Store.inMemory(model: try booksModel()))
+        let book = try context.insert("Book")
+        #expect(try book.value(forKey: "isRead") == false)
+    }
+
+    @Test func optimisticLockingDetectsAConcurrentChange() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let first = Context(store: store)
+        try insertBook(first, "Dune", "Herbert")
+        try first.save()
+        let contextA = Context(store: store), contextB = Context(store: store)
+        let a = try contextA.fetch("Book")[0]
+        let b = try contextB.fetch("Book")[0]
+        try a.setValue(.int(100), forKey: "pages")
+        try contextA.save()
+        try b.setValue(.int(200), forKey: "pages")
+        guard case .saveFailed(let problems) = amberError({ try contextB.save() }) else {
+            Issue.record("the stale save should fail")
+            return
+        }
+        #expect(problems.map(\.rule) == [.conflict])
+        #expect(try b.value(forKey: "pages") == .int(200), "the losing context keeps its change")
+        #expect(try Context(store: store).fetch("Book")[0].value(forKey: "pages") == .int(100))
+    }
+
+    @Test func fetchReturnsTheRegisteredInstanceWithItsPendingChanges() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        try insertBook(context, "Dune", "Herbert")
+        try insertBook(context, "Emma", "Austen")
+        try context.save()
+        let first = try context.fetch("Book", where: "title == 'Dune'")[0]
+        try first.setValue(.int(5), forKey: "pages")
+        let again = try context.fetch("Book", where: "title == 'Dune'")[0]
+        #expect(first === again)
+        #expect(try again.value(forKey: "pages") == .int(5))
+        let emma = try context.fetch("Book", where: "title == 'Emma'")[0]
+        try context.delete(emma)
+        #expect(try titles(context.fetch("Book")) == ["Dune"])
+        #expect(try context.count(FetchRequest("Book")) == 1)
+    }
+}

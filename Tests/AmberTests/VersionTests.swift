@@ -1,3 +1,0 @@
-import Testing
-@testable import Amber
-@Test func versionIsSemver() { #expect(Amber.version.split(separator: ".").count == 3) }
