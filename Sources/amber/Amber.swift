@@ -1,0 +1,29 @@
+import Amber
+import ArgumentParser
+import Foundation
+
+@main
+struct AmberCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "amber",
+        abstract: "Amber: an object store with typed, checked attributes over SQLite.",
+        version: Amber.version,
+        subcommands: [Demo.self, Schema.self, Query.self])
+}
+
+/// Runs `body`, turning an Amber error into a message on stderr and exit status 1.
+func reportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as AmberError {
+        FileHandle.standardError.write(Data("amber: \(error)\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
+/// Renders a value for a terminal: strings without quotes, everything else as Amber prints it.
+func display(_ value: Value) -> String {
+    if case .string(let s) = value { return s }
+    if case .null = value { return "" }
+    return value.description
+}

@@ -1,0 +1,115 @@
+import Amber
+import ArgumentParser
+import Foundation
+
+/// `amber demo`: the Books sample, in the spirit of Apple's data-types sample.
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create (or open) a Books store, list the books by publish month, and search titles.")
+
+    @Option(name: .long, help: "The store file; created with sample books if missing.")
+    var store = "books.amber"
+
+    @Option(name: .long, help: "Text to find in titles, ignoring case and diacritics.")
+    var search = "etranger"
+
+    func run() throws {
+        try reportingErrors {
+            let model = try Model(BooksSample.model)
+            let existed = FileManager.default.fileExists(atPath: store)
+            let context = Context(store: try Store(path: store, model: model))
+            let count = try context.count(FetchRequest("Book"))
+            print("\(existed ? "Opened" : "Created") \(store) (\(count) book\(count == 1 ? "" : "s"))")
+            if count == 0 {
+                try BooksSample.insertSampleBooks(into: context)
+                try context.save()
+                print("Inserted \(BooksSample.books.count) sample books")
+            }
+
+            let books = try context.fetch("Book", sortedBy: [.ascending("published"), .ascending("title")])
+            print("\nBooks by publish month:")
+            var currentMonth = ""
+            for book in books {
+                guard case .date(let published) = try book.value(forKey: "published") else { continue }
+                let month = BooksSample.monthTitle(published)
+                if month != currentMonth {
+                    print("  \(month)")
+                    currentMonth = month
+                }
+                print("    \(try BooksSample.line(for: book))")
+            }
+
+            let found = try context.fetch("Book", where: "title CONTAINS[cd] %@", .string(search), sortedBy: [.ascending("title")])
+            print("\nTitles containing \"\(search)\" (ignoring case and diacritics): \(found.count)")
+            for book in found { print("    \(try BooksSample.line(for: book))") }
+        }
+    }
+}
+
+/// The Books sample: its model and sample data.
+enum BooksSample {
+    static let model = ModelDescription {
+        EntityDescription("Book") {
+            Attribute.string("title").required().length(atLeast: 1).indexed()
+            Attribute.string("author").required()
+            Attribute.date("published").required().indexed()
+            Attribute.decimal("price").min(0)
+            Attribute.integer16("pages").min(1)
+            Attribute.string("language").length(2...2)
+            Attribute.float("rating").range(0, 5)
+            Attribute.uuid("id")
+        }
+        .unique("title", "author")
+    }
+
+    /// Title, author, date (yyyy-MM-dd), price, pages, language, rating.
+    static let books: [(String, String, String, String, Int64, String, Double)] = [
+        ("Cien años de soledad", "Gabriel García Márquez", "1967-05-30", "14.50", 417, "es", 4.6),
+        ("L'Étranger", "Albert Camus", "1942-05-19", "9.90", 159, "fr", 4.2),
+        ("Le Petit Prince", "Antoine de Saint-Exupéry", "1943-04-06", "7.95", 96, "fr", 4.7),
+        ("Der Zauberberg", "Thomas Mann", "1924-11-20", "18.00", 1008, "de", 4.1),
+        ("Les Misérables", "Victor Hugo", "1862-04-03", "12.99", 1463, "fr", 4.4),
+        ("Klara and the Sun", "Kazuo Ishiguro", "2021-03-02", "16.99", 303, "en", 3.9),
+        ("Harlem Shuffle", "Colson Whitehead", "2021-09-14", "15.00", 318, "en", 4.0),
+        ("Bewilderment", "Richard Powers", "2021-09-21", "17.50", 278, "en", 3.8),
+        ("The Lincoln Highway", "Amor Towles", "2021-10-05", "19.99", 576, "en", 4.3),
+        ("Crossroads", "Jonathan Franzen", "2021-10-05", "20.00", 580, "en", 4.0),
+        ("Niebla", "Miguel de Unamuno", "1914-04-01", "6.50", 240, "es", 4.0),
+        ("Die Verwandlung", "Franz Kafka", "1915-10-01", "5.99", 96, "de", 4.3),
+    ]
+
+    static func insertSampleBooks(into context: Context) throws {
+        // Resolve each attribute once; the loop then sets values by handle.
+        let entity = try context.model.entity(named: "Book")
+        let names = ["title", "author", "published", "price", "pages", "language", "rating", "id"]
+        let attributes = try names.map { try entity.attribute(named: $0) }
+        for (title, author, date, price, pages, language, rating) in books {
+            let book = try context.insert(entity)
+            let values: [Value] = [
+                .string(title), .string(author), .date(try Date("\(date)T12:00:00Z", strategy: .iso8601)),
+                Decimal(string: price).map(Value.decimal) ?? .null, .int(pages), .string(language), .double(rating),
+                .uuid(UUID()),
+            ]
+            for (attribute, value) in zip(attributes, values) { try book.setValue(value, for: attribute) }
+        }
+    }
+
+    /// "May 1967": the group a date falls in (UTC, Gregorian calendar).
+    static func monthTitle(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        let parts = calendar.dateComponents([.year, .month], from: date)
+        // Fixed English names: the month symbols of Foundation's locale data vary by platform.
+        let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+                      "October", "November", "December"]
+        guard let year = parts.year, let month = parts.month, months.indices.contains(month - 1) else { return "?" }
+        return "\(months[month - 1]) \(year)"
+    }
+
+    static func line(for book: ManagedObject) throws -> String {
+        let title = display(try book.value(forKey: "title"))
+        let author = display(try book.value(forKey: "author"))
+        let price = display(try book.value(forKey: "price"))
+        return "\(title) — \(author)\(price.isEmpty ? "" : " — \(price)")"
+    }
+}

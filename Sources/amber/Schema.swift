@@ -1,0 +1,52 @@
+import Amber
+import ArgumentParser
+import Foundation
+
+/// `amber schema STORE`: the model a store carries.
+struct Schema: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the model a store carries.")
+
+    @Argument(help: "The store file.")
+    var store: String
+
+    @Flag(help: "Print the model as JSON (the model file format).")
+    var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let opened = try Store(openingExisting: store)
+            let model = opened.model
+            if json {
+                print(model.description.jsonText(pretty: true))
+                return
+            }
+            print("store \(opened.identifier.uuidString), model version \(model.versionHash)")
+            for entity in model.entities {
+                print("\nentity \(entity.name)")
+                for attribute in entity.attributes {
+                    print("  \(attribute.name): \(attribute.type)\(Self.flags(attribute))")
+                }
+                for constraint in entity.uniquenessConstraints {
+                    print("  unique (\(constraint.map(\.name).joined(separator: ", ")))")
+                }
+                for index in entity.indexes {
+                    print("  index (\(index.map(\.name).joined(separator: ", ")))")
+                }
+            }
+        }
+    }
+
+    static func flags(_ attribute: Attribute) -> String {
+        var flags: [String] = [attribute.isOptional ? "optional" : "required"]
+        if attribute.isTransient { flags.append("transient") }
+        if attribute.isIndexed { flags.append("indexed") }
+        if !attribute.defaultValue.isNull { flags.append("default \(attribute.defaultValue)") }
+        let rules = attribute.validation
+        if let v = rules.minValue { flags.append("min \(v)") }
+        if let v = rules.maxValue { flags.append("max \(v)") }
+        if let v = rules.minLength { flags.append("min length \(v)") }
+        if let v = rules.maxLength { flags.append("max length \(v)") }
+        if let v = rules.pattern { flags.append("pattern \(v)") }
+        return ", " + flags.joined(separator: ", ")
+    }
+}

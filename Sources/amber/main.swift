@@ -1,2 +1,0 @@
-import Amber
-print(Amber.version)

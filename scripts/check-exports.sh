@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The functions include/amber.h declares must be exactly the amber_ functions
+# a release libAmberC.so exports: none missing (declared, never implemented)
+# and none extra (exported by accident). The compiler cannot see the first
+# kind; a release build hides a non-public @c function, so check release.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product AmberC >/dev/null
+lib="$(swift build -c release --show-bin-path)/libAmberC.so"
+declared=$(grep -oE '\bamber_[a-z0-9_]+[[:space:]]*\(' include/amber.h | tr -d '( \t' | sort -u)
+exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^amber_/ { print $3 }' | sort -u)
+if [ "$declared" != "$exported" ]; then
+    echo "declared in include/amber.h but not exported:"; comm -23 <(echo "$declared") <(echo "$exported") | sed 's/^/  /'
+    echo "exported but not declared:"; comm -13 <(echo "$declared") <(echo "$exported") | sed 's/^/  /'
+    exit 1
+fi
+echo "$(echo "$declared" | wc -l) functions declared and exported"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system packages Amber builds against, if they are missing:
+# SQLite's headers and library (the store). Uses sudo when not root.
+set -euo pipefail
+missing=()
+[ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+command -v cc >/dev/null || missing+=(gcc)
+command -v nm >/dev/null || missing+=(binutils)
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    echo "installing: ${missing[*]}"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+else
+    echo "all present"
+fi
