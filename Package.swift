@@ -18,10 +18,12 @@ let package = Package(
     targets: [
         // System SQLite (libsqlite3-dev); no wrapper package.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        // System libffi (libffi-dev): lays out struct value classes as the C compiler does.
+        .systemLibrary(name: "CFFI", path: "Sources/CFFI"),
         // Makes include/amber.h visible to Swift so `@c @implementation`
         // checks every exported signature against the header.
         .target(name: "AmberHeaders", path: "Sources/AmberHeaders"),
-        .target(name: "Amber", dependencies: ["CSQLite"], path: "Sources/Amber"),
+        .target(name: "Amber", dependencies: ["CSQLite", "CFFI"], path: "Sources/Amber"),
         .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders"], path: "Sources/AmberCAPI"),
         .executableTarget(
             name: "amber",

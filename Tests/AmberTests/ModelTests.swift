@@ -39,11 +39,11 @@ import Testing
         #expect(problems.count == 13)
     }
 
-    @Test func transformableAndRelationshipsAreNamedButNotYetBindable() {
+    @Test func objectIDAttributesAndStoredUndefinedAreRefused() {
         let description = ModelDescription {
             EntityDescription("Thing") {
                 Attribute.uuid("id")
-                AttributeDescription("color", .transformable)
+                AttributeDescription("owner", .objectID)
                 AttributeDescription("scratch", .undefined)
                 AttributeDescription("anything", .undefined).transient()
             }
@@ -52,7 +52,10 @@ import Testing
             Issue.record("expected invalidModel")
             return
         }
-        #expect(problems.map(\.place) == ["Thing.color", "Thing.scratch"])
+        #expect(problems.map(\.description) == [
+            "Thing.owner: type objectID needs relationships, which this version does not support yet",
+            "Thing.scratch: type undefined is only allowed for transient attributes",
+        ])
     }
 
     @Test func jsonModelRoundTripsAndBinds() throws {

@@ -94,7 +94,7 @@ import Testing
         #expect(context.hasChanges)
         #expect(context.insertedObjects == [dune, emma])
         #expect(dune.changedValues()["title"] == "Dune")
-        #expect(dune.committedValues().isEmpty)
+        #expect(try dune.committedValues().isEmpty)
         try context.save()
         #expect(!context.hasChanges && context.insertedObjects.isEmpty)
 
@@ -104,7 +104,7 @@ import Testing
         #expect(context.deletedObjects == [emma])
         #expect(dune.isUpdated && emma.isDeleted)
         #expect(dune.changedValues() == ["price": .decimal(12)])
-        #expect(dune.committedValues()["price"] == .decimal(10))
+        #expect(try dune.committedValues()["price"] == .decimal(10))
 
         // Setting the committed value back means no change.
         try dune.setValue(.decimal(10), forKey: "price")

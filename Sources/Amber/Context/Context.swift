@@ -39,7 +39,8 @@ public final class Context {
             throw .unknownEntity(name: "\(entity.name) (of another model)", suggestion: nil)
         }
         let object = ManagedObject(entity: entity, objectID: .temporary(entity: entity.name, store: store.identifier),
-                                   context: self, values: entity.attributes.map(\.defaultValue), committed: [], version: 0)
+                                   context: self, values: entity.initialValues, committed: [], version: 0,
+                                   codecState: entity.insertCodecState)
         object.insertedFlag = true
         track(object)
         return object
@@ -86,6 +87,7 @@ public final class Context {
                 object.context = nil
             } else {
                 object.values = object.committed
+                object.resetCodecState()
             }
         }
         pending.removeAll()
@@ -115,15 +117,16 @@ public final class Context {
                 if !existing.deletedFlag { results.append(existing) }
                 continue
             }
-            var values = entity.attributes.map(\.defaultValue)
-            for attribute in mapping.columns {
-                // Columns are read in entity order; `column` offsets past the bookkeeping columns.
-                values[attribute.slot] = try TableMapping.read(
-                    attribute, at: Int32(attribute.column ?? 0) + TableMapping.bookkeepingCount, from: statement)
+            var values = entity.initialValues
+            for (i, column) in entity.columns.enumerated() {
+                values[column.slot] = try TableMapping.read(column, of: entity, at: Int32(i) + TableMapping.bookkeepingCount,
+                                                            from: statement)
             }
             let object = ManagedObject(entity: entity,
                                        objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(pk)),
-                                       context: self, values: values, committed: values, version: statement.int64(1))
+                                       context: self, values: values, committed: values, version: statement.int64(1),
+                                       codecState: entity.fetchCodecState)
+            if !entity.codedAttributes.isEmpty { object.decodeEagerAttributes() }
             registered[pk] = WeakObject(object: object)
             results.append(object)
         }
@@ -177,7 +180,9 @@ public final class Context {
 
     /// Writes every pending change in one SQLite transaction.
     ///
-    /// First every inserted and changed object is validated; then rows are
+    /// First every inserted and changed object is validated and its
+    /// transformed values are encoded (each transformer's result checked
+    /// against the class it declares); then rows are
     /// inserted, updated (only if nobody else changed them since they were
     /// read) and deleted. If anything fails, the transaction is rolled back,
     /// the context keeps every pending change, and the error lists every
@@ -196,6 +201,9 @@ public final class Context {
             }
         }
         var problems = inserts.flatMap(Validation.problems) + updates.flatMap(Validation.problems)
+        for object in inserts + updates where !object.entity.codedAttributes.isEmpty {
+            problems += object.encodePending()
+        }
         guard problems.isEmpty else { throw .saveFailed(problems) }
 
         let writer = StoreWriter(store: store)

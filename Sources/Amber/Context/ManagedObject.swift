@@ -14,10 +14,14 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// or rolled back after insert.
     public internal(set) weak var context: Context?
 
-    /// Current values, one per attribute slot.
+    /// Current values: one slot per attribute, then a hidden slot per
+    /// transformable attribute holding its encoded (stored) form.
     var values: [Value]
-    /// Values as last saved or fetched (the whole slot array); empty for new objects.
+    /// Values as last saved or fetched (all slots); empty for new objects.
     var committed: [Value]
+    /// For attributes with transformers, by attribute slot: which of the
+    /// decoded value and the encoded form is current (empty if the entity has none).
+    var codecState: [CodecState]
     /// The row version last read or written, for optimistic locking.
     var version: Int64
     var insertedFlag = false
@@ -25,24 +29,43 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the context's pending list holds this object.
     var isPending = false
 
-    init(entity: Entity, objectID: ObjectID, context: Context, values: [Value], committed: [Value], version: Int64) {
+    /// Which forms of a transformed attribute's value are current.
+    struct CodecState: OptionSet {
+        let rawValue: UInt8
+        /// `values[slot]` holds the decoded value.
+        static let decoded = CodecState(rawValue: 1)
+        /// `values[encodedSlot]` holds the encoding of the current value.
+        static let encoded = CodecState(rawValue: 2)
+    }
+
+    init(entity: Entity, objectID: ObjectID, context: Context, values: [Value], committed: [Value], version: Int64,
+         codecState: [CodecState])
+    {
         self.entity = entity
         self.objectID = objectID
         self.context = context
         self.values = values
         self.committed = committed
         self.version = version
+        self.codecState = codecState
     }
 
     // MARK: Reading and writing values
 
-    /// The current value of `attribute`.
+    /// The current value of `attribute`. A transformable attribute's stored
+    /// form is decoded on first read (unless its policy decoded it at fetch)
+    /// and the result cached.
     ///
     /// - Throws: ``AmberError/foreignAttribute(attribute:object:)`` if the
-    ///   handle belongs to another entity or model.
+    ///   handle belongs to another entity or model;
+    ///   ``AmberError/transformerFailed(place:transformer:source:message:)``
+    ///   if the stored form cannot be decoded (other attributes stay readable).
     @inline(__always)
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
         guard entity.owns(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
+        if let codec = attribute.codec, !codecState[attribute.slot].contains(.decoded) {
+            try decode(attribute, codec)
+        }
         return values[attribute.slot]
     }
 
@@ -54,11 +77,14 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Sets `attribute` to `value`. The value must be of the attribute's type
-    /// (an integer is accepted for Double, Float and Decimal; integer widths
-    /// are range-checked); on error nothing changes.
+    /// or value class (an integer is accepted for Double, Float and Decimal;
+    /// integer widths are range-checked; struct values must have their
+    /// class's size); on error nothing changes. With the `immediate` encode
+    /// policy the value is encoded now, and an encoding error also changes nothing.
     ///
     /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming the
-    ///   attribute, the expected type and the given value;
+    ///   attribute, the expected type or class and the given value;
+    ///   ``AmberError/transformerFailed(place:transformer:source:message:)``;
     ///   ``AmberError/objectUnavailable(_:reason:)`` for a deleted object.
     @inline(__always)
     public func setValue(_ value: Value, for attribute: Attribute) throws(AmberError) {
@@ -66,13 +92,86 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         guard let context, !deletedFlag else {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : "the object belongs to no context")
         }
-        values[attribute.slot] = try attribute.type.coerce(value, place: attribute.description)
+        let checked = try attribute.check(value)
+        if let codec = attribute.codec {
+            if codec.encode == .immediate {
+                values[codec.encodedSlot] = try encoded(checked, attribute, codec)
+                codecState[attribute.slot] = [.decoded, .encoded]
+            } else {
+                codecState[attribute.slot] = .decoded
+            }
+        }
+        values[attribute.slot] = checked
+        // Setting a shadow pattern's storage attribute makes its transient partner decode afresh.
+        if let partner = entity.encodedFormOf[attribute.slot] { codecState[partner.slot] = .encoded }
         if !isPending { context.track(self) }
     }
 
     /// Sets the attribute named `key` to `value`.
     public func setValue(_ value: Value, forKey key: String) throws(AmberError) {
         try setValue(value, for: entity.attribute(named: key))
+    }
+
+    private func decode(_ attribute: Attribute, _ codec: Codec) throws(AmberError) {
+        let stored = values[codec.encodedSlot]
+        let decoded: Value
+        do throws(TransformerFailure) {
+            decoded = try codec.decode(stored)
+        } catch {
+            throw .transformerFailed(place: "\(attribute) of \(objectID)", transformer: error.transformer.name,
+                                     source: error.transformer.source, message: error.message)
+        }
+        values[attribute.slot] = decoded
+        // Decoding is not a change: the committed snapshot learns the value too.
+        if !committed.isEmpty && committed[codec.encodedSlot] == stored { committed[attribute.slot] = decoded }
+        codecState[attribute.slot].insert(.decoded)
+    }
+
+    private func encoded(_ value: Value, _ attribute: Attribute, _ codec: Codec) throws(AmberError) -> Value {
+        do throws(TransformerFailure) {
+            return try codec.encode(value)
+        } catch {
+            throw .transformerFailed(place: "\(attribute) of \(objectID)", transformer: error.transformer.name,
+                                     source: error.transformer.source, message: error.message)
+        }
+    }
+
+    /// Brings every stale encoded form up to date (before a save).
+    func encodePending() -> [SaveProblem] {
+        var problems: [SaveProblem] = []
+        for attribute in entity.codedAttributes where !codecState[attribute.slot].contains(.encoded) {
+            guard let codec = attribute.codec else { continue }
+            do throws(TransformerFailure) {
+                values[codec.encodedSlot] = try codec.encode(values[attribute.slot])
+                codecState[attribute.slot].insert(.encoded)
+            } catch {
+                problems.append(SaveProblem(
+                    objectID: objectID, place: attribute.description, rule: .transformer,
+                    message: "transformer \"\(error.transformer.name)\" (\(error.transformer.source)) \(error.message)"))
+            }
+        }
+        return problems
+    }
+
+    /// Decodes every attribute whose policy is eager; a failure leaves the
+    /// attribute undecoded, so reading it reports the error.
+    func decodeEagerAttributes() {
+        for attribute in entity.codedAttributes where attribute.codec?.decode == .eager {
+            if let codec = attribute.codec { try? decode(attribute, codec) }
+        }
+    }
+
+    /// Whether `attribute` has a value, without decoding it.
+    func hasValue(_ attribute: Attribute) -> Bool {
+        if let codec = attribute.codec, !codecState[attribute.slot].contains(.decoded) {
+            return !values[codec.encodedSlot].isNull
+        }
+        return !values[attribute.slot].isNull
+    }
+
+    /// After a rollback or refresh: decoded values are stale, encoded forms current.
+    func resetCodecState() {
+        for attribute in entity.codedAttributes { codecState[attribute.slot] = .encoded }
     }
 
     // MARK: Change tracking
@@ -87,10 +186,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public var hasChanges: Bool { isInserted || isDeleted || isUpdated }
 
     /// The values that differ from the committed ones, by attribute name
-    /// (every non-null value for a new object).
+    /// (every non-null value for a new object). Values still in their stored
+    /// form are unchanged by definition and are not decoded.
     public func changedValues() -> [String: Value] {
         var changed: [String: Value] = [:]
         for attribute in entity.attributes {
+            if attribute.codec != nil && !codecState[attribute.slot].contains(.decoded) { continue }
             let current = values[attribute.slot]
             if committed.isEmpty ? !current.isNull : current != committed[attribute.slot] {
                 changed[attribute.name] = current
@@ -99,15 +200,33 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         return changed
     }
 
-    /// The values as last saved or fetched, by attribute name (empty for a new object).
-    public func committedValues() -> [String: Value] {
+    /// The values as last saved or fetched, by attribute name (empty for a
+    /// new object); transformed values are decoded from their committed form.
+    ///
+    /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``.
+    public func committedValues() throws(AmberError) -> [String: Value] {
         guard !committed.isEmpty else { return [:] }
-        return Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, committed[$0.slot]) })
+        var result: [String: Value] = [:]
+        for attribute in entity.attributes {
+            if let codec = attribute.codec {
+                do throws(TransformerFailure) {
+                    result[attribute.name] = try codec.decode(committed[codec.encodedSlot])
+                } catch {
+                    throw .transformerFailed(place: "\(attribute) of \(objectID)", transformer: error.transformer.name,
+                                             source: error.transformer.source, message: error.message)
+                }
+            } else {
+                result[attribute.name] = committed[attribute.slot]
+            }
+        }
+        return result
     }
 
-    /// All current values by attribute name.
-    public func dictionary() -> [String: Value] {
-        Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, values[$0.slot]) })
+    /// All current values by attribute name (decoding transformed ones).
+    public func dictionary() throws(AmberError) -> [String: Value] {
+        var result: [String: Value] = [:]
+        for attribute in entity.attributes { result[attribute.name] = try value(for: attribute) }
+        return result
     }
 
     // MARK: Identity

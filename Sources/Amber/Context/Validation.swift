@@ -4,14 +4,14 @@ enum Validation {
     static func problems(in object: ManagedObject) -> [SaveProblem] {
         var problems: [SaveProblem] = []
         for attribute in object.entity.checkedAttributes {
-            let value = object.values[attribute.slot]
             func fail(_ rule: SaveProblem.Rule, _ message: String) {
                 problems.append(SaveProblem(objectID: object.objectID, place: attribute.description, rule: rule, message: message))
             }
-            if value.isNull {
+            guard object.hasValue(attribute) else {
                 if !attribute.isOptional { fail(.required, "a value is required, found nil") }
                 continue
             }
+            let value = object.values[attribute.slot]
             let rules = attribute.validation
             if let minimum = rules.minValue, ValueOrder.compare(value, minimum) == .orderedAscending {
                 fail(.minValue, "\(value) is less than the minimum \(minimum)")

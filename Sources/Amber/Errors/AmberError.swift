@@ -30,6 +30,13 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     case objectUnavailable(ObjectID, reason: String)
     /// SQLite reported an error.
     case sqlite(code: Int32, message: String)
+    /// A value class or transformer declaration is malformed.
+    case invalidDeclaration(place: String, message: String)
+    /// A value class or transformer name is already taken; both sources are named.
+    case duplicateName(kind: String, name: String, existing: String, refused: String)
+    /// A transformer failed or returned a value other than it declared, while
+    /// converting `place` (`Book.coverColor`).
+    case transformerFailed(place: String, transformer: String, source: String, message: String)
 
     public var description: String {
         switch self {
@@ -62,6 +69,12 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(id): \(reason)"
         case .sqlite(let code, let message):
             return "SQLite error \(code): \(message)"
+        case .invalidDeclaration(let place, let message):
+            return "\(place): \(message)"
+        case .duplicateName(let kind, let name, let existing, let refused):
+            return "\(kind) \"\(name)\" from \(refused) refused: the name is already registered by \(existing)"
+        case .transformerFailed(let place, let transformer, let source, let message):
+            return "\(place): transformer \"\(transformer)\" (\(source)) \(message)"
         }
     }
 
@@ -89,7 +102,7 @@ public struct ModelProblem: Sendable, Equatable, CustomStringConvertible {
 public struct SaveProblem: Sendable, Equatable, CustomStringConvertible {
     /// The kind of rule that was broken.
     public enum Rule: String, Sendable, Equatable {
-        case required, minValue, maxValue, minLength, maxLength, pattern, uniqueness, conflict, store
+        case required, minValue, maxValue, minLength, maxLength, pattern, uniqueness, conflict, store, transformer
     }
 
     /// The object concerned (nil for a failure of the store itself).

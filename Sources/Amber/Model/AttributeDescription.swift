@@ -23,6 +23,20 @@ public struct AttributeDescription: Sendable, Hashable {
     public var validation = Validation()
     /// Free-form key/value pairs for the program's own use.
     public var userInfo: [String: String] = [:]
+    /// The class of the attribute's values (transformable and undefined
+    /// attributes); nil means plist-like values for transformable attributes
+    /// and any value for undefined ones.
+    public var valueClassName: String?
+    /// The transformer chain from the value class to a storable class, first
+    /// link first. Empty on a transformable attribute means the default archive.
+    public var transformerNames: [String] = []
+    /// When stored values are decoded.
+    public var decodePolicy: DecodePolicy = .lazy
+    /// When values are encoded for storage.
+    public var encodePolicy: EncodePolicy = .onSave
+    /// For a transient attribute with transformers: the persistent attribute
+    /// that stores its encoded form (Core Data's "shadow" attribute).
+    public var storageAttribute: String?
 
     /// An attribute of `type` named `name`, optional, with no default and no rules.
     public init(_ name: String, _ type: AttributeType) {
@@ -46,6 +60,22 @@ public struct AttributeDescription: Sendable, Hashable {
         public init() {}
 
         var isEmpty: Bool { self == Validation() }
+    }
+
+    /// When a stored value is decoded through its transformers.
+    public enum DecodePolicy: String, Sendable, Hashable {
+        /// On first read, then cached (the default): objects fetched and never read cost nothing.
+        case lazy
+        /// When the object is fetched.
+        case eager
+    }
+
+    /// When a value is encoded through its transformers.
+    public enum EncodePolicy: String, Sendable, Hashable {
+        /// At save (the default): repeated sets cost nothing.
+        case onSave
+        /// On every set, so an encoding error surfaces at the set.
+        case immediate
     }
 }
 
@@ -82,6 +112,12 @@ extension AttributeDescription {
     public func pattern(_ pattern: String) -> Self { with { $0.validation.pattern = pattern } }
     /// Adds a user-info entry.
     public func userInfo(_ key: String, _ value: String) -> Self { with { $0.userInfo[key] = value } }
+    /// Decode stored values lazily (on first read, the default) or eagerly (at fetch).
+    public func decode(_ policy: DecodePolicy) -> Self { with { $0.decodePolicy = policy } }
+    /// Encode values at save (the default) or immediately on every set.
+    public func encode(_ policy: EncodePolicy) -> Self { with { $0.encodePolicy = policy } }
+    /// Keeps this transient attribute's encoded form in the persistent attribute `storage`.
+    public func stored(in storage: String) -> Self { with { $0.storageAttribute = storage } }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self
@@ -122,5 +158,26 @@ extension Attribute {
     public static func uuid(_ name: String) -> AttributeDescription { AttributeDescription(name, .uuid) }
     /// A URI attribute.
     public static func uri(_ name: String) -> AttributeDescription { AttributeDescription(name, .uri) }
+    /// A transformable attribute: values of `valueClass` stored through the
+    /// `transformers` chain (none: plist-like values through the default archive).
+    public static func transformable(_ name: String, valueClass: String? = nil,
+                                     transformers: [String] = []) -> AttributeDescription
+    {
+        var attribute = AttributeDescription(name, .transformable)
+        attribute.valueClassName = valueClass
+        attribute.transformerNames = transformers
+        return attribute
+    }
+    /// A transient attribute of any value class (or only `valueClass`), never stored;
+    /// with `transformers` and ``AttributeDescription/stored(in:)``, kept in sync with a persistent attribute.
+    public static func undefined(_ name: String, valueClass: String? = nil,
+                                 transformers: [String] = []) -> AttributeDescription
+    {
+        var attribute = AttributeDescription(name, .undefined)
+        attribute.isTransient = true
+        attribute.valueClassName = valueClass
+        attribute.transformerNames = transformers
+        return attribute
+    }
 }
 

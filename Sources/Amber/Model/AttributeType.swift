@@ -61,14 +61,6 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
         }
     }
 
-    /// Whether this type can be stored in a column today.
-    var isStorable: Bool {
-        switch self {
-        case .transformable, .undefined, .objectID: false
-        default: true
-        }
-    }
-
     /// Checks that `value` is of this type, converting where no information
     /// is lost (an integer for a Double or Decimal attribute, a Double for a
     /// Float one within range). Returns the value as stored in memory.
@@ -108,7 +100,8 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
         case (.string, .string), (.boolean, .bool), (.date, .date), (.binary, .binary), (.uuid, .uuid), (.uri, .uri),
              (.objectID, .objectID):
             return value
-        case (.undefined, _):
+        case (.undefined, _), (.transformable, _):
+            // Their value class is checked by the attribute, which knows it.
             return value
         default:
             throw reject()

@@ -53,15 +53,26 @@ public struct EntityDescription: Sendable, Hashable {
 public struct ModelDescription: Sendable, Hashable {
     /// The entities, in order.
     public var entities: [EntityDescription]
+    /// Value classes the model itself declares (struct and opaque classes),
+    /// beside those of the registry it is bound with.
+    public var valueClasses: [ValueClassDescription] = []
 
     /// A model with `entities`.
-    public init(entities: [EntityDescription]) {
+    public init(entities: [EntityDescription], valueClasses: [ValueClassDescription] = []) {
         self.entities = entities
+        self.valueClasses = valueClasses
     }
 
     /// A model whose entities are listed in the closure.
     public init(@EntityListBuilder _ entities: () -> [EntityDescription]) {
         self.entities = entities()
+    }
+
+    /// Adds value classes the model declares; nested struct classes first.
+    public func declaring(_ classes: ValueClassDescription...) -> Self {
+        var copy = self
+        copy.valueClasses += classes
+        return copy
     }
 }
 

@@ -16,16 +16,21 @@ public final class Model: Sendable {
     public let versionHash: String
     private let entitiesByName: [String: Entity]
 
-    /// Binds `description`, checking the whole model.
+    /// Binds `description` against the value classes and transformers of
+    /// `registry`, checking the whole model: names, types, rules, that every
+    /// value class and transformer exists and that each transformer chain's
+    /// classes line up from the attribute's value class to a storable class.
     ///
     /// - Throws: ``AmberError/invalidModel(_:)`` listing every problem found,
     ///   each with its place (`Book.price`) and, for a misspelled name, the
     ///   nearest known one.
-    public init(_ description: ModelDescription) throws(AmberError) {
-        let problems = ModelChecker.problems(in: description)
+    public init(_ description: ModelDescription, registry: Registry = .shared) throws(AmberError) {
+        var problems: [ModelProblem] = []
+        let scope = ClassScope(registry: registry.snapshot(), declared: description.valueClasses, problems: &problems)
+        problems += ModelChecker.problems(in: description, scope: scope)
         guard problems.isEmpty else { throw .invalidModel(problems) }
         self.description = description
-        self.entities = description.entities.enumerated().map { Entity(description: $0.element, index: $0.offset) }
+        self.entities = description.entities.enumerated().map { Entity(description: $0.element, index: $0.offset, scope: scope) }
         self.entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.versionHash = ModelFingerprint(description).hash
     }
@@ -51,6 +56,23 @@ public final class Entity: Sendable, CustomStringConvertible {
     public let attributes: [Attribute]
     /// The attributes that have a column in the store, in column order.
     public let persistentAttributes: [Attribute]
+    /// The stored columns, in order (one per persistent attribute).
+    let columns: [Column]
+    /// Slots per object: one per attribute, then one hidden slot per
+    /// transformable attribute for its encoded form.
+    let slotCount: Int
+    /// Attributes with transformers.
+    let codedAttributes: [Attribute]
+    /// For each slot, the attribute whose encoded form it holds, if any
+    /// (setting it invalidates that attribute's decoded value).
+    let encodedFormOf: [Attribute?]
+    /// A new object's slots: defaults, with hidden slots empty.
+    let initialValues: [Value]
+    /// A new object's codec state: attributes with a default must encode it;
+    /// the rest decode from their (empty or storage-attribute) encoded form.
+    let insertCodecState: [ManagedObject.CodecState]
+    /// A fetched object's codec state: every encoded form is current.
+    let fetchCodecState: [ManagedObject.CodecState]
     /// Compound indexes.
     public let indexes: [[Attribute]]
     /// Uniqueness constraints.
@@ -61,16 +83,47 @@ public final class Entity: Sendable, CustomStringConvertible {
     let checkedAttributes: [Attribute]
     private let attributesByName: [String: Attribute]
 
-    init(description: EntityDescription, index: Int) {
+    init(description: EntityDescription, index: Int, scope: ClassScope) {
         self.name = description.name
         self.index = index
-        var column = 0
+        let slotsByName = Dictionary(description.attributes.enumerated().map { ($0.element.name, $0.offset) },
+                                     uniquingKeysWith: { first, _ in first })
+        var nextHiddenSlot = description.attributes.count
+        var ignored: [ModelProblem] = []
         self.attributes = description.attributes.enumerated().map { slot, attribute in
-            defer { if !attribute.isTransient { column += 1 } }
+            let place = "\(description.name).\(attribute.name)"
+            // Binding already checked the model, so this resolves without problems.
+            let binding = TransformBinding.bind(attribute, place: place, scope: scope, problems: &ignored)
+            var codec: Codec?
+            if let binding, !binding.chain.isEmpty, let storedType = binding.storedType {
+                let encodedSlot: Int
+                if attribute.isTransient {
+                    encodedSlot = attribute.storageAttribute.flatMap { slotsByName[$0] } ?? slot
+                } else {
+                    encodedSlot = nextHiddenSlot
+                    nextHiddenSlot += 1
+                }
+                codec = Codec(chain: binding.chain, encodedSlot: encodedSlot, storedType: storedType,
+                              decode: attribute.decodePolicy, encode: attribute.encodePolicy)
+            }
             return Attribute(description: attribute, entity: description.name, slot: slot,
-                             column: attribute.isTransient ? nil : column)
+                             valueClass: binding?.valueClass, codec: codec)
         }
+        self.slotCount = nextHiddenSlot
         self.persistentAttributes = attributes.filter { !$0.isTransient }
+        self.columns = persistentAttributes.map { attribute in
+            Column(name: attribute.name, type: attribute.codec?.storedType ?? attribute.type,
+                   slot: attribute.codec?.encodedSlot ?? attribute.slot)
+        }
+        self.codedAttributes = attributes.filter { $0.codec != nil }
+        var encodedFormOf = [Attribute?](repeating: nil, count: nextHiddenSlot)
+        for attribute in codedAttributes { if let codec = attribute.codec { encodedFormOf[codec.encodedSlot] = attribute } }
+        self.encodedFormOf = encodedFormOf
+        self.initialValues = attributes.map(\.defaultValue)
+            + Array(repeating: Value.null, count: nextHiddenSlot - attributes.count)
+        let coded = attributes.filter { $0.codec != nil }
+        self.insertCodecState = coded.isEmpty ? [] : attributes.map { $0.defaultValue.isNull ? .encoded : .decoded }
+        self.fetchCodecState = coded.isEmpty ? [] : attributes.map { _ in .encoded }
         self.checkedAttributes = attributes.filter { !$0.isOptional || !$0.validation.isEmpty }
         let byName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0) })
         self.attributesByName = byName
@@ -120,12 +173,20 @@ public final class Attribute: Sendable, CustomStringConvertible {
     public let userInfo: [String: String]
     /// Index of this attribute's value in an object's slot array.
     public let slot: Int
-    /// Index among the entity's stored columns; nil for transient attributes.
-    public let column: Int?
+    /// The class values must have, for transformable and undefined attributes
+    /// (nil: any value).
+    let valueClass: ResolvedClass?
+    /// How values are encoded for storage, for attributes with transformers.
+    let codec: Codec?
     /// The compiled `validation.pattern`.
     let pattern: Pattern?
 
-    init(description: AttributeDescription, entity: String, slot: Int, column: Int?) {
+    /// The name of the class values must have (transformable and undefined attributes).
+    public var valueClassName: String? { valueClass?.name }
+    /// The transformer chain's names, first link first.
+    public var transformerNames: [String] { codec?.chain.map(\.transformer.name) ?? [] }
+
+    init(description: AttributeDescription, entity: String, slot: Int, valueClass: ResolvedClass?, codec: Codec?) {
         self.name = description.name
         self.entityName = entity
         self.type = description.type
@@ -138,12 +199,59 @@ public final class Attribute: Sendable, CustomStringConvertible {
         self.validation = description.validation
         self.userInfo = description.userInfo
         self.slot = slot
-        self.column = column
+        self.valueClass = valueClass
+        self.codec = codec
         self.pattern = description.validation.pattern.flatMap { try? Pattern($0) }
     }
 
     /// `Entity.attribute`, the place errors name.
     public var description: String { "\(entityName).\(name)" }
+
+    /// Checks `value` against the attribute's type or value class and returns
+    /// it as kept in memory.
+    ///
+    /// - Throws: ``AmberError/invalidValue(place:expected:given:)``.
+    @inline(__always)
+    func check(_ value: Value) throws(AmberError) -> Value {
+        guard type == .transformable || type == .undefined else { return try type.coerce(value, place: description) }
+        if let valueClass, let mismatch = valueClass.mismatch(value) {
+            throw .invalidValue(place: description, expected: valueClass.name, given: mismatch)
+        }
+        return value
+    }
+}
+
+/// A stored column: its name, the type it stores and the object slot it reads from and writes to.
+struct Column: Sendable {
+    let name: String
+    let type: AttributeType
+    let slot: Int
+}
+
+/// How an attribute's values become stored values and back.
+struct Codec: Sendable {
+    let chain: [BoundTransformer]
+    /// The slot of the encoded form: a hidden slot, or the storage attribute's (shadow pattern).
+    let encodedSlot: Int
+    let storedType: AttributeType
+    let decode: AttributeDescription.DecodePolicy
+    let encode: AttributeDescription.EncodePolicy
+
+    /// Forward through the chain; the failure names the transformer.
+    func encode(_ value: Value) throws(TransformerFailure) -> Value {
+        if value.isNull { return .null }
+        var current = value
+        for link in chain { current = try link.forward(current) }
+        return current
+    }
+
+    /// Reverse through the chain, last link first.
+    func decode(_ stored: Value) throws(TransformerFailure) -> Value {
+        if stored.isNull { return .null }
+        var current = stored
+        for link in chain.reversed() { current = try link.reverse(current) }
+        return current
+    }
 }
 
 /// A compiled regular expression matched against whole strings.

@@ -3,7 +3,7 @@ import Foundation
 /// Checks a model description as a whole and lists every problem, so a
 /// model author fixes them all in one pass.
 enum ModelChecker {
-    static func problems(in model: ModelDescription) -> [ModelProblem] {
+    static func problems(in model: ModelDescription, scope: ClassScope) -> [ModelProblem] {
         var problems: [ModelProblem] = []
         if model.entities.isEmpty {
             problems.append(ModelProblem(place: "model", message: "has no entities"))
@@ -18,12 +18,12 @@ enum ModelChecker {
             if !seenEntities.insert(entity.name.lowercased()).inserted {
                 problems.append(ModelProblem(place: entity.name, message: "duplicate entity name (names are case-insensitive)"))
             }
-            problems += entityProblems(entity)
+            problems += entityProblems(entity, scope: scope)
         }
         return problems
     }
 
-    private static func entityProblems(_ entity: EntityDescription) -> [ModelProblem] {
+    private static func entityProblems(_ entity: EntityDescription, scope: ClassScope) -> [ModelProblem] {
         var problems: [ModelProblem] = []
         if entity.attributes.isEmpty {
             problems.append(ModelProblem(place: entity.name, message: "has no attributes"))
@@ -41,6 +41,11 @@ enum ModelChecker {
             problems += attributeProblems(attribute, place: place)
         }
         let byName = Dictionary(entity.attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for attribute in entity.attributes {
+            let place = "\(entity.name).\(attribute.name)"
+            let binding = TransformBinding.bind(attribute, place: place, scope: scope, problems: &problems)
+            problems += transformProblems(attribute, binding, place: place, entity: entity.name, byName: byName)
+        }
         for (kind, lists) in [("indexes", entity.indexes), ("uniquenessConstraints", entity.uniquenessConstraints)] {
             for (i, names) in lists.enumerated() {
                 let place = "\(entity.name).\(kind)[\(i)]"
@@ -70,8 +75,6 @@ enum ModelChecker {
         func problem(_ message: String) { problems.append(ModelProblem(place: place, message: message)) }
         let type = attribute.type
         switch type {
-        case .transformable:
-            problem("type transformable needs value classes and transformers, which this version does not support yet")
         case .objectID:
             problem("type objectID needs relationships, which this version does not support yet")
         case .undefined where !attribute.isTransient:
@@ -82,7 +85,7 @@ enum ModelChecker {
         if attribute.isTransient && attribute.isIndexed {
             problem("a transient attribute has no column and cannot be indexed")
         }
-        if let value = attribute.defaultValue {
+        if let value = attribute.defaultValue, type != .transformable, type != .undefined {
             do throws(AmberError) {
                 _ = try type.coerce(value, place: place)
             } catch {
@@ -123,6 +126,44 @@ enum ModelChecker {
             } catch {
                 problem("pattern \"\(pattern)\" is not a valid regular expression")
             }
+        }
+        return problems
+    }
+
+    /// Rules for attributes with value classes and transformers, given what binding resolved.
+    private static func transformProblems(_ attribute: AttributeDescription, _ binding: TransformBinding?, place: String,
+                                          entity: String, byName: [String: AttributeDescription]) -> [ModelProblem]
+    {
+        var problems: [ModelProblem] = []
+        func problem(_ message: String) { problems.append(ModelProblem(place: place, message: message)) }
+        let hasChain = !(binding?.chain.isEmpty ?? true)
+        if (attribute.decodePolicy != .lazy || attribute.encodePolicy != .onSave) && binding != nil && !hasChain {
+            problem("decode and encode policies apply to attributes with transformers")
+        }
+        if let value = attribute.defaultValue, let valueClass = binding?.valueClass, let mismatch = valueClass.mismatch(value) {
+            problem("default value: expected \(valueClass.name), given \(mismatch)")
+        }
+        guard attribute.isTransient else {
+            if attribute.storageAttribute != nil {
+                problem("storage names where a transient attribute keeps its encoded form; \(place) is not transient")
+            }
+            return problems
+        }
+        switch (attribute.storageAttribute, hasChain) {
+        case (nil, true):
+            problem("a transient attribute with transformers needs storage: the persistent attribute that keeps its encoded form")
+        case (let name?, _):
+            guard let storage = byName[name] else {
+                problem("storage \(entity).\(name): no such attribute" + AmberError.hint(nearestName(to: name, in: byName.keys.sorted())))
+                break
+            }
+            if !hasChain && binding != nil { problem("storage needs transformers to convert between the two attributes") }
+            if storage.isTransient { problem("storage \(entity).\(name) is transient; it must be stored") }
+            if let stored = binding?.storedType, stored != storage.type {
+                problem("storage \(entity).\(name) is \(storage.type), but the chain produces \(stored)")
+            }
+        default:
+            break
         }
         return problems
     }

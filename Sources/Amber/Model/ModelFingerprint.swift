@@ -12,6 +12,12 @@ struct ModelFingerprint {
             parts[entity.name] = "entity"
             for attribute in entity.attributes where !attribute.isTransient {
                 var text = attribute.type.rawValue + (attribute.isOptional ? ", optional" : ", required")
+                if attribute.type == .transformable {
+                    // The chain decides what the column holds, so it is part of the store's shape.
+                    text += " \(attribute.valueClassName ?? ValueClass.propertyListName) via "
+                        + (attribute.transformerNames.isEmpty ? [Registry.archiveTransformerName] : attribute.transformerNames)
+                            .joined(separator: " > ")
+                }
                 if attribute.isIndexed { text += ", indexed" }
                 parts["\(entity.name).\(attribute.name)"] = text
             }

@@ -12,13 +12,16 @@ extension ModelDescription {
     public init(json: Data) throws(AmberError) {
         let root = try JSONValue.parse(json)
         let reader = JSONReader(root, path: "$")
-        try reader.allowOnly(["format", "entities"])
+        try reader.allowOnly(["format", "valueClasses", "entities"])
         if let format = try reader.optionalString("format"), format != "amber-model/1" {
             throw .invalidJSON(path: "$.format", message: "unsupported format \"\(format)\" (this version reads amber-model/1)")
         }
         self.entities = try reader.array("entities").map { (entity: JSONReader) throws(AmberError) in
             try EntityDescription(json: entity)
         }
+        self.valueClasses = try reader.optionalArray("valueClasses")?.map { (item: JSONReader) throws(AmberError) in
+            try ValueClassDescription(json: item)
+        } ?? []
     }
 
     /// Reads a model from a JSON file.
@@ -47,7 +50,9 @@ extension ModelDescription {
             if !entity.userInfo.isEmpty { object["userInfo"] = .object(entity.userInfo.mapValues(JSONValue.string)) }
             return .object(object)
         }
-        return JSONValue.object(["format": .string("amber-model/1"), "entities": .array(entities)]).text(pretty: pretty)
+        var root: [String: JSONValue] = ["format": .string("amber-model/1"), "entities": .array(entities)]
+        if !valueClasses.isEmpty { root["valueClasses"] = .array(valueClasses.map(\.json)) }
+        return JSONValue.object(root).text(pretty: pretty)
     }
 }
 
@@ -68,7 +73,8 @@ extension EntityDescription {
 
 extension AttributeDescription {
     private static let keys = ["name", "type", "optional", "default", "transient", "indexed", "minValue", "maxValue",
-                               "minLength", "maxLength", "pattern", "userInfo"]
+                               "minLength", "maxLength", "pattern", "userInfo", "valueClass", "transformer", "decode",
+                               "encode", "storage"]
 
     init(json reader: JSONReader) throws(AmberError) {
         try reader.allowOnly(Self.keys)
@@ -89,6 +95,21 @@ extension AttributeDescription {
         validation.maxLength = try reader.optionalInt("maxLength")
         validation.pattern = try reader.optionalString("pattern")
         userInfo = try reader.optionalStringMap("userInfo") ?? [:]
+        valueClassName = try reader.optionalString("valueClass")
+        transformerNames = try reader.optionalStringOrList("transformer") ?? []
+        storageAttribute = try reader.optionalString("storage")
+        if let text = try reader.optionalString("decode") {
+            guard let policy = DecodePolicy(rawValue: text) else {
+                throw .invalidJSON(path: reader.path + ".decode", message: "expected \"lazy\" or \"eager\", found \"\(text)\"")
+            }
+            decodePolicy = policy
+        }
+        if let text = try reader.optionalString("encode") {
+            guard let policy = EncodePolicy(rawValue: text) else {
+                throw .invalidJSON(path: reader.path + ".encode", message: "expected \"onSave\" or \"immediate\", found \"\(text)\"")
+            }
+            encodePolicy = policy
+        }
     }
 
     var json: JSONValue {
@@ -103,7 +124,45 @@ extension AttributeDescription {
         if let v = validation.maxLength { object["maxLength"] = .int(Int64(v)) }
         if let v = validation.pattern { object["pattern"] = .string(v) }
         if !userInfo.isEmpty { object["userInfo"] = .object(userInfo.mapValues(JSONValue.string)) }
+        if let valueClassName { object["valueClass"] = .string(valueClassName) }
+        if !transformerNames.isEmpty { object["transformer"] = .array(transformerNames.map(JSONValue.string)) }
+        if let storageAttribute { object["storage"] = .string(storageAttribute) }
+        if decodePolicy != .lazy { object["decode"] = .string(decodePolicy.rawValue) }
+        if encodePolicy != .onSave { object["encode"] = .string(encodePolicy.rawValue) }
         return .object(object)
+    }
+}
+
+extension ValueClassDescription {
+    init(json reader: JSONReader) throws(AmberError) {
+        try reader.allowOnly(["name", "kind", "fields", "size"])
+        let name = try reader.string("name")
+        switch try reader.string("kind") {
+        case "struct":
+            let fields = try reader.array("fields").map { (field: JSONReader) throws(AmberError) -> FieldDescription in
+                try field.allowOnly(["name", "type"])
+                let typeName = try field.string("type")
+                return FieldDescription(try field.string("name"), FieldType.scalars[typeName] ?? .structure(typeName))
+            }
+            self = .structure(name: name, fields: fields)
+        case "opaque":
+            self = .opaque(name: name, size: try reader.optionalInt("size"))
+        case let other:
+            throw .invalidJSON(path: reader.path + ".kind", message: "expected \"struct\" or \"opaque\", found \"\(other)\"")
+        }
+    }
+
+    var json: JSONValue {
+        switch self {
+        case .structure(let name, let fields):
+            return .object(["name": .string(name), "kind": .string("struct"), "fields": .array(fields.map {
+                .object(["name": .string($0.name), "type": .string($0.type.description)])
+            })])
+        case .opaque(let name, let size):
+            var object: [String: JSONValue] = ["name": .string(name), "kind": .string("opaque")]
+            if let size { object["size"] = .int(Int64(size)) }
+            return .object(object)
+        }
     }
 }
 
@@ -125,6 +184,7 @@ extension JSONValue {
         case .objectID(let id): self = .string(id.uriRepresentation.absoluteString)
         case .array(let a): self = .array(a.map(JSONValue.init))
         case .dictionary(let d): self = .object(d.mapValues(JSONValue.init))
+        case .custom(let c): self = .object(["class": .string(c.className), "base64": .string(c.bytes.base64EncodedString())])
         }
     }
 }
@@ -197,6 +257,13 @@ struct JSONReader {
         guard let found = try member(key) else { return nil }
         guard case .array(let items) = found else { throw fail(key, "expected an array, found \(found.kind)") }
         return items.enumerated().map { JSONReader($0.element, path: "\(path).\(key)[\($0.offset)]") }
+    }
+
+    /// A string, or an array of strings (a transformer chain).
+    func optionalStringOrList(_ key: String) throws(AmberError) -> [String]? {
+        guard let found = try member(key) else { return nil }
+        if case .string(let s) = found { return [s] }
+        return try JSONReader(found, path: "\(path).\(key)").stringList()
     }
 
     func optionalStringMap(_ key: String) throws(AmberError) -> [String: String]? {

@@ -45,6 +45,10 @@ struct PredicateCompiler {
         if case .value = c.lhs, !isValue(c.rhs), let swapped = c.op.swapped {
             (c.lhs, c.rhs, c.op) = (c.rhs, c.lhs, swapped)
         }
+        if case .keyPath(let name, let position) = c.lhs {
+            let lhs = try attribute(name, position)
+            if let codec = lhs.codec { return try compileEncoded(c, lhs, codec) }
+        }
         let lhsType = try type(of: c.lhs)
         switch c.op {
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
@@ -119,6 +123,43 @@ struct PredicateCompiler {
         // `IS NOT` keeps objects whose value is nil in a != result, as comparing objects in memory would.
         let sqlOperator = c.op == .notEqual ? "IS NOT" : c.op == .equal ? "=" : c.op.rawValue
         return SQLFragment(sql: "\(l.sql) \(sqlOperator) \(r.sql)", bindings: l.bindings + r.bindings)
+    }
+
+    /// A transformable attribute compares by its stored form: each constant is
+    /// checked against the value class and encoded through the chain, so only
+    /// equality (`==`, `!=`, `IN`) means anything.
+    private func compileEncoded(_ c: Comparison, _ attribute: Attribute, _ codec: Codec) throws(AmberError) -> SQLFragment {
+        let column = quote(attribute.name)
+        func encode(_ operand: Operand) throws(AmberError) -> Value {
+            guard case .value(let value, let position) = operand else {
+                throw .invalidPredicate(position: operand.position, message: "\(attribute) is transformed; compare it with values, not with attributes")
+            }
+            do throws(AmberError) {
+                let checked = try attribute.check(value)
+                do throws(TransformerFailure) {
+                    return try codec.encode(checked)
+                } catch {
+                    throw AmberError.transformerFailed(place: "\(attribute)", transformer: error.transformer.name,
+                                                       source: error.transformer.source, message: error.message)
+                }
+            } catch {
+                throw .invalidPredicate(position: position, message: "\(error)")
+            }
+        }
+        switch c.op {
+        case .equal, .notEqual:
+            let value = try encode(c.rhs)
+            if value.isNull { return SQLFragment(sql: "\(column) IS \(c.op == .equal ? "" : "NOT ")NULL") }
+            return SQLFragment(sql: "\(column) \(c.op == .equal ? "=" : "IS NOT") ?", bindings: [value])
+        case .in:
+            let values = try listItems(c.rhs, "IN").map { (item) throws(AmberError) in try encode(item) }
+            guard !values.isEmpty else { return SQLFragment(sql: "0") }
+            return SQLFragment(sql: "\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))",
+                               bindings: values)
+        default:
+            throw .invalidPredicate(position: c.position,
+                                    message: "\(attribute) is transformed; only ==, != and IN can compare its stored form")
+        }
     }
 
     /// `SELF == %@` / `SELF != %@` with an object ID.

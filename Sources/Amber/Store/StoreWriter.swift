@@ -25,8 +25,8 @@ struct StoreWriter {
                 statements[object.entity.index] = statement
             }
             statement.bind(0, Int64(object.entity.index + 1))
-            for (i, attribute) in mapping.columns.enumerated() {
-                TableMapping.bind(object.values[attribute.slot], at: Int32(i + 1), in: statement)
+            for (i, column) in mapping.columns.enumerated() {
+                TableMapping.bind(object.values[column.slot], at: Int32(i + 1), in: statement)
             }
             if try run(statement, for: object, problems: &problems) {
                 keys.append(store.connection.lastInsertRowID)
@@ -42,8 +42,8 @@ struct StoreWriter {
         for object in objects {
             let mapping = store.mapping(for: object.entity)
             let statement = try store.connection.statement(mapping.updateSQL)
-            for (i, attribute) in mapping.columns.enumerated() {
-                TableMapping.bind(object.values[attribute.slot], at: Int32(i), in: statement)
+            for (i, column) in mapping.columns.enumerated() {
+                TableMapping.bind(object.values[column.slot], at: Int32(i), in: statement)
             }
             statement.bind(Int32(mapping.columns.count), object.objectID.primaryKey ?? 0)
             statement.bind(Int32(mapping.columns.count + 1), object.version)
@@ -91,7 +91,7 @@ struct StoreWriter {
         let entity = object.entity
         let constraint = entity.uniquenessConstraints.first { Set($0.map(\.name)) == columns }
             ?? entity.persistentAttributes.filter { columns.contains($0.name) }
-        let values = constraint.map { "\($0.name) = \(object.values[$0.slot])" }.joined(separator: ", ")
+        let values = constraint.map { "\($0.name) = \(object.values[$0.codec?.encodedSlot ?? $0.slot])" }.joined(separator: ", ")
         return SaveProblem(objectID: object.objectID, place: TableMapping.constraintName(entity: entity, constraint),
                            rule: .uniqueness,
                            message: "uniqueness constraint violated: another \(entity.name) already has \(values)")

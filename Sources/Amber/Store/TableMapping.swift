@@ -17,8 +17,8 @@ struct TableMapping {
     let insertSQL: String
     let updateSQL: String
     let deleteSQL: String
-    /// Column storage class for each persistent attribute, in column order.
-    let columns: [Attribute]
+    /// The stored columns, in order.
+    let columns: [Column]
 
     /// Bookkeeping columns come first in every select: pk, then version.
     static let bookkeepingCount: Int32 = 2
@@ -26,7 +26,7 @@ struct TableMapping {
     init(entity: Entity) {
         self.entity = entity
         self.table = quote(entity.name)
-        self.columns = entity.persistentAttributes
+        self.columns = entity.columns
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version"] + names).joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
@@ -44,7 +44,7 @@ struct TableMapping {
             definitions.append("CONSTRAINT \(quote(Self.constraintName(entity: entity, constraint))) UNIQUE (\(constraint.map { quote($0.name) }.joined(separator: ", ")))")
         }
         var sql = ["CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))"]
-        for attribute in columns where attribute.isIndexed {
+        for attribute in entity.persistentAttributes where attribute.isIndexed {
             sql.append("CREATE INDEX \(quote("\(entity.name)_\(attribute.name)_index")) ON \(table) (\(quote(attribute.name)))")
         }
         for (i, index) in entity.indexes.enumerated() {
@@ -76,6 +76,7 @@ struct TableMapping {
     static func bind(_ value: Value, at index: Int32, in statement: Statement) {
         switch value {
         case .null, .objectID, .array, .dictionary: statement.bindNull(index)
+        case .custom(let c): c.bytes.withUnsafeBytes { statement.bind(index, bytes: $0) }
         case .bool(let b): statement.bind(index, b ? Int64(1) : 0)
         case .int(let i): statement.bind(index, i)
         case .double(let d): statement.bind(index, d)
@@ -92,17 +93,17 @@ struct TableMapping {
     /// Reads column `index` as a value of `attribute`'s type; a stored value
     /// of the wrong storage class (written by another tool) is an error naming
     /// the attribute.
-    static func read(_ attribute: Attribute, at index: Int32, from statement: Statement) throws(AmberError) -> Value {
+    static func read(_ column: Column, of entity: Entity, at index: Int32, from statement: Statement) throws(AmberError) -> Value {
         let storage = statement.columnType(index)
         if storage == SQLITE_NULL { return .null }
         func corrupt(_ what: String) -> AmberError {
-            .invalidValue(place: attribute.description, expected: "a stored \(attribute.type)", given: what)
+            .invalidValue(place: "\(entity.name).\(column.name)", expected: "a stored \(column.type)", given: what)
         }
-        switch attribute.type {
+        switch column.type {
         case .integer16, .integer32, .integer64:
             guard storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
             let value = statement.int64(index)
-            guard attribute.type.integerRange?.contains(value) ?? false else { throw corrupt("\(value), out of range") }
+            guard column.type.integerRange?.contains(value) ?? false else { throw corrupt("\(value), out of range") }
             return .int(value)
         case .boolean:
             guard storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
@@ -110,7 +111,7 @@ struct TableMapping {
         case .double, .float, .date:
             guard storage == SQLITE_FLOAT || storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
             let d = statement.double(index)
-            switch attribute.type {
+            switch column.type {
             case .float: return .float(Float(d))
             case .date: return .date(Date(timeIntervalSinceReferenceDate: d))
             default: return .double(d)

@@ -35,6 +35,9 @@ public enum Value: Sendable, Hashable {
     case array([Value])
     /// A string-keyed dictionary of values (plist-like; stored through transformers).
     case dictionary([String: Value])
+    /// A value of a custom value class (a struct class or an opaque class):
+    /// its class name and its bytes.
+    case custom(CustomValue)
 
     /// The value class of this value.
     public var valueClass: ValueClass {
@@ -53,6 +56,26 @@ public enum Value: Sendable, Hashable {
         case .objectID: .objectID
         case .array: .array
         case .dictionary: .dictionary
+        case .custom: .custom
+        }
+    }
+
+    /// The name of this value's class: a built-in name (`String`, `Integer`,
+    /// …) or a custom class's name.
+    public var className: String {
+        if case .custom(let custom) = self { return custom.className }
+        return valueClass.rawValue
+    }
+
+    /// Whether this value is plist-like (null, Boolean, numbers, string,
+    /// binary, date, UUID, and arrays and dictionaries of these): what the
+    /// default archive and the JSON transformer accept.
+    public var isPropertyList: Bool {
+        switch self {
+        case .null, .bool, .int, .double, .float, .string, .binary, .date, .uuid: true
+        case .array(let items): items.allSatisfy(\.isPropertyList)
+        case .dictionary(let items): items.values.allSatisfy(\.isPropertyList)
+        case .decimal, .uri, .objectID, .custom: false
         }
     }
 
@@ -80,6 +103,12 @@ public enum ValueClass: String, Sendable, Hashable, CaseIterable, CustomStringCo
     case objectID = "ObjectID"
     case array = "Array"
     case dictionary = "Dictionary"
+    /// Any custom class; ``Value/className`` names which.
+    case custom = "Custom"
+
+    /// The pseudo-class of plist-like values (see ``Value/isPropertyList``):
+    /// the input of the default archive and of the JSON transformer.
+    public static let propertyListName = "PropertyList"
 
     public var description: String { rawValue }
 }
@@ -103,6 +132,7 @@ extension Value: CustomStringConvertible {
         case .array(let a): "[" + a.map(\.description).joined(separator: ", ") + "]"
         case .dictionary(let d):
             "{" + d.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
+        case .custom(let c): "\(c.className)<\(c.bytes.count) bytes>"
         }
     }
 }
