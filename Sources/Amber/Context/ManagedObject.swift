@@ -90,7 +90,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func setValue(_ value: Value, for attribute: Attribute) throws(AmberError) {
         guard entity.owns(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
         guard let context, !deletedFlag else {
-            throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : "the object belongs to no context")
+            throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : "the object belongs to no context (it was rolled back, or its context was released)")
         }
         let checked = try attribute.check(value)
         if let codec = attribute.codec {

@@ -135,6 +135,8 @@ enum ModelChecker {
                                           entity: String, byName: [String: AttributeDescription]) -> [ModelProblem]
     {
         var problems: [ModelProblem] = []
+        // Other types got one problem for naming a class, transformer or storage at all.
+        guard attribute.type == .transformable || attribute.type == .undefined else { return problems }
         func problem(_ message: String) { problems.append(ModelProblem(place: place, message: message)) }
         let hasChain = !(binding?.chain.isEmpty ?? true)
         if (attribute.decodePolicy != .lazy || attribute.encodePolicy != .onSave) && binding != nil && !hasChain {

@@ -1,0 +1,362 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import Amber
+
+@Suite struct TransformerTests {
+    @Test func transformableValuesRoundTripThroughTheStore() throws {
+        let registry = try colorRegistry()
+        let store = try Store.inMemory(model: try coverModel(registry))
+        let context = Context(store: store)
+        let book = try context.insert("Book")
+        try book.setValue("Dune", forKey: "title")
+        let sand = try color(0.9, 0.7, 0.4, 1, in: registry)
+        try book.setValue(sand, forKey: "cover")
+        try context.save()
+        let reader = Context(store: store)
+        let fetched = try reader.fetch("Book")[0]
+        #expect(try fetched.value(forKey: "cover") == sand)
+        let fields = try #require(registry.structClass(named: "Color")).fieldValues(of: try fetched.value(forKey: "cover"))
+        #expect(fields == ["r": .float(0.9), "g": .float(0.7), "b": .float(0.4), "a": .float(1)])
+        // Equality predicates compare the stored form.
+        #expect(try reader.fetch("Book", where: "cover == %@", sand).count == 1)
+        #expect(try reader.fetch("Book", where: "cover != %@", try color(0, 0, 0, 1, in: registry)).count == 1)
+        #expect(amberError { _ = try reader.fetch("Book", where: "cover > %@", sand) } != nil)
+    }
+
+    @Test func settingAValueOfAnotherClassOrSizeIsRefused() throws {
+        let registry = try colorRegistry()
+        try registry.declare(.opaque(name: "Key", size: 32))
+        let model = try Model(ModelDescription {
+            EntityDescription("Book") {
+                Attribute.transformable("cover", valueClass: "Color", transformers: ["ColorToData"])
+                Attribute.undefined("secret", valueClass: "Key")
+                Attribute.transformable("tags")
+            }
+        }, registry: registry)
+        let context = Context(store: try Store.inMemory(model: model))
+        let book = try context.insert("Book")
+        #expect(amberError { try book.setValue("red", forKey: "cover") }
+            == .invalidValue(place: "Book.cover", expected: "Color", given: "String \"red\""))
+        let short = Value.custom(CustomValue(className: "Color", bytes: Data(count: 12)))
+        #expect(amberError { try book.setValue(short, forKey: "cover") }
+            == .invalidValue(place: "Book.cover", expected: "Color", given: "Color of 12 bytes (sizeof Color is 16)"))
+        #expect(amberError { try book.setValue(.custom(CustomValue(className: "Key", bytes: Data(count: 31))), forKey: "secret") }
+            == .invalidValue(place: "Book.secret", expected: "Key", given: "Key of 31 bytes (32 expected)"))
+        #expect(amberError { try book.setValue(.decimal(1), forKey: "tags") } != nil, "decimals are not plist-like")
+        #expect(try book.value(forKey: "cover") == .null, "nothing changed")
+        try book.setValue(["a", 1, [true]], forKey: "tags")
+    }
+
+    @Test func bindingReportsMisspellingsAndChainsThatDoNotLineUp() throws {
+        let registry = try colorRegistry()
+        try registry.register(Transformer(name: "Deflate", from: "Binary", to: "Binary", forward: { $0 }, reverse: { $0 }))
+        try registry.register(Transformer(name: "Tint", from: "Color", to: "Color", forward: { $0 }, reverse: { $0 }))
+        try registry.register(Transformer(name: "OneWay", from: "Binary", to: "String", forward: { _ in "x" }))
+        let description = ModelDescription {
+            EntityDescription("Book") {
+                Attribute.transformable("a", valueClass: "Colour", transformers: ["ColorToData"])
+                Attribute.transformable("b", valueClass: "Color", transformers: ["ColourToData"])
+                Attribute.transformable("c", valueClass: "Color", transformers: ["Deflate", "ColorToData"])
+                Attribute.transformable("d", valueClass: "Color", transformers: ["Tint"])
+                Attribute.transformable("e", valueClass: "Color", transformers: ["ColorToData", "OneWay"])
+                Attribute.transformable("f", valueClass: "Color")
+                Attribute.string("g").stored(in: "a")
+                Attribute.undefined("h", valueClass: "Color", transformers: ["ColorToData"])
+            }
+        }
+        guard case .invalidModel(let problems) = amberError({ _ = try Model(description, registry: registry) }) else {
+            Issue.record("expected invalidModel")
+            return
+        }
+        #expect(problems.map(\.description) == [
+            "Book.a: Colour: no such value class; did you mean Color?",
+            "Book.b: ColourToData: no such transformer; did you mean ColorToData?",
+            "Book.c: link 1, transformer \"Deflate\" takes Binary but receives Color (the attribute's value class)",
+            "Book.d: the chain ends in Color, which cannot be stored; it must end in Binary, String, Integer or Double",
+            "Book.e: transformer \"OneWay\" is not reversible, so stored values could never be read back",
+            "Book.f: link 1, transformer \"AmberArchive\" takes PropertyList but receives Color (the attribute's value class)",
+            "Book.g: valueClass, transformer and storage apply to transformable and undefined attributes, not to string",
+            "Book.h: a transient attribute with transformers needs storage: the persistent attribute that keeps its encoded form",
+        ])
+    }
+
+    @Test func duplicateNamesAreRefusedNamingBothSources() throws {
+        let registry = try colorRegistry()
+        let error = amberError {
+            try registry.register(Transformer(name: "ColorToData", from: "Color", to: "Binary", source: "libother.so",
+                                              forward: { $0 }, reverse: { $0 }))
+        }
+        #expect(error?.description == "transformer \"ColorToData\" from libother.so refused: the name is already registered by test")
+        #expect(amberError { try registry.declare(.opaque(name: "Color", size: nil), source: "app") }?.description
+            == "value class \"Color\" from app refused: the name is already registered by Swift")
+        #expect(amberError { try registry.declare(.opaque(name: "String", size: nil)) } != nil, "built-in names are reserved")
+        // A model may not redeclare a registry class either.
+        let model = ModelDescription { EntityDescription("A") { Attribute.string("s") } }.declaring(.opaque(name: "Color", size: 4))
+        #expect(amberError { _ = try Model(model, registry: registry) }?.description.contains("valueClasses.Color: already declared by Swift") == true)
+    }
+
+    @Test(arguments: [Behaviour.Mode.throwing, .wrongClass, .wrongSize])
+    func aFailingOrLyingTransformerFailsTheSaveAndKeepsTheChanges(mode: Behaviour.Mode) throws {
+        let behaviour = Behaviour()
+        let registry = try colorRegistry(behaviour: behaviour)
+        let store = try Store.inMemory(model: try coverModel(registry))
+        let context = Context(store: store)
+        let plain = try context.insert("Book")
+        try plain.setValue("No cover", forKey: "title")
+        let book = try context.insert("Book")
+        try book.setValue("Dune", forKey: "title")
+        let sand = try color(0.9, 0.7, 0.4, 1, in: registry)
+        try book.setValue(sand, forKey: "cover")
+
+        behaviour.mode = mode == .wrongSize ? .wrongClass : mode  // forward has no size to lie about
+        guard case .saveFailed(let problems) = amberError({ try context.save() }) else {
+            Issue.record("the save should fail")
+            return
+        }
+        #expect(problems.count == 1)
+        #expect(problems[0].objectID == book.objectID)
+        #expect(problems[0].place == "Book.cover")
+        #expect(problems[0].rule == .transformer)
+        #expect(problems[0].message.hasPrefix("transformer \"ColorToData\" (test) forward"))
+        #expect(try Context(store: store).count(FetchRequest("Book")) == 0, "nothing written, not even the other book")
+        #expect(context.insertedObjects.count == 2)
+        #expect(try book.value(forKey: "cover") == sand)
+
+        behaviour.mode = .honest
+        try context.save()
+        // Reading through a lying reverse is an error on that attribute only.
+        behaviour.mode = mode
+        let reader = Context(store: store)
+        let fetched = try reader.fetch("Book", where: "title == 'Dune'")[0]
+        let error = amberError { _ = try fetched.value(forKey: "cover") }
+        guard case .transformerFailed(let place, let transformer, _, let message) = error else {
+            Issue.record("expected transformerFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(place.hasPrefix("Book.cover of amber://"))
+        #expect(transformer == "ColorToData")
+        #expect(message.hasPrefix("reverse"))
+        #expect(try fetched.value(forKey: "title") == "Dune", "other attributes stay readable")
+    }
+
+    @Test func lazyDecodingDecodesOnFirstReadOnly() throws {
+        let counter = CallCounter()
+        let registry = try colorRegistry(counter: counter)
+        let store = try Store.inMemory(model: try coverModel(registry))
+        try fillCovers(store, registry, count: 10)
+        counter.reset()
+        let context = Context(store: store)
+        let books = try context.fetch("Book")
+        #expect(counter.reverse == 0, "nothing decoded at fetch")
+        _ = try books[0].value(forKey: "cover")
+        _ = try books[0].value(forKey: "cover")
+        #expect(counter.reverse == 1, "decoded once, then cached")
+        #expect(!books[0].hasChanges, "decoding is not a change")
+        try context.save()
+        #expect(counter.forward == 0, "an unchanged value is never re-encoded")
+    }
+
+    @Test func eagerDecodingDecodesAtFetch() throws {
+        let counter = CallCounter()
+        let registry = try colorRegistry(counter: counter)
+        let store = try Store.inMemory(model: try coverModel(registry, decode: .eager))
+        try fillCovers(store, registry, count: 10)
+        counter.reset()
+        let books = try Context(store: store).fetch("Book")
+        #expect(counter.reverse == 10)
+        for book in books { _ = try book.value(forKey: "cover") }
+        #expect(counter.reverse == 10, "reads use the values decoded at fetch")
+    }
+
+    @Test func encodingAtSaveEncodesOnceForManySets() throws {
+        let counter = CallCounter()
+        let registry = try colorRegistry(counter: counter)
+        let context = Context(store: try Store.inMemory(model: try coverModel(registry)))
+        let book = try context.insert("Book")
+        try book.setValue("Dune", forKey: "title")
+        for i in 0..<5 { try book.setValue(try color(Float(i), 0, 0, 1, in: registry), forKey: "cover") }
+        #expect(counter.forward == 0)
+        try context.save()
+        #expect(counter.forward == 1)
+    }
+
+    @Test func immediateEncodingEncodesOnEverySet() throws {
+        let counter = CallCounter()
+        let behaviour = Behaviour()
+        let registry = try colorRegistry(counter: counter, behaviour: behaviour)
+        let context = Context(store: try Store.inMemory(model: try coverModel(registry, encode: .immediate)))
+        let book = try context.insert("Book")
+        try book.setValue("Dune", forKey: "title")
+        for i in 0..<5 { try book.setValue(try color(Float(i), 0, 0, 1, in: registry), forKey: "cover") }
+        #expect(counter.forward == 5)
+        try context.save()
+        #expect(counter.forward == 5, "save reuses the encodings")
+        // With immediate encoding a failure surfaces at the set, and nothing changes.
+        behaviour.mode = .throwing
+        let before = try book.value(forKey: "cover")
+        #expect(amberError { try book.setValue(try color(9, 9, 9, 9, in: registry), forKey: "cover") } != nil)
+        #expect(try book.value(forKey: "cover") == before)
+        #expect(!book.hasChanges)
+    }
+
+    @Test func rollbackRestoresTransformedValues() throws {
+        let registry = try colorRegistry()
+        let store = try Store.inMemory(model: try coverModel(registry))
+        try fillCovers(store, registry, count: 1)
+        let context = Context(store: store)
+        let book = try context.fetch("Book")[0]
+        let original = try book.value(forKey: "cover")
+        try book.setValue(try color(0, 0, 0, 0, in: registry), forKey: "cover")
+        #expect(book.isUpdated)
+        #expect(book.changedValues().keys.sorted() == ["cover"])
+        context.rollback()
+        #expect(try book.value(forKey: "cover") == original)
+        #expect(!context.hasChanges)
+    }
+
+    @Test func transientShadowAttributeStaysInSyncWithItsStorage() throws {
+        let counter = CallCounter()
+        let registry = try colorRegistry(counter: counter)
+        let model = try Model(ModelDescription {
+            EntityDescription("Book") {
+                Attribute.string("title")
+                Attribute.undefined("color", valueClass: "Color", transformers: ["ColorToData"]).stored(in: "colorData")
+                Attribute.binary("colorData")
+            }
+        }, registry: registry)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        let book = try context.insert("Book")
+        let red = try color(1, 0, 0, 1, in: registry)
+        try book.setValue(red, forKey: "color")
+        try context.save()
+        #expect(try book.value(forKey: "colorData") == .binary(Data(try #require(red.customBytes))))
+
+        let reader = Context(store: store)
+        let fetched = try reader.fetch("Book")[0]
+        counter.reset()
+        #expect(try fetched.value(forKey: "color") == red, "the transient value is decoded from its storage")
+        #expect(counter.reverse == 1)
+        // Setting the storage directly makes the transient attribute decode afresh.
+        let blue = try color(0, 0, 1, 1, in: registry)
+        try fetched.setValue(.binary(Data(try #require(blue.customBytes))), forKey: "colorData")
+        #expect(try fetched.value(forKey: "color") == blue)
+        reader.rollback()
+        #expect(try fetched.value(forKey: "color") == red)
+        #expect(amberError { _ = try reader.fetch("Book", where: "color == nil") } != nil, "transient: not in the store")
+    }
+
+    @Test func corruptStoredBytesFailOnlyThatAttribute() throws {
+        let registry = Registry()
+        let model = try Model(ModelDescription {
+            EntityDescription("Note") {
+                Attribute.string("title")
+                Attribute.transformable("tags")
+            }
+        }, registry: registry)
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("notes.amber").path
+        do {
+            let context = Context(store: try Store(path: path, model: model))
+            for title in ["good", "bad"] {
+                let note = try context.insert("Note")
+                try note.setValue(.string(title), forKey: "title")
+                try note.setValue(["x", ["y": 1]], forKey: "tags")
+            }
+            try context.save()
+        }
+        var db: OpaquePointer?
+        sqlite3_open(path, &db)
+        sqlite3_exec(db, "UPDATE Note SET tags = x'414D42520107FF' WHERE title = 'bad'", nil, nil, nil)
+        sqlite3_close(db)
+        let context = Context(store: try Store(path: path, model: model))
+        let notes = try context.fetch("Note", sortedBy: [.ascending("title")])
+        #expect(try notes[1].value(forKey: "tags") == ["x", ["y": 1]])
+        #expect(try notes[0].value(forKey: "title") == "bad")
+        let error = amberError { _ = try notes[0].value(forKey: "tags") }
+        #expect(error?.description.contains("transformer \"AmberArchive\" (built-in) reverse failed: archive byte") == true)
+    }
+
+    @Test func jsonTransformerKeepsValuesReadableInSQL() throws {
+        let registry = Registry()
+        let model = try Model(ModelDescription {
+            EntityDescription("Note") {
+                Attribute.transformable("meta", transformers: [Registry.jsonTransformerName])
+            }
+        }, registry: registry)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        let meta: Value = ["tags": ["a", "b"], "stars": 4, "seen": .date(Date(timeIntervalSince1970: 1.5)),
+                           "raw": .binary(Data([1, 2])), "id": .uuid(UUID(uuidString: "6BA7B810-9DAD-11D1-80B4-00C04FD430C8")!)]
+        let note = try context.insert("Note")
+        try note.setValue(meta, forKey: "meta")
+        try context.save()
+        #expect(try Context(store: store).fetch("Note")[0].value(forKey: "meta") == meta)
+        let statement = try store.connection.statement("SELECT json_extract(meta, '$.tags[1]'), json_extract(meta, '$.stars') FROM Note")
+        defer { statement.reset() }
+        #expect(try statement.step())
+        #expect(statement.string(0) == "b")
+        #expect(statement.int64(1) == 4)
+    }
+
+    @Test func defaultArchiveStoresPlistLikeValues() throws {
+        let model = try Model(ModelDescription {
+            EntityDescription("Note") { Attribute.transformable("payload") }
+        }, registry: Registry())
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        let payload: Value = [
+            "n": .null, "b": true, "i": .int(-1 << 40), "d": 2.5, "f": .float(1.25), "s": "héllo",
+            "data": .binary(Data([0, 255])), "when": .date(Date(timeIntervalSinceReferenceDate: 1.000_000_1)),
+            "id": .uuid(UUID()), "list": [1, [2, [3]]], "empty": [:],
+        ]
+        try context.insert("Note").setValue(payload, forKey: "payload")
+        try context.save()
+        #expect(try Context(store: store).fetch("Note")[0].value(forKey: "payload") == payload)
+    }
+
+    @Test func modelFilesDeclareValueClassesAndTransformableAttributes() throws {
+        let registry = try colorRegistry()
+        let json = """
+        {"valueClasses": [
+            {"name": "Point", "kind": "struct", "fields": [{"name": "x", "type": "double"}, {"name": "y", "type": "double"}]},
+            {"name": "Segment", "kind": "struct", "fields": [{"name": "from", "type": "Point"}, {"name": "to", "type": "Point"}]},
+            {"name": "Digest", "kind": "opaque", "size": 32}
+         ],
+         "entities": [{"name": "Shape", "attributes": [
+            {"name": "fill", "type": "transformable", "valueClass": "Color", "transformer": "ColorToData", "decode": "eager"},
+            {"name": "tags", "type": "transformable", "transformer": ["JSON"], "encode": "immediate"},
+            {"name": "scratch", "type": "undefined", "transient": true, "valueClass": "Segment"}
+         ]}]}
+        """
+        let description = try ModelDescription(json: Data(json.utf8))
+        let model = try Model(description, registry: registry)
+        let shape = try model.entity(named: "Shape")
+        #expect(try shape.attribute(named: "fill").transformerNames == ["ColorToData"])
+        #expect(try shape.attribute(named: "tags").codec?.encode == .immediate)
+        #expect(try shape.attribute(named: "scratch").valueClassName == "Segment")
+        #expect(try ModelDescription(json: Data(description.jsonText().utf8)) == description)
+        #expect(amberError { _ = try ModelDescription(json: Data(#"{"entities": [], "valueClasses": [{"name": "X", "kind": "blob"}]}"#.utf8)) }?
+            .description == "$.valueClasses[0].kind: expected \"struct\" or \"opaque\", found \"blob\"")
+    }
+}
+
+/// Saves `count` books with covers into `store`.
+private func fillCovers(_ store: Store, _ registry: Registry, count: Int) throws {
+    let context = Context(store: store)
+    for i in 0..<count {
+        let book = try context.insert("Book")
+        try book.setValue(.string("Book \(i)"), forKey: "title")
+        try book.setValue(try color(Float(i) / 10, 0.5, 0.5, 1, in: registry), forKey: "cover")
+    }
+    try context.save()
+}
+
+extension Value {
+    var customBytes: Data? {
+        if case .custom(let c) = self { return c.bytes }
+        return nil
+    }
+}
