@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages Amber builds against, if they are missing:
-# SQLite's headers and library (the store). Uses sudo when not root.
+# SQLite (the store) and libffi (struct layouts), headers and libraries.
+# Uses sudo when not root.
 set -euo pipefail
 missing=()
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+ls /usr/include/ffi.h /usr/include/*/ffi.h >/dev/null 2>&1 || missing+=(libffi-dev)
 command -v cc >/dev/null || missing+=(gcc)
 command -v nm >/dev/null || missing+=(binutils)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -25,5 +25,6 @@ func reportingErrors(_ body: () throws -> Void) throws {
 func display(_ value: Value) -> String {
     if case .string(let s) = value { return s }
     if case .null = value { return "" }
+    if case .custom = value, !BooksSample.hex(value).isEmpty { return BooksSample.hex(value) }
     return value.description
 }

@@ -15,6 +15,7 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            try BooksSample.registerColor()
             let model = try Model(BooksSample.model)
             let existed = FileManager.default.fileExists(atPath: store)
             let context = Context(store: try Store(path: store, model: model))
@@ -58,37 +59,73 @@ enum BooksSample {
             Attribute.string("language").length(2...2)
             Attribute.float("rating").range(0, 5)
             Attribute.uuid("id")
+            Attribute.transformable("coverColor", valueClass: "Color", transformers: ["ColorToData"])
         }
         .unique("title", "author")
     }
 
-    /// Title, author, date (yyyy-MM-dd), price, pages, language, rating.
-    static let books: [(String, String, String, String, Int64, String, Double)] = [
-        ("Cien años de soledad", "Gabriel García Márquez", "1967-05-30", "14.50", 417, "es", 4.6),
-        ("L'Étranger", "Albert Camus", "1942-05-19", "9.90", 159, "fr", 4.2),
-        ("Le Petit Prince", "Antoine de Saint-Exupéry", "1943-04-06", "7.95", 96, "fr", 4.7),
-        ("Der Zauberberg", "Thomas Mann", "1924-11-20", "18.00", 1008, "de", 4.1),
-        ("Les Misérables", "Victor Hugo", "1862-04-03", "12.99", 1463, "fr", 4.4),
-        ("Klara and the Sun", "Kazuo Ishiguro", "2021-03-02", "16.99", 303, "en", 3.9),
-        ("Harlem Shuffle", "Colson Whitehead", "2021-09-14", "15.00", 318, "en", 4.0),
-        ("Bewilderment", "Richard Powers", "2021-09-21", "17.50", 278, "en", 3.8),
-        ("The Lincoln Highway", "Amor Towles", "2021-10-05", "19.99", 576, "en", 4.3),
-        ("Crossroads", "Jonathan Franzen", "2021-10-05", "20.00", 580, "en", 4.0),
-        ("Niebla", "Miguel de Unamuno", "1914-04-01", "6.50", 240, "es", 4.0),
-        ("Die Verwandlung", "Franz Kafka", "1915-10-01", "5.99", 96, "de", 4.3),
+    /// `struct Color { float r, g, b, a; }`, stored as its 16 bytes.
+    static let colorClass = ValueClassDescription.structure(
+        name: "Color", fields: ["r", "g", "b", "a"].map { FieldDescription($0, .float) })
+
+    /// Declares `Color` and registers `ColorToData` in the shared registry, once per process.
+    static func registerColor() throws {
+        let registry = Registry.shared
+        guard registry.structClass(named: "Color") == nil else { return }
+        try registry.declare(colorClass)
+        try registry.register(Transformer(
+            name: "ColorToData", from: "Color", to: "Binary",
+            forward: { value in
+                guard case .custom(let color) = value else { return .null }
+                return .binary(color.bytes)
+            },
+            reverse: { value in
+                guard case .binary(let bytes) = value else { return .null }
+                return .custom(CustomValue(className: "Color", bytes: bytes))
+            }))
+    }
+
+    /// "#RRGGBB" for a Color value.
+    static func hex(_ value: Value) -> String {
+        guard let color = Registry.shared.structClass(named: "Color"), let fields = try? color.fieldValues(of: value) else { return "" }
+        let parts = ["r", "g", "b"].map { key -> String in
+            guard case .float(let f)? = fields[key] else { return "00" }
+            let byte = Int((max(0, min(1, f)) * 255).rounded())
+            let hex = String(byte, radix: 16, uppercase: true)
+            return hex.count == 1 ? "0" + hex : hex
+        }
+        return "#" + parts.joined()
+    }
+
+    /// Title, author, date (yyyy-MM-dd), price, pages, language, rating, cover colour (r, g, b).
+    static let books: [(String, String, String, String, Int64, String, Double, (Float, Float, Float))] = [
+        ("Cien años de soledad", "Gabriel García Márquez", "1967-05-30", "14.50", 417, "es", 4.6, (0.85, 0.65, 0.13)),
+        ("L'Étranger", "Albert Camus", "1942-05-19", "9.90", 159, "fr", 4.2, (0.93, 0.91, 0.84)),
+        ("Le Petit Prince", "Antoine de Saint-Exupéry", "1943-04-06", "7.95", 96, "fr", 4.7, (0.20, 0.40, 0.80)),
+        ("Der Zauberberg", "Thomas Mann", "1924-11-20", "18.00", 1008, "de", 4.1, (0.30, 0.50, 0.30)),
+        ("Les Misérables", "Victor Hugo", "1862-04-03", "12.99", 1463, "fr", 4.4, (0.10, 0.10, 0.10)),
+        ("Klara and the Sun", "Kazuo Ishiguro", "2021-03-02", "16.99", 303, "en", 3.9, (1.00, 0.80, 0.20)),
+        ("Harlem Shuffle", "Colson Whitehead", "2021-09-14", "15.00", 318, "en", 4.0, (0.80, 0.20, 0.20)),
+        ("Bewilderment", "Richard Powers", "2021-09-21", "17.50", 278, "en", 3.8, (0.10, 0.20, 0.45)),
+        ("The Lincoln Highway", "Amor Towles", "2021-10-05", "19.99", 576, "en", 4.3, (0.75, 0.30, 0.15)),
+        ("Crossroads", "Jonathan Franzen", "2021-10-05", "20.00", 580, "en", 4.0, (0.55, 0.60, 0.65)),
+        ("Niebla", "Miguel de Unamuno", "1914-04-01", "6.50", 240, "es", 4.0, (0.70, 0.70, 0.72)),
+        ("Die Verwandlung", "Franz Kafka", "1915-10-01", "5.99", 96, "de", 4.3, (0.40, 0.30, 0.20)),
     ]
 
     static func insertSampleBooks(into context: Context) throws {
         // Resolve each attribute once; the loop then sets values by handle.
         let entity = try context.model.entity(named: "Book")
-        let names = ["title", "author", "published", "price", "pages", "language", "rating", "id"]
+        let names = ["title", "author", "published", "price", "pages", "language", "rating", "id", "coverColor"]
         let attributes = try names.map { try entity.attribute(named: $0) }
-        for (title, author, date, price, pages, language, rating) in books {
+        guard let colorClass = Registry.shared.structClass(named: "Color") else { return }
+        for (title, author, date, price, pages, language, rating, rgb) in books {
             let book = try context.insert(entity)
             let values: [Value] = [
                 .string(title), .string(author), .date(try Date("\(date)T12:00:00Z", strategy: .iso8601)),
                 Decimal(string: price).map(Value.decimal) ?? .null, .int(pages), .string(language), .double(rating),
                 .uuid(UUID()),
+                try colorClass.value(["r": .float(rgb.0), "g": .float(rgb.1), "b": .float(rgb.2), "a": .float(1)]),
             ]
             for (attribute, value) in zip(attributes, values) { try book.setValue(value, for: attribute) }
         }
@@ -110,6 +147,7 @@ enum BooksSample {
         let title = display(try book.value(forKey: "title"))
         let author = display(try book.value(forKey: "author"))
         let price = display(try book.value(forKey: "price"))
-        return "\(title) — \(author)\(price.isEmpty ? "" : " — \(price)")"
+        let cover = hex(try book.value(forKey: "coverColor"))
+        return "\(title) — \(author)\(price.isEmpty ? "" : " — \(price)")\(cover.isEmpty ? "" : " — cover \(cover)")"
     }
 }

@@ -39,6 +39,8 @@ struct Query: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            // The demo's store names ColorToData; this tool is the program that registers it.
+            try BooksSample.registerColor()
             let context = Context(store: try Store(openingExisting: store))
             let sortKeys = sort.map { text -> SortKey in
                 let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
@@ -77,6 +79,13 @@ struct Query: ParsableCommand {
         case .float(let f) where f.isFinite: Double(String(f)) ?? Double(f)
         case .string(let s): s
         case .binary(let d): d.base64EncodedString()
+        case .custom(let custom):
+            // Struct values as their fields; other custom values as base64.
+            if let layout = Registry.shared.structClass(named: custom.className), let fields = try? layout.fieldValues(of: value) {
+                fields.mapValues(jsonValue)
+            } else {
+                custom.bytes.base64EncodedString()
+            }
         default: value.description
         }
     }

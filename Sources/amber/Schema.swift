@@ -14,6 +14,8 @@ struct Schema: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            // The demo's store names ColorToData; this tool is the program that registers it.
+            try BooksSample.registerColor()
             let opened = try Store(openingExisting: store)
             let model = opened.model
             if json {
@@ -21,6 +23,7 @@ struct Schema: ParsableCommand {
                 return
             }
             print("store \(opened.identifier.uuidString), model version \(model.versionHash)")
+            for valueClass in model.description.valueClasses { print("value class \(valueClass.name)") }
             for entity in model.entities {
                 print("\nentity \(entity.name)")
                 for attribute in entity.attributes {
@@ -38,6 +41,8 @@ struct Schema: ParsableCommand {
 
     static func flags(_ attribute: Attribute) -> String {
         var flags: [String] = [attribute.isOptional ? "optional" : "required"]
+        if let valueClass = attribute.valueClassName { flags.append("class \(valueClass)") }
+        if !attribute.transformerNames.isEmpty { flags.append("via " + attribute.transformerNames.joined(separator: " > ")) }
         if attribute.isTransient { flags.append("transient") }
         if attribute.isIndexed { flags.append("indexed") }
         if !attribute.defaultValue.isNull { flags.append("default \(attribute.defaultValue)") }
