@@ -5,7 +5,7 @@
 set -euo pipefail
 missing=()
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
-ls /usr/include/ffi.h /usr/include/*/ffi.h >/dev/null 2>&1 || missing+=(libffi-dev)
+{ [ -f /usr/include/ffi.h ] || compgen -G "/usr/include/*/ffi.h" >/dev/null; } || missing+=(libffi-dev)
 command -v cc >/dev/null || missing+=(gcc)
 command -v nm >/dev/null || missing+=(binutils)
 if [ ${#missing[@]} -gt 0 ]; then
