@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "AmberC", type: .dynamic, targets: ["AmberCAPI"]),
         // The command-line tool.
         .executable(name: "amber", targets: ["amber"]),
+        // The benchmark: Amber against raw SQLite in the same run.
+        .executable(name: "amber-bench", targets: ["amber-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -29,6 +31,7 @@ let package = Package(
             name: "amber",
             dependencies: ["Amber", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/amber"),
+        .executableTarget(name: "amber-bench", dependencies: ["Amber", "CSQLite"], path: "Sources/amber-bench"),
         .testTarget(name: "AmberTests", dependencies: ["Amber", "CSQLite"], path: "Tests/AmberTests"),
     ]
 )

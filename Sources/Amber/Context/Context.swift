@@ -11,13 +11,10 @@ public final class Context {
     public let store: Store
     /// Objects with pending changes (inserted, set or deleted), each once, in first-touch order.
     private var pending: [ManagedObject] = []
-    /// Registered saved objects by entity and primary key, held weakly:
-    /// an unchanged object the caller no longer holds is released.
-    private var registry: [[Int64: WeakObject]]
-
-    private struct WeakObject {
-        weak var object: ManagedObject?
-    }
+    /// Saved objects by entity and primary key, without a strong reference:
+    /// an unchanged object nobody holds is released, and its deinit removes
+    /// it here (cheaper than a weak reference, which allocates per object).
+    private var registry: [[Int64: Unmanaged<ManagedObject>]]
 
     /// A context over `store`.
     public init(store: Store) {
@@ -58,6 +55,15 @@ public final class Context {
         guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
         object.deletedFlag = true
         track(object)
+    }
+
+    /// Called by a registered object's deinit.
+    func unregister(_ object: ManagedObject, primaryKey: Int64) {
+        let index = object.entity.index
+        // One hash in the common case; a different object under the key (not expected) is put back.
+        if let removed = registry[index].removeValue(forKey: primaryKey), removed.toOpaque() != Unmanaged.passUnretained(object).toOpaque() {
+            registry[index][primaryKey] = removed
+        }
     }
 
     func track(_ object: ManagedObject) {
@@ -109,11 +115,9 @@ public final class Context {
         let statement = try query.prepare(on: store.connection)
         defer { statement.reset() }
         var results: [ManagedObject] = []
-        var registered = registry[entity.index]
-        defer { registry[entity.index] = registered }
         while try statement.step() {
             let pk = statement.int64(0)
-            if let existing = registered[pk]?.object {
+            if let existing = registry[entity.index][pk]?.takeUnretainedValue() {
                 if !existing.deletedFlag { results.append(existing) }
                 continue
             }
@@ -127,7 +131,7 @@ public final class Context {
                                        context: self, values: values, committed: values, version: statement.int64(1),
                                        codecState: entity.fetchCodecState)
             if !entity.codedAttributes.isEmpty { object.decodeEagerAttributes() }
-            registered[pk] = WeakObject(object: object)
+            registry[entity.index][pk] = Unmanaged.passUnretained(object)
             results.append(object)
         }
         return results
@@ -170,7 +174,7 @@ public final class Context {
         if let found = pending.first(where: { $0.objectID == id }) { return found }
         guard id.storeIdentifier == store.identifier, let pk = id.primaryKey else { throw .objectNotFound(id) }
         let entity = try model.entity(named: id.entityName)
-        if let registered = registry[entity.index][pk]?.object { return registered }
+        if let registered = registry[entity.index][pk]?.takeUnretainedValue() { return registered }
         let request = try FetchRequest(entity.name, where: "SELF == %@", .objectID(id))
         guard let object = try fetch(request).first else { throw .objectNotFound(id) }
         return object
@@ -230,7 +234,7 @@ public final class Context {
             object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
             object.insertedFlag = false
             object.version = 1
-            registry[object.entity.index][pk] = WeakObject(object: object)
+            registry[object.entity.index][pk] = Unmanaged.passUnretained(object)
         }
         for object in updates { object.version += 1 }
         for object in deletes {

@@ -50,6 +50,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         self.codecState = codecState
     }
 
+    deinit {
+        if let context, let pk = objectID.primaryKey { context.unregister(self, primaryKey: pk) }
+    }
+
     // MARK: Reading and writing values
 
     /// The current value of `attribute`. A transformable attribute's stored

@@ -14,19 +14,22 @@ struct StoreWriter {
     func insert(_ objects: [ManagedObject], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
-        var statements: [Int: Statement] = [:]
+        // One statement per entity for the whole save, found by entity index (no hashing per row).
+        var statements = [Statement?](repeating: nil, count: store.mappings.count)
         for object in objects {
-            let mapping = store.mapping(for: object.entity)
+            let entityIndex = object.entity.index
+            let mapping = store.mappings[entityIndex]
             let statement: Statement
-            if let cached = statements[object.entity.index] {
+            if let cached = statements[entityIndex] {
                 statement = cached
             } else {
                 statement = try store.connection.statement(mapping.insertSQL)
-                statements[object.entity.index] = statement
+                statements[entityIndex] = statement
             }
-            statement.bind(0, Int64(object.entity.index + 1))
+            statement.bind(0, Int64(entityIndex + 1))
+            let values = object.values
             for (i, column) in mapping.columns.enumerated() {
-                TableMapping.bind(object.values[column.slot], at: Int32(i + 1), in: statement)
+                TableMapping.bind(values[column.slot], at: Int32(i + 1), in: statement)
             }
             if try run(statement, for: object, problems: &problems) {
                 keys.append(store.connection.lastInsertRowID)
@@ -42,8 +45,9 @@ struct StoreWriter {
         for object in objects {
             let mapping = store.mapping(for: object.entity)
             let statement = try store.connection.statement(mapping.updateSQL)
+            let values = object.values
             for (i, column) in mapping.columns.enumerated() {
-                TableMapping.bind(object.values[column.slot], at: Int32(i), in: statement)
+                TableMapping.bind(values[column.slot], at: Int32(i), in: statement)
             }
             statement.bind(Int32(mapping.columns.count), object.objectID.primaryKey ?? 0)
             statement.bind(Int32(mapping.columns.count + 1), object.version)

@@ -9,7 +9,7 @@ import Foundation
 /// KEY), `_entity` (the entity's number in the model, 1-based) and `_version`
 /// (raised on every update, for optimistic locking), then one column per
 /// persistent attribute, named as the attribute.
-struct TableMapping {
+final class TableMapping {
     let entity: Entity
     let table: String
     /// `_pk, _version, "a", "b", …` — the select list for fetching objects.

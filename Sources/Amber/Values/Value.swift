@@ -24,20 +24,21 @@ public enum Value: Sendable, Hashable {
     /// A point in time, kept with the full precision of `Date`.
     case date(Date)
     /// A base-10 number; never converted through `Double`, so no digit is lost.
-    case decimal(Decimal)
+    // Indirect: keeps every Value 17 bytes, so slot arrays stay compact and cheap to copy.
+    indirect case decimal(Decimal)
     /// A 128-bit UUID (stored as its 16 bytes).
     case uuid(UUID)
     /// A URI.
     case uri(URL)
     /// A reference to another object.
-    case objectID(ObjectID)
+    indirect case objectID(ObjectID)
     /// An ordered list of values (plist-like; stored through transformers).
     case array([Value])
     /// A string-keyed dictionary of values (plist-like; stored through transformers).
     case dictionary([String: Value])
     /// A value of a custom value class (a struct class or an opaque class):
     /// its class name and its bytes.
-    case custom(CustomValue)
+    indirect case custom(CustomValue)
 
     /// The value class of this value.
     public var valueClass: ValueClass {
