@@ -1,26 +1,58 @@
 /*
  * amber.h — the C API of Amber, an object store with typed, checked value
- * transformers.
+ * transformers over SQLite.
  *
  * This header is the contract for every non-Swift caller (C, C++, and any
  * language with a C FFI). It is hand-written C11; the Swift implementation is
- * checked against it by the compiler (`@c @implementation`).
+ * checked against it by the compiler (`@c @implementation`), and a test
+ * checks that the library exports exactly the functions declared here.
  *
- * Conventions (they hold for every function declared here):
- *   - Every name starts with `amber_` (functions, types) or `AMBER_` (macros).
- *   - Strings passed in or out are UTF-8.
- *   - Functions that can fail return `amber_status`: 0 on success, a negative
- *     code on failure. Outputs are written through pointers, the out-parameter
- *     first.
+ * CONVENTIONS (they hold for every function unless its comment says otherwise)
+ *
+ *   Status.   Functions that can fail return amber_status: AMBER_OK (0) on
+ *             success, a negative AMBER_E_* code on failure. On failure the
+ *             out-parameters are left untouched and the thread's last error
+ *             (amber_last_error_code / _message / _origin) describes what
+ *             went wrong. Nothing the caller owns is ever freed on failure.
+ *
+ *   Outputs.  Results are written through pointers, the out-parameter first.
+ *
+ *   Handles.  Every amber_* object type is an opaque handle. A handle carries
+ *             a magic cookie, its type and a generation, so a NULL, released
+ *             ("stale"), forged or wrong-type handle is reported as
+ *             AMBER_E_NULL_ARGUMENT, AMBER_E_INVALID_HANDLE or
+ *             AMBER_E_WRONG_HANDLE_TYPE: never dereferenced, never a crash.
+ *
+ *   Threads.  Registries, models, entity and attribute handles may be used
+ *             from any thread. A context, and the object handles it gives
+ *             out, belong to the thread that created the context; use from
+ *             another thread fails with AMBER_E_WRONG_THREAD. A store may be
+ *             shared by contexts of one thread.
+ *
+ *   Strings.  Names (entities, attributes, classes, transformers, paths) are
+ *             NUL-terminated UTF-8. String values carry a length and need no
+ *             NUL. Invalid UTF-8 is refused with AMBER_E_INVALID_UTF8.
+ *             Strings the library returns are NUL-terminated and UTF-8.
+ *
+ *   Memory.   Input pointers are borrowed for the duration of the call only:
+ *             the library copies what it keeps. Memory the library returns
+ *             to the caller is released with amber_free() (buffers, arrays)
+ *             or amber_value_release() (the contents of an amber_value),
+ *             as each function states.
  */
 #ifndef AMBER_H
 #define AMBER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                 */
+/* ------------------------------------------------------------------------ */
 
 /** Major version of the C ABI. Raised only when an existing declaration
  *  changes incompatibly; the shared library's SONAME carries the same number
@@ -38,6 +70,460 @@ const char *amber_version(void);
  *  AMBER_ABI_VERSION to detect a header/library mismatch. Never fails; safe
  *  to call from any thread. */
 int32_t amber_abi_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and the last error                                          */
+/* ------------------------------------------------------------------------ */
+
+/** 0 on success, a negative AMBER_E_* code on failure. */
+typedef int32_t amber_status;
+
+enum {
+    AMBER_OK = 0,
+    AMBER_E_NULL_ARGUMENT = -1,      /**< a required pointer argument was NULL */
+    AMBER_E_INVALID_HANDLE = -2,     /**< not a live Amber handle: released, forged or corrupt */
+    AMBER_E_WRONG_HANDLE_TYPE = -3,  /**< a live handle of another type (a context where an object was expected) */
+    AMBER_E_WRONG_THREAD = -4,       /**< a context or object used from a thread other than its context's */
+    AMBER_E_INVALID_UTF8 = -5,       /**< a name or string value is not valid UTF-8 */
+    AMBER_E_NOT_FOUND = -6,          /**< no entity, attribute, class, transformer or object of that name or ID */
+    AMBER_E_INVALID_VALUE = -7,      /**< a value of the wrong class, size or range; a malformed amber_value */
+    AMBER_E_INVALID_MODEL = -8,      /**< the model failed to bind; the message lists every problem */
+    AMBER_E_INVALID_JSON = -9,       /**< a model file is malformed; the origin is the JSON path */
+    AMBER_E_INVALID_PREDICATE = -10, /**< predicate text failed to parse or compile; the message has the position */
+    AMBER_E_SAVE_FAILED = -11,       /**< a save failed: nothing written, every pending change kept */
+    AMBER_E_MODEL_MISMATCH = -12,    /**< the store was made with a differently shaped model */
+    AMBER_E_NOT_A_STORE = -13,       /**< the file is missing, not SQLite, or not an Amber store */
+    AMBER_E_TRANSFORMER = -14,       /**< a transformer failed or returned a value other than it declared */
+    AMBER_E_DUPLICATE = -15,         /**< a value class or transformer name is already registered */
+    AMBER_E_INVALID_DECLARATION = -16, /**< a malformed value class or transformer declaration */
+    AMBER_E_UNAVAILABLE = -17,       /**< the object was deleted or belongs to no context */
+    AMBER_E_SQLITE = -18,            /**< SQLite reported an error */
+    AMBER_E_BUFFER_TOO_SMALL = -19,  /**< a caller-provided array is too small; see the function */
+    AMBER_E_INTERNAL = -99           /**< a bug in Amber; please report it with the message */
+};
+
+/** The code of the last failing call on this thread (AMBER_OK if none since
+ *  the thread started or since amber_clear_error). Never fails. */
+amber_status amber_last_error_code(void);
+
+/** A sentence describing the last failure on this thread, naming the place
+ *  (entity.attribute, transformer, JSON path, predicate position) and the
+ *  reason. Never NULL ("" if no error).
+ *
+ *  Lifetime: the string is owned by the library and stays valid until the
+ *  next failing amber_ call on the same thread or amber_clear_error; copy it
+ *  to keep it longer. */
+const char *amber_last_error_message(void);
+
+/** What the last failure on this thread concerns: "Book.title", a
+ *  transformer's name, a file path, "$.entities[0]"; "" if nothing more
+ *  specific than the message. Never NULL; lifetime as for the message. */
+const char *amber_last_error_origin(void);
+
+/** Resets this thread's last error to AMBER_OK. */
+void amber_clear_error(void);
+
+/** Releases memory the library returned: buffers and arrays, as each
+ *  function says. NULL is ignored. */
+void amber_free(void *pointer);
+
+/* ------------------------------------------------------------------------ */
+/* Handles                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct amber_registry amber_registry;   /**< value classes and transformers */
+typedef struct amber_model amber_model;         /**< a bound, immutable model */
+typedef struct amber_model_builder amber_model_builder; /**< a model being built in code */
+typedef struct amber_entity amber_entity;       /**< an entity of a model (owned by the model) */
+typedef struct amber_attribute amber_attribute; /**< an attribute of an entity (owned by the model) */
+typedef struct amber_store amber_store;         /**< an open store */
+typedef struct amber_context amber_context;     /**< a scratchpad of objects over a store */
+typedef struct amber_object amber_object;       /**< an object (owned by its context) */
+
+/* ------------------------------------------------------------------------ */
+/* Values                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Value types: the `type` field of amber_value. */
+enum {
+    AMBER_VALUE_NULL = 0,
+    AMBER_VALUE_BOOL = 1,      /**< v.boolean: 0 or 1 */
+    AMBER_VALUE_INT = 2,       /**< v.integer (Integer 16/32/64 attributes check their range) */
+    AMBER_VALUE_DOUBLE = 3,    /**< v.real */
+    AMBER_VALUE_FLOAT = 4,     /**< v.real32 */
+    AMBER_VALUE_STRING = 5,    /**< v.text: UTF-8 bytes and their count */
+    AMBER_VALUE_BINARY = 6,    /**< v.bytes */
+    AMBER_VALUE_DATE = 7,      /**< v.date: seconds since 1970-01-01 UTC */
+    AMBER_VALUE_DECIMAL = 8,   /**< v.text: the number in decimal text ("12.99"), exact */
+    AMBER_VALUE_UUID = 9,      /**< v.uuid: 16 bytes */
+    AMBER_VALUE_URI = 10,      /**< v.text */
+    AMBER_VALUE_OBJECT_ID = 11, /**< v.text: an object ID's URI form */
+    AMBER_VALUE_CUSTOM = 12,   /**< v.custom: a struct or opaque class's name and bytes */
+    AMBER_VALUE_PLIST = 13     /**< v.text: a plist-like value (array, dictionary, …) as JSON text */
+};
+
+/** A tagged value, always passed by pointer.
+ *
+ *  Filled by the caller (for set, arguments, transformer results): every
+ *  pointer is borrowed; the library copies what it keeps.
+ *  Filled by the library (amber_object_get): the pointers are owned by the
+ *  caller, who must call amber_value_release() once done. */
+typedef struct amber_value {
+    int32_t type; /**< an AMBER_VALUE_* constant */
+    union {
+        int32_t boolean;
+        int64_t integer;
+        double real;
+        float real32;
+        double date;
+        uint8_t uuid[16];
+        struct {
+            const char *data; /**< UTF-8, not necessarily NUL-terminated when given by the caller */
+            size_t length;    /**< in bytes */
+        } text;
+        struct {
+            const void *data;
+            size_t length;
+        } bytes;
+        struct {
+            const char *class_name; /**< NUL-terminated */
+            const void *data;       /**< the value's bytes: for a struct class, the C struct itself */
+            size_t length;
+        } custom;
+    } v;
+} amber_value;
+
+/** Frees what an amber_value filled by the library points to and sets it to
+ *  AMBER_VALUE_NULL. Do not call it on values you filled yourself. NULL is
+ *  ignored. */
+void amber_value_release(amber_value *value);
+
+/* ------------------------------------------------------------------------ */
+/* Registries: value classes and transformers                               */
+/* ------------------------------------------------------------------------ */
+
+/** C scalar types of struct fields: the `type` of amber_field. */
+enum {
+    AMBER_FIELD_INT8 = 1, AMBER_FIELD_INT16, AMBER_FIELD_INT32, AMBER_FIELD_INT64,
+    AMBER_FIELD_UINT8, AMBER_FIELD_UINT16, AMBER_FIELD_UINT32, AMBER_FIELD_UINT64,
+    AMBER_FIELD_FLOAT, AMBER_FIELD_DOUBLE, AMBER_FIELD_BOOL,
+    AMBER_FIELD_STRUCT /**< a nested struct class, named by struct_name */
+};
+
+/** One field of a struct class. */
+typedef struct amber_field {
+    const char *name;
+    int32_t type;            /**< an AMBER_FIELD_* constant */
+    const char *struct_name; /**< for AMBER_FIELD_STRUCT: a struct class declared before; else NULL */
+} amber_field;
+
+/** A new, empty registry (holding only the built-in transformers
+ *  "AmberArchive" and "JSON"). Free it with amber_registry_free. */
+amber_status amber_registry_new(amber_registry **out);
+
+/** The process-wide registry models bind against by default. The handle is
+ *  the same on every call; freeing it only invalidates that handle. */
+amber_status amber_registry_shared(amber_registry **out);
+
+/** Releases the handle. Models bound against the registry keep what they
+ *  resolved; a transformer's userdata_free runs when neither the registry
+ *  nor any bound model uses the transformer any more. */
+amber_status amber_registry_free(amber_registry *registry);
+
+/** Declares a struct class of `field_count` fields. Its layout (size,
+ *  alignment, offsets) is computed by libffi, so it equals what this
+ *  platform's C compiler gives the same struct.
+ *  Errors: AMBER_E_DUPLICATE (name taken), AMBER_E_INVALID_DECLARATION (bad
+ *  name, duplicate field, unknown nested struct), AMBER_E_NOT_FOUND. */
+amber_status amber_registry_declare_struct(amber_registry *registry, const char *name,
+                                           const amber_field *fields, size_t field_count);
+
+/** Declares an opaque class: bytes only its transformers understand. With
+ *  fixed_size > 0 every value must have exactly that many bytes; 0 means any. */
+amber_status amber_registry_declare_opaque(amber_registry *registry, const char *name, size_t fixed_size);
+
+/** The layout of struct class `name`: its size and alignment, and the offset
+ *  of each field in declaration order into out_offsets (which may be NULL
+ *  when offsets_capacity is 0). *out_field_count receives the number of
+ *  fields; if it exceeds offsets_capacity the call fails with
+ *  AMBER_E_BUFFER_TOO_SMALL after setting *out_field_count only. */
+amber_status amber_registry_struct_layout(size_t *out_size, size_t *out_alignment, size_t *out_offsets,
+                                          size_t *out_field_count, size_t offsets_capacity,
+                                          amber_registry *registry, const char *name);
+
+/** A transformer function: converts `*input` into `*output`.
+ *
+ *  `input` and what it points to are borrowed for the call. The function
+ *  fills `*output` (initially AMBER_VALUE_NULL) with a value whose pointers
+ *  stay valid until the host calls the transformer's `release` (or, if
+ *  release is NULL, for the life of the process). Return AMBER_OK, or any
+ *  negative code to report failure (the host then names the transformer in
+ *  its error). The host checks the result's class and size against what the
+ *  transformer declares, on every call. Called on the thread of the context
+ *  being read or saved. */
+typedef int32_t (*amber_transform_fn)(amber_value *output, const amber_value *input, void *userdata);
+
+/** Releases what a transformer put in `*output`; called once per successful
+ *  call, after the host has copied the result. */
+typedef void (*amber_release_fn)(amber_value *output, void *userdata);
+
+/** Frees a transformer's userdata. */
+typedef void (*amber_userdata_free_fn)(void *userdata);
+
+/** Registers a transformer named `name` from class `input_class` to class
+ *  `output_class` (built-in class names: "Binary", "String", "Integer",
+ *  "Double", "Float", "Boolean", "Date", "Decimal", "UUID", "URI",
+ *  "PropertyList"; or a declared class). `reverse` may be NULL for a one-way
+ *  transformer (which cannot store values). `release` may be NULL when
+ *  results point to static memory.
+ *
+ *  `userdata_free` (may be NULL) runs exactly once: right away if the
+ *  registration fails, otherwise when the transformer is no longer used by
+ *  the registry or by any model bound with it.
+ *  Errors: AMBER_E_DUPLICATE (the message names both sources),
+ *  AMBER_E_INVALID_DECLARATION, AMBER_E_NULL_ARGUMENT (forward). */
+amber_status amber_registry_register_transformer(amber_registry *registry, const char *name,
+                                                 const char *input_class, const char *output_class,
+                                                 amber_transform_fn forward, amber_transform_fn reverse,
+                                                 amber_release_fn release, void *userdata,
+                                                 amber_userdata_free_fn userdata_free);
+
+/* ------------------------------------------------------------------------ */
+/* Models                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Reads a model from JSON text (the format of docs/model-json.md) and binds
+ *  it against `registry` (NULL: the shared registry). Free it with
+ *  amber_model_free.
+ *  Errors: AMBER_E_INVALID_JSON (origin: the JSON path), AMBER_E_INVALID_MODEL
+ *  (the message lists every problem with its place). */
+amber_status amber_model_from_json(amber_model **out, const char *json, size_t length, amber_registry *registry);
+
+/** Like amber_model_from_json, reading the file at `path`. */
+amber_status amber_model_from_file(amber_model **out, const char *path, amber_registry *registry);
+
+/** The model as JSON text in the model file format. *out is NUL-terminated
+ *  and owned by the caller (amber_free); *out_length excludes the NUL. */
+amber_status amber_model_to_json(char **out, size_t *out_length, amber_model *model);
+
+/** Releases the model handle and the entity and attribute handles it gave
+ *  out. Stores opened with the model keep working. */
+amber_status amber_model_free(amber_model *model);
+
+/** The entity named `name`. The handle is owned by the model (valid until
+ *  amber_model_free) and is the same on every call.
+ *  Errors: AMBER_E_NOT_FOUND, with the nearest name in the message. */
+amber_status amber_model_entity(amber_entity **out, amber_model *model, const char *name);
+
+/** The attribute named `name` of `entity`; owned by the model, like entities.
+ *  Resolve attributes once and use the handle in loops. */
+amber_status amber_entity_attribute(amber_attribute **out, amber_entity *entity, const char *name);
+
+/** The entity's name: NUL-terminated, owned by the model. */
+amber_status amber_entity_name(const char **out, amber_entity *entity);
+
+/** Attribute types: the `type` of amber_attribute_spec. */
+enum {
+    AMBER_TYPE_INTEGER16 = 1, AMBER_TYPE_INTEGER32, AMBER_TYPE_INTEGER64, AMBER_TYPE_DECIMAL,
+    AMBER_TYPE_DOUBLE, AMBER_TYPE_FLOAT, AMBER_TYPE_STRING, AMBER_TYPE_BOOLEAN, AMBER_TYPE_DATE,
+    AMBER_TYPE_BINARY, AMBER_TYPE_UUID, AMBER_TYPE_URI, AMBER_TYPE_TRANSFORMABLE, AMBER_TYPE_UNDEFINED
+};
+
+/** Flags of amber_attribute_spec. */
+enum {
+    AMBER_ATTRIBUTE_REQUIRED = 1,        /**< nil is refused at save (attributes are optional otherwise) */
+    AMBER_ATTRIBUTE_TRANSIENT = 2,       /**< tracked, never stored */
+    AMBER_ATTRIBUTE_INDEXED = 4,         /**< the store keeps an index */
+    AMBER_ATTRIBUTE_DECODE_EAGER = 8,    /**< decode stored values at fetch, not on first read */
+    AMBER_ATTRIBUTE_ENCODE_IMMEDIATE = 16 /**< encode on every set, not at save */
+};
+
+/** An attribute to add with amber_model_builder_add_attribute. Zero-fill it
+ *  and set what applies; every pointer is borrowed for the call. */
+typedef struct amber_attribute_spec {
+    const char *name;
+    int32_t type;                   /**< an AMBER_TYPE_* constant */
+    uint32_t flags;                 /**< AMBER_ATTRIBUTE_* flags, or-ed */
+    const amber_value *default_value; /**< NULL: none */
+    const amber_value *min_value;   /**< NULL: none (numbers, decimals, dates) */
+    const amber_value *max_value;   /**< NULL: none */
+    int64_t min_length;             /**< -1 or 0: none (characters or bytes) */
+    int64_t max_length;             /**< -1 or 0: none */
+    const char *pattern;            /**< NULL: none; a regular expression the whole string must match */
+    const char *value_class;        /**< transformable/undefined: NULL for plist-like / any values */
+    const char *const *transformers; /**< the chain, first link first */
+    size_t transformer_count;       /**< 0 on a transformable attribute: the default archive */
+    const char *storage;            /**< transient with transformers: the persistent attribute keeping its encoded form */
+} amber_attribute_spec;
+
+/** A new, empty model builder. Free it with amber_model_builder_free. */
+amber_status amber_model_builder_new(amber_model_builder **out);
+
+/** Releases the builder (models built from it are unaffected). */
+amber_status amber_model_builder_free(amber_model_builder *builder);
+
+/** Adds an entity. Names are checked when the model is bound. */
+amber_status amber_model_builder_add_entity(amber_model_builder *builder, const char *name);
+
+/** Adds an attribute to the entity named `entity` (added before).
+ *  Errors: AMBER_E_NOT_FOUND (entity), AMBER_E_INVALID_VALUE (a malformed
+ *  spec: unknown type, bad value); model rules are checked at bind. */
+amber_status amber_model_builder_add_attribute(amber_model_builder *builder, const char *entity,
+                                               const amber_attribute_spec *spec);
+
+/** Adds a compound index over `count` attributes of `entity`. */
+amber_status amber_model_builder_add_index(amber_model_builder *builder, const char *entity,
+                                           const char *const *attributes, size_t count);
+
+/** Adds a uniqueness constraint over `count` attributes of `entity`. */
+amber_status amber_model_builder_add_unique(amber_model_builder *builder, const char *entity,
+                                            const char *const *attributes, size_t count);
+
+/** Sets a user-info entry of `entity`, or of its attribute `attribute` when not NULL. */
+amber_status amber_model_builder_set_user_info(amber_model_builder *builder, const char *entity,
+                                               const char *attribute, const char *key, const char *value);
+
+/** Declares a struct class in the model itself (as "valueClasses" in JSON). */
+amber_status amber_model_builder_declare_struct(amber_model_builder *builder, const char *name,
+                                                const amber_field *fields, size_t field_count);
+
+/** Declares an opaque class in the model itself; fixed_size 0 means any size. */
+amber_status amber_model_builder_declare_opaque(amber_model_builder *builder, const char *name, size_t fixed_size);
+
+/** Binds what the builder holds against `registry` (NULL: shared) into a
+ *  new model (amber_model_free). The builder stays usable.
+ *  Errors: AMBER_E_INVALID_MODEL listing every problem. */
+amber_status amber_model_builder_bind(amber_model **out, amber_model_builder *builder, amber_registry *registry);
+
+/* ------------------------------------------------------------------------ */
+/* Stores                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Opens (creating if needed) the store at `path` with `model`; `path` NULL
+ *  opens an in-memory store. Close it with amber_store_close.
+ *  Errors: AMBER_E_MODEL_MISMATCH (the message lists each difference),
+ *  AMBER_E_NOT_A_STORE, AMBER_E_SQLITE. */
+amber_status amber_store_open(amber_store **out, const char *path, amber_model *model);
+
+/** Opens an existing store with the model it carries, bound against
+ *  `registry` (NULL: shared). *out_model (may be NULL) receives a new handle
+ *  to that model, owned by the caller (amber_model_free). */
+amber_status amber_store_open_existing(amber_store **out, amber_model **out_model, const char *path,
+                                       amber_registry *registry);
+
+/** Releases the store handle. The database closes once no context uses it. */
+amber_status amber_store_close(amber_store *store);
+
+/* ------------------------------------------------------------------------ */
+/* Contexts                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** A new context over `store`, owned by the calling thread. Free it with
+ *  amber_context_free (pending changes are discarded). */
+amber_status amber_context_new(amber_context **out, amber_store *store);
+
+/** Releases the context and every object handle it gave out. */
+amber_status amber_context_free(amber_context *context);
+
+/** Inserts a new object of `entity` with its default values. The object
+ *  handle is owned by the context (valid until amber_context_free). */
+amber_status amber_context_insert(amber_object **out, amber_context *context, amber_entity *entity);
+
+/** Marks `object` for deletion at the next save (a new object is dropped). */
+amber_status amber_context_delete(amber_context *context, amber_object *object);
+
+/** A sort key of amber_fetch_request. */
+typedef struct amber_sort {
+    const char *key;          /**< an attribute name */
+    int32_t descending;       /**< nonzero: largest first */
+    int32_t case_insensitive; /**< nonzero: compare strings ignoring case */
+} amber_sort;
+
+/** What to fetch. Zero-fill it and set what applies; pointers are borrowed. */
+typedef struct amber_fetch_request {
+    const char *entity;           /**< the entity's name (required) */
+    const char *predicate;        /**< Core Data predicate text, or NULL for all objects */
+    const amber_value *arguments; /**< values for %@ and attribute names (strings) for %K, in order */
+    size_t argument_count;
+    const amber_sort *sort;       /**< sort keys, first key first */
+    size_t sort_count;
+    int64_t limit;                /**< at most this many; 0 or negative: no limit */
+    int64_t offset;               /**< skip this many first */
+} amber_fetch_request;
+
+/** Fetches the objects matching `request` (as saved; objects already in the
+ *  context come with their pending changes; objects deleted here are left
+ *  out). *out_objects is an array of *out_count handles owned by the
+ *  context; the array itself is the caller's (amber_free). With no match,
+ *  *out_objects is NULL and *out_count 0.
+ *  Errors: AMBER_E_NOT_FOUND (entity, attribute), AMBER_E_INVALID_PREDICATE
+ *  (the message has the 1-based position), AMBER_E_SQLITE. */
+amber_status amber_context_fetch(amber_object ***out_objects, size_t *out_count, amber_context *context,
+                                 const amber_fetch_request *request);
+
+/** How many objects `request` would fetch. */
+amber_status amber_context_count(int64_t *out, amber_context *context, const amber_fetch_request *request);
+
+/** Writes every pending change in one transaction, all or nothing.
+ *  Errors: AMBER_E_SAVE_FAILED: nothing was written, every pending change is
+ *  kept, and the message lists every problem (object, attribute or
+ *  constraint, rule or transformer); fix the values and save again. */
+amber_status amber_context_save(amber_context *context);
+
+/** Discards every pending change. */
+amber_status amber_context_rollback(amber_context *context);
+
+/** *out = 1 if a save would write anything, else 0. */
+amber_status amber_context_has_changes(int32_t *out, amber_context *context);
+
+/** Which pending objects amber_context_pending_objects lists. */
+enum { AMBER_PENDING_INSERTED = 1, AMBER_PENDING_UPDATED = 2, AMBER_PENDING_DELETED = 3 };
+
+/** The inserted, updated or deleted objects (`kind`), in the order they were
+ *  first touched; the array is the caller's (amber_free), the handles the
+ *  context's. With none, *out_objects is NULL and *out_count 0. */
+amber_status amber_context_pending_objects(amber_object ***out_objects, size_t *out_count, amber_context *context,
+                                           int32_t kind);
+
+/** The object whose ID has the URI form `uri` (NUL-terminated): the one in
+ *  this context, or else fetched from the store. Errors: AMBER_E_NOT_FOUND. */
+amber_status amber_context_object_with_uri(amber_object **out, amber_context *context, const char *uri);
+
+/* ------------------------------------------------------------------------ */
+/* Objects                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** The current value of `attribute` (transformed values are decoded, lazily
+ *  unless the attribute decodes at fetch). *out is owned by the caller:
+ *  release it with amber_value_release.
+ *  Errors: AMBER_E_WRONG_HANDLE_TYPE / AMBER_E_NOT_FOUND for an attribute of
+ *  another entity, AMBER_E_TRANSFORMER if the stored form cannot be decoded. */
+amber_status amber_object_get(amber_value *out, amber_object *object, amber_attribute *attribute);
+
+/** amber_object_get by attribute name (resolved on every call: prefer handles in loops). */
+amber_status amber_object_get_named(amber_value *out, amber_object *object, const char *attribute);
+
+/** Sets `attribute` to `*value` (copied). On any error nothing changes.
+ *  Errors: AMBER_E_INVALID_VALUE (the message names the attribute, the
+ *  expected type or class and the given value), AMBER_E_INVALID_UTF8,
+ *  AMBER_E_TRANSFORMER (immediate encoding), AMBER_E_UNAVAILABLE. */
+amber_status amber_object_set(amber_object *object, amber_attribute *attribute, const amber_value *value);
+
+/** amber_object_set by attribute name. */
+amber_status amber_object_set_named(amber_object *object, const char *attribute, const amber_value *value);
+
+/** The object's ID in URI form (amber://<store>/<Entity>/p<key>, or …/t<n>
+ *  until first saved). *out is NUL-terminated and the caller's (amber_free). */
+amber_status amber_object_uri(char **out, size_t *out_length, amber_object *object);
+
+/** The object's entity (a handle owned by the store's model). */
+amber_status amber_object_entity(amber_entity **out, amber_object *object);
+
+/** Change state flags of amber_object_state. */
+enum { AMBER_OBJECT_INSERTED = 1, AMBER_OBJECT_UPDATED = 2, AMBER_OBJECT_DELETED = 4, AMBER_OBJECT_TEMPORARY_ID = 8 };
+
+/** *out receives AMBER_OBJECT_* flags, or-ed. */
+amber_status amber_object_state(uint32_t *out, amber_object *object);
 
 #ifdef __cplusplus
 }

@@ -14,4 +14,10 @@ if [ "$declared" != "$exported" ]; then
     echo "exported but not declared:"; comm -13 <(echo "$declared") <(echo "$exported") | sed 's/^/  /'
     exit 1
 fi
-echo "$(echo "$declared" | wc -l) functions declared and exported"
+# Nothing else of C linkage may leak out (Swift symbols start with $s).
+others=$(nm -D --defined-only "$lib" | awk '{ print $3 }' | grep -vE '^(\$s|amber_|__bss_start$|_edata$|_end$|_init$|_fini$)' || true)
+if [ -n "$others" ]; then
+    echo "exported symbols that are neither amber_ functions nor Swift API:"; echo "$others" | sed 's/^/  /'
+    exit 1
+fi
+echo "$(echo "$declared" | wc -l) functions declared and exported, nothing else of C linkage"

@@ -33,8 +33,9 @@ public final class Store {
     }
 
     /// Opens an existing store with the model it carries, so a program (such
-    /// as the `amber` CLI) can read a store it did not make.
-    public convenience init(openingExisting path: String) throws(AmberError) {
+    /// as the `amber` CLI) can read a store it did not make. The model is
+    /// bound against `registry`, which must hold the transformers it names.
+    public convenience init(openingExisting path: String, registry: Registry = .shared) throws(AmberError) {
         guard FileManager.default.fileExists(atPath: path) else {
             throw .notAStore(path: path, reason: "no such file")
         }
@@ -43,7 +44,7 @@ public final class Store {
         guard let json = metadata["model"] else { throw .notAStore(path: path, reason: "no model in the metadata table") }
         let model: Model
         do throws(AmberError) {
-            model = try Model(ModelDescription(json: Data(json.utf8)))
+            model = try Model(ModelDescription(json: Data(json.utf8)), registry: registry)
         } catch {
             throw .notAStore(path: path, reason: "the stored model cannot be read: \(error)")
         }

@@ -1,0 +1,133 @@
+import Amber
+import AmberHeaders
+import Foundation
+
+/// An error on its way to a C caller: a status code, a message and what it concerns.
+struct CAPIError: Error {
+    let code: Int32
+    let message: String
+    let origin: String
+
+    init(_ code: Int, _ message: String, origin: String = "") {
+        self.code = Int32(code)
+        self.message = message
+        self.origin = origin
+    }
+
+    /// Maps a core error to its status code, keeping the core's message.
+    init(_ error: AmberError) {
+        let message = error.description
+        switch error {
+        case .invalidModel(let problems): self.init(AMBER_E_INVALID_MODEL, message, origin: problems.first?.place ?? "")
+        case .invalidJSON(let path, _): self.init(AMBER_E_INVALID_JSON, message, origin: path)
+        case .unknownEntity(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
+        case .unknownAttribute(let entity, let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: "\(entity).\(name)")
+        case .invalidValue(let place, _, _): self.init(AMBER_E_INVALID_VALUE, message, origin: place)
+        case .foreignAttribute(let attribute, _): self.init(AMBER_E_NOT_FOUND, message, origin: attribute)
+        case .invalidPredicate(let position, _): self.init(AMBER_E_INVALID_PREDICATE, message, origin: "position \(position)")
+        case .saveFailed(let problems): self.init(AMBER_E_SAVE_FAILED, message, origin: problems.first?.place ?? "")
+        case .modelMismatch(let store, _): self.init(AMBER_E_MODEL_MISMATCH, message, origin: store)
+        case .notAStore(let path, _): self.init(AMBER_E_NOT_A_STORE, message, origin: path)
+        case .objectNotFound(let id): self.init(AMBER_E_NOT_FOUND, message, origin: id.description)
+        case .objectUnavailable(let id, _): self.init(AMBER_E_UNAVAILABLE, message, origin: id.description)
+        case .sqlite: self.init(AMBER_E_SQLITE, message)
+        case .invalidDeclaration(let place, _): self.init(AMBER_E_INVALID_DECLARATION, message, origin: place)
+        case .duplicateName(_, let name, _, _): self.init(AMBER_E_DUPLICATE, message, origin: name)
+        case .transformerFailed(_, let transformer, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: transformer)
+        }
+    }
+
+    static func null(_ parameter: String) -> CAPIError {
+        CAPIError(AMBER_E_NULL_ARGUMENT, "\(parameter) is NULL", origin: parameter)
+    }
+}
+
+/// Runs the body of an exported function: every error becomes a status
+/// code and the thread's last error; success returns AMBER_OK.
+@inline(__always)
+func api(_ body: () throws(CAPIError) -> Void) -> amber_status {
+    do {
+        try body()
+        return amber_status(AMBER_OK)
+    } catch {
+        LastError.set(error)
+        return error.code
+    }
+}
+
+/// Converts a core error thrown by `body` into a C API error.
+@inline(__always)
+func core<T>(_ body: () throws(AmberError) -> T) throws(CAPIError) -> T {
+    do {
+        return try body()
+    } catch {
+        throw CAPIError(error)
+    }
+}
+
+/// The last error of each thread, as C strings that stay valid until the next failure.
+enum LastError {
+    final class Slot {
+        var code: Int32 = 0
+        var message: UnsafeMutablePointer<CChar> = strdup("")
+        var origin: UnsafeMutablePointer<CChar> = strdup("")
+
+        func replace(code: Int32, message: String, origin: String) {
+            free(self.message)
+            free(self.origin)
+            self.code = code
+            self.message = strdup(message)
+            self.origin = strdup(origin)
+        }
+
+        deinit {
+            free(message)
+            free(origin)
+        }
+    }
+
+    /// One key for the process; each thread's slot is released when the thread exits.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<Slot>.fromOpaque(pointer).release() }
+        }
+        return key
+    }()
+
+    static var current: Slot {
+        if let pointer = pthread_getspecific(key) { return Unmanaged<Slot>.fromOpaque(pointer).takeUnretainedValue() }
+        let slot = Slot()
+        pthread_setspecific(key, Unmanaged.passRetained(slot).toOpaque())
+        return slot
+    }
+
+    static func set(_ error: CAPIError) {
+        current.replace(code: error.code, message: error.message, origin: error.origin)
+    }
+}
+
+@c @implementation
+public func amber_last_error_code() -> amber_status {
+    LastError.current.code
+}
+
+@c @implementation
+public func amber_last_error_message() -> UnsafePointer<CChar>? {
+    UnsafePointer(LastError.current.message)
+}
+
+@c @implementation
+public func amber_last_error_origin() -> UnsafePointer<CChar>? {
+    UnsafePointer(LastError.current.origin)
+}
+
+@c @implementation
+public func amber_clear_error() {
+    LastError.current.replace(code: 0, message: "", origin: "")
+}
+
+@c @implementation
+public func amber_free(_ pointer: UnsafeMutableRawPointer?) {
+    free(pointer)
+}

@@ -1,0 +1,159 @@
+import Amber
+import AmberHeaders
+import Foundation
+import Synchronization
+
+/// The kinds of handle, encoded in every handle so a handle of one kind
+/// passed where another is expected is caught.
+enum HandleKind: UInt8, CustomStringConvertible {
+    case registry = 1, model, builder, entity, attribute, store, context, object
+
+    var description: String {
+        switch self {
+        case .registry: "amber_registry"
+        case .model: "amber_model"
+        case .builder: "amber_model_builder"
+        case .entity: "amber_entity"
+        case .attribute: "amber_attribute"
+        case .store: "amber_store"
+        case .context: "amber_context"
+        case .object: "amber_object"
+        }
+    }
+}
+
+/// Every live handle. A handle is not a pointer to memory: it encodes a
+/// magic byte, its kind, a generation and a slot index, so looking up a
+/// released, forged or wrong-kind handle never touches freed memory.
+///
+///     bits 56–63  magic 0xAB
+///     bits 48–55  kind
+///     bits 32–47  generation of the slot (bumped when the handle is released)
+///     bits  0–31  slot index + 1
+enum Handles {
+    private static let magic: UInt64 = 0xAB
+
+    private struct Slot {
+        var generation: UInt16 = 0
+        var kind: HandleKind?
+        var object: AnyObject?
+    }
+
+    private struct Table {
+        var slots: [Slot] = []
+        var free: [Int] = []
+    }
+
+    private static let table = Locked(Table())
+
+    /// A new handle for `object`.
+    static func make(_ object: AnyObject, kind: HandleKind) -> OpaquePointer? {
+        table.withLock { table in
+            let index: Int
+            if let reused = table.free.popLast() {
+                index = reused
+            } else {
+                index = table.slots.count
+                table.slots.append(Slot())
+            }
+            table.slots[index].kind = kind
+            table.slots[index].object = object
+            return encode(index: index, generation: table.slots[index].generation, kind: kind)
+        }
+    }
+
+    /// Never NULL: the magic byte is set.
+    private static func encode(index: Int, generation: UInt16, kind: HandleKind) -> OpaquePointer? {
+        OpaquePointer(bitPattern: UInt(magic << 56 | UInt64(kind.rawValue) << 48 | UInt64(generation) << 32 | UInt64(index + 1)))
+    }
+
+    /// The object behind `handle`, which must be a live handle of `kind`.
+    static func resolve<T: AnyObject>(_ handle: OpaquePointer?, as kind: HandleKind, _ parameter: String) throws(CAPIError) -> T {
+        guard let handle else { throw .null(parameter) }
+        let bits = UInt64(UInt(bitPattern: Int(bitPattern: handle)))
+        let found: Result<AnyObject, CAPIError> = table.withLock { table in
+            guard bits >> 56 == magic else {
+                return .failure(CAPIError(AMBER_E_INVALID_HANDLE, "\(parameter) is not an Amber handle", origin: parameter))
+            }
+            let index = Int(bits & 0xFFFF_FFFF) - 1
+            let generation = UInt16(truncatingIfNeeded: bits >> 32)
+            guard index >= 0, index < table.slots.count, table.slots[index].generation == generation,
+                  let slotKind = table.slots[index].kind, let object = table.slots[index].object
+            else {
+                return .failure(CAPIError(AMBER_E_INVALID_HANDLE, "\(parameter) is a released (stale) handle", origin: parameter))
+            }
+            guard slotKind == kind else {
+                return .failure(CAPIError(AMBER_E_WRONG_HANDLE_TYPE, "\(parameter) is an \(slotKind), expected an \(kind)",
+                                          origin: parameter))
+            }
+            return .success(object)
+        }
+        switch found {
+        case .success(let object):
+            guard let typed = object as? T else {
+                throw CAPIError(AMBER_E_INTERNAL, "\(parameter): handle table holds an unexpected object", origin: parameter)
+            }
+            return typed
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    /// Releases `handle` (which must be live and of `kind`): later uses are stale.
+    static func release(_ handle: OpaquePointer?, as kind: HandleKind, _ parameter: String) throws(CAPIError) {
+        let _: AnyObject = try resolve(handle, as: kind, parameter)
+        releaseUnchecked([handle])
+    }
+
+    /// Releases handles known to be live (owned handles of a model or context being freed).
+    static func releaseUnchecked(_ handles: some Sequence<OpaquePointer?>) {
+        // Objects are dropped outside the lock: their deinit may release more handles.
+        var dropped: [AnyObject] = []
+        table.withLock { table in
+            for handle in handles {
+                guard let handle else { continue }
+                let index = Int(UInt64(UInt(bitPattern: Int(bitPattern: handle))) & 0xFFFF_FFFF) - 1
+                guard index >= 0, index < table.slots.count, let object = table.slots[index].object else { continue }
+                dropped.append(object)
+                table.slots[index] = Slot(generation: table.slots[index].generation &+ 1)
+                table.free.append(index)
+            }
+        }
+        dropped.removeAll()
+    }
+}
+
+/// Checks an out-parameter before any work is done, so a NULL one fails early.
+@inline(__always)
+func require<T>(_ pointer: UnsafeMutablePointer<T>?, _ parameter: String) throws(CAPIError) -> UnsafeMutablePointer<T> {
+    guard let pointer else { throw .null(parameter) }
+    return pointer
+}
+
+/// A NUL-terminated UTF-8 name argument, checked.
+func name(_ pointer: UnsafePointer<CChar>?, _ parameter: String) throws(CAPIError) -> String {
+    guard let pointer else { throw .null(parameter) }
+    let length = strlen(pointer)
+    let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
+    guard let text = String(validating: bytes, as: UTF8.self) else {
+        throw CAPIError(AMBER_E_INVALID_UTF8, "\(parameter) is not valid UTF-8", origin: parameter)
+    }
+    return text
+}
+
+/// An optional name argument (NULL allowed).
+func optionalName(_ pointer: UnsafePointer<CChar>?, _ parameter: String) throws(CAPIError) -> String? {
+    guard pointer != nil else { return nil }
+    return try name(pointer, parameter)
+}
+
+/// A malloc'd, NUL-terminated copy of `text` for the caller to amber_free.
+func mallocString(_ text: String) throws(CAPIError) -> (UnsafeMutablePointer<CChar>, Int) {
+    let utf8 = Array(text.utf8)
+    guard let buffer = malloc(utf8.count + 1)?.assumingMemoryBound(to: CChar.self) else {
+        throw CAPIError(AMBER_E_INTERNAL, "out of memory")
+    }
+    utf8.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(buffer), byteCount: utf8.count) }
+    buffer[utf8.count] = 0
+    return (buffer, utf8.count)
+}

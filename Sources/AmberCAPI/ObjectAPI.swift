@@ -1,0 +1,93 @@
+import Amber
+import AmberHeaders
+import Foundation
+
+/// An object and an attribute handle, checked to belong together.
+@inline(__always)
+private func resolve(_ object: OpaquePointer?, _ attribute: OpaquePointer?) throws(CAPIError) -> (CObject, Attribute) {
+    let target = try Handles.object(object)
+    let wrapper: CAttribute = try Handles.resolve(attribute, as: .attribute, "attribute")
+    return (target, wrapper.attribute)
+}
+
+@c @implementation
+public func amber_object_get(_ out: UnsafeMutablePointer<amber_value>?, _ object: OpaquePointer?,
+                             _ attribute: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let (target, handle) = try resolve(object, attribute)
+        let value = try core { () throws(AmberError) in try target.object.value(for: handle) }
+        try CValue.write(value, to: result)
+    }
+}
+
+@c @implementation
+public func amber_object_get_named(_ out: UnsafeMutablePointer<amber_value>?, _ object: OpaquePointer?,
+                                   _ attribute: UnsafePointer<CChar>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let target = try Handles.object(object)
+        let key = try name(attribute, "attribute")
+        let value = try core { () throws(AmberError) in try target.object.value(forKey: key) }
+        try CValue.write(value, to: result)
+    }
+}
+
+@c @implementation
+public func amber_object_set(_ object: OpaquePointer?, _ attribute: OpaquePointer?, _ value: UnsafePointer<amber_value>?) -> amber_status {
+    api { () throws(CAPIError) in
+        let (target, handle) = try resolve(object, attribute)
+        let newValue = try CValue.read(value, "value")
+        try core { () throws(AmberError) in try target.object.setValue(newValue, for: handle) }
+    }
+}
+
+@c @implementation
+public func amber_object_set_named(_ object: OpaquePointer?, _ attribute: UnsafePointer<CChar>?,
+                                   _ value: UnsafePointer<amber_value>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let target = try Handles.object(object)
+        let key = try name(attribute, "attribute")
+        let newValue = try CValue.read(value, "value")
+        try core { () throws(AmberError) in try target.object.setValue(newValue, forKey: key) }
+    }
+}
+
+@c @implementation
+public func amber_object_uri(_ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ out_length: UnsafeMutablePointer<Int>?,
+                             _ object: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out"), length = try require(out_length, "out_length")
+        let target = try Handles.object(object)
+        let (text, count) = try mallocString(target.object.objectID.uriRepresentation.absoluteString)
+        result.pointee = text
+        length.pointee = count
+    }
+}
+
+@c @implementation
+public func amber_object_entity(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ object: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let target = try Handles.object(object)
+        result.pointee = try target.context.store.model.handle(for: target.object.entity)
+    }
+}
+
+@c @implementation
+public func amber_object_state(_ out: UnsafeMutablePointer<UInt32>?, _ object: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let target = try Handles.object(object).object
+        var flags = 0
+        if target.isInserted { flags |= AMBER_OBJECT_INSERTED }
+        if target.isUpdated { flags |= AMBER_OBJECT_UPDATED }
+        if target.isDeleted { flags |= AMBER_OBJECT_DELETED }
+        if target.objectID.isTemporary { flags |= AMBER_OBJECT_TEMPORARY_ID }
+        result.pointee = UInt32(flags)
+    }
+}

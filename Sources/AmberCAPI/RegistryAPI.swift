@@ -1,0 +1,179 @@
+import Amber
+import AmberHeaders
+import Foundation
+
+/// The process-wide registry's handle, made once.
+private let sharedRegistryHandle = Handles.make(CRegistry(.shared), kind: .registry).map { UInt(bitPattern: Int(bitPattern: $0)) } ?? 0
+
+@c @implementation
+public func amber_registry_new(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> amber_status {
+    api { () throws(CAPIError) in
+        try require(out, "out").pointee = Handles.make(CRegistry(Registry()), kind: .registry)
+    }
+}
+
+@c @implementation
+public func amber_registry_shared(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> amber_status {
+    api { () throws(CAPIError) in
+        try require(out, "out").pointee = OpaquePointer(bitPattern: sharedRegistryHandle)
+    }
+}
+
+@c @implementation
+public func amber_registry_free(_ registry: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in try Handles.release(registry, as: .registry, "registry") }
+}
+
+/// Field declarations from C, checked.
+func fieldDescriptions(_ fields: UnsafePointer<amber_field>?, _ count: Int) throws(CAPIError) -> [FieldDescription] {
+    guard count == 0 || fields != nil else { throw .null("fields") }
+    var result: [FieldDescription] = []
+    for i in 0..<count {
+        guard let field = fields?[i] else { break }
+        let fieldName = try name(field.name, "fields[\(i)].name")
+        let type: FieldType
+        switch Int(field.type) {
+        case AMBER_FIELD_INT8: type = .int8
+        case AMBER_FIELD_INT16: type = .int16
+        case AMBER_FIELD_INT32: type = .int32
+        case AMBER_FIELD_INT64: type = .int64
+        case AMBER_FIELD_UINT8: type = .uint8
+        case AMBER_FIELD_UINT16: type = .uint16
+        case AMBER_FIELD_UINT32: type = .uint32
+        case AMBER_FIELD_UINT64: type = .uint64
+        case AMBER_FIELD_FLOAT: type = .float
+        case AMBER_FIELD_DOUBLE: type = .double
+        case AMBER_FIELD_BOOL: type = .bool
+        case AMBER_FIELD_STRUCT: type = .structure(try name(field.struct_name, "fields[\(i)].struct_name"))
+        default:
+            throw CAPIError(AMBER_E_INVALID_DECLARATION, "fields[\(i)]: unknown field type \(field.type)", origin: fieldName)
+        }
+        result.append(FieldDescription(fieldName, type))
+    }
+    return result
+}
+
+@c @implementation
+public func amber_registry_declare_struct(_ registry: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                                          _ fields: UnsafePointer<amber_field>?, _ field_count: Int) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let target = try Handles.registry(registry)
+        let className = try AmberCAPI.name(name, "name")
+        let declared = try fieldDescriptions(fields, field_count)
+        try core { () throws(AmberError) in try target.declare(.structure(name: className, fields: declared), source: "C API") }
+    }
+}
+
+@c @implementation
+public func amber_registry_declare_opaque(_ registry: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ fixed_size: Int) -> amber_status {
+    api { () throws(CAPIError) in
+        let target = try Handles.registry(registry)
+        let className = try AmberCAPI.name(name, "name")
+        try core { () throws(AmberError) in
+            try target.declare(.opaque(name: className, size: fixed_size == 0 ? nil : fixed_size), source: "C API")
+        }
+    }
+}
+
+@c @implementation
+public func amber_registry_struct_layout(_ out_size: UnsafeMutablePointer<Int>?, _ out_alignment: UnsafeMutablePointer<Int>?,
+                                         _ out_offsets: UnsafeMutablePointer<Int>?, _ out_field_count: UnsafeMutablePointer<Int>?,
+                                         _ offsets_capacity: Int, _ registry: OpaquePointer?,
+                                         _ name: UnsafePointer<CChar>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let size = try require(out_size, "out_size"), alignment = try require(out_alignment, "out_alignment")
+        let fieldCount = try require(out_field_count, "out_field_count")
+        let className = try AmberCAPI.name(name, "name")
+        guard let layout = try Handles.registry(registry).structClass(named: className) else {
+            throw CAPIError(AMBER_E_NOT_FOUND, "\(className): no such struct class", origin: className)
+        }
+        fieldCount.pointee = layout.fields.count
+        guard layout.fields.count <= offsets_capacity else {
+            throw CAPIError(AMBER_E_BUFFER_TOO_SMALL, "\(className) has \(layout.fields.count) fields; offsets_capacity is \(offsets_capacity)",
+                            origin: className)
+        }
+        guard layout.fields.isEmpty || out_offsets != nil else { throw .null("out_offsets") }
+        for (i, field) in layout.fields.enumerated() { out_offsets?[i] = field.offset }
+        size.pointee = layout.size
+        alignment.pointee = layout.alignment
+    }
+}
+
+/// A transformer implemented by C function pointers. Its deinit runs
+/// `userdata_free`, so it runs exactly once: when registration fails (the
+/// transformer is dropped at once) or when nothing uses the transformer any more.
+final class CTransformerFunctions: @unchecked Sendable {
+    let forwardFunction: amber_transform_fn
+    let reverseFunction: amber_transform_fn?
+    let releaseFunction: amber_release_fn?
+    let userdata: UnsafeMutableRawPointer?
+    let userdataFree: amber_userdata_free_fn?
+
+    init(forward: amber_transform_fn, reverse: amber_transform_fn?, release: amber_release_fn?,
+         userdata: UnsafeMutableRawPointer?, userdataFree: amber_userdata_free_fn?)
+    {
+        self.forwardFunction = forward
+        self.reverseFunction = reverse
+        self.releaseFunction = release
+        self.userdata = userdata
+        self.userdataFree = userdataFree
+    }
+
+    deinit { userdataFree?(userdata) }
+
+    /// A core transformer whose closures keep this box (and so the userdata) alive.
+    func transformer(name: String, from input: String, to output: String) -> Transformer {
+        let reverseClosure: (@Sendable (Value) throws -> Value)?
+        if let reverse = reverseFunction {
+            reverseClosure = { [self] value in try call(reverse, value) }
+        } else {
+            reverseClosure = nil
+        }
+        let forward = forwardFunction
+        return Transformer(name: name, from: input, to: output, source: "C API",
+                           forward: { [self] value in try call(forward, value) }, reverse: reverseClosure)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Calls `function` with `input`, copies its result and releases it.
+    func call(_ function: amber_transform_fn, _ input: Value) throws -> Value {
+        var cInput = amber_value()
+        try CValue.write(input, to: &cInput)
+        defer { CValue.release(&cInput) }
+        var cOutput = amber_value()
+        let status = function(&cOutput, &cInput, userdata)
+        guard status == AMBER_OK else { throw Failure(description: "returned status \(status)") }
+        defer { releaseFunction?(&cOutput, userdata) }
+        return try withUnsafePointer(to: cOutput) { (pointer) throws(CAPIError) -> Value in
+            try CValue.read(pointer, "the transformer's output")
+        }
+    }
+}
+
+@c @implementation
+public func amber_registry_register_transformer(_ registry: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                                                _ input_class: UnsafePointer<CChar>?, _ output_class: UnsafePointer<CChar>?,
+                                                _ forward: amber_transform_fn?, _ reverse: amber_transform_fn?,
+                                                _ release: amber_release_fn?, _ userdata: UnsafeMutableRawPointer?,
+                                                _ userdata_free: amber_userdata_free_fn?) -> amber_status
+{
+    guard let forward else {
+        userdata_free?(userdata)
+        return api { () throws(CAPIError) in throw .null("forward") }
+    }
+    // From here the box owns userdata: whatever fails below, its deinit frees it exactly once.
+    let box = CTransformerFunctions(forward: forward, reverse: reverse, release: release, userdata: userdata,
+                                    userdataFree: userdata_free)
+    return api { () throws(CAPIError) in
+        let target = try Handles.registry(registry)
+        let transformerName = try AmberCAPI.name(name, "name")
+        let input = try AmberCAPI.name(input_class, "input_class")
+        let output = try AmberCAPI.name(output_class, "output_class")
+        try core { () throws(AmberError) in try target.register(box.transformer(name: transformerName, from: input, to: output)) }
+    }
+}

@@ -1,0 +1,201 @@
+import Amber
+import AmberHeaders
+import Foundation
+
+@c @implementation
+public func amber_store_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?,
+                             _ model: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
+        let file = try optionalName(path, "path")
+        let store = try core { () throws(AmberError) in
+            if let file, file != ":memory:" { return try Store(path: file, model: wrapper.model) }
+            return try Store.inMemory(model: wrapper.model)
+        }
+        result.pointee = Handles.make(CStore(store, model: wrapper), kind: .store)
+    }
+}
+
+@c @implementation
+public func amber_store_open_existing(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ out_model: UnsafeMutablePointer<OpaquePointer?>?,
+                                      _ path: UnsafePointer<CChar>?, _ registry: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let file = try name(path, "path")
+        let target = try Handles.registry(registry)
+        let store = try core { () throws(AmberError) in try Store(openingExisting: file, registry: target) }
+        let model = CModel(store.model)
+        result.pointee = Handles.make(CStore(store, model: model), kind: .store)
+        out_model?.pointee = Handles.make(model, kind: .model)
+    }
+}
+
+@c @implementation
+public func amber_store_close(_ store: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in try Handles.release(store, as: .store, "store") }
+}
+
+// MARK: Contexts
+
+@c @implementation
+public func amber_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ store: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper: CStore = try Handles.resolve(store, as: .store, "store")
+        guard pthread_equal(wrapper.owner, pthread_self()) != 0 else {
+            throw CAPIError(AMBER_E_WRONG_THREAD, "store belongs to another thread (the one that opened it)", origin: "store")
+        }
+        result.pointee = Handles.make(CContext(Context(store: wrapper.store), store: wrapper), kind: .context)
+    }
+}
+
+@c @implementation
+public func amber_context_free(_ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        wrapper.releaseObjectHandles()
+        try Handles.release(context, as: .context, "context")
+    }
+}
+
+@c @implementation
+public func amber_context_insert(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ context: OpaquePointer?,
+                                 _ entity: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper = try Handles.context(context)
+        let entityWrapper: CEntity = try Handles.resolve(entity, as: .entity, "entity")
+        let object = try core { () throws(AmberError) in try wrapper.context.insert(entityWrapper.entity) }
+        result.pointee = wrapper.handle(for: object)
+    }
+}
+
+@c @implementation
+public func amber_context_delete(_ context: OpaquePointer?, _ object: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        let target = try Handles.object(object)
+        try core { () throws(AmberError) in try wrapper.context.delete(target.object) }
+    }
+}
+
+/// A fetch request from its C form.
+private func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws(CAPIError) -> FetchRequest {
+    guard let request = request?.pointee else { throw .null("request") }
+    let entity = try name(request.entity, "request->entity")
+    var arguments: [Value] = []
+    guard request.argument_count == 0 || request.arguments != nil else { throw .null("request->arguments") }
+    for i in 0..<request.argument_count {
+        arguments.append(try CValue.read(request.arguments.map { $0 + i }, "request->arguments[\(i)]"))
+    }
+    var sortKeys: [SortKey] = []
+    guard request.sort_count == 0 || request.sort != nil else { throw .null("request->sort") }
+    for i in 0..<request.sort_count {
+        guard let sort = request.sort?[i] else { break }
+        sortKeys.append(SortKey(try name(sort.key, "request->sort[\(i)].key"), ascending: sort.descending == 0,
+                                caseInsensitive: sort.case_insensitive != 0))
+    }
+    let predicate = try optionalName(request.predicate, "request->predicate")
+    return try core { () throws(AmberError) in
+        FetchRequest(entity, predicate: try predicate.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments) },
+                     sortedBy: sortKeys, limit: request.limit > 0 ? Int(request.limit) : nil, offset: Int(max(0, request.offset)))
+    }
+}
+
+/// A malloc'd array of the handles of `objects` (NULL when empty).
+private func handleArray(_ objects: [ManagedObject], _ context: CContext) throws(CAPIError) -> UnsafeMutablePointer<OpaquePointer?>? {
+    guard !objects.isEmpty else { return nil }
+    guard let array = malloc(objects.count * MemoryLayout<OpaquePointer?>.stride)?.assumingMemoryBound(to: OpaquePointer?.self) else {
+        throw CAPIError(AMBER_E_INTERNAL, "out of memory")
+    }
+    for (i, object) in objects.enumerated() { array[i] = context.handle(for: object) }
+    return array
+}
+
+@c @implementation
+public func amber_context_fetch(_ out_objects: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?,
+                                _ out_count: UnsafeMutablePointer<Int>?, _ context: OpaquePointer?,
+                                _ request: UnsafePointer<amber_fetch_request>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let objectsOut = try require(out_objects, "out_objects"), countOut = try require(out_count, "out_count")
+        let wrapper = try Handles.context(context)
+        let fetch = try fetchRequest(request)
+        let objects = try core { () throws(AmberError) in try wrapper.context.fetch(fetch) }
+        objectsOut.pointee = try handleArray(objects, wrapper)
+        countOut.pointee = objects.count
+    }
+}
+
+@c @implementation
+public func amber_context_count(_ out: UnsafeMutablePointer<Int64>?, _ context: OpaquePointer?,
+                                _ request: UnsafePointer<amber_fetch_request>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper = try Handles.context(context)
+        let fetch = try fetchRequest(request)
+        result.pointee = Int64(try core { () throws(AmberError) in try wrapper.context.count(fetch) })
+    }
+}
+
+@c @implementation
+public func amber_context_save(_ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        try core { () throws(AmberError) in try wrapper.context.save() }
+    }
+}
+
+@c @implementation
+public func amber_context_rollback(_ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in try Handles.context(context).context.rollback() }
+}
+
+@c @implementation
+public func amber_context_has_changes(_ out: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        result.pointee = try Handles.context(context).context.hasChanges ? 1 : 0
+    }
+}
+
+@c @implementation
+public func amber_context_pending_objects(_ out_objects: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?,
+                                          _ out_count: UnsafeMutablePointer<Int>?, _ context: OpaquePointer?,
+                                          _ kind: Int32) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let objectsOut = try require(out_objects, "out_objects"), countOut = try require(out_count, "out_count")
+        let wrapper = try Handles.context(context)
+        let objects: [ManagedObject]
+        switch Int(kind) {
+        case AMBER_PENDING_INSERTED: objects = wrapper.context.insertedObjects
+        case AMBER_PENDING_UPDATED: objects = wrapper.context.updatedObjects
+        case AMBER_PENDING_DELETED: objects = wrapper.context.deletedObjects
+        default: throw CAPIError(AMBER_E_INVALID_VALUE, "kind: \(kind) is not an AMBER_PENDING_* constant", origin: "kind")
+        }
+        objectsOut.pointee = try handleArray(objects, wrapper)
+        countOut.pointee = objects.count
+    }
+}
+
+@c @implementation
+public func amber_context_object_with_uri(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ context: OpaquePointer?,
+                                          _ uri: UnsafePointer<CChar>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper = try Handles.context(context)
+        let text = try name(uri, "uri")
+        guard let url = URL(string: text), let id = ObjectID(uri: url) else {
+            throw CAPIError(AMBER_E_NOT_FOUND, "\"\(text)\" is not an object ID URI", origin: text)
+        }
+        let object = try core { () throws(AmberError) in try wrapper.context.object(with: id) }
+        result.pointee = wrapper.handle(for: object)
+    }
+}

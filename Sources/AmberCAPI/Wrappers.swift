@@ -1,0 +1,168 @@
+import Amber
+import AmberHeaders
+import Foundation
+import Synchronization
+
+// What each kind of handle holds. The handle table keeps these alive; they
+// keep the core objects alive.
+
+final class CRegistry {
+    let registry: Registry
+    init(_ registry: Registry) { self.registry = registry }
+}
+
+final class CBuilder {
+    let description = Locked(ModelDescription(entities: []))
+}
+
+/// A model and the entity and attribute handles it gave out (released with it).
+final class CModel: @unchecked Sendable {
+    let model: Model
+    /// Entity handles by entity index, made on first request.
+    private let entityHandles = Locked<[Int: OpaquePointer]>([:])
+
+    init(_ model: Model) { self.model = model }
+
+    func handle(for entity: Entity) throws(CAPIError) -> OpaquePointer? {
+        if let existing = entityHandles.withLock({ $0[entity.index] }) { return existing }
+        let made = Handles.make(CEntity(entity, model: self), kind: .entity)
+        return entityHandles.withLock { handles in
+            // Another thread may have made one meanwhile: keep the first, drop ours.
+            if let existing = handles[entity.index] {
+                Handles.releaseUnchecked([made])
+                return existing
+            }
+            handles[entity.index] = made
+            return made
+        }
+    }
+
+    /// Releases every entity handle and, through them, their attribute handles.
+    func releaseOwnedHandles() {
+        let handles = entityHandles.withLock { handles in
+            defer { handles.removeAll() }
+            return Array(handles.values)
+        }
+        for handle in handles {
+            if let entity: CEntity = try? Handles.resolve(handle, as: .entity, "entity") { entity.releaseAttributeHandles() }
+        }
+        Handles.releaseUnchecked(handles)
+    }
+}
+
+final class CEntity: @unchecked Sendable {
+    let entity: Entity
+    unowned let model: CModel
+    private let attributeHandles = Locked<[Int: OpaquePointer]>([:])
+    /// The entity's name as a C string owned by this handle.
+    let cName: UnsafeMutablePointer<CChar>
+
+    init(_ entity: Entity, model: CModel) {
+        self.entity = entity
+        self.model = model
+        self.cName = strdup(entity.name)
+    }
+
+    deinit { free(cName) }
+
+    func handle(for attribute: Attribute) -> OpaquePointer? {
+        attributeHandles.withLock { handles in
+            if let existing = handles[attribute.slot] { return existing }
+            let made = Handles.make(CAttribute(attribute), kind: .attribute)
+            handles[attribute.slot] = made
+            return made
+        }
+    }
+
+    func releaseAttributeHandles() {
+        Handles.releaseUnchecked(attributeHandles.withLock { handles in
+            defer { handles.removeAll() }
+            return Array(handles.values)
+        })
+    }
+}
+
+final class CAttribute {
+    let attribute: Attribute
+    init(_ attribute: Attribute) { self.attribute = attribute }
+}
+
+/// A store, used by the contexts of the thread that opened it.
+final class CStore {
+    let store: Store
+    let owner = pthread_self()
+    /// The model handle the store's entities are reached through (amber_object_entity).
+    let model: CModel
+
+    init(_ store: Store, model: CModel) {
+        self.store = store
+        self.model = model
+    }
+}
+
+/// A context, its owning thread, and the object handles it gave out.
+final class CContext {
+    let context: Context
+    let owner = pthread_self()
+    let store: CStore
+    private var objectHandles: [ObjectIdentifier: OpaquePointer] = [:]
+
+    init(_ context: Context, store: CStore) {
+        self.context = context
+        self.store = store
+    }
+
+    func checkThread(_ parameter: String) throws(CAPIError) {
+        guard pthread_equal(owner, pthread_self()) != 0 else {
+            throw CAPIError(AMBER_E_WRONG_THREAD, "\(parameter) belongs to another thread (the one that created its context)",
+                            origin: parameter)
+        }
+    }
+
+    /// The handle of `object`: the same one every time it is returned.
+    func handle(for object: ManagedObject) -> OpaquePointer? {
+        let key = ObjectIdentifier(object)
+        if let existing = objectHandles[key] { return existing }
+        let made = Handles.make(CObject(object, context: self), kind: .object)
+        objectHandles[key] = made
+        return made
+    }
+
+    func releaseObjectHandles() {
+        let handles = Array(objectHandles.values)
+        objectHandles.removeAll()
+        Handles.releaseUnchecked(handles)
+    }
+}
+
+final class CObject {
+    let object: ManagedObject
+    let context: CContext
+    init(_ object: ManagedObject, context: CContext) {
+        self.object = object
+        self.context = context
+    }
+}
+
+extension Handles {
+    /// A context handle, checked to be used on its own thread.
+    static func context(_ handle: OpaquePointer?, _ parameter: String = "context") throws(CAPIError) -> CContext {
+        let context: CContext = try resolve(handle, as: .context, parameter)
+        try context.checkThread(parameter)
+        return context
+    }
+
+    /// An object handle, checked to be used on its context's thread.
+    static func object(_ handle: OpaquePointer?, _ parameter: String = "object") throws(CAPIError) -> CObject {
+        let object: CObject = try resolve(handle, as: .object, parameter)
+        try object.context.checkThread(parameter)
+        return object
+    }
+
+    /// A registry handle, or the shared registry for NULL.
+    static func registry(_ handle: OpaquePointer?) throws(CAPIError) -> Registry {
+        guard handle != nil else { return .shared }
+        let registry: CRegistry = try resolve(handle, as: .registry, "registry")
+        return registry.registry
+    }
+}
