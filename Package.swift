@@ -1,5 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
+import Foundation
+
+// scripts/install.sh sets AMBER_SONAME=1 to give the C library its SONAME,
+// libamber.so.0. Kept out of ordinary builds: unsafe flags would stop other
+// packages from depending on this one.
+let installFlags: [LinkerSetting] = ProcessInfo.processInfo.environment["AMBER_SONAME"] == "1"
+    ? [.unsafeFlags(["-Xlinker", "-soname=libamber.so.0"])]
+    : []
 
 let package = Package(
     name: "Amber",
@@ -26,7 +34,8 @@ let package = Package(
         // checks every exported signature against the header.
         .target(name: "AmberHeaders", path: "Sources/AmberHeaders"),
         .target(name: "Amber", dependencies: ["CSQLite", "CFFI"], path: "Sources/Amber"),
-        .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders"], path: "Sources/AmberCAPI"),
+        .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders"], path: "Sources/AmberCAPI",
+                linkerSettings: installFlags),
         .executableTarget(
             name: "amber",
             dependencies: ["Amber", .product(name: "ArgumentParser", package: "swift-argument-parser")],

@@ -5,8 +5,10 @@
 # kind; a release build hides a non-public @c function, so check release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product AmberC >/dev/null
-lib="$(swift build -c release --show-bin-path)/libAmberC.so"
+# The installed library (SONAME build, shared with scripts/install.sh) is the one checked.
+export AMBER_SONAME=1
+swift build -c release --product AmberC --scratch-path .build-install >/dev/null
+lib="$(swift build -c release --scratch-path .build-install --show-bin-path)/libAmberC.so"
 declared=$(grep -oE '\bamber_[a-z0-9_]+[[:space:]]*\(' include/amber.h | tr -d '( \t' | sort -u)
 exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^amber_/ { print $3 }' | sort -u)
 if [ "$declared" != "$exported" ]; then

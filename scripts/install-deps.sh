@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages Amber builds against, if they are missing:
-# SQLite (the store) and libffi (struct layouts), headers and libraries.
+# SQLite (the store) and libffi (struct layouts), headers and libraries;
+# pkg-config and valgrind for the C API tests.
 # Uses sudo when not root.
 set -euo pipefail
 missing=()
@@ -8,6 +9,8 @@ missing=()
 { [ -f /usr/include/ffi.h ] || compgen -G "/usr/include/*/ffi.h" >/dev/null; } || missing+=(libffi-dev)
 command -v cc >/dev/null || missing+=(gcc)
 command -v nm >/dev/null || missing+=(binutils)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+command -v valgrind >/dev/null || missing+=(valgrind)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo=sudo

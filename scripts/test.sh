@@ -20,18 +20,40 @@ swift_passed=$(sed -nE 's/.*Test run with ([0-9]+) tests? in .* passed.*/\1/p' .
 step "C API tests"
 bin=$(swift build --show-bin-path)
 lib=AmberC
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The header alone must compile as strict C11 and as C++.
+printf '#include <amber.h>\nint main(void) { return 0; }\n' > "$work/header.c"
+cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -c "$work/header.c" -o "$work/header.o"
+c++ -x c++ -std=c++17 -Wall -Wextra -Werror -pedantic -Iinclude -c "$work/header.c" -o "$work/header-cxx.o"
 c_passed=0
+run_c() {  # name, command...: runs one C test program and adds up its checks
+    local name=$1; shift
+    "$@" "$work/$name.amber" | tee "$work/$name.log"
+    c_passed=$((c_passed + $(sed -nE 's/^([0-9]+) passed, 0 failed$/\1/p' "$work/$name.log")))
+}
 for test in Tests/CAPITests/*.c; do
     name=$(basename "$test" .c)
-    cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude "$test" -o "$bin/$name" \
+    cc -std=c11 -Wall -Wextra -Werror -pedantic -pthread -Iinclude "$test" -o "$work/$name" \
         -L"$bin" -l"$lib" -Wl,-rpath,"$bin"
     echo "-- $name"
-    "$bin/$name" | tee "$bin/$name.log"
-    c_passed=$((c_passed + $(sed -nE 's/^([0-9]+) passed, 0 failed$/\1/p' "$bin/$name.log")))
+    run_c "$name" "$work/$name"
+    echo "-- $name under valgrind (any invalid read or write fails the suite)"
+    run_c "$name-valgrind" valgrind -q --error-exitcode=99 --leak-check=no "$work/$name"
 done
 
 step "Exported symbols match include/amber.h"
 bash scripts/check-exports.sh
+
+step "Install, then build the README's C example with pkg-config"
+bash scripts/install.sh "$work/prefix"
+sed -n '/<!-- c-example -->/,/<!-- end c-example -->/p' README.md | sed '1,2d;$d' | sed '$d' > "$work/app.c"
+PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" cc -std=c11 -Wall -Wextra -Werror -o "$work/app" "$work/app.c" \
+    $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs amber)
+"$work/app" | tee "$work/app.log"
+grep -q "L'Étranger" "$work/app.log"
+readelf -d "$work/app" | grep -q 'NEEDED.*libamber\.so\.0'
+c_passed=$((c_passed + 1))
 
 if [ -d bindings/python/tests ]; then
     step "Python tests"

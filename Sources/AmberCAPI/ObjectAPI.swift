@@ -51,8 +51,9 @@ public func amber_object_set_named(_ object: OpaquePointer?, _ attribute: Unsafe
     api { () throws(CAPIError) in
         let target = try Handles.object(object)
         let key = try name(attribute, "attribute")
+        let handle = try core { () throws(AmberError) in try target.object.entity.attribute(named: key) }
         let newValue = try CValue.read(value, "value")
-        try core { () throws(AmberError) in try target.object.setValue(newValue, forKey: key) }
+        try core { () throws(AmberError) in try target.object.setValue(newValue, for: handle) }
     }
 }
 

@@ -2,20 +2,7 @@
  * include/amber.h and linked to the shared library, as a C caller would. */
 #include <amber.h>
 
-#include <stdio.h>
-#include <string.h>
-
-static int passed, failed;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (cond) {                                                        \
-            passed++;                                                      \
-        } else {                                                           \
-            failed++;                                                      \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                  \
-    } while (0)
+#include "check.h"
 
 static void test_version(void) {
     const char *version = amber_version();
@@ -36,6 +23,5 @@ static void test_abi_version(void) {
 int main(void) {
     test_version();
     test_abi_version();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return report();
 }

@@ -1,0 +1,38 @@
+/* A few lines of test scaffolding shared by the C API tests. */
+#ifndef AMBER_TEST_CHECK_H
+#define AMBER_TEST_CHECK_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (cond) {                                                                   \
+            passed++;                                                                 \
+        } else {                                                                      \
+            failed++;                                                                 \
+            fprintf(stderr, "%s:%d: check failed: %s\n  last error %d: %s\n", __FILE__, __LINE__, #cond, \
+                    amber_last_error_code(), amber_last_error_message());             \
+        }                                                                             \
+    } while (0)
+
+/* A call expected to succeed. */
+#define OK(call) CHECK((call) == AMBER_OK)
+
+/* A call expected to fail with `code`, leaving a last error whose message contains `text`. */
+#define FAILS(call, code, text)                                                       \
+    do {                                                                              \
+        amber_status status_ = (call);                                                \
+        CHECK(status_ == (code));                                                     \
+        CHECK(amber_last_error_code() == (code));                                     \
+        CHECK(strstr(amber_last_error_message(), (text)) != NULL);                    \
+    } while (0)
+
+static int report(void) {
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
+
+#endif

@@ -1,0 +1,288 @@
+/* Misuse never crashes the host: every wrong call returns its own code and
+ * leaves a last error naming the place. Runs under valgrind in the suite. */
+#include <amber.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+static const char model_json[] =
+    "{\"entities\": [{\"name\": \"Book\", \"attributes\": ["
+    "  {\"name\": \"title\", \"type\": \"string\", \"optional\": false},"
+    "  {\"name\": \"pages\", \"type\": \"integer16\"}"
+    "], \"uniquenessConstraints\": [[\"title\"]]}]}";
+
+static amber_model *model;
+static amber_store *store;
+static amber_context *context;
+static amber_entity *book;
+static amber_attribute *title, *pages;
+
+static void set_up(void) {
+    OK(amber_model_from_json(&model, model_json, sizeof model_json - 1, NULL));
+    OK(amber_store_open(&store, NULL, model));
+    OK(amber_context_new(&context, store));
+    OK(amber_model_entity(&book, model, "Book"));
+    OK(amber_entity_attribute(&title, book, "title"));
+    OK(amber_entity_attribute(&pages, book, "pages"));
+}
+
+static void test_null_arguments(void) {
+    amber_object *object = NULL;
+    FAILS(amber_context_insert(NULL, context, book), AMBER_E_NULL_ARGUMENT, "out is NULL");
+    FAILS(amber_context_insert(&object, NULL, book), AMBER_E_NULL_ARGUMENT, "context is NULL");
+    FAILS(amber_context_insert(&object, context, NULL), AMBER_E_NULL_ARGUMENT, "entity is NULL");
+    CHECK(object == NULL); /* outputs untouched on failure */
+    FAILS(amber_model_from_json(&model, NULL, 0, NULL), AMBER_E_NULL_ARGUMENT, "json is NULL");
+    FAILS(amber_model_entity(&book, model, NULL), AMBER_E_NULL_ARGUMENT, "name is NULL");
+    OK(amber_context_insert(&object, context, book));
+    FAILS(amber_object_set(object, title, NULL), AMBER_E_NULL_ARGUMENT, "value is NULL");
+    amber_value v = {AMBER_VALUE_STRING, {.integer = 0}};
+    v.v.text.data = NULL;
+    v.v.text.length = 3;
+    FAILS(amber_object_set(object, title, &v), AMBER_E_INVALID_VALUE, "a NULL pointer with length 3");
+    FAILS(amber_context_fetch(NULL, NULL, context, NULL), AMBER_E_NULL_ARGUMENT, "is NULL");
+    FAILS(amber_registry_register_transformer(NULL, "X", "Binary", "Binary", NULL, NULL, NULL, NULL, NULL),
+          AMBER_E_NULL_ARGUMENT, "forward is NULL");
+    amber_value_release(NULL);
+    amber_free(NULL);
+    OK(amber_context_rollback(context));
+}
+
+static void test_stale_forged_and_wrong_type_handles(void) {
+    amber_context *other = NULL;
+    OK(amber_context_new(&other, store));
+    amber_object *object = NULL;
+    OK(amber_context_insert(&object, other, book));
+    OK(amber_context_free(other));
+    /* Released handles are stale: every use is an error, never a read of freed memory. */
+    amber_value v = {AMBER_VALUE_INT, {.integer = 1}};
+    FAILS(amber_object_set(object, pages, &v), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    FAILS(amber_context_save(other), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    FAILS(amber_context_free(other), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    CHECK(strcmp(amber_last_error_origin(), "context") == 0);
+
+    /* Forged pointers are not handles. */
+    amber_context *forged = (amber_context *)(uintptr_t)0x1234;
+    FAILS(amber_context_save(forged), AMBER_E_INVALID_HANDLE, "not an Amber handle");
+    int on_stack = 0;
+    FAILS(amber_context_save((amber_context *)&on_stack), AMBER_E_INVALID_HANDLE, "not an Amber handle");
+
+    /* A live handle of the wrong type. */
+    FAILS(amber_context_save((amber_context *)store), AMBER_E_WRONG_HANDLE_TYPE, "is an amber_store, expected an amber_context");
+    FAILS(amber_object_set((amber_object *)context, pages, &v), AMBER_E_WRONG_HANDLE_TYPE, "expected an amber_object");
+    FAILS(amber_entity_attribute(&pages, (amber_entity *)title, "pages"), AMBER_E_WRONG_HANDLE_TYPE, "expected an amber_entity");
+}
+
+struct thread_result {
+    amber_status save, insert, context_new;
+    char message[256];
+};
+
+static void *use_from_other_thread(void *argument) {
+    struct thread_result *result = argument;
+    amber_object *object = NULL;
+    amber_context *mine = NULL;
+    result->save = amber_context_save(context);
+    snprintf(result->message, sizeof result->message, "%s", amber_last_error_message());
+    result->insert = amber_context_insert(&object, context, book);
+    result->context_new = amber_context_new(&mine, store);
+    return NULL;
+}
+
+static void test_wrong_thread(void) {
+    struct thread_result result;
+    memset(&result, 0, sizeof result);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, use_from_other_thread, &result) == 0);
+    CHECK(pthread_join(thread, NULL) == 0);
+    CHECK(result.save == AMBER_E_WRONG_THREAD);
+    CHECK(strstr(result.message, "belongs to another thread") != NULL);
+    CHECK(result.insert == AMBER_E_WRONG_THREAD);
+    CHECK(result.context_new == AMBER_E_WRONG_THREAD);
+    /* Each thread has its own last error: this thread's is untouched by the other's failures. */
+    amber_clear_error();
+    CHECK(amber_last_error_code() == AMBER_OK);
+    CHECK(strcmp(amber_last_error_message(), "") == 0);
+}
+
+static void test_invalid_utf8_and_unknown_names(void) {
+    amber_entity *entity = NULL;
+    amber_attribute *attribute = NULL;
+    FAILS(amber_model_entity(&entity, model, "B\xC3\x28k"), AMBER_E_INVALID_UTF8, "name is not valid UTF-8");
+    FAILS(amber_model_entity(&entity, model, "Bok"), AMBER_E_NOT_FOUND, "Bok: no such entity; did you mean Book?");
+    FAILS(amber_entity_attribute(&attribute, book, "titel"), AMBER_E_NOT_FOUND, "Book.titel: no such attribute; did you mean title?");
+    CHECK(strcmp(amber_last_error_origin(), "Book.titel") == 0);
+    CHECK(entity == NULL && attribute == NULL);
+
+    amber_object *object = NULL;
+    OK(amber_context_insert(&object, context, book));
+    amber_value v;
+    v.type = AMBER_VALUE_STRING;
+    v.v.text.data = "bad \xFF byte";
+    v.v.text.length = 10;
+    FAILS(amber_object_set(object, title, &v), AMBER_E_INVALID_UTF8, "not valid UTF-8");
+    FAILS(amber_object_set_named(object, "nope", &v), AMBER_E_NOT_FOUND, "Book.nope: no such attribute");
+    v.type = 77;
+    FAILS(amber_object_set(object, title, &v), AMBER_E_INVALID_VALUE, "unknown value type 77");
+    v.type = AMBER_VALUE_INT;
+    v.v.integer = 70000;
+    FAILS(amber_object_set(object, pages, &v), AMBER_E_INVALID_VALUE, "Book.pages: expected Integer 16, given Integer 70000");
+    CHECK(strcmp(amber_last_error_origin(), "Book.pages") == 0);
+    FAILS(amber_object_set(object, title, &v), AMBER_E_INVALID_VALUE, "Book.title: expected String, given Integer 70000");
+    amber_value got;
+    OK(amber_object_get(&got, object, pages));
+    CHECK(got.type == AMBER_VALUE_NULL); /* nothing changed */
+    OK(amber_context_rollback(context));
+}
+
+static void test_bad_models_and_predicates(void) {
+    amber_model *bad = NULL;
+    static const char broken[] = "{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"strng\"}]}]}";
+    FAILS(amber_model_from_json(&bad, broken, sizeof broken - 1, NULL), AMBER_E_INVALID_JSON, "did you mean string?");
+    CHECK(strcmp(amber_last_error_origin(), "$.entities[0].attributes[0].type") == 0);
+    static const char unbound[] = "{\"entities\": [{\"name\": \"A\", \"attributes\": ["
+                                  "{\"name\": \"c\", \"type\": \"transformable\", \"valueClass\": \"Colour\"}]}]}";
+    FAILS(amber_model_from_json(&bad, unbound, sizeof unbound - 1, NULL), AMBER_E_INVALID_MODEL, "A.c: Colour: no such value class");
+    FAILS(amber_model_from_json(&bad, "{", 1, NULL), AMBER_E_INVALID_JSON, "not valid JSON");
+    CHECK(bad == NULL);
+
+    amber_fetch_request request;
+    memset(&request, 0, sizeof request);
+    request.entity = "Book";
+    request.predicate = "title == ";
+    amber_object **objects = NULL;
+    size_t count = 0;
+    FAILS(amber_context_fetch(&objects, &count, context, &request), AMBER_E_INVALID_PREDICATE, "position 10");
+    request.predicate = "title == %@";
+    FAILS(amber_context_fetch(&objects, &count, context, &request), AMBER_E_INVALID_PREDICATE, "%@ has no argument");
+    request.predicate = NULL;
+    request.entity = "Nope";
+    FAILS(amber_context_fetch(&objects, &count, context, &request), AMBER_E_NOT_FOUND, "Nope: no such entity");
+    FAILS(amber_store_open_existing(&store, NULL, "/nonexistent/file.amber", NULL), AMBER_E_NOT_A_STORE, "no such file");
+}
+
+static int frees;
+static void count_free(void *userdata) { (void)userdata; frees++; }
+static int32_t identity(amber_value *out, const amber_value *in, void *userdata) {
+    (void)userdata;
+    *out = *in;
+    return AMBER_OK;
+}
+static int32_t failing(amber_value *out, const amber_value *in, void *userdata) {
+    (void)out; (void)in; (void)userdata;
+    return -42;
+}
+static int32_t lying(amber_value *out, const amber_value *in, void *userdata) {
+    (void)in; (void)userdata;
+    out->type = AMBER_VALUE_STRING; /* declares Binary */
+    out->v.text.data = "liar";
+    out->v.text.length = 4;
+    return AMBER_OK;
+}
+
+static void test_transformers(void) {
+    amber_registry *registry = NULL;
+    OK(amber_registry_new(&registry));
+    /* userdata_free runs exactly once, also when registration fails. */
+    frees = 0;
+    FAILS(amber_registry_register_transformer(registry, "bad name!", "Binary", "Binary", identity, identity, NULL, NULL, count_free),
+          AMBER_E_INVALID_DECLARATION, "a name must start with a letter");
+    CHECK(frees == 1);
+    OK(amber_registry_register_transformer(registry, "Same", "Binary", "Binary", identity, identity, NULL, NULL, count_free));
+    FAILS(amber_registry_register_transformer(registry, "Same", "Binary", "Binary", identity, identity, NULL, NULL, count_free),
+          AMBER_E_DUPLICATE, "transformer \"Same\" from C API refused: the name is already registered by C API");
+    CHECK(frees == 2);
+    FAILS(amber_registry_register_transformer(NULL, NULL, "Binary", "Binary", identity, NULL, NULL, NULL, count_free),
+          AMBER_E_NULL_ARGUMENT, "name is NULL");
+    CHECK(frees == 3);
+    FAILS(amber_registry_register_transformer(registry, "X", "Binary", "Binary", NULL, NULL, NULL, NULL, count_free),
+          AMBER_E_NULL_ARGUMENT, "forward is NULL");
+    CHECK(frees == 4);
+
+    /* A failing or lying transformer fails the save; pending changes are kept. */
+    OK(amber_registry_register_transformer(registry, "Fails", "String", "Binary", failing, identity, NULL, NULL, NULL));
+    OK(amber_registry_register_transformer(registry, "Lies", "String", "Binary", lying, identity, NULL, NULL, NULL));
+    static const char json[] = "{\"entities\": [{\"name\": \"Secret\", \"attributes\": ["
+                               "{\"name\": \"a\", \"type\": \"transformable\", \"valueClass\": \"String\", \"transformer\": \"Fails\"},"
+                               "{\"name\": \"b\", \"type\": \"transformable\", \"valueClass\": \"String\", \"transformer\": \"Lies\"}]}]}";
+    amber_model *secret_model = NULL;
+    OK(amber_model_from_json(&secret_model, json, sizeof json - 1, registry));
+    amber_store *secret_store = NULL;
+    amber_context *secret_context = NULL;
+    OK(amber_store_open(&secret_store, NULL, secret_model));
+    OK(amber_context_new(&secret_context, secret_store));
+    amber_entity *secret = NULL;
+    OK(amber_model_entity(&secret, secret_model, "Secret"));
+    amber_object *object = NULL;
+    OK(amber_context_insert(&object, secret_context, secret));
+    amber_value v;
+    v.type = AMBER_VALUE_STRING;
+    v.v.text.data = "hush";
+    v.v.text.length = 4;
+    OK(amber_object_set_named(object, "a", &v));
+    OK(amber_object_set_named(object, "b", &v));
+    FAILS(amber_context_save(secret_context), AMBER_E_SAVE_FAILED, "Secret.a: transformer \"Fails\" (C API) forward failed: returned status -42");
+    CHECK(strstr(amber_last_error_message(), "Secret.b: transformer \"Lies\" (C API) forward returned String \"liar\", but it declares Binary") != NULL);
+    int32_t changes = 0;
+    OK(amber_context_has_changes(&changes, secret_context));
+    CHECK(changes == 1);
+    amber_value got;
+    OK(amber_object_get_named(&got, object, "a"));
+    CHECK(got.type == AMBER_VALUE_STRING && got.v.text.length == 4 && memcmp(got.v.text.data, "hush", 4) == 0);
+    amber_value_release(&got);
+    CHECK(got.type == AMBER_VALUE_NULL);
+    OK(amber_context_free(secret_context));
+    OK(amber_store_close(secret_store));
+    OK(amber_model_free(secret_model));
+    OK(amber_registry_free(registry));
+    CHECK(frees == 5); /* "Same" is freed with the registry */
+}
+
+static void test_failed_save_keeps_changes(void) {
+    amber_object *first = NULL, *second = NULL;
+    amber_value v;
+    v.type = AMBER_VALUE_STRING;
+    v.v.text.data = "Dune";
+    v.v.text.length = 4;
+    OK(amber_context_insert(&first, context, book));
+    OK(amber_object_set(first, title, &v));
+    OK(amber_context_insert(&second, context, book));
+    OK(amber_object_set(second, title, &v));
+    FAILS(amber_context_save(context), AMBER_E_SAVE_FAILED, "uniqueness constraint violated: another Book already has title = \"Dune\"");
+    CHECK(strcmp(amber_last_error_origin(), "Book(title)") == 0);
+    amber_object **inserted = NULL;
+    size_t count = 0;
+    OK(amber_context_pending_objects(&inserted, &count, context, AMBER_PENDING_INSERTED));
+    CHECK(count == 2);
+    amber_free(inserted);
+    v.v.text.data = "Emma";
+    OK(amber_object_set(second, title, &v));
+    OK(amber_context_save(context));
+    uint32_t state = 0;
+    OK(amber_object_state(&state, second));
+    CHECK(state == 0);
+    FAILS(amber_context_pending_objects(&inserted, &count, context, 9), AMBER_E_INVALID_VALUE, "kind");
+    OK(amber_context_delete(context, second));
+    OK(amber_context_save(context));
+    FAILS(amber_object_set(second, title, &v), AMBER_E_UNAVAILABLE, "the object is deleted");
+}
+
+int main(void) {
+    set_up();
+    test_null_arguments();
+    test_stale_forged_and_wrong_type_handles();
+    test_wrong_thread();
+    test_invalid_utf8_and_unknown_names();
+    test_bad_models_and_predicates();
+    test_transformers();
+    test_failed_save_keeps_changes();
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+    FAILS(amber_model_free(model), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    FAILS(amber_entity_attribute(&title, book, "title"), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    return report();
+}
