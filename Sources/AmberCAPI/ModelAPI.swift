@@ -169,24 +169,29 @@ public func amber_model_builder_add_attribute(_ builder: OpaquePointer?, _ entit
     }
 }
 
+/// Appends a list of attribute names (an index or a constraint) to the entity's `lists`.
+private func addAttributeList(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
+                              _ attributes: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int,
+                              to lists: WritableKeyPath<EntityDescription, [[String]]>) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let list = try names(attributes, count, "attributes")
+        try withEntity(builder, entity) { entity in entity[keyPath: lists].append(list) }
+    }
+}
+
 @c @implementation
 public func amber_model_builder_add_index(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
                                           _ attributes: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int) -> amber_status
 {
-    api { () throws(CAPIError) in
-        let list = try names(attributes, count, "attributes")
-        try withEntity(builder, entity) { entity in entity.indexes.append(list) }
-    }
+    addAttributeList(builder, entity, attributes, count, to: \.indexes)
 }
 
 @c @implementation
 public func amber_model_builder_add_unique(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
                                            _ attributes: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int) -> amber_status
 {
-    api { () throws(CAPIError) in
-        let list = try names(attributes, count, "attributes")
-        try withEntity(builder, entity) { entity in entity.uniquenessConstraints.append(list) }
-    }
+    addAttributeList(builder, entity, attributes, count, to: \.uniquenessConstraints)
 }
 
 @c @implementation
