@@ -19,6 +19,12 @@ let package = Package(
         .library(name: "AmberC", type: .dynamic, targets: ["AmberCAPI"]),
         // The command-line tool.
         .executable(name: "amber", targets: ["amber"]),
+        // Sample plugins: shared libraries exporting amber_plugin_entry (include/amber_plugin.h).
+        .library(name: "AmberColorPlugin", type: .dynamic, targets: ["ColorPlugin"]),
+        .library(name: "AmberRectPlugin", type: .dynamic, targets: ["RectPlugin"]),
+        .library(name: "AmberDeflatePlugin", type: .dynamic, targets: ["DeflatePlugin"]),
+        .library(name: "AmberAESGCMPlugin", type: .dynamic, targets: ["AESGCMPlugin"]),
+        .library(name: "AmberBase64Plugin", type: .dynamic, targets: ["Base64Plugin"]),
         // The benchmark: Amber against raw SQLite in the same run.
         .executable(name: "amber-bench", targets: ["amber-bench"]),
     ],
@@ -33,13 +39,22 @@ let package = Package(
         // Makes include/amber.h visible to Swift so `@c @implementation`
         // checks every exported signature against the header.
         .target(name: "AmberHeaders", path: "Sources/AmberHeaders"),
-        .target(name: "Amber", dependencies: ["CSQLite", "CFFI"], path: "Sources/Amber"),
+        // include/amber_plugin.h alone, for the loader and for plugins written in Swift.
+        .target(name: "AmberPluginABI", path: "Sources/AmberPluginABI"),
+        .target(name: "Amber", dependencies: ["CSQLite", "CFFI", "AmberPluginABI"], path: "Sources/Amber"),
         .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders"], path: "Sources/AmberCAPI",
                 linkerSettings: installFlags),
         .executableTarget(
             name: "amber",
             dependencies: ["Amber", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/amber"),
+        .target(name: "ColorPlugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/Color"),
+        .target(name: "RectPlugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/Rect"),
+        .target(name: "DeflatePlugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/Deflate",
+                linkerSettings: [.linkedLibrary("z")]),
+        .target(name: "AESGCMPlugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/AESGCM",
+                linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "Base64Plugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/Base64"),
         .executableTarget(name: "amber-bench", dependencies: ["Amber", "CSQLite"], path: "Sources/amber-bench"),
         .testTarget(name: "AmberTests", dependencies: ["Amber", "CSQLite"], path: "Tests/AmberTests"),
     ]

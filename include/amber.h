@@ -99,6 +99,7 @@ enum {
     AMBER_E_UNAVAILABLE = -17,       /**< the object was deleted or belongs to no context */
     AMBER_E_SQLITE = -18,            /**< SQLite reported an error */
     AMBER_E_BUFFER_TOO_SMALL = -19,  /**< a caller-provided array is too small; see the function */
+    AMBER_E_PLUGIN_REFUSED = -20,    /**< a plugin was refused; nothing of it was registered */
     AMBER_E_INTERNAL = -99           /**< a bug in Amber; please report it with the message */
 };
 
@@ -287,6 +288,23 @@ amber_status amber_registry_register_transformer(amber_registry *registry, const
                                                  amber_transform_fn forward, amber_transform_fn reverse,
                                                  amber_release_fn release, void *userdata,
                                                  amber_userdata_free_fn userdata_free);
+
+/** Loads the plugin (a shared library exporting amber_plugin_entry, see
+ *  amber_plugin.h) at `path` into `registry` (NULL: shared): its value
+ *  classes and transformers are registered all at once, or not at all.
+ *  `configuration` (may be NULL) is passed to each transformer's create,
+ *  for example "key=<64 hex digits>" for the aesgcm sample plugin.
+ *  The file must not be writable by group or others; it stays loaded for the
+ *  life of the process. Call it on any thread, before binding models that use it.
+ *  Errors: AMBER_E_PLUGIN_REFUSED; the message names the file, the class or
+ *  transformer, and what was expected against what was found (origin: the path). */
+amber_status amber_registry_load_plugin(amber_registry *registry, const char *path, const char *configuration);
+
+/** Loads every "*.so" file of `directory`, in name order, as
+ *  amber_registry_load_plugin does; stops at the first refusal (plugins
+ *  loaded before it stay loaded). *out_count receives how many loaded. */
+amber_status amber_registry_load_plugin_directory(size_t *out_count, amber_registry *registry, const char *directory,
+                                                  const char *configuration);
 
 /* ------------------------------------------------------------------------ */
 /* Models                                                                   */

@@ -34,6 +34,7 @@ struct CAPIError: Error {
         case .invalidDeclaration(let place, _): self.init(AMBER_E_INVALID_DECLARATION, message, origin: place)
         case .duplicateName(_, let name, _, _): self.init(AMBER_E_DUPLICATE, message, origin: name)
         case .transformerFailed(_, let transformer, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: transformer)
+        case .pluginRefused(let path, _): self.init(AMBER_E_PLUGIN_REFUSED, message, origin: path)
         }
     }
 

@@ -177,3 +177,29 @@ public func amber_registry_register_transformer(_ registry: OpaquePointer?, _ na
         try core { () throws(AmberError) in try target.register(box.transformer(name: transformerName, from: input, to: output)) }
     }
 }
+
+@c @implementation
+public func amber_registry_load_plugin(_ registry: OpaquePointer?, _ path: UnsafePointer<CChar>?,
+                                       _ configuration: UnsafePointer<CChar>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let target = try Handles.registry(registry)
+        let file = try name(path, "path")
+        let settings = try optionalName(configuration, "configuration")
+        try core { () throws(AmberError) in try target.loadPlugin(at: file, configuration: settings) }
+    }
+}
+
+@c @implementation
+public func amber_registry_load_plugin_directory(_ out_count: UnsafeMutablePointer<Int>?, _ registry: OpaquePointer?,
+                                                 _ directory: UnsafePointer<CChar>?,
+                                                 _ configuration: UnsafePointer<CChar>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let count = try require(out_count, "out_count")
+        let target = try Handles.registry(registry)
+        let folder = try name(directory, "directory")
+        let settings = try optionalName(configuration, "configuration")
+        count.pointee = try core { () throws(AmberError) in try target.loadPlugins(inDirectory: folder, configuration: settings).count }
+    }
+}

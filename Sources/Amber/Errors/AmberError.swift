@@ -34,6 +34,9 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidDeclaration(place: String, message: String)
     /// A value class or transformer name is already taken; both sources are named.
     case duplicateName(kind: String, name: String, existing: String, refused: String)
+    /// A plugin was refused; nothing of it was registered. `message` names the
+    /// class or transformer and what was expected against what was found.
+    case pluginRefused(path: String, message: String)
     /// A transformer failed or returned a value other than it declared, while
     /// converting `place` (`Book.coverColor`).
     case transformerFailed(place: String, transformer: String, source: String, message: String)
@@ -73,6 +76,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(place): \(message)"
         case .duplicateName(let kind, let name, let existing, let refused):
             return "\(kind) \"\(name)\" from \(refused) refused: the name is already registered by \(existing)"
+        case .pluginRefused(let path, let message):
+            return "\(path): \(message)"
         case .transformerFailed(let place, let transformer, let source, let message):
             return "\(place): transformer \"\(transformer)\" (\(source)) \(message)"
         }

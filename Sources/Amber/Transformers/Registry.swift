@@ -74,6 +74,44 @@ public final class Registry: Sendable {
         }
     }
 
+    /// Declares `classes` and registers `transformers` all at once, or
+    /// nothing at all: the first problem (a name taken, a bad declaration, a
+    /// transformer naming a class that does not exist) throws and leaves the
+    /// registry as it was. `check` sees each declared struct class, so a
+    /// caller can compare layouts before anything is committed.
+    func registerAll(classes: [ValueClassDescription], transformers: [Transformer], source: String,
+                     check: (ValueClassDescription, ResolvedClass) throws(AmberError) -> Void) throws(AmberError)
+    {
+        try contents.withLock { (contents) throws(AmberError) in
+            var staged = contents
+            for description in classes {
+                if let existing = staged.classes[description.name] {
+                    throw .duplicateName(kind: "value class", name: description.name, existing: existing.source, refused: source)
+                }
+                let resolved = try ValueClassResolver.resolve(description) { staged.classes[$0]?.item }
+                try check(description, resolved)
+                staged.classes[description.name] = Entry(item: resolved, source: source)
+            }
+            var none: [ModelProblem] = []  // no declarations here, so no problems
+            let scope = ClassScope(registry: staged, declared: [], problems: &none)
+            for transformer in transformers {
+                guard ValueClassResolver.isIdentifier(transformer.name) else {
+                    throw .invalidDeclaration(place: "transformer \"\(transformer.name)\"",
+                                              message: "a name must start with a letter and use only letters, digits and _")
+                }
+                if let existing = staged.transformers[transformer.name] {
+                    throw .duplicateName(kind: "transformer", name: transformer.name, existing: existing.source, refused: source)
+                }
+                for className in [transformer.inputClass, transformer.outputClass] where scope.resolve(className) == nil {
+                    throw .invalidDeclaration(place: "transformer \"\(transformer.name)\"",
+                                              message: "\(className): no such value class" + AmberError.hint(nearestName(to: className, in: scope.classNames)))
+                }
+                staged.transformers[transformer.name] = Entry(item: transformer, source: source)
+            }
+            contents = staged
+        }
+    }
+
     /// The struct class named `name`, if declared here.
     public func structClass(named name: String) -> StructClass? {
         if case .structure(let s)? = contents.withLock({ $0.classes[name]?.item }) { return s }

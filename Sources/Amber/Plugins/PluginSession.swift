@@ -1,0 +1,54 @@
+import AmberPluginABI
+import Foundation
+import Synchronization
+
+/// The host table one plugin load hands to the plugin, and what the plugin
+/// reports through it. A plugin may keep the table for the life of the
+/// process, so it is never freed. (`@unchecked`: `host` never changes after init.)
+final class PluginSession: @unchecked Sendable {
+    let file: String
+    let host: UnsafePointer<amber_plugin_host>
+    private let reported = Mutex<[String]>([])
+
+    init(file: String) {
+        self.file = file
+        let table = UnsafeMutablePointer<amber_plugin_host>.allocate(capacity: 1)
+        table.initialize(to: amber_plugin_host(
+            struct_size: UInt32(MemoryLayout<amber_plugin_host>.size), abi_version: UInt32(AMBER_PLUGIN_ABI_VERSION),
+            log: pluginLog, report_error: pluginReportError, host_data: nil))
+        self.host = UnsafePointer(table)
+        // The table points back at this session; the retain is never balanced, like the table itself.
+        table.pointee.host_data = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    func report(_ message: String) { reported.withLock { $0.append(message) } }
+
+    /// ": what the plugin reported", or "" if it reported nothing.
+    var reportedSuffix: String {
+        let messages = reported.withLock { $0 }
+        return messages.isEmpty ? "" : ": " + messages.joined(separator: "; ")
+    }
+
+    static func from(_ host: UnsafePointer<amber_plugin_host>?) -> PluginSession? {
+        guard let data = host?.pointee.host_data else { return nil }
+        return Unmanaged<PluginSession>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    /// A message from plugin C code: bounded, and invalid UTF-8 repaired rather than trusted.
+    static func text(_ pointer: UnsafePointer<CChar>?) -> String {
+        guard let pointer else { return "(NULL message)" }
+        let length = strnlen(pointer, PluginLoader.maximumStringLength)
+        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
+    }
+}
+
+private let pluginLog: @convention(c) (UnsafePointer<amber_plugin_host>?, Int32, UnsafePointer<CChar>?) -> Void = { host, level, message in
+    let names = ["debug", "info", "warning", "error"]
+    let label = names.indices.contains(Int(level)) ? names[Int(level)] : "level \(level)"
+    let file = PluginSession.from(host)?.file ?? "plugin"
+    FileHandle.standardError.write(Data("amber plugin \(file) [\(label)]: \(PluginSession.text(message))\n".utf8))
+}
+
+private let pluginReportError: @convention(c) (UnsafePointer<amber_plugin_host>?, UnsafePointer<CChar>?) -> Void = { host, message in
+    PluginSession.from(host)?.report(PluginSession.text(message))
+}

@@ -1,0 +1,1 @@
+../../../include/amber_plugin.h

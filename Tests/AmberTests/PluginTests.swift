@@ -1,0 +1,251 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import Amber
+
+/// The repository's root, found from this file's path.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// Compiles C plugin sources into a shared library in `directory`, as a plugin author would.
+func compilePlugin(_ sources: [String], named name: String, in directory: URL, libraries: [String] = [],
+                   warnings: [String] = ["-Wall", "-Werror"]) throws -> String
+{
+    let output = directory.appendingPathComponent("\(name).so").path
+    let include = repositoryRoot.appendingPathComponent("include").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["cc", "-std=c11", "-shared", "-fPIC"] + warnings + ["-I", include, "-o", output] + sources
+        + libraries.map { "-l\($0)" }
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw TestFailure() }
+    return output
+}
+
+/// A sample plugin from Sources/Plugins, compiled with cc.
+func samplePlugin(_ folder: String, _ file: String, in directory: URL, libraries: [String] = []) throws -> String {
+    try compilePlugin([repositoryRoot.appendingPathComponent("Sources/Plugins/\(folder)/\(file)").path],
+                      named: "lib\(folder.lowercased())", in: directory, libraries: libraries)
+}
+
+let testKey = String(repeating: "0123456789abcdef", count: 4)
+
+@Suite struct SamplePluginTests {
+    @Test func colorPluginStoresColorsAsPortableBytes() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let registry = Registry()
+        let info = try registry.loadPlugin(at: try samplePlugin("Color", "color.c", in: directory))
+        #expect(info.name == "color" && info.version == "1.0.0")
+        #expect(info.classes == ["Color"] && info.transformers == ["ColorToData"])
+        let model = try coverModel(registry)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        let book = try context.insert("Book")
+        try book.setValue("Dune", forKey: "title")
+        let sand = try color(0.5, 0.25, 1, 1, in: registry)
+        try book.setValue(sand, forKey: "cover")
+        try context.save()
+        let reader = Context(store: store)
+        #expect(try reader.fetch("Book")[0].value(forKey: "cover") == sand)
+        // Little-endian IEEE 754: 0.5 is 00 00 00 3F.
+        let statement = try store.connection.statement("SELECT hex(cover) FROM Book")
+        defer { statement.reset() }
+        #expect(try statement.step())
+        #expect(statement.string(0) == "0000003F0000803E0000803F0000803F")
+    }
+
+    @Test func rectPluginStoresReadableStrings() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let registry = Registry()
+        try registry.loadPlugin(at: try samplePlugin("Rect", "rect.c", in: directory))
+        let model = try Model(ModelDescription {
+            EntityDescription("Shape") { Attribute.transformable("frame", valueClass: "Rect", transformers: ["RectToString"]) }
+        }, registry: registry)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        let rect = try #require(registry.structClass(named: "Rect"))
+        let frame = try rect.value(["x": 1, "y": 2.5, "w": 0.1, "h": -4])
+        try context.insert("Shape").setValue(frame, forKey: "frame")
+        try context.save()
+        #expect(try Context(store: store).fetch("Shape")[0].value(forKey: "frame") == frame, "0.1 survives exactly")
+        let statement = try store.connection.statement("SELECT frame FROM Shape")
+        defer { statement.reset() }
+        #expect(try statement.step())
+        #expect(statement.string(0) == "{{1, 2.5}, {0.10000000000000001, -4}}")
+    }
+
+    @Test func deflateAndAESGCMChainWithColor() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let registry = Registry()
+        try registry.loadPlugin(at: try samplePlugin("Deflate", "deflate.c", in: directory, libraries: ["z"]), configuration: "level=9")
+        try registry.loadPlugin(at: try samplePlugin("AESGCM", "aesgcm.c", in: directory, libraries: ["crypto"]),
+                                configuration: "key=\(testKey)")
+        let model = try Model(ModelDescription {
+            EntityDescription("Vault") {
+                Attribute.transformable("blob", valueClass: "Binary", transformers: ["Deflate", "AESGCM"])
+                Attribute.transformable("secret", valueClass: "String", transformers: ["AESGCMString"])
+            }
+        }, registry: registry)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        let vault = try context.insert("Vault")
+        let blob = Data(repeating: 7, count: 100_000)
+        try vault.setValue(.binary(blob), forKey: "blob")
+        try vault.setValue("the crow flies at midnight", forKey: "secret")
+        try context.save()
+        let fetched = try Context(store: store).fetch("Vault")[0]
+        #expect(try fetched.value(forKey: "blob") == .binary(blob))
+        #expect(try fetched.value(forKey: "secret") == "the crow flies at midnight")
+        let statement = try store.connection.statement("SELECT length(blob), instr(secret, CAST('crow' AS BLOB)) FROM Vault")
+        defer { statement.reset() }
+        #expect(try statement.step())
+        #expect(statement.int64(0) < 1000, "compressed, then sealed")
+        #expect(statement.int64(1) == 0, "the plaintext is not in the store")
+    }
+
+    @Test func aWrongKeyOrTamperedBytesAreADecodeErrorNeverGarbage() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plugin = try samplePlugin("AESGCM", "aesgcm.c", in: directory, libraries: ["crypto"])
+        let path = directory.appendingPathComponent("vault.amber").path
+        func model(key: String) throws -> Model {
+            let registry = Registry()
+            try registry.loadPlugin(at: plugin, configuration: "key=\(key)")
+            return try Model(ModelDescription {
+                EntityDescription("Vault") { Attribute.transformable("secret", valueClass: "String", transformers: ["AESGCMString"]) }
+            }, registry: registry)
+        }
+        do {
+            let context = Context(store: try Store(path: path, model: try model(key: testKey)))
+            try context.insert("Vault").setValue("s3cret", forKey: "secret")
+            try context.insert("Vault").setValue("other", forKey: "secret")
+            try context.save()
+        }
+        let wrongKey = String(repeating: "f", count: 64)
+        let wrong = try Context(store: try Store(path: path, model: try model(key: wrongKey))).fetch("Vault")
+        let error = amberError { _ = try wrong[0].value(forKey: "secret") }
+        #expect(error?.description.contains("transformer \"AESGCMString\" (libaesgcm.so) reverse failed: returned status -1") == true)
+
+        var db: OpaquePointer?
+        sqlite3_open(path, &db)
+        sqlite3_exec(db, "UPDATE Vault SET secret = CAST(substr(secret, 1, 20) || x'00' || substr(secret, 22) AS BLOB) WHERE _pk = 1", nil, nil, nil)
+        sqlite3_close(db)
+        let tampered = try Context(store: try Store(path: path, model: try model(key: testKey))).fetch("Vault", sortedBy: [.ascending("secret")])
+        let results = tampered.map { object in Result { () throws(AmberError) in try object.value(forKey: "secret") } }
+        #expect(results.filter { if case .failure = $0 { true } else { false } }.count == 1, "the tampered row fails")
+        #expect(results.contains { (try? $0.get()) == "other" }, "the other row still reads")
+
+        let registry = Registry()
+        #expect(amberError { try registry.loadPlugin(at: plugin) }?.description
+            == "\(plugin): transformer \"AESGCM\": create failed with status -1: aesgcm: configuration needs key=<64 hex digits>")
+        #expect(amberError { try registry.loadPlugin(at: plugin, configuration: "key=abc") } != nil)
+        #expect(registry.transformerNames == [Registry.archiveTransformerName, Registry.jsonTransformerName])
+    }
+
+    @Test func theSwiftPluginIsLoadedLikeAnyOther() throws {
+        // Built by `swift build` as a product beside the test bundle (the test command builds first).
+        let bin = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [bin, bin.deletingLastPathComponent()].map { $0.appendingPathComponent("libAmberBase64Plugin.so").path }
+        guard let plugin = candidates.first(where: FileManager.default.fileExists) else {
+            Issue.record("libAmberBase64Plugin.so not found next to \(bin.path): run `swift build` before `swift test`")
+            return
+        }
+        let registry = Registry()
+        let info = try registry.loadPlugin(at: plugin)
+        #expect(info.name == "base64" && info.transformers == ["Base64"])
+        let model = try Model(ModelDescription {
+            EntityDescription("File") { Attribute.transformable("content", valueClass: "Binary", transformers: ["Base64"]) }
+        }, registry: registry)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        try context.insert("File").setValue(.binary(Data("hello".utf8)), forKey: "content")
+        try context.save()
+        #expect(try Context(store: store).fetch("File")[0].value(forKey: "content") == .binary(Data("hello".utf8)))
+        #expect(try Context(store: store).fetch("File", where: "content == %@", .binary(Data("hello".utf8))).count == 1)
+        let statement = try store.connection.statement("SELECT content FROM File")
+        defer { statement.reset() }
+        #expect(try statement.step())
+        #expect(statement.string(0) == "aGVsbG8=")
+    }
+}
+
+@Suite struct PluginRefusalTests {
+    /// Every file of Tests/PluginCorpus breaks one rule; its first line says what the error must contain.
+    static let corpus: [String] = {
+        let folder = repositoryRoot.appendingPathComponent("Tests/PluginCorpus")
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".c") }.sorted()
+    }()
+
+    @Test(arguments: corpus)
+    func badPluginsAreRefusedWholeWithTheFileAndTheReason(_ file: String) throws {
+        let source = repositoryRoot.appendingPathComponent("Tests/PluginCorpus/\(file)")
+        let text = try String(contentsOf: source, encoding: .utf8)
+        let expected = try #require(text.split(separator: "\n").first.flatMap { line -> String? in
+            guard let range = line.range(of: "/* expect: ") else { return nil }
+            return String(line[range.upperBound...].dropLast(3))
+        })
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Unresolved symbols are allowed at link time, so dlopen (RTLD_NOW) is what catches them.
+        // The corpus is deliberately odd C (unused helpers, bad strings): no -Werror.
+        let plugin = try compilePlugin([source.path], named: String(file.dropLast(2)), in: directory, warnings: ["-w"])
+        let registry = Registry()
+        let error = amberError { try registry.loadPlugin(at: plugin) }
+        guard case .pluginRefused(let path, let message) = error else {
+            Issue.record("\(file): expected a refusal, got \(String(describing: error))")
+            return
+        }
+        #expect(path == plugin)
+        #expect(message.contains(expected), "\(file): \(message)")
+        #expect(error?.description.hasPrefix(plugin) == true)
+        #expect(registry.transformerNames == [Registry.archiveTransformerName, Registry.jsonTransformerName], "nothing registered")
+        #expect(registry.structClass(named: "Color") == nil)
+        #expect(amberError { try registry.declare(.opaque(name: "Partial", size: 8)) } == nil, "no class of a refused plugin stays")
+    }
+
+    @Test func aNameTakenByTheHostIsRefusedNamingBothSources() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plugin = try samplePlugin("Color", "color.c", in: directory)
+        let registry = Registry()
+        try registry.register(Transformer(name: "ColorToData", from: "Binary", to: "Binary", source: "the host program",
+                                          forward: { $0 }, reverse: { $0 }))
+        #expect(amberError { try registry.loadPlugin(at: plugin) }?.description
+            == "\(plugin): transformer \"ColorToData\": the name is already registered by the host program")
+        #expect(registry.structClass(named: "Color") == nil, "the plugin's class was not kept either")
+        // Loading the same plugin twice: the second load finds its own names taken.
+        let fresh = Registry()
+        try fresh.loadPlugin(at: plugin)
+        #expect(amberError { try fresh.loadPlugin(at: plugin) }?.description
+            == "\(plugin): value class \"Color\": the name is already registered by libcolor.so")
+    }
+
+    @Test func writableByOthersMissingOrNotAFileIsRefused() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plugin = try samplePlugin("Color", "color.c", in: directory)
+        chmod(plugin, 0o775)
+        #expect(amberError { try Registry().loadPlugin(at: plugin) }?.description
+            == "\(plugin): is writable by group or others (mode 775); refusing to load it")
+        chmod(plugin, 0o755)
+        try Registry().loadPlugin(at: plugin)
+        #expect(amberError { try Registry().loadPlugin(at: directory.path) }?.description == "\(directory.path): not a regular file")
+        #expect(amberError { try Registry().loadPlugin(at: "/nonexistent.so") }?.description == "/nonexistent.so: no such file")
+        let garbage = directory.appendingPathComponent("garbage.so").path
+        try Data("not an ELF file".utf8).write(to: URL(fileURLWithPath: garbage))
+        chmod(garbage, 0o644)
+        #expect(amberError { try Registry().loadPlugin(at: garbage) }?.description.contains("cannot be loaded:") == true)
+    }
+
+    @Test func aDirectoryLoadsEveryPluginInNameOrder() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try samplePlugin("Color", "color.c", in: directory)
+        _ = try samplePlugin("Rect", "rect.c", in: directory)
+        let loaded = try Registry().loadPlugins(inDirectory: directory.path)
+        #expect(loaded.map(\.name) == ["color", "rect"])
+    }
+}

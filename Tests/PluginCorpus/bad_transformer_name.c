@@ -1,0 +1,4 @@
+/* expect: transformer "two words": a name must start with a letter */
+#include "common.h"
+static const amber_plugin_transformer transformers[] = {TRANSFORMER("two words", "Binary", "Binary")};
+DESCRIBE(NULL, 0, transformers, 1)
