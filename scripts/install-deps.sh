@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the system packages Amber builds against, if they are missing:
-# SQLite (the store) and libffi (struct layouts), headers and libraries;
+# SQLite (the store), libffi (struct layouts), zlib and OpenSSL (the deflate
+# and aesgcm sample plugins), headers and libraries;
 # pkg-config and valgrind for the C API tests.
 # Uses sudo when not root.
 set -euo pipefail
 missing=()
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
 { [ -f /usr/include/ffi.h ] || compgen -G "/usr/include/*/ffi.h" >/dev/null; } || missing+=(libffi-dev)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+[ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 command -v cc >/dev/null || missing+=(gcc)
 command -v nm >/dev/null || missing+=(binutils)
 command -v pkg-config >/dev/null || missing+=(pkg-config)

@@ -1,0 +1,81 @@
+/* Plugins through the C API: load the sample plugins that `swift build`
+ * made (AMBER_PLUGIN_DIR), use them in a model, and see refusals. */
+#include <amber.h>
+
+#include <stdlib.h>
+
+#include "check.h"
+
+struct Color {
+    float r, g, b, a;
+};
+
+int main(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    const char *directory = getenv("AMBER_PLUGIN_DIR");
+    CHECK(directory != NULL);
+    if (directory == NULL) return report();
+    char color_path[1024], aes_path[1024];
+    snprintf(color_path, sizeof color_path, "%s/libAmberColorPlugin.so", directory);
+    snprintf(aes_path, sizeof aes_path, "%s/libAmberAESGCMPlugin.so", directory);
+
+    amber_registry *registry = NULL;
+    OK(amber_registry_new(&registry));
+    OK(amber_registry_load_plugin(registry, color_path, NULL));
+    FAILS(amber_registry_load_plugin(registry, color_path, NULL), AMBER_E_PLUGIN_REFUSED,
+          "value class \"Color\": the name is already registered by libAmberColorPlugin.so");
+    CHECK(strcmp(amber_last_error_origin(), color_path) == 0);
+    FAILS(amber_registry_load_plugin(registry, aes_path, NULL), AMBER_E_PLUGIN_REFUSED,
+          "transformer \"AESGCM\": create failed with status -1: aesgcm: configuration needs key=<64 hex digits>");
+    OK(amber_registry_load_plugin(registry, aes_path, "key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"));
+    FAILS(amber_registry_load_plugin(registry, "/nonexistent/libnothing.so", NULL), AMBER_E_PLUGIN_REFUSED, "no such file");
+
+    /* The plugin's struct class has the C compiler's layout. */
+    size_t size = 0, alignment = 0, offsets[4], count = 0;
+    OK(amber_registry_struct_layout(&size, &alignment, offsets, &count, 4, registry, "Color"));
+    CHECK(size == sizeof(struct Color) && offsets[3] == 12);
+
+    static const char json[] =
+        "{\"entities\": [{\"name\": \"Swatch\", \"attributes\": ["
+        "  {\"name\": \"color\", \"type\": \"transformable\", \"valueClass\": \"Color\", \"transformer\": [\"ColorToData\", \"AESGCM\"]}"
+        "]}]}";
+    amber_model *model = NULL;
+    OK(amber_model_from_json(&model, json, sizeof json - 1, registry));
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    amber_entity *swatch = NULL;
+    amber_object *object = NULL;
+    OK(amber_store_open(&store, NULL, model));
+    OK(amber_context_new(&context, store));
+    OK(amber_model_entity(&swatch, model, "Swatch"));
+    OK(amber_context_insert(&object, context, swatch));
+    struct Color red = {1, 0, 0, 1};
+    amber_value value = {.type = AMBER_VALUE_CUSTOM};
+    value.v.custom.class_name = "Color";
+    value.v.custom.data = &red;
+    value.v.custom.length = sizeof red;
+    OK(amber_object_set_named(object, "color", &value));
+    OK(amber_context_save(context));
+    OK(amber_context_free(context));
+
+    OK(amber_context_new(&context, store));
+    amber_fetch_request request = {.entity = "Swatch"};
+    amber_object **objects = NULL;
+    size_t found = 0;
+    OK(amber_context_fetch(&objects, &found, context, &request));
+    CHECK(found == 1);
+    if (found == 1) {
+        amber_value got;
+        OK(amber_object_get_named(&got, objects[0], "color"));
+        CHECK(got.type == AMBER_VALUE_CUSTOM && got.v.custom.length == sizeof red &&
+              memcmp(got.v.custom.data, &red, sizeof red) == 0);
+        amber_value_release(&got);
+    }
+    amber_free(objects);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+    OK(amber_registry_free(registry));
+    return report();
+}
