@@ -37,7 +37,9 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         let registry = Registry()
         let info = try registry.loadPlugin(at: try samplePlugin("Color", "color.c", in: directory))
         #expect(info.name == "color" && info.version == "1.0.0")
-        #expect(info.classes == ["Color"] && info.transformers == ["ColorToData"])
+        #expect(info.classes == ["Color"] && info.transformers.map(\.name) == ["ColorToData"])
+        #expect(info.transformers[0] == PluginInfo.TransformerInfo(name: "ColorToData", inputClass: "Color", outputClass: "Binary",
+                                                                   isReversible: true, isThreadSafe: true))
         let model = try coverModel(registry)
         let store = try Store.inMemory(model: model)
         let context = Context(store: store)
@@ -155,7 +157,7 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         }
         let registry = Registry()
         let info = try registry.loadPlugin(at: plugin)
-        #expect(info.name == "base64" && info.transformers == ["Base64"])
+        #expect(info.name == "base64" && info.transformers.map(\.name) == ["Base64"])
         let model = try Model(ModelDescription {
             EntityDescription("File") { Attribute.transformable("content", valueClass: "Binary", transformers: ["Base64"]) }
         }, registry: registry)
@@ -247,5 +249,45 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         _ = try samplePlugin("Rect", "rect.c", in: directory)
         let loaded = try Registry().loadPlugins(inDirectory: directory.path)
         #expect(loaded.map(\.name) == ["color", "rect"])
+    }
+}
+
+@Suite struct PluginCallTimeTests {
+    @Test func liesAndFailuresAreCaughtOnEveryCall() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = repositoryRoot.appendingPathComponent("Tests/PluginCorpus/LoadsButMisbehaves/misbehaving.c").path
+        let registry = Registry()
+        try registry.loadPlugin(at: try compilePlugin([source], named: "libmisbehaving", in: directory, warnings: ["-w"]))
+        let model = try Model(ModelDescription {
+            EntityDescription("Thing") {
+                Attribute.transformable("a", valueClass: "Color", transformers: ["LiesAboutClass"])
+                Attribute.transformable("b", valueClass: "Color", transformers: ["LiesAboutSize"])
+                Attribute.transformable("c", valueClass: "Binary", transformers: ["Complains"])
+            }
+        }, registry: registry)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        let thing = try context.insert("Thing")
+        let color = try #require(registry.structClass(named: "Color")).value(["r": 1, "g": 1, "b": 1, "a": 1])
+        try thing.setValue(color, forKey: "a")
+        try thing.setValue(color, forKey: "b")
+        try thing.setValue(.binary(Data([1])), forKey: "c")
+        guard case .saveFailed(let problems) = amberError({ try context.save() }) else {
+            Issue.record("the save should fail")
+            return
+        }
+        #expect(problems.map(\.description).map { $0.components(separatedBy: ": ").dropFirst().joined(separator: ": ") } == [
+            "Thing.a: transformer \"LiesAboutClass\" (libmisbehaving.so) forward returned String \"surprise\", but it declares Binary",
+            "Thing.c: transformer \"Complains\" (libmisbehaving.so) forward failed: returned status -7: the frobnicator is out of ink",
+        ])
+        #expect(try Context(store: store).count(FetchRequest("Thing")) == 0)
+        // Store b alone; its reverse returns 12 bytes for a 16-byte Color.
+        try thing.setValue(.null, forKey: "a")
+        try thing.setValue(.null, forKey: "c")
+        try context.save()
+        let reader = Context(store: store)
+        let error = amberError { _ = try reader.fetch("Thing")[0].value(forKey: "b") }
+        #expect(error?.description.contains("reverse returned Color of 12 bytes (sizeof Color is 16), but it declares Color") == true)
     }
 }

@@ -8,10 +8,19 @@ public struct PluginInfo: Sendable, Hashable {
     /// The plugin's name and version, as it declares them.
     public let name: String
     public let version: String
-    /// The value classes it declared.
+    /// The value classes it declared (their layouts: ``Registry/structClass(named:)``).
     public let classes: [String]
     /// The transformers it registered.
-    public let transformers: [String]
+    public let transformers: [TransformerInfo]
+
+    /// What a plugin says of one transformer.
+    public struct TransformerInfo: Sendable, Hashable {
+        public let name: String
+        public let inputClass: String
+        public let outputClass: String
+        public let isReversible: Bool
+        public let isThreadSafe: Bool
+    }
 }
 
 extension Registry {
@@ -104,6 +113,7 @@ struct PluginLoader {
                                        : "ABI \(abi) is older than this host's \(hostABI), which no longer loads it")
         }
         let name = try string(descriptor.name, "the plugin name")
+        guard !name.isEmpty else { throw refuse("the plugin name is empty") }
         let version = try string(descriptor.version, "the plugin version")
         let classes = try classDescriptions(descriptor)
         let transformers = try pluginTransformers(descriptor, session: session)
@@ -124,7 +134,7 @@ struct PluginLoader {
             throw refuse(Self.describe(error))
         }
         return PluginInfo(path: path, name: name, version: version, classes: classes.map(\.0.name),
-                          transformers: transformers.map(\.transformer.name))
+                          transformers: transformers.map(\.info))
     }
 
     /// The registry's error, phrased from the plugin's side.
@@ -240,8 +250,10 @@ struct PluginLoader {
                 }
             }
             let functions = PluginFunctions(forward: forward, reverse: reversible ? declared.reverse : nil, destroy: declared.destroy,
-                                            state: state, threadSafe: declared.flags & UInt32(AMBER_PLUGIN_THREAD_SAFE) != 0)
-            result.append(PluginTransformer(functions: functions, name: name, input: input, output: output, file: file))
+                                            state: state, threadSafe: declared.flags & UInt32(AMBER_PLUGIN_THREAD_SAFE) != 0,
+                                            session: session)
+            result.append(PluginTransformer(functions: functions, name: name, input: input, output: output, file: file,
+                                            session: session))
         }
         return result
     }

@@ -29,6 +29,16 @@ final class PluginSession: @unchecked Sendable {
         return messages.isEmpty ? "" : ": " + messages.joined(separator: "; ")
     }
 
+    /// Like ``reportedSuffix``, and forgets the messages: after a failed call,
+    /// its report belongs to that call's error only.
+    func takeReported() -> String {
+        let messages = reported.withLock { messages in
+            defer { messages.removeAll() }
+            return messages
+        }
+        return messages.isEmpty ? "" : ": " + messages.joined(separator: "; ")
+    }
+
     static func from(_ host: UnsafePointer<amber_plugin_host>?) -> PluginSession? {
         guard let data = host?.pointee.host_data else { return nil }
         return Unmanaged<PluginSession>.fromOpaque(data).takeUnretainedValue()

@@ -10,17 +10,22 @@ final class PluginFunctions: @unchecked Sendable {
     let reverse: Function?
     let destroy: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     let state: UnsafeMutableRawPointer?
+    let isThreadSafe: Bool
     /// Serializes calls of a transformer that is not thread-safe.
     private let lock: NSLock?
+    /// Where the plugin's report_error messages go; a failing call includes them.
+    private let session: PluginSession
 
     init(forward: Function, reverse: Function?, destroy: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
-         state: UnsafeMutableRawPointer?, threadSafe: Bool)
+         state: UnsafeMutableRawPointer?, threadSafe: Bool, session: PluginSession)
     {
         self.forward = forward
         self.reverse = reverse
         self.destroy = destroy
         self.state = state
+        self.isThreadSafe = threadSafe
         self.lock = threadSafe ? nil : NSLock()
+        self.session = session
     }
 
     deinit { destroy?(state) }
@@ -39,7 +44,9 @@ final class PluginFunctions: @unchecked Sendable {
             return withUnsafePointer(to: borrowed) { function(state, $0, &output) }
         }
         defer { output.release?(&output) }
-        guard status == AMBER_PLUGIN_OK else { throw Failure(description: "returned status \(status)") }
+        guard status == AMBER_PLUGIN_OK else {
+            throw Failure(description: "returned status \(status)" + session.takeReported())
+        }
         return try PluginValue.copy(output, customClass: customClass)
     }
 }
@@ -48,9 +55,12 @@ final class PluginFunctions: @unchecked Sendable {
 struct PluginTransformer {
     let functions: PluginFunctions
     let transformer: Transformer
+    let info: PluginInfo.TransformerInfo
 
-    init(functions: PluginFunctions, name: String, input: String, output: String, file: String) {
+    init(functions: PluginFunctions, name: String, input: String, output: String, file: String, session: PluginSession) {
         self.functions = functions
+        self.info = PluginInfo.TransformerInfo(name: name, inputClass: input, outputClass: output,
+                                               isReversible: functions.reverse != nil, isThreadSafe: functions.isThreadSafe)
         let reverse: (@Sendable (Value) throws -> Value)?
         if let function = functions.reverse {
             reverse = { value in try functions.call(function, value, customClass: input) }
