@@ -219,7 +219,7 @@ typedef struct amber_field {
 } amber_field;
 
 /** A new, empty registry (holding only the built-in transformers
- *  "AmberArchive" and "JSON"). Free it with amber_registry_free. */
+ *  "AmberArchive", "JSON" and "UTF8"). Free it with amber_registry_free. */
 amber_status amber_registry_new(amber_registry **out);
 
 /** The process-wide registry models bind against by default. The handle is

@@ -56,6 +56,29 @@ grep -q "L'Étranger" "$work/app.log"
 readelf -d "$work/app" | grep -q 'NEEDED.*libamber\.so\.0'
 c_passed=$((c_passed + 1))
 
+step "CLI"
+cli_checks=0
+cli() { "$bin/amber" "$@"; }
+expect() {  # description, then a command whose output must contain the description's last word
+    local want=$1; shift
+    local output
+    output=$("$@" 2>&1) || true
+    if ! grep -qF -- "$want" <<< "$output"; then echo "CLI: expected \"$want\" from: $*"; echo "$output"; exit 1; fi
+    cli_checks=$((cli_checks + 1))
+}
+expect "Inserted 12 sample books" cli demo --store "$work/books.amber"
+expect "notes (stored compressed, then sealed with AES-256-GCM)" cli demo --store "$work/books.amber"
+expect "coverColor: transformable, optional, class Color, via ColorToData" cli schema "$work/books.amber"
+expect '"title" : "Der Zauberberg"' cli query "$work/books.amber" Book --where "language == 'de' AND pages > 500" --json
+expect "predicate, position 13: expected a value or attribute name, found the end" cli query "$work/books.amber" Book --where "language == "
+expect "Bok: no such entity; did you mean Book?" cli query "$work/books.amber" Bok
+expect "transformer ColorToData: Color -> Binary (reversible, thread-safe)" cli plugin inspect "$bin/libAmberColorPlugin.so"
+cc -std=c11 -shared -fPIC -w -Iinclude Tests/PluginCorpus/newer_abi.c -o "$work/libfuture.so"
+expect "libfuture.so: ABI 2 is newer than this host's 1" cli plugin inspect "$work/libfuture.so"
+if cli query "$work/books.amber" Bok 2>/dev/null; then echo "CLI: an error must exit non-zero"; exit 1; fi
+c_passed=$((c_passed + cli_checks + 1))
+echo "$((cli_checks + 1)) CLI checks passed"
+
 if [ -d bindings/python/tests ]; then
     step "Python tests"
     python3 -m pip install --quiet cffi pytest

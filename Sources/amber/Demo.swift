@@ -13,9 +13,12 @@ struct Demo: ParsableCommand {
     @Option(name: .long, help: "Text to find in titles, ignoring case and diacritics.")
     var search = "etranger"
 
+    @OptionGroup var plugins: PluginOptions
+
     func run() throws {
         try reportingErrors {
-            try BooksSample.registerColor()
+            // coverColor goes through the color plugin; notes through deflate and aesgcm.
+            try plugins.load()
             let model = try Model(BooksSample.model)
             let existed = FileManager.default.fileExists(atPath: store)
             let context = Context(store: try Store(path: store, model: model))
@@ -42,7 +45,12 @@ struct Demo: ParsableCommand {
 
             let found = try context.fetch("Book", where: "title CONTAINS[cd] %@", .string(search), sortedBy: [.ascending("title")])
             print("\nTitles containing \"\(search)\" (ignoring case and diacritics): \(found.count)")
-            for book in found { print("    \(try BooksSample.line(for: book))") }
+            for book in found {
+                print("    \(try BooksSample.line(for: book))")
+                if case .string(let notes) = try book.value(forKey: "notes") {
+                    print("      notes (stored compressed, then sealed with AES-256-GCM): \(notes)")
+                }
+            }
         }
     }
 }
@@ -60,30 +68,14 @@ enum BooksSample {
             Attribute.float("rating").range(0, 5)
             Attribute.uuid("id")
             Attribute.transformable("coverColor", valueClass: "Color", transformers: ["ColorToData"])
+            Attribute.transformable("notes", valueClass: "String", transformers: ["UTF8", "Deflate", "AESGCM"])
         }
         .unique("title", "author")
     }
 
-    /// `struct Color { float r, g, b, a; }`, stored as its 16 bytes.
-    static let colorClass = ValueClassDescription.structure(
-        name: "Color", fields: ["r", "g", "b", "a"].map { FieldDescription($0, .float) })
-
-    /// Declares `Color` and registers `ColorToData` in the shared registry, once per process.
-    static func registerColor() throws {
-        let registry = Registry.shared
-        guard registry.structClass(named: "Color") == nil else { return }
-        try registry.declare(colorClass)
-        try registry.register(Transformer(
-            name: "ColorToData", from: "Color", to: "Binary",
-            forward: { value in
-                guard case .custom(let color) = value else { return .null }
-                return .binary(color.bytes)
-            },
-            reverse: { value in
-                guard case .binary(let bytes) = value else { return .null }
-                return .custom(CustomValue(className: "Color", bytes: bytes))
-            }))
-    }
+    /// The demo's plugin settings: a fixed, public AES key. Real programs pass their own key
+    /// (`--plugin-config key=...` or AMBER_PLUGIN_CONFIG); never reuse this one.
+    static let demoConfiguration = "key=" + String(repeating: "a3", count: 32) + ",level=9"
 
     /// "#RRGGBB" for a Color value.
     static func hex(_ value: Value) -> String {
@@ -116,9 +108,11 @@ enum BooksSample {
     static func insertSampleBooks(into context: Context) throws {
         // Resolve each attribute once; the loop then sets values by handle.
         let entity = try context.model.entity(named: "Book")
-        let names = ["title", "author", "published", "price", "pages", "language", "rating", "id", "coverColor"]
+        let names = ["title", "author", "published", "price", "pages", "language", "rating", "id", "coverColor", "notes"]
         let attributes = try names.map { try entity.attribute(named: $0) }
-        guard let colorClass = Registry.shared.structClass(named: "Color") else { return }
+        guard let colorClass = Registry.shared.structClass(named: "Color") else {
+            throw AmberError.unknownEntity(name: "value class Color (load the color plugin)", suggestion: nil)
+        }
         for (title, author, date, price, pages, language, rating, rgb) in books {
             let book = try context.insert(entity)
             let values: [Value] = [
@@ -126,6 +120,7 @@ enum BooksSample {
                 Decimal(string: price).map(Value.decimal) ?? .null, .int(pages), .string(language), .double(rating),
                 .uuid(UUID()),
                 try colorClass.value(["r": .float(rgb.0), "g": .float(rgb.1), "b": .float(rgb.2), "a": .float(1)]),
+                .string("Read in \(language == "en" ? "English" : "translation"); \(pages) pages. My copy is a gift from a friend."),
             ]
             for (attribute, value) in zip(attributes, values) { try book.setValue(value, for: attribute) }
         }

@@ -14,6 +14,8 @@ struct Query: ParsableCommand {
     @Argument(help: "The store file.")
     var store: String
 
+    @OptionGroup var plugins: PluginOptions
+
     @Argument(help: "The entity to query.")
     var entity: String
 
@@ -39,8 +41,7 @@ struct Query: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            // The demo's store names ColorToData; this tool is the program that registers it.
-            try BooksSample.registerColor()
+            try plugins.load()
             let context = Context(store: try Store(openingExisting: store))
             let sortKeys = sort.map { text -> SortKey in
                 let parts = text.split(separator: ":", maxSplits: 1).map(String.init)

@@ -9,13 +9,14 @@ struct Schema: ParsableCommand {
     @Argument(help: "The store file.")
     var store: String
 
+    @OptionGroup var plugins: PluginOptions
+
     @Flag(help: "Print the model as JSON (the model file format).")
     var json = false
 
     func run() throws {
         try reportingErrors {
-            // The demo's store names ColorToData; this tool is the program that registers it.
-            try BooksSample.registerColor()
+            try plugins.load()
             let opened = try Store(openingExisting: store)
             let model = opened.model
             if json {

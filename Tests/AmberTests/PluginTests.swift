@@ -144,7 +144,7 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         #expect(amberError { try registry.loadPlugin(at: plugin) }?.description
             == "\(plugin): transformer \"AESGCM\": create failed with status -1: aesgcm: configuration needs key=<64 hex digits>")
         #expect(amberError { try registry.loadPlugin(at: plugin, configuration: "key=abc") } != nil)
-        #expect(registry.transformerNames == [Registry.archiveTransformerName, Registry.jsonTransformerName])
+        #expect(registry.transformerNames == [Registry.archiveTransformerName, Registry.jsonTransformerName, Registry.utf8TransformerName])
     }
 
     @Test func theSwiftPluginIsLoadedLikeAnyOther() throws {
@@ -203,7 +203,7 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         #expect(path == plugin)
         #expect(message.contains(expected), "\(file): \(message)")
         #expect(error?.description.hasPrefix(plugin) == true)
-        #expect(registry.transformerNames == [Registry.archiveTransformerName, Registry.jsonTransformerName], "nothing registered")
+        #expect(registry.transformerNames == [Registry.archiveTransformerName, Registry.jsonTransformerName, Registry.utf8TransformerName], "nothing registered")
         #expect(registry.structClass(named: "Color") == nil)
         #expect(amberError { try registry.declare(.opaque(name: "Partial", size: 8)) } == nil, "no class of a refused plugin stays")
     }

@@ -6,7 +6,8 @@ import Synchronization
 /// A model binds against one registry (``shared`` unless told otherwise) and
 /// keeps what it resolved, so registering more later never changes a bound
 /// model. Every registry starts with the built-in transformers
-/// ``Registry/archiveTransformerName`` and ``Registry/jsonTransformerName``.
+/// ``Registry/archiveTransformerName``, ``Registry/jsonTransformerName`` and
+/// ``Registry/utf8TransformerName``.
 /// Safe to use from any thread.
 public final class Registry: Sendable {
     /// The process-wide registry.
@@ -17,6 +18,8 @@ public final class Registry: Sendable {
     public static let archiveTransformerName = "AmberArchive"
     /// Plist-like values as JSON text, readable with SQLite's JSON functions.
     public static let jsonTransformerName = "JSON"
+    /// A string as its UTF-8 bytes, to feed byte transformers such as compression.
+    public static let utf8TransformerName = "UTF8"
 
     struct Entry<T: Sendable>: Sendable {
         let item: T
@@ -33,7 +36,7 @@ public final class Registry: Sendable {
     /// A registry holding only the built-in transformers.
     public init() {
         var initial = Contents()
-        for transformer in [PropertyListArchive.transformer, JSONTransformer.transformer] {
+        for transformer in [PropertyListArchive.transformer, JSONTransformer.transformer, UTF8Transformer.transformer] {
             initial.transformers[transformer.name] = Entry(item: transformer, source: transformer.source)
         }
         contents = Mutex(initial)

@@ -1,0 +1,89 @@
+import Amber
+import ArgumentParser
+import Foundation
+
+/// `--plugin PATH` (repeatable) and `--plugin-config TEXT`, shared by every command.
+struct PluginOptions: ParsableArguments {
+    @Option(name: .customLong("plugin"),
+            help: "A plugin file or directory to load (repeatable). AMBER_PLUGIN_PATH adds more, separated by ':'.")
+    var plugins: [String] = []
+
+    @Option(name: .customLong("plugin-config"),
+            help: "Configuration handed to every plugin loaded (default: AMBER_PLUGIN_CONFIG, else the demo's settings).")
+    var configuration: String?
+
+    /// The sample plugins `swift build` puts beside this program; loaded when present.
+    static let samplePlugins = ["libAmberColorPlugin.so", "libAmberDeflatePlugin.so", "libAmberAESGCMPlugin.so"]
+
+    var effectiveConfiguration: String {
+        configuration ?? ProcessInfo.processInfo.environment["AMBER_PLUGIN_CONFIG"] ?? BooksSample.demoConfiguration
+    }
+
+    /// Loads the named plugins (a failure is an error) and the sample plugins
+    /// beside the program (a failure is a warning) into the shared registry.
+    func load() throws(AmberError) {
+        let fromEnvironment = (ProcessInfo.processInfo.environment["AMBER_PLUGIN_PATH"] ?? "")
+            .split(separator: ":").map(String.init)
+        let settings = effectiveConfiguration
+        for path in fromEnvironment + plugins {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                try Registry.shared.loadPlugins(inDirectory: path, configuration: settings)
+            } else {
+                try Registry.shared.loadPlugin(at: path, configuration: settings)
+            }
+        }
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for name in Self.samplePlugins {
+            let path = folder.appendingPathComponent(name).path
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            do throws(AmberError) {
+                try Registry.shared.loadPlugin(at: path, configuration: settings)
+            } catch {
+                // Already loaded through --plugin, or not usable with this configuration: say so, go on.
+                if case .pluginRefused(_, let message) = error, message.contains("already registered") { continue }
+                FileHandle.standardError.write(Data("amber: warning: \(error)\n".utf8))
+            }
+        }
+    }
+}
+
+/// `amber plugin inspect LIB.so`.
+struct Plugin: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Work with plugins.", subcommands: [Inspect.self])
+
+    struct Inspect: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the value classes (with layouts) and transformers a plugin provides, or why it is refused.")
+
+        @Argument(help: "The plugin file.")
+        var path: String
+
+        @Option(name: .customLong("plugin-config"), help: "Configuration for the plugin's transformers.")
+        var configuration: String?
+
+        func run() throws {
+            try reportingErrors {
+                // A registry of its own: inspecting registers nothing anywhere else.
+                let registry = Registry()
+                let info = try registry.loadPlugin(at: path, configuration: configuration ?? BooksSample.demoConfiguration)
+                print("\(path): plugin \(info.name) \(info.version)")
+                for name in info.classes {
+                    if let layout = registry.structClass(named: name) {
+                        let fields = layout.fields.map { "\($0.type) \($0.name) @\($0.offset)" }.joined(separator: ", ")
+                        print("  struct \(name): \(layout.size) bytes, alignment \(layout.alignment): \(fields)")
+                    } else {
+                        print("  opaque \(name)")
+                    }
+                }
+                for transformer in info.transformers {
+                    var flags: [String] = []
+                    if transformer.isReversible { flags.append("reversible") }
+                    if transformer.isThreadSafe { flags.append("thread-safe") }
+                    print("  transformer \(transformer.name): \(transformer.inputClass) -> \(transformer.outputClass)"
+                          + (flags.isEmpty ? "" : " (\(flags.joined(separator: ", ")))"))
+                }
+            }
+        }
+    }
+}
