@@ -199,6 +199,10 @@ typedef struct amber_value {
  *  ignored. */
 void amber_value_release(amber_value *value);
 
+/** Releases `count` library-filled values and then the array itself (as
+ *  returned by amber_context_fetch_values). NULL is ignored. */
+void amber_values_release(amber_value *values, size_t count);
+
 /* ------------------------------------------------------------------------ */
 /* Registries: value classes and transformers                               */
 /* ------------------------------------------------------------------------ */
@@ -263,6 +267,11 @@ amber_status amber_registry_struct_layout(size_t *out_size, size_t *out_alignmen
  *  transformer declares, on every call. Called on the thread of the context
  *  being read or saved. */
 typedef int32_t (*amber_transform_fn)(amber_value *output, const amber_value *input, void *userdata);
+
+/** Called from inside a transformer function that is about to fail: the host
+ *  puts `message` (copied) in the error it reports for this call, after the
+ *  transformer's name. Affects only the calling thread's current call. */
+void amber_transformer_error(const char *message);
 
 /** Releases what a transformer put in `*output`; called once per successful
  *  call, after the host has copied the result. */
@@ -339,6 +348,41 @@ amber_status amber_entity_attribute(amber_attribute **out, amber_entity *entity,
 
 /** The entity's name: NUL-terminated, owned by the model. */
 amber_status amber_entity_name(const char **out, amber_entity *entity);
+
+/** How many attributes `entity` has; with amber_entity_attribute_at, a way to list them. */
+amber_status amber_entity_attribute_count(size_t *out, amber_entity *entity);
+
+/** The attribute at `index` (0-based, model order) of `entity`.
+ *  Errors: AMBER_E_NOT_FOUND if index >= the attribute count. */
+amber_status amber_entity_attribute_at(amber_attribute **out, amber_entity *entity, size_t index);
+
+/** The attribute's name: NUL-terminated, owned by the model. */
+amber_status amber_attribute_name(const char **out, amber_attribute *attribute);
+
+/** The attribute's type: an AMBER_TYPE_* constant. */
+amber_status amber_attribute_type(int32_t *out, amber_attribute *attribute);
+
+/** The class a transformable or undefined attribute's values must have
+ *  ("Color", "PropertyList", "String", …), owned by the model; NULL for an
+ *  undefined attribute that takes any value and for other types. */
+amber_status amber_attribute_value_class(const char **out, amber_attribute *attribute);
+
+/** One field of a struct class, as amber_model_struct_layout describes it. */
+typedef struct amber_field_info {
+    const char *name;        /**< owned by the model */
+    int32_t type;            /**< an AMBER_FIELD_* constant */
+    const char *struct_name; /**< AMBER_FIELD_STRUCT: the nested class (owned by the model); else NULL */
+    size_t offset;           /**< from the start of the struct */
+} amber_field_info;
+
+/** The layout of struct class `name` as `model` sees it (declared by the
+ *  model or by the registry it was bound with): size, alignment, and each
+ *  field into out_fields (may be NULL when capacity is 0). *out_field_count
+ *  receives the number of fields; if it exceeds capacity the call fails with
+ *  AMBER_E_BUFFER_TOO_SMALL after setting *out_field_count only. This is how
+ *  bindings marshal struct values field by field. */
+amber_status amber_model_struct_layout(size_t *out_size, size_t *out_alignment, amber_field_info *out_fields,
+                                       size_t *out_field_count, size_t capacity, amber_model *model, const char *name);
 
 /** Attribute types: the `type` of amber_attribute_spec. */
 enum {
@@ -447,6 +491,16 @@ amber_status amber_context_free(amber_context *context);
  *  handle is owned by the context (valid until amber_context_free). */
 amber_status amber_context_insert(amber_object **out, amber_context *context, amber_entity *entity);
 
+/** Inserts `row_count` objects of `entity` in one call: `values` holds
+ *  row_count rows of attribute_count values, row after row, for `attributes`
+ *  (handles of `entity`). All or nothing: if any value is refused, no object
+ *  of the batch stays, and the error names the attribute and the row.
+ *  `out_objects` may be NULL (no handles made, the fastest path); otherwise it
+ *  is an array of row_count the library fills with handles owned by the context. */
+amber_status amber_context_insert_many(amber_object **out_objects, amber_context *context, amber_entity *entity,
+                                       amber_attribute *const *attributes, size_t attribute_count,
+                                       const amber_value *values, size_t row_count);
+
 /** Marks `object` for deletion at the next save (a new object is dropped). */
 amber_status amber_context_delete(amber_context *context, amber_object *object);
 
@@ -478,6 +532,16 @@ typedef struct amber_fetch_request {
  *  (the message has the 1-based position), AMBER_E_SQLITE. */
 amber_status amber_context_fetch(amber_object ***out_objects, size_t *out_count, amber_context *context,
                                  const amber_fetch_request *request);
+
+/** amber_context_fetch, and in the same call the values of `attributes` for
+ *  every object fetched: *out_values is an array of *out_count rows of
+ *  attribute_count values, row after row, owned by the caller (release it
+ *  with amber_values_release(*out_values, *out_count * attribute_count)).
+ *  The attributes must belong to the request's entity.
+ *  Errors: as amber_context_fetch, and AMBER_E_TRANSFORMER if a value cannot be decoded. */
+amber_status amber_context_fetch_values(amber_object ***out_objects, amber_value **out_values, size_t *out_count,
+                                        amber_context *context, const amber_fetch_request *request,
+                                        amber_attribute *const *attributes, size_t attribute_count);
 
 /** How many objects `request` would fetch. */
 amber_status amber_context_count(int64_t *out, amber_context *context, const amber_fetch_request *request);

@@ -72,6 +72,8 @@ enum LastError {
         var code: Int32 = 0
         var message: UnsafeMutablePointer<CChar> = strdup("")
         var origin: UnsafeMutablePointer<CChar> = strdup("")
+        /// What a C transformer said with amber_transformer_error during the current call.
+        var transformerMessage: String?
 
         func replace(code: Int32, message: String, origin: String) {
             free(self.message)

@@ -146,8 +146,13 @@ final class CTransformerFunctions: @unchecked Sendable {
         try CValue.write(input, to: &cInput)
         defer { CValue.release(&cInput) }
         var cOutput = amber_value()
+        let slot = LastError.current
+        slot.transformerMessage = nil
         let status = function(&cOutput, &cInput, userdata)
-        guard status == AMBER_OK else { throw Failure(description: "returned status \(status)") }
+        guard status == AMBER_OK else {
+            defer { slot.transformerMessage = nil }
+            throw Failure(description: "returned status \(status)" + (slot.transformerMessage.map { ": \($0)" } ?? ""))
+        }
         defer { releaseFunction?(&cOutput, userdata) }
         return try withUnsafePointer(to: cOutput) { (pointer) throws(CAPIError) -> Value in
             try CValue.read(pointer, "the transformer's output")
@@ -202,4 +207,10 @@ public func amber_registry_load_plugin_directory(_ out_count: UnsafeMutablePoint
         let settings = try optionalName(configuration, "configuration")
         count.pointee = try core { () throws(AmberError) in try target.loadPlugins(inDirectory: folder, configuration: settings).count }
     }
+}
+
+@c @implementation
+public func amber_transformer_error(_ message: UnsafePointer<CChar>?) {
+    guard let message else { return }
+    LastError.current.transformerMessage = String(decoding: UnsafeRawBufferPointer(start: message, count: strlen(message)), as: UTF8.self)
 }

@@ -74,6 +74,94 @@ public func amber_context_insert(_ out: UnsafeMutablePointer<OpaquePointer?>?, _
     }
 }
 
+/// Attribute handles from a C array, checked to belong to `entity`.
+private func attributeList(_ attributes: UnsafePointer<OpaquePointer?>?, _ count: Int, of entity: Entity) throws(CAPIError) -> [Attribute] {
+    guard count > 0 else { throw CAPIError(AMBER_E_INVALID_VALUE, "attribute_count is 0", origin: "attribute_count") }
+    guard let attributes else { throw .null("attributes") }
+    var result: [Attribute] = []
+    for i in 0..<count {
+        let wrapper: CAttribute = try Handles.resolve(attributes[i], as: .attribute, "attributes[\(i)]")
+        guard entity.attributes.indices.contains(wrapper.attribute.slot), entity.attributes[wrapper.attribute.slot] === wrapper.attribute else {
+            throw CAPIError(AMBER_E_NOT_FOUND, "attributes[\(i)] is \(wrapper.attribute), not an attribute of \(entity.name)",
+                            origin: wrapper.attribute.description)
+        }
+        result.append(wrapper.attribute)
+    }
+    return result
+}
+
+@c @implementation
+public func amber_context_insert_many(_ out_objects: UnsafeMutablePointer<OpaquePointer?>?, _ context: OpaquePointer?,
+                                      _ entity: OpaquePointer?, _ attributes: UnsafePointer<OpaquePointer?>?, _ attribute_count: Int,
+                                      _ values: UnsafePointer<amber_value>?, _ row_count: Int) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        let entityWrapper: CEntity = try Handles.resolve(entity, as: .entity, "entity")
+        let list = try attributeList(attributes, attribute_count, of: entityWrapper.entity)
+        let total = attribute_count * max(row_count, 0)
+        guard total == 0 || values != nil else { throw .null("values") }
+        var converted: [Value] = []
+        converted.reserveCapacity(total)
+        for i in 0..<total {
+            converted.append(try CValue.read(values.map { $0 + i }, "values[\(i)] (row \(i / attribute_count), \(list[i % attribute_count]))"))
+        }
+        let objects = try core { () throws(AmberError) in try wrapper.context.insert(entityWrapper.entity, setting: list, to: converted) }
+        if let out_objects {
+            for (i, object) in objects.enumerated() { out_objects[i] = wrapper.handle(for: object) }
+        }
+    }
+}
+
+@c @implementation
+public func amber_context_fetch_values(_ out_objects: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?,
+                                       _ out_values: UnsafeMutablePointer<UnsafeMutablePointer<amber_value>?>?,
+                                       _ out_count: UnsafeMutablePointer<Int>?, _ context: OpaquePointer?,
+                                       _ request: UnsafePointer<amber_fetch_request>?, _ attributes: UnsafePointer<OpaquePointer?>?,
+                                       _ attribute_count: Int) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let objectsOut = try require(out_objects, "out_objects"), valuesOut = try require(out_values, "out_values")
+        let countOut = try require(out_count, "out_count")
+        let wrapper = try Handles.context(context)
+        let fetch = try fetchRequest(request)
+        let entity = try core { () throws(AmberError) in try wrapper.context.model.entity(named: fetch.entityName) }
+        let list = try attributeList(attributes, attribute_count, of: entity)
+        let objects = try core { () throws(AmberError) in try wrapper.context.fetch(fetch) }
+        let total = objects.count * list.count
+        var values: UnsafeMutablePointer<amber_value>?
+        if total > 0 {
+            guard let buffer = calloc(total, MemoryLayout<amber_value>.stride)?.assumingMemoryBound(to: amber_value.self) else {
+                throw CAPIError(AMBER_E_INTERNAL, "out of memory")
+            }
+            values = buffer
+            do throws(CAPIError) {
+                for (row, object) in objects.enumerated() {
+                    for (column, attribute) in list.enumerated() {
+                        let value = try core { () throws(AmberError) in try object.value(for: attribute) }
+                        try CValue.write(value, to: buffer + (row * list.count + column))
+                    }
+                }
+            } catch {
+                // calloc zeroed the rest, so releasing every slot is safe.
+                for i in 0..<total { CValue.release(buffer + i) }
+                free(buffer)
+                throw error
+            }
+        }
+        let handles: UnsafeMutablePointer<OpaquePointer?>?
+        do throws(CAPIError) {
+            handles = try handleArray(objects, wrapper)
+        } catch {
+            if let values { for i in 0..<total { CValue.release(values + i) }; free(values) }
+            throw error
+        }
+        objectsOut.pointee = handles
+        valuesOut.pointee = values
+        countOut.pointee = objects.count
+    }
+}
+
 @c @implementation
 public func amber_context_delete(_ context: OpaquePointer?, _ object: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in

@@ -140,3 +140,10 @@ public func amber_value_release(_ value: UnsafeMutablePointer<amber_value>?) {
     guard let value else { return }
     CValue.release(value)
 }
+
+@c @implementation
+public func amber_values_release(_ values: UnsafeMutablePointer<amber_value>?, _ count: Int) {
+    guard let values else { return }
+    for i in 0..<max(count, 0) { CValue.release(values + i) }
+    free(values)
+}

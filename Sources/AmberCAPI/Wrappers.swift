@@ -20,8 +20,22 @@ final class CModel: @unchecked Sendable {
     let model: Model
     /// Entity handles by entity index, made on first request.
     private let entityHandles = Locked<[Int: OpaquePointer]>([:])
+    /// C strings handed out for struct layouts, freed with the model handle.
+    private let strings = Locked<[String: UnsafeMutablePointer<CChar>]>([:])
 
     init(_ model: Model) { self.model = model }
+
+    deinit { strings.withLock { $0.values.forEach { free($0) } } }
+
+    /// `text` as a C string that lives as long as this handle.
+    func cString(_ text: String) -> UnsafePointer<CChar>? {
+        strings.withLock { pool in
+            if let existing = pool[text] { return UnsafePointer(existing) }
+            let made = strdup(text)
+            pool[text] = made
+            return UnsafePointer(made)
+        }
+    }
 
     func handle(for entity: Entity) throws(CAPIError) -> OpaquePointer? {
         if let existing = entityHandles.withLock({ $0[entity.index] }) { return existing }
@@ -84,7 +98,20 @@ final class CEntity: @unchecked Sendable {
 
 final class CAttribute {
     let attribute: Attribute
-    init(_ attribute: Attribute) { self.attribute = attribute }
+    /// The name and value class as C strings owned by this handle.
+    let cName: UnsafeMutablePointer<CChar>
+    let cValueClass: UnsafeMutablePointer<CChar>?
+
+    init(_ attribute: Attribute) {
+        self.attribute = attribute
+        self.cName = strdup(attribute.name)
+        self.cValueClass = attribute.valueClassName.map { strdup($0) }
+    }
+
+    deinit {
+        free(cName)
+        free(cValueClass)
+    }
 }
 
 /// A store, used by the contexts of the thread that opened it.

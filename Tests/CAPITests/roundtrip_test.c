@@ -314,10 +314,126 @@ static void test_builder(void) {
     OK(amber_model_builder_free(builder));
 }
 
+static int32_t refuse_with_message(amber_value *out, const amber_value *in, void *userdata) {
+    (void)out; (void)in; (void)userdata;
+    amber_transformer_error("the value is not in tune");
+    return -3;
+}
+
+/* The batch path (many rows in one call), introspection, struct layouts in a model. */
+static void test_batches_and_introspection(void) {
+    static const char json[] =
+        "{\"valueClasses\": [{\"name\": \"Point\", \"kind\": \"struct\", \"fields\": ["
+        "    {\"name\": \"tag\", \"type\": \"int8\"}, {\"name\": \"x\", \"type\": \"double\"}]}],"
+        " \"entities\": [{\"name\": \"Row\", \"attributes\": ["
+        "  {\"name\": \"label\", \"type\": \"string\", \"minLength\": 1},"
+        "  {\"name\": \"n\", \"type\": \"integer16\"},"
+        "  {\"name\": \"where\", \"type\": \"undefined\", \"transient\": true, \"valueClass\": \"Point\"},"
+        "  {\"name\": \"tuned\", \"type\": \"transformable\", \"valueClass\": \"String\", \"transformer\": \"OutOfTune\"}"
+        "]}]}";
+    amber_registry *registry = NULL;
+    OK(amber_registry_new(&registry));
+    OK(amber_registry_register_transformer(registry, "OutOfTune", "String", "String", refuse_with_message, refuse_with_message,
+                                           NULL, NULL, NULL));
+    amber_model *model = NULL;
+    OK(amber_model_from_json(&model, json, sizeof json - 1, registry));
+    amber_entity *row = NULL;
+    OK(amber_model_entity(&row, model, "Row"));
+    size_t count = 0;
+    OK(amber_entity_attribute_count(&count, row));
+    CHECK(count == 4);
+    amber_attribute *attributes[4] = {NULL};
+    const char *names[4] = {NULL};
+    int32_t types[4] = {0};
+    for (size_t i = 0; i < 4; i++) {
+        OK(amber_entity_attribute_at(&attributes[i], row, i));
+        OK(amber_attribute_name(&names[i], attributes[i]));
+        OK(amber_attribute_type(&types[i], attributes[i]));
+    }
+    CHECK(strcmp(names[0], "label") == 0 && strcmp(names[3], "tuned") == 0);
+    CHECK(types[0] == AMBER_TYPE_STRING && types[1] == AMBER_TYPE_INTEGER16 && types[2] == AMBER_TYPE_UNDEFINED);
+    const char *value_class = NULL;
+    OK(amber_attribute_value_class(&value_class, attributes[2]));
+    CHECK(value_class != NULL && strcmp(value_class, "Point") == 0);
+    OK(amber_attribute_value_class(&value_class, attributes[0]));
+    CHECK(value_class == NULL);
+    amber_attribute *past = NULL;
+    FAILS(amber_entity_attribute_at(&past, row, 4), AMBER_E_NOT_FOUND, "index 4 is past them");
+
+    struct Point { int8_t tag; double x; };
+    size_t size = 0, alignment = 0, field_count = 0;
+    amber_field_info fields[2];
+    OK(amber_model_struct_layout(&size, &alignment, fields, &field_count, 2, model, "Point"));
+    CHECK(size == sizeof(struct Point) && alignment == _Alignof(struct Point) && field_count == 2);
+    CHECK(strcmp(fields[1].name, "x") == 0 && fields[1].type == AMBER_FIELD_DOUBLE && fields[1].offset == offsetof(struct Point, x));
+
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    OK(amber_store_open(&store, NULL, model));
+    OK(amber_context_new(&context, store));
+    enum { ROWS = 1000 };
+    static amber_value values[ROWS * 2];
+    static char labels[ROWS][16];
+    for (int i = 0; i < ROWS; i++) {
+        int length = snprintf(labels[i], sizeof labels[i], "row %d", i);
+        values[2 * i].type = AMBER_VALUE_STRING;
+        values[2 * i].v.text.data = labels[i];
+        values[2 * i].v.text.length = (size_t)length;
+        values[2 * i + 1].type = AMBER_VALUE_INT;
+        values[2 * i + 1].v.integer = i;
+    }
+    /* One bad value (row 7 is out of Integer 16 range): nothing of the batch stays. */
+    values[2 * 7 + 1].v.integer = 100000;
+    FAILS(amber_context_insert_many(NULL, context, row, attributes, 2, values, ROWS), AMBER_E_INVALID_VALUE,
+          "Row.n in row 7: expected Integer 16, given Integer 100000");
+    int32_t changes = 1;
+    OK(amber_context_has_changes(&changes, context));
+    CHECK(changes == 0);
+    values[2 * 7 + 1].v.integer = 7;
+    amber_object *first_two[2];
+    OK(amber_context_insert_many(first_two, context, row, attributes, 2, values, 2));
+    OK(amber_context_insert_many(NULL, context, row, attributes, 2, values + 4, ROWS - 2));
+    OK(amber_context_save(context));
+
+    amber_fetch_request request = {.entity = "Row", .predicate = "n >= 500", .sort = &(amber_sort){"n", 0, 0}, .sort_count = 1};
+    amber_object **objects = NULL;
+    amber_value *fetched = NULL;
+    size_t found = 0;
+    OK(amber_context_fetch_values(&objects, &fetched, &found, context, &request, attributes, 2));
+    CHECK(found == ROWS / 2);
+    int wrong = 0;
+    for (size_t i = 0; i < found; i++) {
+        char expected[16];
+        snprintf(expected, sizeof expected, "row %d", (int)(500 + i));
+        if (fetched[2 * i].type != AMBER_VALUE_STRING || strcmp(fetched[2 * i].v.text.data, expected) != 0) wrong++;
+        if (fetched[2 * i + 1].type != AMBER_VALUE_INT || fetched[2 * i + 1].v.integer != (int64_t)(500 + i)) wrong++;
+    }
+    CHECK(wrong == 0);
+    amber_values_release(fetched, found * 2);
+    amber_free(objects);
+    amber_attribute *other_entity_attribute = NULL;
+    OK(amber_entity_attribute(&other_entity_attribute, row, "tuned"));
+    FAILS(amber_context_fetch_values(&objects, &fetched, &found, context, &request, NULL, 1), AMBER_E_NULL_ARGUMENT, "attributes");
+
+    /* A transformer's own message reaches the error. */
+    amber_value text = {.type = AMBER_VALUE_STRING};
+    text.v.text.data = "la";
+    text.v.text.length = 2;
+    OK(amber_object_set(first_two[0], other_entity_attribute, &text));
+    FAILS(amber_context_save(context), AMBER_E_SAVE_FAILED,
+          "Row.tuned: transformer \"OutOfTune\" (C API) forward failed: returned status -3: the value is not in tune");
+
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+    OK(amber_registry_free(registry));
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "roundtrip_test.amber";
     remove(path);
     test_round_trip(path);
     test_builder();
+    test_batches_and_introspection();
     return report();
 }

@@ -48,6 +48,45 @@ public final class Context {
         try insert(model.entity(named: entityName))
     }
 
+    /// Inserts one object of `entity` per row of `values`, which holds the
+    /// values of `attributes` row after row (`values.count` is a multiple of
+    /// `attributes.count`). All or nothing: if any value is refused, no
+    /// object of the batch stays, and the error names the row.
+    ///
+    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming
+    ///   `Entity.attribute in row N`, or an attribute of another entity.
+    @discardableResult
+    public func insert(_ entity: Entity, setting attributes: [Attribute], to values: [Value]) throws(AmberError) -> [ManagedObject] {
+        guard !attributes.isEmpty, values.count % attributes.count == 0 else {
+            throw .invalidValue(place: "\(entity.name) rows", expected: "a multiple of \(attributes.count) values",
+                                given: "\(values.count) values")
+        }
+        let rows = values.count / attributes.count
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows)
+        for row in 0..<rows {
+            let object = try insert(entity)
+            objects.append(object)
+            for (column, attribute) in attributes.enumerated() {
+                do throws(AmberError) {
+                    try object.setValue(values[row * attributes.count + column], for: attribute)
+                } catch {
+                    // The batch's objects are the last ones tracked: drop them all.
+                    pending.removeLast(objects.count)
+                    for dropped in objects {
+                        dropped.isPending = false
+                        dropped.context = nil
+                    }
+                    if case .invalidValue(let place, let expected, let given) = error {
+                        throw .invalidValue(place: "\(place) in row \(row)", expected: expected, given: given)
+                    }
+                    throw error
+                }
+            }
+        }
+        return objects
+    }
+
     /// Marks `object` for deletion at the next save (a new object is simply dropped).
     ///
     /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the object belongs to another context.

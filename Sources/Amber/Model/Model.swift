@@ -15,6 +15,8 @@ public final class Model: Sendable {
     /// can share a store.
     public let versionHash: String
     private let entitiesByName: [String: Entity]
+    /// Custom value classes this model can use: the registry's at bind time and its own.
+    private let customClasses: [String: ResolvedClass]
 
     /// Binds `description` against the value classes and transformers of
     /// `registry`, checking the whole model: names, types, rules, that every
@@ -33,6 +35,14 @@ public final class Model: Sendable {
         self.entities = description.entities.enumerated().map { Entity(description: $0.element, index: $0.offset, scope: scope) }
         self.entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.versionHash = ModelFingerprint(description).hash
+        self.customClasses = scope.classes.mapValues(\.item)
+    }
+
+    /// The struct class named `name`, as this model sees it (declared by the
+    /// model or by the registry it was bound with); nil if there is none.
+    public func structClass(named name: String) -> StructClass? {
+        if case .structure(let layout)? = customClasses[name] { return layout }
+        return nil
     }
 
     /// The entity named `name`.
