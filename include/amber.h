@@ -222,6 +222,14 @@ typedef struct amber_field {
     const char *struct_name; /**< for AMBER_FIELD_STRUCT: a struct class declared before; else NULL */
 } amber_field;
 
+/** One field of a struct class, as amber_registry_struct_layout and amber_model_struct_layout describe it. */
+typedef struct amber_field_info {
+    const char *name;        /**< owned by the registry or model handle */
+    int32_t type;            /**< an AMBER_FIELD_* constant */
+    const char *struct_name; /**< AMBER_FIELD_STRUCT: the nested class (owned likewise); else NULL */
+    size_t offset;           /**< from the start of the struct */
+} amber_field_info;
+
 /** A new, empty registry (holding only the built-in transformers
  *  "AmberArchive", "JSON" and "UTF8"). Free it with amber_registry_free. */
 amber_status amber_registry_new(amber_registry **out);
@@ -247,14 +255,14 @@ amber_status amber_registry_declare_struct(amber_registry *registry, const char 
  *  fixed_size > 0 every value must have exactly that many bytes; 0 means any. */
 amber_status amber_registry_declare_opaque(amber_registry *registry, const char *name, size_t fixed_size);
 
-/** The layout of struct class `name`: its size and alignment, and the offset
- *  of each field in declaration order into out_offsets (which may be NULL
- *  when offsets_capacity is 0). *out_field_count receives the number of
- *  fields; if it exceeds offsets_capacity the call fails with
- *  AMBER_E_BUFFER_TOO_SMALL after setting *out_field_count only. */
-amber_status amber_registry_struct_layout(size_t *out_size, size_t *out_alignment, size_t *out_offsets,
-                                          size_t *out_field_count, size_t offsets_capacity,
-                                          amber_registry *registry, const char *name);
+/** The layout of struct class `name` as `registry` declares it: size,
+ *  alignment, and each field (name, type, offset) into out_fields (may be NULL
+ *  when capacity is 0); the strings are owned by the registry handle.
+ *  *out_field_count receives the number of fields; if it exceeds capacity the
+ *  call fails with AMBER_E_BUFFER_TOO_SMALL after setting *out_field_count only. */
+amber_status amber_registry_struct_layout(size_t *out_size, size_t *out_alignment, amber_field_info *out_fields,
+                                          size_t *out_field_count, size_t capacity, amber_registry *registry,
+                                          const char *name);
 
 /** A transformer function: converts `*input` into `*output`.
  *
@@ -367,13 +375,6 @@ amber_status amber_attribute_type(int32_t *out, amber_attribute *attribute);
  *  undefined attribute that takes any value and for other types. */
 amber_status amber_attribute_value_class(const char **out, amber_attribute *attribute);
 
-/** One field of a struct class, as amber_model_struct_layout describes it. */
-typedef struct amber_field_info {
-    const char *name;        /**< owned by the model */
-    int32_t type;            /**< an AMBER_FIELD_* constant */
-    const char *struct_name; /**< AMBER_FIELD_STRUCT: the nested class (owned by the model); else NULL */
-    size_t offset;           /**< from the start of the struct */
-} amber_field_info;
 
 /** The layout of struct class `name` as `model` sees it (declared by the
  *  model or by the registry it was bound with): size, alignment, and each

@@ -143,24 +143,6 @@ public func amber_attribute_value_class(_ out: UnsafeMutablePointer<UnsafePointe
     }
 }
 
-/// Field types to their C constants.
-private func fieldCode(_ type: FieldType) -> Int {
-    switch type {
-    case .int8: AMBER_FIELD_INT8
-    case .int16: AMBER_FIELD_INT16
-    case .int32: AMBER_FIELD_INT32
-    case .int64: AMBER_FIELD_INT64
-    case .uint8: AMBER_FIELD_UINT8
-    case .uint16: AMBER_FIELD_UINT16
-    case .uint32: AMBER_FIELD_UINT32
-    case .uint64: AMBER_FIELD_UINT64
-    case .float: AMBER_FIELD_FLOAT
-    case .double: AMBER_FIELD_DOUBLE
-    case .bool: AMBER_FIELD_BOOL
-    case .structure: AMBER_FIELD_STRUCT
-    }
-}
-
 @c @implementation
 public func amber_model_struct_layout(_ out_size: UnsafeMutablePointer<Int>?, _ out_alignment: UnsafeMutablePointer<Int>?,
                                       _ out_fields: UnsafeMutablePointer<amber_field_info>?,
@@ -168,27 +150,13 @@ public func amber_model_struct_layout(_ out_size: UnsafeMutablePointer<Int>?, _ 
                                       _ name: UnsafePointer<CChar>?) -> amber_status
 {
     api { () throws(CAPIError) in
-        let size = try require(out_size, "out_size"), alignment = try require(out_alignment, "out_alignment")
-        let count = try require(out_field_count, "out_field_count")
         let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
         let className = try AmberCAPI.name(name, "name")
         guard let layout = wrapper.model.structClass(named: className) else {
             throw CAPIError(AMBER_E_NOT_FOUND, "\(className): no such struct class in the model", origin: className)
         }
-        count.pointee = layout.fields.count
-        guard layout.fields.count <= capacity else {
-            throw CAPIError(AMBER_E_BUFFER_TOO_SMALL, "\(className) has \(layout.fields.count) fields; capacity is \(capacity)",
-                            origin: className)
-        }
-        guard let fields = out_fields else { throw .null("out_fields") }
-        for (i, field) in layout.fields.enumerated() {
-            var nested: UnsafePointer<CChar>?
-            if case .structure(let inner) = field.type { nested = wrapper.cString(inner) }
-            fields[i] = amber_field_info(name: wrapper.cString(field.name), type: Int32(fieldCode(field.type)),
-                                         struct_name: nested, offset: field.offset)
-        }
-        size.pointee = layout.size
-        alignment.pointee = layout.alignment
+        try describe(layout, strings: wrapper.strings, size: out_size, alignment: out_alignment, fields: out_fields,
+                     fieldCount: out_field_count, capacity: capacity)
     }
 }
 

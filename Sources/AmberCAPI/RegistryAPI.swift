@@ -2,8 +2,9 @@ import Amber
 import AmberHeaders
 import Foundation
 
-/// The process-wide registry's handle, made once.
-private let sharedRegistryHandle = Handles.make(CRegistry(.shared), kind: .registry).map { UInt(bitPattern: Int(bitPattern: $0)) } ?? 0
+/// The process-wide registry's wrapper, and its handle, made once.
+private let sharedRegistryWrapper = CRegistry(.shared)
+private let sharedRegistryHandle = Handles.make(sharedRegistryWrapper, kind: .registry).map { UInt(bitPattern: Int(bitPattern: $0)) } ?? 0
 
 @c @implementation
 public func amber_registry_new(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> amber_status {
@@ -76,28 +77,61 @@ public func amber_registry_declare_opaque(_ registry: OpaquePointer?, _ name: Un
     }
 }
 
+/// Field types to their C constants.
+private func fieldCode(_ type: FieldType) -> Int {
+    switch type {
+    case .int8: AMBER_FIELD_INT8
+    case .int16: AMBER_FIELD_INT16
+    case .int32: AMBER_FIELD_INT32
+    case .int64: AMBER_FIELD_INT64
+    case .uint8: AMBER_FIELD_UINT8
+    case .uint16: AMBER_FIELD_UINT16
+    case .uint32: AMBER_FIELD_UINT32
+    case .uint64: AMBER_FIELD_UINT64
+    case .float: AMBER_FIELD_FLOAT
+    case .double: AMBER_FIELD_DOUBLE
+    case .bool: AMBER_FIELD_BOOL
+    case .structure: AMBER_FIELD_STRUCT
+    }
+}
+
+/// Writes a struct layout through the out-parameters of the two layout functions.
+func describe(_ layout: StructClass, strings: CStringPool, size: UnsafeMutablePointer<Int>?, alignment: UnsafeMutablePointer<Int>?,
+              fields: UnsafeMutablePointer<amber_field_info>?, fieldCount: UnsafeMutablePointer<Int>?,
+              capacity: Int) throws(CAPIError)
+{
+    let sizeOut = try require(size, "out_size"), alignmentOut = try require(alignment, "out_alignment")
+    let countOut = try require(fieldCount, "out_field_count")
+    countOut.pointee = layout.fields.count
+    guard layout.fields.count <= capacity else {
+        throw CAPIError(AMBER_E_BUFFER_TOO_SMALL, "\(layout.name) has \(layout.fields.count) fields; capacity is \(capacity)",
+                        origin: layout.name)
+    }
+    guard let fields else { throw .null("out_fields") }
+    for (i, field) in layout.fields.enumerated() {
+        var nested: UnsafePointer<CChar>?
+        if case .structure(let inner) = field.type { nested = strings.cString(inner) }
+        fields[i] = amber_field_info(name: strings.cString(field.name), type: Int32(fieldCode(field.type)),
+                                     struct_name: nested, offset: field.offset)
+    }
+    sizeOut.pointee = layout.size
+    alignmentOut.pointee = layout.alignment
+}
+
 @c @implementation
 public func amber_registry_struct_layout(_ out_size: UnsafeMutablePointer<Int>?, _ out_alignment: UnsafeMutablePointer<Int>?,
-                                         _ out_offsets: UnsafeMutablePointer<Int>?, _ out_field_count: UnsafeMutablePointer<Int>?,
-                                         _ offsets_capacity: Int, _ registry: OpaquePointer?,
-                                         _ name: UnsafePointer<CChar>?) -> amber_status
+                                         _ out_fields: UnsafeMutablePointer<amber_field_info>?,
+                                         _ out_field_count: UnsafeMutablePointer<Int>?, _ capacity: Int,
+                                         _ registry: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> amber_status
 {
     api { () throws(CAPIError) in
-        let size = try require(out_size, "out_size"), alignment = try require(out_alignment, "out_alignment")
-        let fieldCount = try require(out_field_count, "out_field_count")
+        let wrapper: CRegistry = registry == nil ? sharedRegistryWrapper : try Handles.resolve(registry, as: .registry, "registry")
         let className = try AmberCAPI.name(name, "name")
-        guard let layout = try Handles.registry(registry).structClass(named: className) else {
+        guard let layout = wrapper.registry.structClass(named: className) else {
             throw CAPIError(AMBER_E_NOT_FOUND, "\(className): no such struct class", origin: className)
         }
-        fieldCount.pointee = layout.fields.count
-        guard layout.fields.count <= offsets_capacity else {
-            throw CAPIError(AMBER_E_BUFFER_TOO_SMALL, "\(className) has \(layout.fields.count) fields; offsets_capacity is \(offsets_capacity)",
-                            origin: className)
-        }
-        guard layout.fields.isEmpty || out_offsets != nil else { throw .null("out_offsets") }
-        for (i, field) in layout.fields.enumerated() { out_offsets?[i] = field.offset }
-        size.pointee = layout.size
-        alignment.pointee = layout.alignment
+        try describe(layout, strings: wrapper.strings, size: out_size, alignment: out_alignment, fields: out_fields,
+                     fieldCount: out_field_count, capacity: capacity)
     }
 }
 

@@ -6,8 +6,26 @@ import Synchronization
 // What each kind of handle holds. The handle table keeps these alive; they
 // keep the core objects alive.
 
+/// C strings handed out for layouts, freed with the handle that owns the pool.
+final class CStringPool: @unchecked Sendable {
+    private let strings = Locked<[String: UnsafeMutablePointer<CChar>]>([:])
+
+    deinit { strings.withLock { $0.values.forEach { free($0) } } }
+
+    /// `text` as a C string that lives as long as this pool.
+    func cString(_ text: String) -> UnsafePointer<CChar>? {
+        strings.withLock { pool in
+            if let existing = pool[text] { return UnsafePointer(existing) }
+            let made = strdup(text)
+            pool[text] = made
+            return UnsafePointer(made)
+        }
+    }
+}
+
 final class CRegistry {
     let registry: Registry
+    let strings = CStringPool()
     init(_ registry: Registry) { self.registry = registry }
 }
 
@@ -21,21 +39,9 @@ final class CModel: @unchecked Sendable {
     /// Entity handles by entity index, made on first request.
     private let entityHandles = Locked<[Int: OpaquePointer]>([:])
     /// C strings handed out for struct layouts, freed with the model handle.
-    private let strings = Locked<[String: UnsafeMutablePointer<CChar>]>([:])
+    let strings = CStringPool()
 
     init(_ model: Model) { self.model = model }
-
-    deinit { strings.withLock { $0.values.forEach { free($0) } } }
-
-    /// `text` as a C string that lives as long as this handle.
-    func cString(_ text: String) -> UnsafePointer<CChar>? {
-        strings.withLock { pool in
-            if let existing = pool[text] { return UnsafePointer(existing) }
-            let made = strdup(text)
-            pool[text] = made
-            return UnsafePointer(made)
-        }
-    }
 
     func handle(for entity: Entity) throws(CAPIError) -> OpaquePointer? {
         if let existing = entityHandles.withLock({ $0[entity.index] }) { return existing }

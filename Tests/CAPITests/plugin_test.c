@@ -2,6 +2,7 @@
  * made (AMBER_PLUGIN_DIR), use them in a model, and see refusals. */
 #include <amber.h>
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -32,9 +33,10 @@ int main(int argc, char **argv) {
     FAILS(amber_registry_load_plugin(registry, "/nonexistent/libnothing.so", NULL), AMBER_E_PLUGIN_REFUSED, "no such file");
 
     /* The plugin's struct class has the C compiler's layout. */
-    size_t size = 0, alignment = 0, offsets[4], count = 0;
-    OK(amber_registry_struct_layout(&size, &alignment, offsets, &count, 4, registry, "Color"));
-    CHECK(size == sizeof(struct Color) && offsets[3] == 12);
+    size_t size = 0, alignment = 0, count = 0;
+    amber_field_info fields[4];
+    OK(amber_registry_struct_layout(&size, &alignment, fields, &count, 4, registry, "Color"));
+    CHECK(size == sizeof(struct Color) && fields[3].offset == offsetof(struct Color, a));
 
     static const char json[] =
         "{\"entities\": [{\"name\": \"Swatch\", \"attributes\": ["

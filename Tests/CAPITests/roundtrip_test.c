@@ -83,14 +83,16 @@ static void test_round_trip(const char *path) {
     };
     OK(amber_registry_declare_struct(registry, "Color", fields, 4));
 
-    size_t size = 0, alignment = 0, offsets[4] = {0}, field_count = 0;
-    OK(amber_registry_struct_layout(&size, &alignment, offsets, &field_count, 4, registry, "Color"));
+    size_t size = 0, alignment = 0, field_count = 0;
+    amber_field_info layout[4];
+    OK(amber_registry_struct_layout(&size, &alignment, layout, &field_count, 4, registry, "Color"));
     CHECK(size == sizeof(struct Color));
     CHECK(alignment == _Alignof(struct Color));
     CHECK(field_count == 4);
-    CHECK(offsets[0] == offsetof(struct Color, r) && offsets[1] == offsetof(struct Color, g));
-    CHECK(offsets[2] == offsetof(struct Color, b) && offsets[3] == offsetof(struct Color, a));
-    FAILS(amber_registry_struct_layout(&size, &alignment, offsets, &field_count, 2, registry, "Color"),
+    CHECK(layout[0].offset == offsetof(struct Color, r) && layout[1].offset == offsetof(struct Color, g));
+    CHECK(layout[2].offset == offsetof(struct Color, b) && layout[3].offset == offsetof(struct Color, a));
+    CHECK(strcmp(layout[3].name, "a") == 0 && layout[3].type == AMBER_FIELD_FLOAT && layout[3].struct_name == NULL);
+    FAILS(amber_registry_struct_layout(&size, &alignment, layout, &field_count, 2, registry, "Color"),
           AMBER_E_BUFFER_TOO_SMALL, "has 4 fields");
 
     OK(amber_registry_register_transformer(registry, "ColorToData", "Color", "Binary", color_forward, color_reverse,
