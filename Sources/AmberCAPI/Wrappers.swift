@@ -23,7 +23,7 @@ final class CStringPool: @unchecked Sendable {
     }
 }
 
-final class CRegistry {
+final class CRegistry: Sendable {
     let registry: Registry
     let strings = CStringPool()
     init(_ registry: Registry) { self.registry = registry }
