@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test suite: Swift (swift test), C (programs built against
-# include/amber.h and linked to the shared library), the check that the
-# release library exports exactly the functions the header declares, and
-# Python (pytest) once bindings/python has tests. Installs what it needs.
+# Runs every test suite: Swift (swift test); C (programs built against
+# include/amber.h and linked to the shared library, also under valgrind);
+# the check that the release library exports exactly the functions the
+# header declares; the install and the README's C example; the CLI; Python
+# (pytest, against the pip-installed bindings). Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,12 +80,17 @@ if cli query "$work/books.amber" Bok 2>/dev/null; then echo "CLI: an error must 
 c_passed=$((c_passed + cli_checks + 1))
 echo "$((cli_checks + 1)) CLI checks passed"
 
-if [ -d bindings/python/tests ]; then
-    step "Python tests"
-    python3 -m pip install --quiet cffi pytest
-    AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q bindings/python/tests
-fi
+step "Python bindings: install, then pytest against the installed package"
+python3 -m pip install --quiet --disable-pip-version-check cffi pytest
+python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+rm -rf bindings/python/build bindings/python/*.egg-info  # pip's in-tree leftovers would shadow later builds
+repo=$PWD
+# From outside the source tree, so `import amber` is the installed package.
+(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q -p no:cacheprovider "$repo/bindings/python/tests") \
+    | tee "$work/pytest.log"
+python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1)
+[ -n "$python_passed" ] || { echo "pytest did not report passing tests"; exit 1; }
 
 step "All test suites passed"
-echo "Swift: $swift_passed tests; C: $c_passed checks"
-echo "$((swift_passed + c_passed)) passed, 0 failed"
+echo "Swift: $swift_passed tests; C and CLI: $c_passed checks; Python: $python_passed tests"
+echo "$((swift_passed + c_passed + python_passed)) passed, 0 failed"

@@ -1,0 +1,24 @@
+"""Amber for Python: an object store with typed, checked value transformers
+over SQLite, through Amber's C API.
+
+    import amber
+    model = amber.Model.from_file("books.json")
+    with amber.open("books.amber", model, plugins=["libcolor.so"]) as store:
+        with store.context() as ctx:
+            book = ctx.insert("Book", title="Dune", price=Decimal("9.99"))
+            ctx.save()
+            for book in ctx.fetch("Book", "title CONTAINS[cd] %@", "dune", sort=["-price"], limit=10):
+                print(book.title, book.price)
+"""
+from ._ffi import ffi, lib
+from .core import Attribute, Context, Entity, Model, Object, Registry, Store, open, shared_registry
+from .errors import (Error, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, StoreError,
+                     TransformerError, ValidationError, ValueClassError)
+
+__version__ = ffi.string(lib.amber_version()).decode()
+
+__all__ = [
+    "Attribute", "Context", "Entity", "Error", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
+    "PluginError", "PredicateError", "Registry", "Store", "StoreError", "TransformerError", "ValidationError",
+    "ValueClassError", "open", "shared_registry",
+]

@@ -1,0 +1,631 @@
+"""Registries, models, stores, contexts and objects: a thin Pythonic layer
+over the C API. Everything here forwards to amber.h; nothing is decided in
+Python that the C API does not decide."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+
+from ._ffi import ffi, lib
+from ._values import StructCodec, from_c, struct_codec, to_c
+from .errors import Error, MisuseError, check, last_error
+
+_FIELD_TYPES = {
+    "int8": lib.AMBER_FIELD_INT8, "int16": lib.AMBER_FIELD_INT16, "int32": lib.AMBER_FIELD_INT32,
+    "int64": lib.AMBER_FIELD_INT64, "uint8": lib.AMBER_FIELD_UINT8, "uint16": lib.AMBER_FIELD_UINT16,
+    "uint32": lib.AMBER_FIELD_UINT32, "uint64": lib.AMBER_FIELD_UINT64, "float": lib.AMBER_FIELD_FLOAT,
+    "double": lib.AMBER_FIELD_DOUBLE, "bool": lib.AMBER_FIELD_BOOL,
+}
+
+
+def _out(ctype: str) -> Any:
+    return ffi.new(ctype)
+
+
+def _text(value: Optional[str]) -> Any:
+    return ffi.NULL if value is None else value.encode("utf-8")
+
+
+# ---------------------------------------------------------------------------
+# Python transformers: one static trampoline per role, the transformer object
+# reached through ffi.new_handle userdata. No libffi closure per call.
+# ---------------------------------------------------------------------------
+
+_live_transformers: dict[int, Any] = {}  # userdata address -> ffi handle, until userdata_free
+
+
+class _PythonTransformer:
+    def __init__(self, registry: "Registry", name: str, input_class: str, output_class: str,
+                 forward: Callable[[Any], Any], reverse: Optional[Callable[[Any], Any]]) -> None:
+        self.registry = registry
+        self.name = name
+        self.input_class = input_class
+        self.output_class = output_class
+        self.forward = forward
+        self.reverse = reverse
+        self.results: dict[int, list] = {}  # output address -> buffers kept until release
+
+    def call(self, function: Callable[[Any], Any], output: Any, input: Any, result_class: str) -> int:
+        try:
+            value = from_c(input, self.registry._codec)
+            result = function(value)
+            keep: list = []
+            to_c(result, output, keep, value_class=result_class, codec=self.registry._codec(result_class))
+            self.results[int(ffi.cast("uintptr_t", output))] = keep
+            return 0
+        except BaseException as error:  # never let a Python exception cross into C
+            lib.amber_transformer_error(f"{type(error).__name__}: {error}".encode("utf-8", "replace"))
+            return -1
+
+
+@ffi.callback("int32_t(amber_value *, const amber_value *, void *)")
+def _forward_trampoline(output: Any, input: Any, userdata: Any) -> int:
+    transformer = ffi.from_handle(userdata)
+    return transformer.call(transformer.forward, output, input, transformer.output_class)
+
+
+@ffi.callback("int32_t(amber_value *, const amber_value *, void *)")
+def _reverse_trampoline(output: Any, input: Any, userdata: Any) -> int:
+    transformer = ffi.from_handle(userdata)
+    return transformer.call(transformer.reverse, output, input, transformer.input_class)
+
+
+@ffi.callback("void(amber_value *, void *)")
+def _release_trampoline(output: Any, userdata: Any) -> None:
+    ffi.from_handle(userdata).results.pop(int(ffi.cast("uintptr_t", output)), None)
+
+
+@ffi.callback("void(void *)")
+def _free_trampoline(userdata: Any) -> None:
+    _live_transformers.pop(int(ffi.cast("uintptr_t", userdata)), None)
+
+
+class Registry:
+    """Value classes and transformers that models can name.
+
+    `Registry()` makes a new one (with the built-in transformers
+    AmberArchive, JSON and UTF8); `shared_registry()` is the process-wide one
+    models bind against by default."""
+
+    def __init__(self, _handle: Any = None) -> None:
+        if _handle is None:
+            out = _out("amber_registry **")
+            check(lib.amber_registry_new(out))
+            _handle = out[0]
+        self._handle = _handle
+        self._codecs: dict[str, Optional[StructCodec]] = {}
+
+    def _codec(self, class_name: Optional[str]) -> Optional[StructCodec]:
+        if not class_name:
+            return None
+        return struct_codec(class_name, lib.amber_registry_struct_layout, self._handle, self._codecs)
+
+    def declare_struct(self, name: str, fields: Sequence[tuple[str, str]]) -> None:
+        """Declares a struct class: `fields` are (name, type) pairs, the type a C
+        scalar ("int8" … "uint64", "float", "double", "bool") or an earlier struct class."""
+        keep = []
+        array = ffi.new("amber_field[]", len(fields))
+        for item, (field_name, type_name) in zip(array, fields):
+            encoded = ffi.new("char[]", field_name.encode())
+            keep.append(encoded)
+            item.name = encoded
+            if type_name in _FIELD_TYPES:
+                item.type = _FIELD_TYPES[type_name]
+            else:
+                item.type = lib.AMBER_FIELD_STRUCT
+                nested = ffi.new("char[]", type_name.encode())
+                keep.append(nested)
+                item.struct_name = nested
+        check(lib.amber_registry_declare_struct(self._handle, name.encode(), array, len(fields)))
+
+    def declare_opaque(self, name: str, size: int = 0) -> None:
+        """Declares an opaque class; with `size`, every value has exactly that many bytes."""
+        check(lib.amber_registry_declare_opaque(self._handle, name.encode(), size))
+
+    def struct_type(self, name: str) -> Any:
+        """The named tuple type of struct class `name` (build values with it)."""
+        codec = self._codec(name)
+        if codec is None:
+            raise last_error() if lib.amber_last_error_code() else Error(lib.AMBER_E_NOT_FOUND, f"{name}: no such struct class")
+        return codec.type
+
+    def register_transformer(self, name: str, input_class: str, output_class: str,
+                             forward: Callable[[Any], Any], reverse: Optional[Callable[[Any], Any]] = None) -> None:
+        """Registers a transformer written in Python. Values arrive and leave as
+        Python values of the declared classes (struct classes as named tuples).
+        An exception it raises fails the read or save with its text; it is
+        never stored."""
+        transformer = _PythonTransformer(self, name, input_class, output_class, forward, reverse)
+        handle = ffi.new_handle(transformer)
+        _live_transformers[int(ffi.cast("uintptr_t", handle))] = handle
+        check(lib.amber_registry_register_transformer(
+            self._handle, name.encode(), input_class.encode(), output_class.encode(), _forward_trampoline,
+            _reverse_trampoline if reverse is not None else ffi.NULL, _release_trampoline, handle, _free_trampoline))
+
+    def transformer(self, name: str, input: str, output: str) -> Callable[[Any], Any]:
+        """A class decorator: registers an instance of the class, whose `forward`
+        and (optional) `reverse` methods convert values.
+
+            @registry.transformer("Celsius", input="Double", output="Double")
+            class Celsius:
+                def forward(self, fahrenheit): return (fahrenheit - 32) * 5 / 9
+                def reverse(self, celsius): return celsius * 9 / 5 + 32
+        """
+        def register(cls: Any) -> Any:
+            instance = cls()
+            self.register_transformer(name, input, output, instance.forward, getattr(instance, "reverse", None))
+            return cls
+        return register
+
+    def load_plugin(self, path: Union[str, os.PathLike], configuration: Optional[str] = None) -> None:
+        """Loads a plugin (a shared library exporting amber_plugin_entry). A refused
+        plugin raises PluginError with the loader's reason; nothing of it stays."""
+        check(lib.amber_registry_load_plugin(self._handle, os.fsencode(path), _text(configuration)))
+
+    def close(self) -> None:
+        """Releases the registry handle (models bound with it keep working)."""
+        if self._handle is not None:
+            check(lib.amber_registry_free(self._handle))
+            self._handle = None
+
+
+_shared: Optional[Registry] = None
+_shared_lock = threading.Lock()
+
+
+def shared_registry() -> Registry:
+    """The process-wide registry models bind against unless told otherwise."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            out = _out("amber_registry **")
+            check(lib.amber_registry_shared(out))
+            _shared = Registry(out[0])
+        return _shared
+
+
+class Attribute:
+    """An attribute of an entity, resolved once."""
+
+    __slots__ = ("handle", "name", "type", "value_class", "codec")
+
+    def __init__(self, handle: Any, model: "Model") -> None:
+        self.handle = handle
+        name, kind, value_class = _out("char **"), _out("int32_t *"), _out("char **")
+        check(lib.amber_attribute_name(name, handle))
+        check(lib.amber_attribute_type(kind, handle))
+        check(lib.amber_attribute_value_class(value_class, handle))
+        self.name: str = ffi.string(name[0]).decode()
+        self.type: int = kind[0]
+        self.value_class: Optional[str] = ffi.string(value_class[0]).decode() if value_class[0] != ffi.NULL else None
+        self.codec = model._codec(self.value_class)
+
+
+class Entity:
+    """An entity of a bound model: its handle and its attributes by name."""
+
+    def __init__(self, handle: Any, model: "Model") -> None:
+        self.handle = handle
+        name, count = _out("char **"), _out("size_t *")
+        check(lib.amber_entity_name(name, handle))
+        check(lib.amber_entity_attribute_count(count, handle))
+        self.name: str = ffi.string(name[0]).decode()
+        self.attributes: dict[str, Attribute] = {}
+        for index in range(count[0]):
+            out = _out("amber_attribute **")
+            check(lib.amber_entity_attribute_at(out, handle, index))
+            attribute = Attribute(out[0], model)
+            self.attributes[attribute.name] = attribute
+        # Read in one batch at fetch: everything but transformed values, which decode lazily on first access.
+        self.prefetched = [a for a in self.attributes.values()
+                           if a.type not in (lib.AMBER_TYPE_TRANSFORMABLE, lib.AMBER_TYPE_UNDEFINED)]
+        self.prefetch_handles = ffi.new("amber_attribute *[]", [a.handle for a in self.prefetched])
+
+    def attribute(self, name: str) -> Attribute:
+        try:
+            return self.attributes[name]
+        except KeyError:
+            out = _out("amber_attribute **")
+            check(lib.amber_entity_attribute(out, self.handle, name.encode()))  # raises with the nearest name
+            raise
+
+
+class Model:
+    """A model: from a JSON file, JSON text or a dict in the model file format
+    (docs/model-json.md). It is bound (every class and transformer checked)
+    when a store opens it, so plugins loaded by `amber.open` count."""
+
+    def __init__(self, json_text: str, registry: Optional[Registry] = None) -> None:
+        self._json = json_text
+        self.registry = registry if registry is not None else shared_registry()
+        self._handle: Any = None
+        self._entities: dict[str, Entity] = {}
+        self._codecs: dict[str, Optional[StructCodec]] = {}
+
+    @classmethod
+    def from_file(cls, path: Union[str, os.PathLike], registry: Optional[Registry] = None) -> "Model":
+        with open(path, encoding="utf-8") as file:
+            return cls(file.read(), registry)
+
+    @classmethod
+    def from_json(cls, text: str, registry: Optional[Registry] = None) -> "Model":
+        return cls(text, registry)
+
+    @classmethod
+    def from_dict(cls, description: dict, registry: Optional[Registry] = None) -> "Model":
+        return cls(json.dumps(description), registry)
+
+    @classmethod
+    def _bound(cls, handle: Any, registry: Registry) -> "Model":
+        model = cls("", registry)
+        model._handle = handle
+        return model
+
+    def bind(self) -> "Model":
+        """Binds the model now (amber.open does it for you); raises ModelError listing every problem."""
+        if self._handle is None:
+            out = _out("amber_model **")
+            encoded = self._json.encode("utf-8")
+            check(lib.amber_model_from_json(out, encoded, len(encoded), self.registry._handle))
+            self._handle = out[0]
+        return self
+
+    def entity(self, name: str) -> Entity:
+        """The entity named `name`; NotFoundError suggests the nearest name."""
+        entity = self._entities.get(name)
+        if entity is None:
+            self.bind()
+            out = _out("amber_entity **")
+            check(lib.amber_model_entity(out, self._handle, name.encode()))
+            entity = self._entities[name] = Entity(out[0], self)
+        return entity
+
+    def _codec(self, class_name: Optional[str]) -> Optional[StructCodec]:
+        if not class_name:
+            return None
+        return struct_codec(class_name, lib.amber_model_struct_layout, self.bind()._handle, self._codecs)
+
+    def struct_type(self, name: str) -> Any:
+        """The named tuple type of struct class `name` as this model sees it."""
+        codec = self._codec(name)
+        if codec is None:
+            raise Error(lib.AMBER_E_NOT_FOUND, f"{name}: no such struct class in the model", name)
+        return codec.type
+
+    def to_json(self) -> str:
+        out, length = _out("char **"), _out("size_t *")
+        check(lib.amber_model_to_json(out, length, self.bind()._handle))
+        try:
+            return ffi.unpack(out[0], length[0]).decode()
+        finally:
+            lib.amber_free(out[0])
+
+
+def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, *,
+         plugins: Iterable[Union[str, os.PathLike]] = (), plugin_config: Optional[str] = None,
+         registry: Optional[Registry] = None) -> "Store":
+    """Opens (creating if needed) the store at `path` (None: in memory) with
+    `model`, after loading `plugins` into the model's registry. With no model,
+    opens an existing store with the model it carries."""
+    target = model.registry if model is not None else (registry or shared_registry())
+    for plugin in plugins:
+        target.load_plugin(plugin, plugin_config)
+    out = _out("amber_store **")
+    if model is None:
+        model_out = _out("amber_model **")
+        check(lib.amber_store_open_existing(out, model_out, os.fsencode(path), target._handle))
+        return Store(out[0], Model._bound(model_out[0], target))
+    model.bind()
+    check(lib.amber_store_open(out, ffi.NULL if path is None else os.fsencode(path), model._handle))
+    return Store(out[0], model)
+
+
+class Store:
+    """An open store. Close it (or use it as a context manager) when done;
+    closing also closes the contexts made from it."""
+
+    def __init__(self, handle: Any, model: Model) -> None:
+        self._handle = handle
+        self.model = model
+        self._contexts: list[Context] = []
+
+    def context(self) -> "Context":
+        """A new context on this thread. As a context manager it rolls back on an
+        exception and is closed on exit; unsaved changes are discarded then."""
+        context = Context(self)
+        self._contexts.append(context)
+        return context
+
+    def close(self) -> None:
+        for context in self._contexts:
+            context.close()
+        self._contexts.clear()
+        if self._handle is not None:
+            check(lib.amber_store_close(self._handle))
+            self._handle = None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Context:
+    """A scratchpad over a store, used from the thread that made it."""
+
+    def __init__(self, store: Store) -> None:
+        if store._handle is None:
+            raise MisuseError(lib.AMBER_E_INVALID_HANDLE, "the store is closed", "store")
+        out = _out("amber_context **")
+        check(lib.amber_context_new(out, store._handle))
+        self._handle = out[0]
+        self.store = store
+        self.model = store.model
+        self._objects: dict[int, Object] = {}
+        self._closed_handle = out[0]
+
+    def _live(self) -> Any:
+        # A closed context keeps its (now stale) handle, so the C API reports the misuse.
+        return self._closed_handle if self._handle is None else self._handle
+
+    def _object(self, handle: Any, entity: Entity, cache: Optional[dict] = None) -> "Object":
+        key = int(ffi.cast("uintptr_t", handle))
+        found = self._objects.get(key)
+        if found is None:
+            found = self._objects[key] = Object(self, handle, entity, cache)
+        elif cache is not None and found._cache is None:
+            found._cache = cache
+        return found
+
+    def _fill(self, entity: Entity, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[Any, Any, list]:
+        attributes = [entity.attribute(name) for name in names]
+        handles = ffi.new("amber_attribute *[]", [a.handle for a in attributes])
+        values = ffi.new("amber_value[]", max(1, len(rows) * len(attributes)))
+        keep: list = []
+        index = 0
+        for row in rows:
+            if len(row) != len(attributes):
+                raise TypeError(f"{entity.name}: a row has {len(row)} values for {len(attributes)} attributes")
+            for attribute, value in zip(attributes, row):
+                try:
+                    to_c(value, values[index], keep, attribute.type, attribute.value_class, attribute.codec)
+                except (TypeError, ValueError) as error:
+                    raise type(error)(f"{entity.name}.{attribute.name}: {error}") from None
+                index += 1
+        return handles, values, keep
+
+    def insert(self, entity: str, **values: Any) -> "Object":
+        """Inserts a new object of `entity`, setting `values` by attribute name."""
+        target = self.model.entity(entity)
+        out = ffi.new("amber_object *[1]")
+        if values:
+            handles, array, _keep = self._fill(target, list(values), [list(values.values())])
+            check(lib.amber_context_insert_many(out, self._live(), target.handle, handles, len(values), array, 1))
+        else:
+            check(lib.amber_context_insert(out, self._live(), target.handle))
+        return self._object(out[0], target)
+
+    def insert_many(self, entity: str, attributes: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+        """Inserts one object per row (values in `attributes` order) in one call:
+        the fast path for bulk loads. All or nothing. Returns the count."""
+        target = self.model.entity(entity)
+        rows = list(rows)
+        if not rows:
+            return 0
+        handles, array, _keep = self._fill(target, attributes, rows)
+        check(lib.amber_context_insert_many(ffi.NULL, self._live(), target.handle, handles, len(attributes), array, len(rows)))
+        return len(rows)
+
+    def _request(self, entity: str, predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
+                 limit: Optional[int], offset: int, keep: list) -> Any:
+        request = ffi.new("amber_fetch_request *")
+        name = ffi.new("char[]", entity.encode())
+        keep.append(name)
+        request.entity = name
+        if predicate is not None:
+            text = ffi.new("char[]", predicate.encode("utf-8"))
+            keep.append(text)
+            request.predicate = text
+        if arguments:
+            values = ffi.new("amber_value[]", len(arguments))
+            keep.append(values)
+            for slot, argument in zip(values, arguments):
+                to_c(argument, slot, keep)
+            request.arguments = values
+            request.argument_count = len(arguments)
+        if sort:
+            keys = ffi.new("amber_sort[]", len(sort))
+            keep.append(keys)
+            for slot, key in zip(keys, sort):
+                descending = key.startswith("-")
+                encoded = ffi.new("char[]", key.lstrip("-+").encode())
+                keep.append(encoded)
+                slot.key = encoded
+                slot.descending = 1 if descending else 0
+            request.sort = keys
+            request.sort_count = len(sort)
+        request.limit = limit or 0
+        request.offset = offset
+        return request
+
+    def fetch(self, entity: str, predicate: Optional[str] = None, *arguments: Any, sort: Optional[Sequence[str]] = None,
+              limit: Optional[int] = None, offset: int = 0) -> list["Object"]:
+        """Objects of `entity` matching `predicate` (Core Data syntax, `%@` and
+        `%K` filled from `arguments`), sorted by `sort` keys ("price", "-price"
+        for descending), at most `limit`, after skipping `offset`."""
+        target = self.model.entity(entity)
+        keep: list = []
+        request = self._request(entity, predicate, arguments, sort, limit, offset, keep)
+        objects, values, count = _out("amber_object ***"), _out("amber_value **"), _out("size_t *")
+        width = len(target.prefetched)
+        if width:
+            check(lib.amber_context_fetch_values(objects, values, count, self._live(), request, target.prefetch_handles, width))
+        else:
+            check(lib.amber_context_fetch(objects, count, self._live(), request))
+        try:
+            names = [a.name for a in target.prefetched]
+            result = []
+            array = values[0] if width else None
+            codec = self.model._codec
+            for row in range(count[0]):
+                cache = None
+                if width:
+                    base = row * width
+                    cache = {name: from_c(array[base + column], codec) for column, name in enumerate(names)}
+                result.append(self._object(objects[0][row], target, cache))
+            return result
+        finally:
+            if width:
+                lib.amber_values_release(values[0], count[0] * width)
+            lib.amber_free(objects[0])
+
+    def count(self, entity: str, predicate: Optional[str] = None, *arguments: Any) -> int:
+        """How many objects `fetch` would return."""
+        keep: list = []
+        request = self._request(entity, predicate, arguments, None, None, 0, keep)
+        out = _out("int64_t *")
+        check(lib.amber_context_count(out, self._live(), request))
+        return out[0]
+
+    def object(self, uri: str) -> "Object":
+        """The object whose ID has this URI form."""
+        out = _out("amber_object **")
+        check(lib.amber_context_object_with_uri(out, self._live(), uri.encode()))
+        entity_out = _out("amber_entity **")
+        check(lib.amber_object_entity(entity_out, out[0]))
+        name = _out("char **")
+        check(lib.amber_entity_name(name, entity_out[0]))
+        return self._object(out[0], self.model.entity(ffi.string(name[0]).decode()))
+
+    def delete(self, obj: "Object") -> None:
+        """Marks `obj` for deletion at the next save."""
+        check(lib.amber_context_delete(self._live(), obj._handle))
+
+    def save(self) -> None:
+        """Writes every pending change in one transaction; ValidationError lists
+        every problem and keeps every change."""
+        check(lib.amber_context_save(self._live()))
+
+    def rollback(self) -> None:
+        """Discards every pending change."""
+        check(lib.amber_context_rollback(self._live()))
+        for obj in self._objects.values():
+            obj._cache = None
+
+    @property
+    def has_changes(self) -> bool:
+        out = _out("int32_t *")
+        check(lib.amber_context_has_changes(out, self._live()))
+        return bool(out[0])
+
+    def _pending(self, kind: int) -> list["Object"]:
+        objects, count = _out("amber_object ***"), _out("size_t *")
+        check(lib.amber_context_pending_objects(objects, count, self._live(), kind))
+        try:
+            return [self._objects[int(ffi.cast("uintptr_t", objects[0][i]))] for i in range(count[0])]
+        finally:
+            lib.amber_free(objects[0])
+
+    @property
+    def inserted(self) -> list["Object"]:
+        return self._pending(lib.AMBER_PENDING_INSERTED)
+
+    @property
+    def updated(self) -> list["Object"]:
+        return self._pending(lib.AMBER_PENDING_UPDATED)
+
+    @property
+    def deleted(self) -> list["Object"]:
+        return self._pending(lib.AMBER_PENDING_DELETED)
+
+    def close(self) -> None:
+        """Frees the context; later use raises MisuseError."""
+        if self._handle is not None:
+            check(lib.amber_context_free(self._handle))
+            self._handle = None
+            self._objects.clear()
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        try:
+            if kind is not None and self._handle is not None:
+                self.rollback()
+        finally:
+            self.close()
+
+
+class Object:
+    """An object of a context. Attributes read and write as Python attributes
+    (`book.title`) or items (`book["title"]`)."""
+
+    __slots__ = ("_context", "_handle", "_entity", "_cache")
+
+    def __init__(self, context: Context, handle: Any, entity: Entity, cache: Optional[dict]) -> None:
+        object.__setattr__(self, "_context", context)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_entity", entity)
+        object.__setattr__(self, "_cache", cache)
+
+    @property
+    def entity(self) -> str:
+        return self._entity.name
+
+    @property
+    def uri(self) -> str:
+        """The object's ID in URI form (temporary until first saved)."""
+        out, length = _out("char **"), _out("size_t *")
+        check(lib.amber_object_uri(out, length, self._handle))
+        try:
+            return ffi.unpack(out[0], length[0]).decode()
+        finally:
+            lib.amber_free(out[0])
+
+    def _get(self, name: str) -> Any:
+        cache = self._cache
+        if cache is not None and name in cache:
+            return cache[name]
+        attribute = self._entity.attribute(name)
+        value = ffi.new("amber_value *")
+        check(lib.amber_object_get(value, self._handle, attribute.handle))
+        try:
+            return from_c(value, self._context.model._codec)
+        finally:
+            lib.amber_value_release(value)
+
+    def _set(self, name: str, new: Any) -> None:
+        attribute = self._entity.attribute(name)
+        value = ffi.new("amber_value *")
+        keep: list = []
+        to_c(new, value, keep, attribute.type, attribute.value_class, attribute.codec)
+        check(lib.amber_object_set(self._handle, attribute.handle, value))
+        if self._cache is not None:
+            self._cache.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._get(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            self._set(name, value)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._get(name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self._set(name, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every attribute's value by name."""
+        return {name: self._get(name) for name in self._entity.attributes}
+
+    def __repr__(self) -> str:
+        return f"<amber.Object {self._entity.name} {self.uri}>"

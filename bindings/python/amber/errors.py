@@ -1,0 +1,99 @@
+"""Amber's errors as Python exceptions, each carrying the C API's code,
+message and origin (the entity.attribute, transformer, file or position
+the error concerns)."""
+from __future__ import annotations
+
+from ._ffi import ffi, lib
+
+
+class Error(Exception):
+    """An error reported by Amber."""
+
+    def __init__(self, code: int, message: str, origin: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.origin = origin
+
+
+class MisuseError(Error):
+    """A call Amber refused as misuse: a closed (stale) context, store or
+    object, a handle of the wrong kind, a context used from another thread,
+    a deleted object."""
+
+
+class NotFoundError(Error, LookupError):
+    """No entity, attribute, class, transformer or object of that name or ID;
+    the message suggests the nearest name."""
+
+
+class ValueClassError(Error, TypeError):
+    """A value of the wrong type, class, struct size or range for an attribute."""
+
+
+class ModelError(Error):
+    """A model that does not bind, a malformed model file, or a store made with another model."""
+
+
+class PredicateError(Error, ValueError):
+    """Predicate text that does not parse or compile; the message has the position."""
+
+
+class ValidationError(Error):
+    """A save that failed: nothing was written and every pending change is kept.
+
+    `problems` lists every problem (object, attribute or constraint, rule or
+    transformer), one string each."""
+
+    @property
+    def problems(self) -> list[str]:
+        return [line.strip() for line in self.message.splitlines()[1:] if line.strip()]
+
+
+class TransformerError(Error):
+    """A transformer failed or returned a value other than it declared."""
+
+
+class PluginError(Error):
+    """A plugin was refused; nothing of it was registered."""
+
+
+class StoreError(Error):
+    """The file is not an Amber store, or SQLite failed."""
+
+
+_BY_CODE = {
+    lib.AMBER_E_NULL_ARGUMENT: MisuseError,
+    lib.AMBER_E_INVALID_HANDLE: MisuseError,
+    lib.AMBER_E_WRONG_HANDLE_TYPE: MisuseError,
+    lib.AMBER_E_WRONG_THREAD: MisuseError,
+    lib.AMBER_E_UNAVAILABLE: MisuseError,
+    lib.AMBER_E_INVALID_UTF8: ValueClassError,
+    lib.AMBER_E_NOT_FOUND: NotFoundError,
+    lib.AMBER_E_INVALID_VALUE: ValueClassError,
+    lib.AMBER_E_INVALID_MODEL: ModelError,
+    lib.AMBER_E_INVALID_JSON: ModelError,
+    lib.AMBER_E_MODEL_MISMATCH: ModelError,
+    lib.AMBER_E_INVALID_DECLARATION: ModelError,
+    lib.AMBER_E_DUPLICATE: ModelError,
+    lib.AMBER_E_INVALID_PREDICATE: PredicateError,
+    lib.AMBER_E_SAVE_FAILED: ValidationError,
+    lib.AMBER_E_NOT_A_STORE: StoreError,
+    lib.AMBER_E_SQLITE: StoreError,
+    lib.AMBER_E_TRANSFORMER: TransformerError,
+    lib.AMBER_E_PLUGIN_REFUSED: PluginError,
+}
+
+
+def last_error() -> Error:
+    """The calling thread's last C API error as an exception."""
+    code = lib.amber_last_error_code()
+    message = ffi.string(lib.amber_last_error_message()).decode("utf-8", "replace")
+    origin = ffi.string(lib.amber_last_error_origin()).decode("utf-8", "replace")
+    return _BY_CODE.get(code, Error)(code, message, origin)
+
+
+def check(status: int) -> None:
+    """Raises the last error unless `status` is AMBER_OK."""
+    if status != 0:
+        raise last_error()

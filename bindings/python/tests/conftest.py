@@ -1,0 +1,59 @@
+"""Fixtures: models used across the tests and the sample plugins `swift build` made."""
+import os
+
+import pytest
+
+import amber
+
+BOOKS = {
+    "valueClasses": [
+        {"name": "Point", "kind": "struct", "fields": [{"name": "x", "type": "double"}, {"name": "y", "type": "double"}]},
+        {"name": "Tagged", "kind": "struct", "fields": [{"name": "tag", "type": "int8"}, {"name": "at", "type": "Point"},
+                                                        {"name": "ok", "type": "bool"}]},
+    ],
+    "entities": [{
+        "name": "Book",
+        "attributes": [
+            {"name": "title", "type": "string", "optional": False, "minLength": 1},
+            {"name": "pages", "type": "integer16", "minValue": 1},
+            {"name": "copies", "type": "integer32"},
+            {"name": "isbn13", "type": "integer64"},
+            {"name": "price", "type": "decimal", "minValue": "0"},
+            {"name": "rating", "type": "double"},
+            {"name": "weight", "type": "float"},
+            {"name": "available", "type": "boolean", "default": True},
+            {"name": "published", "type": "date"},
+            {"name": "cover", "type": "binary"},
+            {"name": "key", "type": "uuid"},
+            {"name": "link", "type": "uri"},
+            {"name": "tags", "type": "transformable"},
+            {"name": "spot", "type": "undefined", "transient": True, "valueClass": "Tagged"},
+        ],
+        "uniquenessConstraints": [["title"]],
+    }],
+}
+
+
+@pytest.fixture
+def model():
+    return amber.Model.from_dict(BOOKS, amber.Registry())
+
+
+@pytest.fixture
+def store(model):
+    with amber.open(None, model) as opened:
+        yield opened
+
+
+@pytest.fixture
+def context(store):
+    with store.context() as ctx:
+        yield ctx
+
+
+@pytest.fixture
+def plugin_dir():
+    directory = os.environ.get("AMBER_PLUGIN_DIR")
+    if not directory or not os.path.exists(os.path.join(directory, "libAmberColorPlugin.so")):
+        pytest.fail("set AMBER_PLUGIN_DIR to the folder with the sample plugins (swift build --show-bin-path)")
+    return directory

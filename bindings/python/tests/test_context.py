@@ -1,0 +1,141 @@
+"""Contexts: fetch, sort, count, change tracking, rollback, all-or-nothing saves."""
+import threading
+from decimal import Decimal
+
+import pytest
+
+import amber
+
+
+def fill(ctx):
+    ctx.insert_many("Book", ["title", "pages", "price"], [
+        ("Dune", 412, Decimal("9.99")), ("Emma", 474, None), ("L'Étranger", 159, Decimal("8.50")),
+        ("Dune Messiah", 256, Decimal("100.5")),
+    ])
+    ctx.save()
+
+
+def test_fetch_with_predicate_sort_limit_and_count(context):
+    fill(context)
+    titles = [b.title for b in context.fetch("Book", "title CONTAINS[cd] %@", "dune", sort=["-price"])]
+    assert titles == ["Dune Messiah", "Dune"]
+    assert [b.title for b in context.fetch("Book", sort=["pages"], limit=2, offset=1)] == ["Dune Messiah", "Dune"]
+    assert [b.title for b in context.fetch("Book", "title ==[cd] \"l'etranger\" OR title BEGINSWITH 'x'")] == ["L'Étranger"]
+    assert context.count("Book", "price > %@", 10) == 1
+    assert context.count("Book") == 4
+
+
+def test_the_same_object_comes_back(context):
+    fill(context)
+    first = context.fetch("Book", "title == 'Dune'")[0]
+    first.pages = 1
+    again = context.fetch("Book", "title == 'Dune'")[0]
+    assert again is first and again.pages == 1
+    assert context.object(first.uri) is first
+
+
+def test_change_tracking_and_rollback(context):
+    fill(context)
+    dune, emma = context.fetch("Book", "title IN {'Dune', 'Emma'}", sort=["title"])
+    dune.pages = 500
+    context.delete(emma)
+    new = context.insert("Book", title="New")
+    assert context.has_changes
+    assert context.updated == [dune] and context.deleted == [emma] and context.inserted == [new]
+    context.rollback()
+    assert not context.has_changes
+    assert dune.pages == 412
+    assert context.count("Book") == 4
+
+
+def test_a_context_manager_rolls_back_on_an_exception(store):
+    with store.context() as ctx:
+        fill(ctx)
+    with pytest.raises(RuntimeError):
+        with store.context() as ctx:
+            ctx.fetch("Book", "title == 'Dune'")[0].pages = 1
+            ctx.insert("Book", title="Never saved")
+            raise RuntimeError("boom")
+    with store.context() as ctx:
+        assert ctx.count("Book") == 4
+        assert ctx.fetch("Book", "title == 'Dune'")[0].pages == 412
+
+
+def test_validation_errors_carry_every_problem_and_keep_the_changes(context):
+    bad = context.insert("Book", title="", pages=0)
+    context.insert("Book", title="x", price=Decimal("-1"))
+    with pytest.raises(amber.ValidationError) as error:
+        context.save()
+    problems = error.value.problems
+    assert len(problems) == 3
+    assert any("Book.title: 0 characters, fewer than the minimum 1" in p for p in problems)
+    assert any("Book.pages: 0 is less than the minimum 1" in p for p in problems)
+    assert any("Book.price: -1 is less than the minimum 0" in p for p in problems)
+    assert context.count("Book") == 0 and len(context.inserted) == 2
+    bad.title, bad.pages = "fixed", 10
+    context.inserted[1].price = Decimal("1")
+    context.save()
+    assert context.count("Book") == 2
+
+
+def test_uniqueness_is_a_validation_error(context):
+    fill(context)
+    context.insert("Book", title="Dune")
+    with pytest.raises(amber.ValidationError, match=r"uniqueness constraint violated: another Book already has title = \"Dune\""):
+        context.save()
+
+
+def test_insert_many_is_all_or_nothing(context):
+    with pytest.raises(amber.ValueClassError, match="Book.pages in row 1: expected Integer 16"):
+        context.insert_many("Book", ["title", "pages"], [("a", 1), ("b", 99999), ("c", 3)])
+    assert not context.has_changes
+
+
+def test_predicate_errors_give_the_position(context):
+    with pytest.raises(amber.PredicateError, match="predicate, position 10: expected a value or attribute name") as error:
+        context.fetch("Book", "title == ")
+    assert error.value.origin == "position 10"
+    assert context.fetch("Book", "title == %@", "x' OR 1=1 --") == []
+
+
+def test_misuse_raises_and_never_crashes(store, model):
+    ctx = store.context()
+    book = ctx.insert("Book", title="t")
+    errors = []
+
+    def elsewhere():
+        try:
+            ctx.count("Book")
+        except amber.MisuseError as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    assert len(errors) == 1 and "belongs to another thread" in errors[0].message
+
+    ctx.close()
+    with pytest.raises(amber.MisuseError, match="released"):
+        ctx.count("Book")
+    with pytest.raises(amber.MisuseError, match="released"):
+        book.title = "x"
+    other = store.context()
+    store.close()
+    with pytest.raises(amber.MisuseError):
+        other.fetch("Book")
+    with pytest.raises(amber.MisuseError, match="store is closed"):
+        store.context()
+
+
+def test_an_existing_store_opens_with_the_model_it_carries(tmp_path, model):
+    path = tmp_path / "books.amber"
+    with amber.open(path, model) as store:
+        with store.context() as ctx:
+            fill(ctx)
+    with amber.open(path, registry=model.registry) as store:
+        with store.context() as ctx:
+            assert ctx.count("Book") == 4
+            assert '"name" : "Book"' in store.model.to_json()
+    other = amber.Model.from_dict({"entities": [{"name": "Book", "attributes": [{"name": "title", "type": "integer64"}]}]})
+    with pytest.raises(amber.ModelError, match="Book.title: the store has string, required, the model has integer64, optional"):
+        amber.open(path, other)
