@@ -1,93 +1,273 @@
 import Amber
-import CSQLite
+import AmberBenchRaw
+import ArgumentParser
 import Foundation
 
-// Quick W1/W2 check: Amber vs raw SQLite, same process, same schema.
-let n = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 100_000
-let dir = FileManager.default.temporaryDirectory.appendingPathComponent("amber-bench-\(getpid())")
-try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: dir) }
+/// Amber against raw SQLite (C, prepared statements, the same plugin functions) in one run.
+@main
+struct AmberBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "amber-bench",
+        abstract: "Amber's benchmark: each workload for Amber and for raw SQLite C, interleaved, reported as ratios.")
 
-func time(_ body: () throws -> Void) rethrows -> Double {
-    let start = DispatchTime.now().uptimeNanoseconds
-    try body()
-    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+    @Option(help: "Objects per workload.") var n = 100_000
+    @Option(help: "Repetitions; the median is reported.") var repetitions = 5
+    @Option(help: "Colour round trips for W5.") var roundTrips = 10_000_000
+    @Flag(help: "N=2000, one repetition, 100,000 round trips: a smoke run that keeps the benchmark from rotting.") var quick = false
+    @Option(help: "The color plugin (default: libAmberColorPlugin.so beside this program).") var plugin: String?
+    @Option(help: "The C API benchmark program to run too (its JSON is merged).") var capi: String?
+    @Option(help: "The Python benchmark script to run too (its JSON is merged).") var python: String?
+    @Option(help: "Write {workload: {amber_ms, raw_ms, ratio}} to this file.") var json: String?
+    @Option(help: .hidden) var memoryChild: String?
+
+    mutating func run() throws {
+        if quick { (n, repetitions, roundTrips) = (2000, 1, 100_000) }
+        let pluginPath = plugin ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("libAmberColorPlugin.so").path
+        let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("amber-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: workspace) }
+        let bench = try Workloads(pluginPath: pluginPath, n: n, workspace: workspace)
+
+        if let mode = memoryChild {
+            try bench.memoryRun(mode)
+            return
+        }
+        var results = try bench.storeWorkloads(repetitions: repetitions)
+        results["W5 colour round trips"] = try bench.roundTrips(roundTrips, repetitions: repetitions)
+        results["peak memory W1+W2 (MiB)"] = try bench.peakMemory(pluginPath: pluginPath, n: n)
+        for (program, arguments) in [(capi, [String]()), (python.map { _ in "python3" }, [python ?? ""])] {
+            guard let program else { continue }
+            let output = try Workloads.runChild(program, arguments + ["--n", "\(n)", "--repetitions", "\(repetitions)",
+                                                                        "--plugin", pluginPath])
+            for (name, result) in try JSONDecoder().decode([String: Result].self, from: Data(output.utf8)) { results[name] = result }
+        }
+        Report(results: results, n: n, repetitions: repetitions, roundTrips: roundTrips).print()
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(results).write(to: URL(fileURLWithPath: json))
+        }
+    }
 }
 
-let model = try Model(ModelDescription {
-    EntityDescription("Book") {
-        Attribute.string("title")
-        Attribute.double("price")
-        Attribute.date("published")
+/// One workload's medians.
+struct Result: Codable {
+    var amber_ms: Double
+    var raw_ms: Double
+    var ratio: Double { raw_ms > 0 ? amber_ms / raw_ms : 0 }
+
+    enum CodingKeys: String, CodingKey { case amber_ms, raw_ms, ratio }
+
+    init(amber: Double, raw: Double) {
+        amber_ms = amber
+        raw_ms = raw
     }
-})
-nonisolated(unsafe) var run = 0
-func amber() throws -> (Double, Double) {
-    run += 1
-    let path = dir.appendingPathComponent("a\(run).amber").path
-    let store = try Store(path: path, model: model)
-    let e = try model.entity(named: "Book")
-    let (t, p, d) = (try e.attribute(named: "title"), try e.attribute(named: "price"), try e.attribute(named: "published"))
-    let w1 = try time {
-        let c = Context(store: store)
-        for i in 0..<n {
-            let o = try c.insert(e)
-            try o.setValue(.string("Book \(i)"), for: t)
-            try o.setValue(.double(Double(i) * 0.5), for: p)
-            try o.setValue(.date(Date(timeIntervalSinceReferenceDate: Double(i))), for: d)
-        }
-        try c.save()
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        amber_ms = try container.decode(Double.self, forKey: .amber_ms)
+        raw_ms = try container.decode(Double.self, forKey: .raw_ms)
     }
-    var sum = 0.0
-    let w2 = try time {
-        let c = Context(store: store)
-        for o in try c.fetch(FetchRequest("Book")) {
-            _ = try o.value(for: t)
-            if case .double(let x) = try o.value(for: p) { sum += x }
-            _ = try o.value(for: d)
-        }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(amber_ms, forKey: .amber_ms)
+        try container.encode(raw_ms, forKey: .raw_ms)
+        try container.encode((ratio * 1000).rounded() / 1000, forKey: .ratio)
     }
-    return (w1, w2)
 }
-func raw() -> (Double, Double) {
-    run += 1
-    let path = dir.appendingPathComponent("r\(run).db").path
-    var db: OpaquePointer?
-    sqlite3_open(path, &db)
-    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE Book(_pk INTEGER PRIMARY KEY, _entity INTEGER, _version INTEGER DEFAULT 1, title TEXT, price REAL, published REAL)", nil, nil, nil)
-    let T = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-    let w1 = time {
-        var s: OpaquePointer?
-        sqlite3_exec(db, "BEGIN", nil, nil, nil)
-        sqlite3_prepare_v2(db, "INSERT INTO Book(_entity,title,price,published) VALUES (1,?,?,?)", -1, &s, nil)
-        for i in 0..<n {
-            sqlite3_bind_text(s, 1, "Book \(i)", -1, T)
-            sqlite3_bind_double(s, 2, Double(i) * 0.5)
-            sqlite3_bind_double(s, 3, Double(i))
-            sqlite3_step(s); sqlite3_reset(s)
-        }
-        sqlite3_finalize(s)
-        sqlite3_exec(db, "COMMIT", nil, nil, nil)
-    }
-    struct Row { var pk: Int64; var title: String; var price: Double; var published: Double }
-    var rows: [Row] = []
-    let w2 = time {
-        var s: OpaquePointer?
-        sqlite3_prepare_v2(db, "SELECT _pk, _version, title, price, published FROM Book", -1, &s, nil)
-        while sqlite3_step(s) == SQLITE_ROW {
-            rows.append(Row(pk: sqlite3_column_int64(s, 0), title: String(cString: sqlite3_column_text(s, 2)),
-                            price: sqlite3_column_double(s, 3), published: sqlite3_column_double(s, 4)))
-        }
-        sqlite3_finalize(s)
-    }
-    sqlite3_close(db)
-    return (w1, w2)
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
 }
-var a1: [Double] = [], a2: [Double] = [], r1: [Double] = [], r2: [Double] = []
-for _ in 0..<5 {
-    let r = raw(); r1.append(r.0); r2.append(r.1)
-    let a = try amber(); a1.append(a.0); a2.append(a.1)
+
+/// The workloads, for Amber's Swift API and for raw SQLite.
+struct Workloads {
+    let n: Int
+    let workspace: URL
+    let plugin: OpaquePointer
+    let registry = Registry()
+    let model: Model
+    let entity: Entity
+    let title, price, published, color: Attribute
+
+    init(pluginPath: String, n: Int, workspace: URL) throws {
+        self.n = n
+        self.workspace = workspace
+        guard let plugin = bench_plugin_open(pluginPath) else { throw ValidationError("cannot open the color plugin at \(pluginPath)") }
+        self.plugin = plugin
+        try registry.loadPlugin(at: pluginPath)
+        model = try Model(ModelDescription {
+            EntityDescription("Book") {
+                Attribute.string("title")
+                Attribute.double("price")
+                Attribute.date("published")
+                Attribute.transformable("color", valueClass: "Color", transformers: ["ColorToData"])
+            }
+        }, registry: registry)
+        entity = try model.entity(named: "Book")
+        (title, price, published, color) = (try entity.attribute(named: "title"), try entity.attribute(named: "price"),
+                                             try entity.attribute(named: "published"), try entity.attribute(named: "color"))
+    }
+
+    static func colorValue(_ i: Int) -> Value {
+        var color = bench_color_for(Int64(i))
+        return .custom(CustomValue(className: "Color", bytes: withUnsafeBytes(of: &color) { Data($0) }))
+    }
+
+    static func time(_ body: () throws -> Void) rethrows -> Double {
+        let start = bench_now_ms()
+        try body()
+        return bench_now_ms() - start
+    }
+
+    /// W1-W4 for both sides, interleaved (the order alternates per repetition), medians.
+    func storeWorkloads(repetitions: Int) throws -> [String: Result] {
+        var amber = [[Double]](repeating: [], count: 4), raw = [[Double]](repeating: [], count: 4)
+        for repetition in 0..<repetitions {
+            let sides: [(Bool)] = repetition % 2 == 0 ? [false, true] : [true, false]
+            for isAmber in sides {
+                let times = isAmber ? try amberRun(repetition) : try rawRun(repetition)
+                for (i, t) in times.enumerated() {
+                    if isAmber { amber[i].append(t) } else { raw[i].append(t) }
+                }
+            }
+        }
+        let names = ["W1 insert + save", "W2 fetch all + read", "W3 CONTAINS[c] + sum", "W4 update every 10th + save"]
+        return Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, Result(amber: median(amber[$0]), raw: median(raw[$0]))) })
+    }
+
+    func rawRun(_ repetition: Int) throws -> [Double] {
+        guard let db = bench_raw_create(workspace.appendingPathComponent("raw\(repetition).db").path, plugin) else {
+            throw ValidationError("cannot create the raw database")
+        }
+        defer { bench_raw_close(db) }
+        var checksum = 0.0, sum = 0.0
+        let w1 = bench_raw_w1(db, Int64(n))
+        let w2 = bench_raw_w2(db, &checksum)
+        let w3 = bench_raw_w3(db, &sum)
+        let w4 = bench_raw_w4(db, Int64(n))
+        return [w1, w2, w3, w4]
+    }
+
+    func amberRun(_ repetition: Int) throws -> [Double] {
+        let store = try Store(path: workspace.appendingPathComponent("amber\(repetition).amber").path, model: model)
+        let w1 = try Self.time {
+            let context = Context(store: store)
+            for i in 0..<n {
+                let book = try context.insert(entity)
+                try book.setValue(.string("Book \(i)"), for: title)
+                try book.setValue(.double(Double(i) * 0.5), for: price)
+                try book.setValue(.date(Date(timeIntervalSince1970: 1.7e9 + Double(i))), for: published)
+                try book.setValue(Self.colorValue(i), for: color)
+            }
+            try context.save()
+        }
+        let reader = Context(store: store)
+        var books: [ManagedObject] = []
+        var checksum = 0.0
+        let w2 = try Self.time {
+            books = try reader.fetch(FetchRequest("Book"))
+            for book in books {
+                if case .string(let text) = try book.value(for: title) { checksum += Double(text.utf8.count) }
+                if case .double(let value) = try book.value(for: price) { checksum += value }
+                _ = try book.value(for: published)
+                _ = try book.value(for: color)
+            }
+        }
+        var sum = 0.0
+        let w3 = try Self.time {
+            for book in try Context(store: store).fetch("Book", where: "title CONTAINS[c] %@", "42") {
+                if case .double(let value) = try book.value(for: price) { sum += value }
+            }
+        }
+        let w4 = try Self.time {
+            for index in stride(from: 0, to: books.count, by: 10) {
+                try books[index].setValue(.double(Double(index)), for: price)
+            }
+            try reader.save()
+        }
+        return [w1, w2, w3, w4]
+    }
+
+    /// W5: the colour through the host (checked calls of the plugin) against direct pointer calls.
+    func roundTrips(_ count: Int, repetitions: Int) throws -> Result {
+        let transformer = try registry.transformer(named: "ColorToData")
+        var amber: [Double] = [], raw: [Double] = []
+        for _ in 0..<repetitions {
+            var checksum = 0.0
+            raw.append(bench_raw_w5(plugin, Int64(count), &checksum))
+            amber.append(try Self.time {
+                for i in 0..<count {
+                    let stored = try transformer.forward(Self.colorValue(i & 255))
+                    let back = try transformer.reverse(stored)
+                    if case .custom(let value) = back { checksum += Double(value.bytes.count) }
+                }
+            })
+        }
+        return Result(amber: median(amber), raw: median(raw))
+    }
+
+    /// W1 + W2 once in this process, then prints the peak RSS in KiB (run as a child).
+    func memoryRun(_ mode: String) throws {
+        if mode == "raw" {
+            guard let db = bench_raw_create(workspace.appendingPathComponent("memory.db").path, plugin) else { return }
+            var checksum = 0.0
+            _ = bench_raw_w1(db, Int64(n))
+            _ = bench_raw_w2(db, &checksum)
+            bench_raw_close(db)
+        } else {
+            _ = try amberRun(0)
+        }
+        Swift.print(bench_peak_rss_kib())
+    }
+
+    /// Peak memory of a W1+W2 process on each side, in MiB.
+    func peakMemory(pluginPath: String, n: Int) throws -> Result {
+        let me = CommandLine.arguments[0]
+        func peak(_ mode: String) throws -> Double {
+            let output = try Self.runChild(me, ["--memory-child", mode, "--n", "\(n)", "--plugin", pluginPath])
+            return (Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) / 1024
+        }
+        return Result(amber: try peak("amber"), raw: try peak("raw"))
+    }
+
+    static func runChild(_ program: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : "/usr/bin/env")
+        process.arguments = program.hasPrefix("/") ? arguments : [program] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("\(program) failed with status \(process.terminationStatus)") }
+        return String(decoding: data, as: UTF8.self)
+    }
 }
-func median(_ x: [Double]) -> Double { x.sorted()[x.count / 2] }
-print(String(format: "W1 insert+save: amber %.1f ms, raw %.1f ms, ratio %.2f", median(a1), median(r1), median(a1) / median(r1)))
-print(String(format: "W2 fetch+read:  amber %.1f ms, raw %.1f ms, ratio %.2f", median(a2), median(r2), median(a2) / median(r2)))
+
+/// The table, with each target.
+struct Report {
+    let results: [String: Result]
+    let n, repetitions, roundTrips: Int
+
+    static let targets: [(String, Double)] = [
+        ("W1 insert + save", 1.3), ("W2 fetch all + read", 1.5), ("W3 CONTAINS[c] + sum", 1.2), ("W4 update every 10th + save", 1.5),
+        ("W5 colour round trips", 2.0), ("peak memory W1+W2 (MiB)", 2.0), ("C API W1 insert + save", 1.5),
+        ("C API W2 fetch all + read", 1.5), ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0),
+    ]
+
+    func print() {
+        Swift.print("Amber vs raw SQLite C, N = \(n), median of \(repetitions), W5 = \(roundTrips) round trips")
+        Swift.print("workload".padding(toLength: 30, withPad: " ", startingAt: 0) + "     amber       raw   ratio  target")
+        for (name, target) in Self.targets {
+            guard let result = results[name] else { continue }
+            let verdict = result.ratio <= target ? "met" : "MISSED"
+            Swift.print(name.padding(toLength: 30, withPad: " ", startingAt: 0)
+                        + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
+        }
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module)")
+    }
+}

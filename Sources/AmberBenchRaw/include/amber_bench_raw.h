@@ -1,0 +1,57 @@
+/* The raw-SQLite side of Amber's benchmark: the same workloads written
+ * directly against sqlite3 with prepared statements, calling the color
+ * plugin's functions through dlsym pointers. Shared by the Swift benchmark
+ * and the C API benchmark, so both compare against the same code. */
+#ifndef AMBER_BENCH_RAW_H
+#define AMBER_BENCH_RAW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A color struct as the color plugin declares it. */
+typedef struct bench_color {
+    float r, g, b, a;
+} bench_color;
+
+/** What the workloads need of the color plugin: its forward and reverse. */
+typedef struct bench_plugin bench_plugin;
+
+/** Opens the color plugin at `path`; NULL on failure (message on stderr). */
+bench_plugin *bench_plugin_open(const char *path);
+
+/** The color of row i, the same in every implementation. */
+bench_color bench_color_for(int64_t i);
+
+/** A raw database: the same table layout Amber uses. */
+typedef struct bench_raw bench_raw;
+
+/** Creates a fresh database file at `path` (removing an old one). */
+bench_raw *bench_raw_create(const char *path, bench_plugin *plugin);
+void bench_raw_close(bench_raw *raw);
+
+/** W1: insert n rows (title, price, published, color through forward) in one transaction. Returns ms. */
+double bench_raw_w1(bench_raw *raw, int64_t n);
+/** W2: read every row into structs (title copied, color through reverse). Returns ms; *checksum for sanity. */
+double bench_raw_w2(bench_raw *raw, double *checksum);
+/** W3: rows whose title contains "42" ignoring case; sums price. Returns ms. */
+double bench_raw_w3(bench_raw *raw, double *sum);
+/** W4: change the price of every 10th row (as read in W2) and commit. Returns ms. */
+double bench_raw_w4(bench_raw *raw, int64_t n);
+/** W5: `count` color round trips (forward then reverse) through the plugin's pointers. Returns ms. */
+double bench_raw_w5(bench_plugin *plugin, int64_t count, double *checksum);
+
+/** Milliseconds on a monotonic clock. */
+double bench_now_ms(void);
+
+/** Peak resident set size of this process, in KiB. */
+long bench_peak_rss_kib(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

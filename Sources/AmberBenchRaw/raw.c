@@ -1,0 +1,204 @@
+/* Raw SQLite workloads for the benchmark; see amber_bench_raw.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "amber_bench_raw.h"
+
+#include <amber_plugin.h>
+#include <dlfcn.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+struct bench_plugin {
+    int32_t (*forward)(void *, const amber_plugin_value *, amber_plugin_value *);
+    int32_t (*reverse)(void *, const amber_plugin_value *, amber_plugin_value *);
+};
+
+struct bench_raw {
+    sqlite3 *db;
+    bench_plugin *plugin;
+};
+
+/* Seconds between 1970 and 2001 (Amber stores dates as seconds since 2001). */
+static const double reference_offset = 978307200.0;
+
+double bench_now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+}
+
+long bench_peak_rss_kib(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+bench_plugin *bench_plugin_open(const char *path) {
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        fprintf(stderr, "bench: %s\n", dlerror());
+        return NULL;
+    }
+    amber_plugin_entry_fn entry = (amber_plugin_entry_fn)dlsym(library, "amber_plugin_entry");
+    const amber_plugin_descriptor *descriptor = entry ? entry(NULL) : NULL;
+    if (descriptor == NULL || descriptor->transformer_count < 1) {
+        fprintf(stderr, "bench: %s is not the color plugin\n", path);
+        return NULL;
+    }
+    bench_plugin *plugin = malloc(sizeof *plugin);
+    if (plugin == NULL) return NULL;
+    plugin->forward = descriptor->transformers[0].forward;
+    plugin->reverse = descriptor->transformers[0].reverse;
+    return plugin;
+}
+
+bench_color bench_color_for(int64_t i) {
+    bench_color color = {(float)(i % 256) / 255.0f, 0.5f, (float)(i % 7) / 7.0f, 1.0f};
+    return color;
+}
+
+static void exec(sqlite3 *db, const char *sql) {
+    char *error = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &error) != SQLITE_OK) {
+        fprintf(stderr, "bench: %s: %s\n", sql, error);
+        sqlite3_free(error);
+        exit(1);
+    }
+}
+
+bench_raw *bench_raw_create(const char *path, bench_plugin *plugin) {
+    unlink(path);
+    bench_raw *raw = malloc(sizeof *raw);
+    if (raw == NULL || sqlite3_open(path, &raw->db) != SQLITE_OK) return NULL;
+    raw->plugin = plugin;
+    exec(raw->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    exec(raw->db, "CREATE TABLE Book (_pk INTEGER PRIMARY KEY, _entity INTEGER NOT NULL, _version INTEGER NOT NULL DEFAULT 1, "
+                  "title TEXT, price REAL, published REAL, color BLOB)");
+    return raw;
+}
+
+void bench_raw_close(bench_raw *raw) {
+    sqlite3_close(raw->db);
+    free(raw);
+}
+
+double bench_raw_w1(bench_raw *raw, int64_t n) {
+    double start = bench_now_ms();
+    sqlite3_stmt *insert;
+    exec(raw->db, "BEGIN IMMEDIATE");
+    sqlite3_prepare_v2(raw->db, "INSERT INTO Book (_entity, title, price, published, color) VALUES (1, ?, ?, ?, ?)", -1,
+                       &insert, NULL);
+    char title[32];
+    for (int64_t i = 0; i < n; i++) {
+        int length = snprintf(title, sizeof title, "Book %lld", (long long)i);
+        bench_color color = bench_color_for(i);
+        amber_plugin_value in = {AMBER_PLUGIN_VALUE_CUSTOM, {.bytes = {&color, sizeof color}}, NULL, NULL}, out;
+        memset(&out, 0, sizeof out);
+        raw->plugin->forward(NULL, &in, &out);
+        sqlite3_bind_text(insert, 1, title, length, SQLITE_TRANSIENT);
+        sqlite3_bind_double(insert, 2, (double)i * 0.5);
+        sqlite3_bind_double(insert, 3, 1.7e9 - reference_offset + (double)i);
+        sqlite3_bind_blob(insert, 4, out.v.bytes.data, (int)out.v.bytes.length, SQLITE_TRANSIENT);
+        if (out.release) out.release(&out);
+        if (sqlite3_step(insert) != SQLITE_DONE) exit(1);
+        sqlite3_reset(insert);
+    }
+    sqlite3_finalize(insert);
+    exec(raw->db, "COMMIT");
+    return bench_now_ms() - start;
+}
+
+/* A fetched row, as an object layer would keep it. */
+typedef struct row {
+    int64_t pk, version;
+    char *title;
+    double price, published;
+    bench_color color;
+} row;
+
+double bench_raw_w2(bench_raw *raw, double *checksum) {
+    double start = bench_now_ms();
+    sqlite3_stmt *select;
+    sqlite3_prepare_v2(raw->db, "SELECT _pk, _version, title, price, published, color FROM Book", -1, &select, NULL);
+    size_t capacity = 1024, count = 0;
+    row *rows = malloc(capacity * sizeof *rows);
+    while (sqlite3_step(select) == SQLITE_ROW) {
+        if (count == capacity) rows = realloc(rows, (capacity *= 2) * sizeof *rows);
+        row *r = &rows[count++];
+        r->pk = sqlite3_column_int64(select, 0);
+        r->version = sqlite3_column_int64(select, 1);
+        r->title = strdup((const char *)sqlite3_column_text(select, 2));
+        r->price = sqlite3_column_double(select, 3);
+        r->published = sqlite3_column_double(select, 4);
+        amber_plugin_value in = {AMBER_PLUGIN_VALUE_BINARY, {.bytes = {sqlite3_column_blob(select, 5), (size_t)sqlite3_column_bytes(select, 5)}}, NULL, NULL}, out;
+        memset(&out, 0, sizeof out);
+        raw->plugin->reverse(NULL, &in, &out);
+        memcpy(&r->color, out.v.bytes.data, sizeof r->color);
+        if (out.release) out.release(&out);
+    }
+    sqlite3_finalize(select);
+    double elapsed = bench_now_ms() - start;
+    double sum = 0;
+    for (size_t i = 0; i < count; i++) {
+        sum += rows[i].price + rows[i].color.r + (double)strlen(rows[i].title);
+        free(rows[i].title);
+    }
+    free(rows);
+    *checksum = sum;
+    return elapsed;
+}
+
+double bench_raw_w3(bench_raw *raw, double *sum) {
+    double start = bench_now_ms();
+    sqlite3_stmt *select;
+    sqlite3_prepare_v2(raw->db, "SELECT price FROM Book WHERE title LIKE '%42%'", -1, &select, NULL);
+    double total = 0;
+    while (sqlite3_step(select) == SQLITE_ROW) total += sqlite3_column_double(select, 0);
+    sqlite3_finalize(select);
+    *sum = total;
+    return bench_now_ms() - start;
+}
+
+double bench_raw_w4(bench_raw *raw, int64_t n) {
+    double start = bench_now_ms();
+    sqlite3_stmt *update;
+    exec(raw->db, "BEGIN IMMEDIATE");
+    sqlite3_prepare_v2(raw->db, "UPDATE Book SET price = ?, _version = _version + 1 WHERE _pk = ? AND _version = ?", -1, &update, NULL);
+    for (int64_t pk = 1; pk <= n; pk += 10) {
+        sqlite3_bind_double(update, 1, (double)pk);
+        sqlite3_bind_int64(update, 2, pk);
+        sqlite3_bind_int64(update, 3, 1);
+        if (sqlite3_step(update) != SQLITE_DONE) exit(1);
+        sqlite3_reset(update);
+    }
+    sqlite3_finalize(update);
+    exec(raw->db, "COMMIT");
+    return bench_now_ms() - start;
+}
+
+double bench_raw_w5(bench_plugin *plugin, int64_t count, double *checksum) {
+    double start = bench_now_ms();
+    double sum = 0;
+    for (int64_t i = 0; i < count; i++) {
+        bench_color color = {(float)(i & 255), 0.5f, 0.25f, 1.0f};
+        amber_plugin_value in = {AMBER_PLUGIN_VALUE_CUSTOM, {.bytes = {&color, sizeof color}}, NULL, NULL}, encoded, decoded;
+        memset(&encoded, 0, sizeof encoded);
+        plugin->forward(NULL, &in, &encoded);
+        unsigned char stored[16];
+        memcpy(stored, encoded.v.bytes.data, sizeof stored); /* what a store would copy */
+        if (encoded.release) encoded.release(&encoded);
+        amber_plugin_value back = {AMBER_PLUGIN_VALUE_BINARY, {.bytes = {stored, sizeof stored}}, NULL, NULL};
+        memset(&decoded, 0, sizeof decoded);
+        plugin->reverse(NULL, &back, &decoded);
+        bench_color result;
+        memcpy(&result, decoded.v.bytes.data, sizeof result);
+        if (decoded.release) decoded.release(&decoded);
+        sum += result.r;
+    }
+    *checksum = sum;
+    return bench_now_ms() - start;
+}
