@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,9 +31,16 @@ double bench_now_ms(void) {
 }
 
 long bench_peak_rss_kib(void) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
+    /* VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across exec,
+     * so a child started by a large parent would report the parent's peak. */
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    long peak = -1;
+    while (status != NULL && fgets(line, sizeof line, status) != NULL) {
+        if (sscanf(line, "VmHWM: %ld kB", &peak) == 1) break;
+    }
+    if (status != NULL) fclose(status);
+    return peak;
 }
 
 bench_plugin *bench_plugin_open(const char *path) {

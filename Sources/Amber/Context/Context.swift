@@ -22,6 +22,15 @@ public final class Context {
         self.registry = Array(repeating: [:], count: store.model.entities.count)
     }
 
+    deinit {
+        // Objects the caller still holds outlive their context: they must refuse changes
+        // and never touch it again. Every live object is pending or registered.
+        for object in pending { object.isDetached = true }
+        for entity in registry {
+            for reference in entity.values { reference.takeUnretainedValue().isDetached = true }
+        }
+    }
+
     /// The model of the store.
     public var model: Model { store.model }
 
@@ -36,7 +45,7 @@ public final class Context {
             throw .unknownEntity(name: "\(entity.name) (of another model)", suggestion: nil)
         }
         let object = ManagedObject(entity: entity, objectID: .temporary(entity: entity.name, store: store.identifier),
-                                   context: self, values: entity.initialValues, committed: [], version: 0,
+                                   context: self, values: entity.initialValues, version: 0,
                                    codecState: entity.insertCodecState)
         object.insertedFlag = true
         track(object)
@@ -75,7 +84,7 @@ public final class Context {
                     pending.removeLast(objects.count)
                     for dropped in objects {
                         dropped.isPending = false
-                        dropped.context = nil
+                        dropped.isDetached = true
                     }
                     if case .invalidValue(let place, let expected, let given) = error {
                         throw .invalidValue(place: "\(place) in row \(row)", expected: expected, given: given)
@@ -129,9 +138,10 @@ public final class Context {
             object.isPending = false
             object.deletedFlag = false
             if object.insertedFlag {
-                object.context = nil
+                object.isDetached = true
             } else {
-                object.values = object.committed
+                if let committed = object.committed { object.values = committed }
+                object.committed = nil
                 object.resetCodecState()
             }
         }
@@ -167,7 +177,7 @@ public final class Context {
             }
             let object = ManagedObject(entity: entity,
                                        objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(pk)),
-                                       context: self, values: values, committed: values, version: statement.int64(1),
+                                       context: self, values: values, version: statement.int64(1),
                                        codecState: entity.fetchCodecState)
             if !entity.codedAttributes.isEmpty { object.decodeEagerAttributes() }
             registry[entity.index][pk] = Unmanaged.passUnretained(object)
@@ -239,7 +249,7 @@ public final class Context {
                 if !object.deletedFlag { inserts.append(object) }
             } else if object.deletedFlag {
                 deletes.append(object)
-            } else if object.values != object.committed {
+            } else if object.isUpdated {
                 updates.append(object)
             }
         }
@@ -269,6 +279,9 @@ public final class Context {
 
     /// After COMMIT: the new state becomes the committed state.
     private func commit(inserts: [ManagedObject], newKeys: [Int64], updates: [ManagedObject], deletes: [ManagedObject]) {
+        if inserts.count > 1024 {
+            for index in registry.indices { registry[index].reserveCapacity(registry[index].count + inserts.count) }
+        }
         for (object, pk) in zip(inserts, newKeys) {
             object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
             object.insertedFlag = false
@@ -278,13 +291,13 @@ public final class Context {
         for object in updates { object.version += 1 }
         for object in deletes {
             if let pk = object.objectID.primaryKey { registry[object.entity.index][pk] = nil }
-            object.context = nil
+            object.isDetached = true
         }
         for object in pending {
             object.isPending = false
-            object.committed = object.values
+            object.committed = nil
             // Dropped new objects (inserted, then deleted) leave the context too.
-            if object.insertedFlag { object.context = nil }
+            if object.insertedFlag { object.isDetached = true }
         }
         pending.removeAll(keepingCapacity: false)
     }

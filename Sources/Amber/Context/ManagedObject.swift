@@ -12,13 +12,22 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public internal(set) var objectID: ObjectID
     /// The context that owns the object; nil once it was deleted and saved,
     /// or rolled back after insert.
-    public internal(set) weak var context: Context?
+    public var context: Context? { isDetached ? nil : owner }
+    /// The owning context, valid while the object is not detached. Not a weak
+    /// reference, which costs atomic operations per object: a context marks
+    /// every object it tracks or registers as detached when it goes away.
+    private unowned(unsafe) let owner: Context
+    /// Whether the object left its context (deleted and saved, rolled back
+    /// after insert, or its context was released).
+    var isDetached = false
 
     /// Current values: one slot per attribute, then a hidden slot per
     /// transformable attribute holding its encoded (stored) form.
     var values: [Value]
-    /// Values as last saved or fetched (all slots); empty for new objects.
-    var committed: [Value]
+    /// Values as last saved or fetched (all slots), kept only once the object
+    /// changes: nil means `values` are still the committed ones (or, for a
+    /// new object, that there are none). Read-only objects never copy.
+    var committed: [Value]?
     /// For attributes with transformers, by attribute slot: which of the
     /// decoded value and the encoded form is current (empty if the entity has none).
     var codecState: [CodecState]
@@ -38,20 +47,18 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         static let encoded = CodecState(rawValue: 2)
     }
 
-    init(entity: Entity, objectID: ObjectID, context: Context, values: [Value], committed: [Value], version: Int64,
-         codecState: [CodecState])
+    init(entity: Entity, objectID: ObjectID, context: Context, values: [Value], version: Int64, codecState: [CodecState])
     {
         self.entity = entity
         self.objectID = objectID
-        self.context = context
+        self.owner = context
         self.values = values
-        self.committed = committed
         self.version = version
         self.codecState = codecState
     }
 
     deinit {
-        if let context, let pk = objectID.primaryKey { context.unregister(self, primaryKey: pk) }
+        if !isDetached, let pk = objectID.primaryKey { owner.unregister(self, primaryKey: pk) }
     }
 
     // MARK: Reading and writing values
@@ -93,10 +100,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     @inline(__always)
     public func setValue(_ value: Value, for attribute: Attribute) throws(AmberError) {
         guard entity.owns(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
-        guard let context, !deletedFlag else {
-            throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : "the object belongs to no context (it was rolled back, or its context was released)")
+        guard !deletedFlag, !isDetached else {
+            throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }
         let checked = try attribute.check(value)
+        // The first change of a saved object keeps the committed values (sharing storage until values change).
+        if committed == nil && !insertedFlag { committed = values }
         if let codec = attribute.codec {
             if codec.encode == .immediate {
                 values[codec.encodedSlot] = try encoded(checked, attribute, codec)
@@ -108,7 +117,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         values[attribute.slot] = checked
         // Setting a shadow pattern's storage attribute makes its transient partner decode afresh.
         if let partner = entity.encodedFormOf[attribute.slot] { codecState[partner.slot] = .encoded }
-        if !isPending { context.track(self) }
+        if !isPending { owner.track(self) }
     }
 
     /// Sets the attribute named `key` to `value`.
@@ -126,8 +135,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                                      source: error.transformer.source, message: error.message)
         }
         values[attribute.slot] = decoded
-        // Decoding is not a change: the committed snapshot learns the value too.
-        if !committed.isEmpty && committed[codec.encodedSlot] == stored { committed[attribute.slot] = decoded }
+        // Decoding is not a change: a committed snapshot learns the value too.
+        if committed?[codec.encodedSlot] == stored { committed?[attribute.slot] = decoded }
         codecState[attribute.slot].insert(.decoded)
     }
 
@@ -178,6 +187,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         for attribute in entity.codedAttributes { codecState[attribute.slot] = .encoded }
     }
 
+    private static let noContext = "the object belongs to no context (it was rolled back, or its context was released)"
+
     // MARK: Change tracking
 
     /// Inserted into its context and not saved yet.
@@ -185,7 +196,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Deleted in its context and not saved yet.
     public var isDeleted: Bool { deletedFlag && !insertedFlag }
     /// Saved before, and has values that differ from the saved ones.
-    public var isUpdated: Bool { !insertedFlag && !deletedFlag && values != committed }
+    public var isUpdated: Bool { !insertedFlag && !deletedFlag && committed.map { $0 != values } ?? false }
     /// Whether saving would write anything for this object.
     public var hasChanges: Bool { isInserted || isDeleted || isUpdated }
 
@@ -197,7 +208,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         for attribute in entity.attributes {
             if attribute.codec != nil && !codecState[attribute.slot].contains(.decoded) { continue }
             let current = values[attribute.slot]
-            if committed.isEmpty ? !current.isNull : current != committed[attribute.slot] {
+            if insertedFlag ? !current.isNull : current != (committed ?? values)[attribute.slot] {
                 changed[attribute.name] = current
             }
         }
@@ -209,7 +220,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``.
     public func committedValues() throws(AmberError) -> [String: Value] {
-        guard !committed.isEmpty else { return [:] }
+        guard !insertedFlag else { return [:] }
+        let committed = self.committed ?? values
         var result: [String: Value] = [:]
         for attribute in entity.attributes {
             if let codec = attribute.codec {

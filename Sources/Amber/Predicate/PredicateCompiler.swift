@@ -42,6 +42,7 @@ struct PredicateCompiler {
     private func compile(_ c: Comparison) throws(AmberError) -> SQLFragment {
         // Put a key path on the left where the operator allows it, so constants are coerced to its type.
         var c = c
+        c.options = Self.effectiveOptions(c)
         if case .value = c.lhs, !isValue(c.rhs), let swapped = c.op.swapped {
             (c.lhs, c.rhs, c.op) = (c.rhs, c.lhs, swapped)
         }
@@ -160,6 +161,25 @@ struct PredicateCompiler {
             throw .invalidPredicate(position: c.position,
                                     message: "\(attribute) is transformed; only ==, != and IN can compare its stored form")
         }
+    }
+
+    /// [c] against a constant with no cased character (digits, punctuation)
+    /// changes nothing: folding case never creates, removes or splits such
+    /// characters. Dropping it lets SQLite compare bytes instead of calling
+    /// amber_fold on every row. [d] is kept: it can remove marks between them.
+    static func effectiveOptions(_ c: Comparison) -> ComparisonOptions {
+        guard c.options == .caseInsensitive else { return c.options }
+        let constants: [Value]
+        switch c.rhs {
+        case .value(let value, _): constants = [value]
+        case .list(let items, _): constants = items.compactMap { if case .value(let v, _) = $0 { v } else { nil } }
+        default: return c.options
+        }
+        let uncased = constants.allSatisfy { value in
+            guard case .string(let text) = value else { return false }
+            return text.lowercased() == text && text.uppercased() == text
+        }
+        return uncased ? [] : c.options
     }
 
     /// `SELF == %@` / `SELF != %@` with an object ID.

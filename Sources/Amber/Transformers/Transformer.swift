@@ -47,11 +47,18 @@ struct TransformerFailure: Error {
 }
 
 /// A transformer together with the resolved classes it converts between, so
-/// each call checks its result without a name lookup.
-struct BoundTransformer: Sendable {
+/// each call checks its result without a name lookup. A class: chains hold
+/// and pass it around with one reference count, not a copy of every field.
+final class BoundTransformer: Sendable {
     let transformer: Transformer
     let input: ResolvedClass
     let output: ResolvedClass
+
+    init(transformer: Transformer, input: ResolvedClass, output: ResolvedClass) {
+        self.transformer = transformer
+        self.input = input
+        self.output = output
+    }
 
     func forward(_ value: Value) throws(TransformerFailure) -> Value {
         try call(transformer.forwardFunction, value, expecting: output, direction: "forward")

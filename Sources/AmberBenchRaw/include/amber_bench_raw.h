@@ -47,7 +47,7 @@ double bench_raw_w5(bench_plugin *plugin, int64_t count, double *checksum);
 /** Milliseconds on a monotonic clock. */
 double bench_now_ms(void);
 
-/** Peak resident set size of this process, in KiB. */
+/** Peak resident set size of this process (VmHWM), in KiB. */
 long bench_peak_rss_kib(void);
 
 #ifdef __cplusplus
