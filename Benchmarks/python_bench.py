@@ -63,7 +63,7 @@ def amber_run(path, model, data):
         w1 = time.perf_counter() - start
         start = time.perf_counter()
         with store.context() as ctx:
-            books = ctx.fetch("Book")
+            books = ctx.fetch("Book", decode=True)  # every value will be read: decode in the batch
             total = sum(book.price for book in books) + sum(len(book.title) + book.color.r for book in books)
             for book in books:
                 book.published

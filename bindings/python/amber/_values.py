@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import ctypes
 import json
 import struct
 import uuid
@@ -228,3 +229,131 @@ def from_c(value: Any, codec_for: Callable[[str], Optional[StructCodec]]) -> Any
     if kind == lib.AMBER_VALUE_PLIST:
         return json.loads(ffi.unpack(value.v.text.data, value.v.text.length).decode("utf-8"), object_hook=_plist_hook)
     raise TypeError(f"unknown amber value type {kind}")
+
+
+class RowPacker:
+    """Packs rows of Python values straight into an amber_value array laid out
+    by cffi (sizes and offsets read from the header's types), for the batch
+    insert: one bytearray for the values, one for the bytes they point to,
+    no cdata object per value. Values the fast path does not cover (plist,
+    URIs, bytes for opaque classes…) go through to_c."""
+
+    def __init__(self) -> None:
+        self.size = ffi.sizeof("amber_value")
+        self.union = ffi.offsetof("amber_value", "v")
+        # type, then the union as it holds a double / an int64 / pointer+length / class, pointer, length.
+        self.real = struct.Struct(f"=i{self.union - 4}xd")
+        self.integer = struct.Struct(f"=i{self.union - 4}xq")
+        self.pointer = struct.Struct(f"=i{self.union - 4}xQQ")
+        self.custom = struct.Struct(f"=i{self.union - 4}xQQQ")
+
+    def pack(self, rows: list, kinds: list, codecs: list, slow: Callable[[Any, Any, int], None]) -> tuple[Any, list]:
+        """An amber_value array for `rows` (each a sequence, one value per
+        attribute), and the buffers to keep alive while C reads it."""
+        count = len(rows) * len(kinds)
+        values = bytearray(self.size * max(count, 1))
+        arena = bytearray()
+        fixups = []  # (value offset, field offset, arena offset): pointers into the arena, set once it stops growing
+        names: dict[str, int] = {}
+        slow_cases = []
+        offset = 0
+        real, integer = self.real.pack_into, self.integer.pack_into
+        for row in rows:
+            for value, kind, codec in zip(row, kinds, codecs):
+                if value is None:
+                    pass  # zero bytes: AMBER_VALUE_NULL
+                elif value is True or value is False:
+                    integer(values, offset, lib.AMBER_VALUE_BOOL, 1 if value else 0)
+                elif isinstance(value, str) and kind != lib.AMBER_TYPE_URI:
+                    encoded = value.encode("utf-8")
+                    fixups.append((offset, len(arena), len(encoded), None))
+                    arena += encoded
+                elif isinstance(value, float):
+                    real(values, offset, lib.AMBER_VALUE_DOUBLE, value)
+                elif isinstance(value, int):
+                    integer(values, offset, lib.AMBER_VALUE_INT, value)
+                elif isinstance(value, datetime) and value.tzinfo is not None:
+                    real(values, offset, lib.AMBER_VALUE_DATE, value.timestamp())
+                elif codec is not None and isinstance(value, (tuple, list, dict)):
+                    packed = codec.pack(value)
+                    if codec.name not in names:
+                        names[codec.name] = len(arena)
+                        arena += codec.name.encode() + b"\0"
+                    fixups.append((offset, len(arena), len(packed), names[codec.name]))
+                    arena += packed
+                else:
+                    slow_cases.append((offset, value, len(slow_cases)))
+                offset += self.size
+        keep_arena = bytes(arena)
+        base = int(ffi.cast("uintptr_t", ffi.from_buffer(keep_arena))) if keep_arena else 0
+        for at, start, length, name in fixups:
+            if name is None:
+                self.pointer.pack_into(values, at, lib.AMBER_VALUE_STRING, base + start, length)
+            else:
+                self.custom.pack_into(values, at, lib.AMBER_VALUE_CUSTOM, base + name, base + start, length)
+        array = ffi.from_buffer("amber_value[]", values)
+        keep: list = [keep_arena, values]
+        for at, value, _ in slow_cases:
+            slow(value, array[at // self.size], at // self.size)
+        return array, keep
+
+
+class ColumnReader:
+    """Reads library-filled amber_value arrays column by column, straight from
+    their bytes (layout from cffi): one struct unpack per value instead of a
+    cdata object per field. Each column knows its attribute's type, so
+    strings, numbers, dates and struct values take a direct path; anything
+    else falls back to from_c."""
+
+    def __init__(self) -> None:
+        size = ffi.sizeof("amber_value")
+        pad = ffi.offsetof("amber_value", "v") - 4
+        self.size = size
+        self.pointer = struct.Struct(f"=i{pad}xQQ").unpack_from
+        self.real = struct.Struct(f"=i{pad}xd").unpack_from
+        self.integer = struct.Struct(f"=i{pad}xq").unpack_from
+        self.custom = struct.Struct(f"=i{pad}xQQQ").unpack_from
+
+    def column(self, attribute_type: int, codec: Optional[StructCodec], fallback: Callable[[int], Any]) -> Callable[[Any, int], Any]:
+        """A function (raw bytes, value index) -> Python value for one attribute."""
+        size, string_at, utc = self.size, ctypes.string_at, timezone.utc
+        if attribute_type in (lib.AMBER_TYPE_STRING,):
+            read = self.pointer
+
+            def text(raw: Any, index: int) -> Any:
+                kind, data, length = read(raw, index * size)
+                if kind == lib.AMBER_VALUE_STRING:
+                    return string_at(data, length).decode("utf-8")
+                return None if kind == lib.AMBER_VALUE_NULL else fallback(index)
+            return text
+        if attribute_type == lib.AMBER_TYPE_DOUBLE:
+            read = self.real
+
+            def real(raw: Any, index: int) -> Any:
+                kind, value = read(raw, index * size)
+                return value if kind == lib.AMBER_VALUE_DOUBLE else (None if kind == lib.AMBER_VALUE_NULL else fallback(index))
+            return real
+        if attribute_type in (lib.AMBER_TYPE_INTEGER16, lib.AMBER_TYPE_INTEGER32, lib.AMBER_TYPE_INTEGER64):
+            read = self.integer
+
+            def integer(raw: Any, index: int) -> Any:
+                kind, value = read(raw, index * size)
+                return value if kind == lib.AMBER_VALUE_INT else (None if kind == lib.AMBER_VALUE_NULL else fallback(index))
+            return integer
+        if attribute_type == lib.AMBER_TYPE_DATE:
+            read, moment = self.real, datetime.fromtimestamp
+
+            def date(raw: Any, index: int) -> Any:
+                kind, value = read(raw, index * size)
+                return moment(value, utc) if kind == lib.AMBER_VALUE_DATE else (None if kind == lib.AMBER_VALUE_NULL else fallback(index))
+            return date
+        if codec is not None:
+            read, unpack, expected = self.custom, codec.unpack, codec.size
+
+            def custom(raw: Any, index: int) -> Any:
+                kind, _name, data, length = read(raw, index * size)
+                if kind == lib.AMBER_VALUE_CUSTOM and length == expected:
+                    return unpack(string_at(data, length))
+                return None if kind == lib.AMBER_VALUE_NULL else fallback(index)
+            return custom
+        return lambda raw, index: fallback(index)

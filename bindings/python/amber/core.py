@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import threading
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from ._ffi import ffi, lib
-from ._values import StructCodec, from_c, struct_codec, to_c
+from ._values import ColumnReader, RowPacker, StructCodec, from_c, struct_codec, to_c
+
+_packer = RowPacker()
+_reader = ColumnReader()
+_POINTERS = "=%dQ" if ffi.sizeof("void *") == 8 else "=%dI"
 from .errors import Error, MisuseError, check, last_error
 
 _FIELD_TYPES = {
@@ -218,10 +223,17 @@ class Entity:
             check(lib.amber_entity_attribute_at(out, handle, index))
             attribute = Attribute(out[0], model)
             self.attributes[attribute.name] = attribute
-        # Read in one batch at fetch: everything but transformed values, which decode lazily on first access.
+        # Read in one batch at fetch: everything but transformed values, which keep
+        # their decode policy (lazy by default: decoded on first access, if ever).
         self.prefetched = [a for a in self.attributes.values()
                            if a.type not in (lib.AMBER_TYPE_TRANSFORMABLE, lib.AMBER_TYPE_UNDEFINED)]
         self.prefetch_handles = ffi.new("amber_attribute *[]", [a.handle for a in self.prefetched])
+        self.everything = [a for a in self.attributes.values() if a.type != lib.AMBER_TYPE_UNDEFINED]
+        self.everything_handles = ffi.new("amber_attribute *[]", [a.handle for a in self.everything])
+        # A subclass of Object with a property per attribute: `book.title` is a
+        # descriptor lookup, not a failed attribute search ending in __getattr__.
+        self.object_class = type(self.name, (Object,), {
+            "__slots__": (), **{name: _attribute_property(name) for name in self.attributes if not name.startswith("_")}})
 
     def attribute(self, name: str) -> Attribute:
         try:
@@ -230,6 +242,19 @@ class Entity:
             out = _out("amber_attribute **")
             check(lib.amber_entity_attribute(out, self.handle, name.encode()))  # raises with the nearest name
             raise
+
+
+def _attribute_property(name: str) -> property:
+    def get(self: "Object") -> Any:
+        cache = self._cache
+        if cache is not None and name in cache:
+            return cache[name]
+        return self._get(name)
+
+    def set(self: "Object", value: Any) -> None:
+        self._set(name, value)
+
+    return property(get, set, doc=f"The {name} attribute.")
 
 
 class Model:
@@ -372,10 +397,11 @@ class Context:
         return self._closed_handle if self._handle is None else self._handle
 
     def _object(self, handle: Any, entity: Entity, cache: Optional[dict] = None) -> "Object":
-        key = int(ffi.cast("uintptr_t", handle))
+        """The one Python object for a handle (a cdata pointer or its address)."""
+        key = handle if isinstance(handle, int) else int(ffi.cast("uintptr_t", handle))
         found = self._objects.get(key)
         if found is None:
-            found = self._objects[key] = Object(self, handle, entity, cache)
+            found = self._objects[key] = entity.object_class(self, ffi.cast("amber_object *", key), entity, cache)
         elif cache is not None and found._cache is None:
             found._cache = cache
         return found
@@ -383,19 +409,23 @@ class Context:
     def _fill(self, entity: Entity, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[Any, Any, list]:
         attributes = [entity.attribute(name) for name in names]
         handles = ffi.new("amber_attribute *[]", [a.handle for a in attributes])
-        values = ffi.new("amber_value[]", max(1, len(rows) * len(attributes)))
-        keep: list = []
-        index = 0
         for row in rows:
             if len(row) != len(attributes):
                 raise TypeError(f"{entity.name}: a row has {len(row)} values for {len(attributes)} attributes")
-            for attribute, value in zip(attributes, row):
-                try:
-                    to_c(value, values[index], keep, attribute.type, attribute.value_class, attribute.codec)
-                except (TypeError, ValueError) as error:
-                    raise type(error)(f"{entity.name}.{attribute.name}: {error}") from None
-                index += 1
-        return handles, values, keep
+        slow_keep: list = []
+
+        def slow(value: Any, target: Any, index: int) -> None:
+            attribute = attributes[index % len(attributes)]
+            try:
+                to_c(value, target, slow_keep, attribute.type, attribute.value_class, attribute.codec)
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"{entity.name}.{attribute.name}: {error}") from None
+
+        try:
+            values, keep = _packer.pack(rows, [a.type for a in attributes], [a.codec for a in attributes], slow)
+        except TypeError as error:  # a struct value that does not pack
+            raise TypeError(f"{entity.name}: {error}") from None
+        return handles, values, keep + slow_keep
 
     def insert(self, entity: str, **values: Any) -> "Object":
         """Inserts a new object of `entity`, setting `values` by attribute name."""
@@ -452,30 +482,43 @@ class Context:
         return request
 
     def fetch(self, entity: str, predicate: Optional[str] = None, *arguments: Any, sort: Optional[Sequence[str]] = None,
-              limit: Optional[int] = None, offset: int = 0) -> list["Object"]:
+              limit: Optional[int] = None, offset: int = 0, decode: bool = False) -> list["Object"]:
         """Objects of `entity` matching `predicate` (Core Data syntax, `%@` and
         `%K` filled from `arguments`), sorted by `sort` keys ("price", "-price"
-        for descending), at most `limit`, after skipping `offset`."""
+        for descending), at most `limit`, after skipping `offset`.
+
+        Stored values come in the same C call as the objects. Transformed
+        values keep their decode policy (lazy: on first access) unless
+        `decode=True`, which decodes them in the batch too: faster when you
+        will read them all."""
         target = self.model.entity(entity)
         keep: list = []
         request = self._request(entity, predicate, arguments, sort, limit, offset, keep)
         objects, values, count = _out("amber_object ***"), _out("amber_value **"), _out("size_t *")
-        width = len(target.prefetched)
+        read = target.everything if decode else target.prefetched
+        width = len(read)
         if width:
-            check(lib.amber_context_fetch_values(objects, values, count, self._live(), request, target.prefetch_handles, width))
+            handles = target.everything_handles if decode else target.prefetch_handles
+            check(lib.amber_context_fetch_values(objects, values, count, self._live(), request, handles, width))
         else:
             check(lib.amber_context_fetch(objects, count, self._live(), request))
         try:
-            names = [a.name for a in target.prefetched]
+            total = count[0]
+            if total == 0:
+                return []
+            handles = struct.unpack(_POINTERS % total, ffi.buffer(objects[0], total * ffi.sizeof("void *")))
+            if not width:
+                return [self._object(handle, target, None) for handle in handles]
+            array, codec = values[0], self.model._codec
+            raw = ffi.buffer(array, total * width * _reader.size)
+            columns = [_reader.column(a.type, a.codec, lambda index: from_c(array[index], codec)) for a in read]
+            names = [a.name for a in read]
             result = []
-            array = values[0] if width else None
-            codec = self.model._codec
-            for row in range(count[0]):
-                cache = None
-                if width:
-                    base = row * width
-                    cache = {name: from_c(array[base + column], codec) for column, name in enumerate(names)}
-                result.append(self._object(objects[0][row], target, cache))
+            base = 0
+            for handle in handles:
+                cache = {name: column(raw, base + i) for i, (name, column) in enumerate(zip(names, columns))}
+                result.append(self._object(handle, target, cache))
+                base += width
             return result
         finally:
             if width:
@@ -607,6 +650,7 @@ class Object:
             self._cache.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
+        # Only names that are not attributes reach here (attributes are properties of the entity's class).
         if name.startswith("_"):
             raise AttributeError(name)
         return self._get(name)
