@@ -91,6 +91,20 @@ repo=$PWD
 python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1)
 [ -n "$python_passed" ] || { echo "pytest did not report passing tests"; exit 1; }
 
+step "Benchmark, quick mode (N=2000, one repetition): it must run, not be fast"
+bash scripts/bench.sh --quick --json "$work/bench.json"
+python3 - "$work/bench.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))
+expected = ["W1 insert + save", "W2 fetch all + read", "W3 CONTAINS[c] + sum", "W4 update every 10th + save",
+            "W5 colour round trips", "peak memory W1+W2 (MiB)", "C API W1 insert + save", "C API W2 fetch all + read",
+            "Python W1 insert + save", "Python W2 fetch all + read"]
+missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
+assert not missing, f"benchmark rows missing or empty: {missing}"
+print(f"{len(expected)} benchmark rows present")
+PY
+c_passed=$((c_passed + 1))
+
 step "All test suites passed"
 echo "Swift: $swift_passed tests; C and CLI: $c_passed checks; Python: $python_passed tests"
 echo "$((swift_passed + c_passed + python_passed)) passed, 0 failed"
