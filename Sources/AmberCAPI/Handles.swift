@@ -90,10 +90,9 @@ enum Handles {
         }
         switch found {
         case .success(let object):
-            guard let typed = object as? T else {
-                throw CAPIError(AMBER_E_INTERNAL, "\(parameter): handle table holds an unexpected object", origin: parameter)
-            }
-            return typed
+            // Each kind is only ever made from one wrapper class, so the kind check above
+            // is the type check; a dynamic cast here would cost more than the lookup.
+            return unsafeDowncast(object, to: T.self)
         case .failure(let error):
             throw error
         }
