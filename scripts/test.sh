@@ -18,6 +18,11 @@ swift test 2>&1 | tee .build/swift-test.log
 swift_passed=$(sed -nE 's/.*Test run with ([0-9]+) tests? in .* passed.*/\1/p' .build/swift-test.log | tail -1)
 [ -n "$swift_passed" ] || { echo "swift test did not report a passing run"; exit 1; }
 
+step "Swift tests under AddressSanitizer"
+ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build-asan 2>&1 | tee .build/swift-asan.log \
+    | grep -E "Test run with|ERROR: AddressSanitizer" || true
+grep -q "Test run with .* passed" .build/swift-asan.log
+
 step "C API tests"
 bin=$(swift build --show-bin-path)
 lib=AmberC
