@@ -235,12 +235,14 @@ typedef struct amber_field_info {
 amber_status amber_registry_new(amber_registry **out);
 
 /** The process-wide registry models bind against by default. The handle is
- *  the same on every call; freeing it only invalidates that handle. */
+ *  the same on every call and lives for the process: amber_registry_free on
+ *  it succeeds and does nothing. */
 amber_status amber_registry_shared(amber_registry **out);
 
-/** Releases the handle. Models bound against the registry keep what they
- *  resolved; a transformer's userdata_free runs when neither the registry
- *  nor any bound model uses the transformer any more. */
+/** Releases the handle (the shared registry's handle is never released).
+ *  Models bound against the registry keep what they resolved; a
+ *  transformer's userdata_free runs when neither the registry nor any bound
+ *  model uses the transformer any more. */
 amber_status amber_registry_free(amber_registry *registry);
 
 /** Declares a struct class of `field_count` fields. Its layout (size,

@@ -22,7 +22,11 @@ public func amber_registry_shared(_ out: UnsafeMutablePointer<OpaquePointer?>?) 
 
 @c @implementation
 public func amber_registry_free(_ registry: OpaquePointer?) -> amber_status {
-    api { () throws(CAPIError) in try Handles.release(registry, as: .registry, "registry") }
+    api { () throws(CAPIError) in
+        // The shared registry's handle lives for the process: freeing it is allowed and does nothing.
+        if let registry, UInt(bitPattern: Int(bitPattern: registry)) == sharedRegistryHandle { return }
+        try Handles.release(registry, as: .registry, "registry")
+    }
 }
 
 /// Field declarations from C, checked.

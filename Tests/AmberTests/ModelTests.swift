@@ -113,7 +113,7 @@ import Testing
         #expect(error(#"{"entities": [{"attributes": []}]}"#) == "$.entities[0].name: missing (a string is required)")
         #expect(error(#"{"entities": {}}"#) == "$.entities: expected an array, found an object")
         #expect(error(#"{"entities": [{"name": "A", "attributes": [], "indexes": [[1]]}]}"#)
-            == "$.entities[0].indexes[0][0]: expected an attribute name, found a number")
+            == "$.entities[0].indexes[0][0]: expected a string (attribute name), found a number")
         #expect(error("{\"entities\": [")?.hasPrefix("$: not valid JSON") == true)
         #expect(error(#"{"format": "amber-model/9", "entities": []}"#)
             == "$.format: unsupported format \"amber-model/9\" (this version reads amber-model/1)")

@@ -184,6 +184,12 @@ static int32_t lying(amber_value *out, const amber_value *in, void *userdata) {
 }
 
 static void test_transformers(void) {
+    amber_registry *shared = NULL, *again = NULL;
+    OK(amber_registry_shared(&shared));
+    OK(amber_registry_free(shared)); /* allowed, and a no-op */
+    OK(amber_registry_shared(&again));
+    CHECK(again == shared);
+    OK(amber_registry_declare_opaque(again, "MisuseTestOpaque", 0));
     amber_registry *registry = NULL;
     OK(amber_registry_new(&registry));
     /* userdata_free runs exactly once, also when registration fails. */

@@ -263,7 +263,7 @@ struct JSONReader {
     func optionalStringOrList(_ key: String) throws(AmberError) -> [String]? {
         guard let found = try member(key) else { return nil }
         if case .string(let s) = found { return [s] }
-        return try JSONReader(found, path: "\(path).\(key)").stringList()
+        return try JSONReader(found, path: "\(path).\(key)").stringList(of: "transformer name")
     }
 
     func optionalStringMap(_ key: String) throws(AmberError) -> [String: String]? {
@@ -277,12 +277,12 @@ struct JSONReader {
         return map
     }
 
-    /// This node as a list of strings (an index or constraint).
-    func stringList() throws(AmberError) -> [String] {
-        guard case .array(let items) = value else { throw fail("", "expected an array of attribute names, found \(value.kind)") }
+    /// This node as a list of names (an index, a constraint, a transformer chain).
+    func stringList(of what: String = "attribute name") throws(AmberError) -> [String] {
+        guard case .array(let items) = value else { throw fail("", "expected an array of \(what)s, found \(value.kind)") }
         return try items.enumerated().map { (i, item) throws(AmberError) in
             guard case .string(let s) = item else {
-                throw AmberError.invalidJSON(path: "\(path)[\(i)]", message: "expected an attribute name, found \(item.kind)")
+                throw AmberError.invalidJSON(path: "\(path)[\(i)]", message: "expected a string (\(what)), found \(item.kind)")
             }
             return s
         }
