@@ -162,10 +162,14 @@ struct Workloads {
         let store = try Store(path: workspace.appendingPathComponent("amber\(repetition).amber").path, model: model)
         // Tear-down (releasing objects) happens outside every timing, as on the raw side.
         var writer: Context? = Context(store: store)
+        // The objects stay referenced, as an application's would, until after the timers.
+        var inserted: [ManagedObject] = []
+        inserted.reserveCapacity(n)
         let w1Insert = try Self.time {
             guard let context = writer else { return }
             for i in 0..<n {
                 let book = try context.insert(entity)
+                inserted.append(book)
                 try book.setValue(.string("Book \(i)"), for: title)
                 try book.setValue(.double(Double(i) * 0.5), for: price)
                 try book.setValue(.date(Date(timeIntervalSince1970: 1.7e9 + Double(i))), for: published)
@@ -175,6 +179,7 @@ struct Workloads {
         let w1Save = try Self.time { try writer?.save() }
         let w1 = w1Insert + w1Save
         if profiling { Swift.print(String(format: "W1: insert and set %.1f ms, save %.1f ms", w1Insert, w1Save)) }
+        inserted.removeAll()
         writer = nil
         let reader = Context(store: store)
         var books: [ManagedObject] = []

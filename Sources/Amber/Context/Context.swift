@@ -171,9 +171,8 @@ public final class Context {
                 continue
             }
             var values = entity.initialValues
-            for (i, column) in entity.columns.enumerated() {
-                values[column.slot] = try TableMapping.read(column, of: entity, at: Int32(i) + TableMapping.bookkeepingCount,
-                                                            from: statement)
+            for (i, slot) in mapping.slots.enumerated() {
+                values[slot] = try mapping.read(column: i, at: Int32(i) + TableMapping.bookkeepingCount, from: statement)
             }
             let object = ManagedObject(entity: entity,
                                        objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(pk)),
@@ -253,7 +252,9 @@ public final class Context {
                 updates.append(object)
             }
         }
-        var problems = inserts.flatMap(Validation.problems) + updates.flatMap(Validation.problems)
+        var problems: [SaveProblem] = []
+        for object in inserts where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
+        for object in updates where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
         for object in inserts + updates where !object.entity.codedAttributes.isEmpty {
             problems += object.encodePending()
         }

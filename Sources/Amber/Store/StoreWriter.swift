@@ -28,8 +28,10 @@ struct StoreWriter {
             }
             statement.bind(0, Int64(entityIndex + 1))
             let values = object.values
-            for (i, column) in mapping.columns.enumerated() {
-                TableMapping.bind(values[column.slot], at: Int32(i + 1), in: statement)
+            var parameter: Int32 = 1
+            for slot in mapping.slots {
+                TableMapping.bind(values[slot], at: parameter, in: statement)
+                parameter += 1
             }
             if try run(statement, for: object, problems: &problems) {
                 keys.append(store.connection.lastInsertRowID)
@@ -46,8 +48,8 @@ struct StoreWriter {
             let mapping = store.mapping(for: object.entity)
             let statement = try store.connection.statement(mapping.updateSQL)
             let values = object.values
-            for (i, column) in mapping.columns.enumerated() {
-                TableMapping.bind(values[column.slot], at: Int32(i), in: statement)
+            for (i, slot) in mapping.slots.enumerated() {
+                TableMapping.bind(values[slot], at: Int32(i), in: statement)
             }
             statement.bind(Int32(mapping.columns.count), object.objectID.primaryKey ?? 0)
             statement.bind(Int32(mapping.columns.count + 1), object.version)

@@ -19,6 +19,11 @@ final class TableMapping {
     let deleteSQL: String
     /// The stored columns, in order.
     let columns: [Column]
+    /// Each column's object slot and stored type, in column order: the hot
+    /// loops read these plain arrays rather than copying `Column`s (whose
+    /// name would be retained and released per row).
+    let slots: [Int]
+    let types: [AttributeType]
 
     /// Bookkeeping columns come first in every select: pk, then version.
     static let bookkeepingCount: Int32 = 2
@@ -27,6 +32,8 @@ final class TableMapping {
         self.entity = entity
         self.table = quote(entity.name)
         self.columns = entity.columns
+        self.slots = entity.columns.map(\.slot)
+        self.types = entity.columns.map(\.type)
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version"] + names).joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
@@ -93,17 +100,18 @@ final class TableMapping {
     /// Reads column `index` as a value of `attribute`'s type; a stored value
     /// of the wrong storage class (written by another tool) is an error naming
     /// the attribute.
-    static func read(_ column: Column, of entity: Entity, at index: Int32, from statement: Statement) throws(AmberError) -> Value {
+    func read(column: Int, at index: Int32, from statement: Statement) throws(AmberError) -> Value {
         let storage = statement.columnType(index)
         if storage == SQLITE_NULL { return .null }
+        let type = types[column]
         func corrupt(_ what: String) -> AmberError {
-            .invalidValue(place: "\(entity.name).\(column.name)", expected: "a stored \(column.type)", given: what)
+            .invalidValue(place: "\(entity.name).\(columns[column].name)", expected: "a stored \(type)", given: what)
         }
-        switch column.type {
+        switch type {
         case .integer16, .integer32, .integer64:
             guard storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
             let value = statement.int64(index)
-            guard column.type.integerRange?.contains(value) ?? false else { throw corrupt("\(value), out of range") }
+            guard type.integerRange?.contains(value) ?? false else { throw corrupt("\(value), out of range") }
             return .int(value)
         case .boolean:
             guard storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
@@ -111,7 +119,7 @@ final class TableMapping {
         case .double, .float, .date:
             guard storage == SQLITE_FLOAT || storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
             let d = statement.double(index)
-            switch column.type {
+            switch type {
             case .float: return .float(Float(d))
             case .date: return .date(Date(timeIntervalSinceReferenceDate: d))
             default: return .double(d)
