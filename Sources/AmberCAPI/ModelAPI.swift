@@ -10,7 +10,7 @@ public func amber_model_from_json(_ out: UnsafeMutablePointer<OpaquePointer?>?, 
         let result = try require(out, "out")
         guard let json else { throw .null("json") }
         let target = try Handles.registry(registry)
-        let data = Data(bytes: json, count: length)
+        let data = Data(bytes: json, count: try count(length, "length"))
         let model = try core { () throws(AmberError) in try Model(ModelDescription(json: data), registry: target) }
         result.pointee = Handles.make(CModel(model), kind: .model)
     }
@@ -188,9 +188,10 @@ private func withEntity(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar
 
 /// A list of `count` names.
 private func names(_ list: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int, _ parameter: String) throws(CAPIError) -> [String] {
-    guard count == 0 || list != nil else { throw .null(parameter) }
+    let checked = try AmberCAPI.count(count, "count")
+    guard checked == 0 || list != nil else { throw .null(parameter) }
     var result: [String] = []
-    for i in 0..<count { result.append(try name(list?[i], "\(parameter)[\(i)]")) }
+    for i in 0..<checked { result.append(try name(list?[i], "\(parameter)[\(i)]")) }
     return result
 }
 

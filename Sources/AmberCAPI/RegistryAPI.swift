@@ -30,10 +30,11 @@ public func amber_registry_free(_ registry: OpaquePointer?) -> amber_status {
 }
 
 /// Field declarations from C, checked.
-func fieldDescriptions(_ fields: UnsafePointer<amber_field>?, _ count: Int) throws(CAPIError) -> [FieldDescription] {
-    guard count == 0 || fields != nil else { throw .null("fields") }
+func fieldDescriptions(_ fields: UnsafePointer<amber_field>?, _ fieldCount: Int) throws(CAPIError) -> [FieldDescription] {
+    let checked = try count(fieldCount, "field_count")
+    guard checked == 0 || fields != nil else { throw .null("fields") }
     var result: [FieldDescription] = []
-    for i in 0..<count {
+    for i in 0..<checked {
         guard let field = fields?[i] else { break }
         let fieldName = try name(field.name, "fields[\(i)].name")
         let type: FieldType

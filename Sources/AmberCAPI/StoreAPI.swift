@@ -75,11 +75,12 @@ public func amber_context_insert(_ out: UnsafeMutablePointer<OpaquePointer?>?, _
 }
 
 /// Attribute handles from a C array, checked to belong to `entity`.
-private func attributeList(_ attributes: UnsafePointer<OpaquePointer?>?, _ count: Int, of entity: Entity) throws(CAPIError) -> [Attribute] {
-    guard count > 0 else { throw CAPIError(AMBER_E_INVALID_VALUE, "attribute_count is 0", origin: "attribute_count") }
+private func attributeList(_ attributes: UnsafePointer<OpaquePointer?>?, _ attributeCount: Int, of entity: Entity) throws(CAPIError) -> [Attribute] {
+    let checked = try count(attributeCount, "attribute_count")
+    guard checked > 0 else { throw CAPIError(AMBER_E_INVALID_VALUE, "attribute_count is 0", origin: "attribute_count") }
     guard let attributes else { throw .null("attributes") }
     var result: [Attribute] = []
-    for i in 0..<count {
+    for i in 0..<checked {
         let wrapper: CAttribute = try Handles.resolve(attributes[i], as: .attribute, "attributes[\(i)]")
         guard entity.attributes.indices.contains(wrapper.attribute.slot), entity.attributes[wrapper.attribute.slot] === wrapper.attribute else {
             throw CAPIError(AMBER_E_NOT_FOUND, "attributes[\(i)] is \(wrapper.attribute), not an attribute of \(entity.name)",
@@ -99,7 +100,11 @@ public func amber_context_insert_many(_ out_objects: UnsafeMutablePointer<Opaque
         let wrapper = try Handles.context(context)
         let entityWrapper: CEntity = try Handles.resolve(entity, as: .entity, "entity")
         let list = try attributeList(attributes, attribute_count, of: entityWrapper.entity)
-        let total = attribute_count * max(row_count, 0)
+        let (total, overflow) = list.count.multipliedReportingOverflow(by: try count(row_count, "row_count"))
+        guard !overflow, total <= Int(Int32.max) else {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "row_count \(row_count) × attribute_count \(attribute_count) is too many values",
+                            origin: "row_count")
+        }
         guard total == 0 || values != nil else { throw .null("values") }
         var converted: [Value] = []
         converted.reserveCapacity(total)
@@ -176,13 +181,15 @@ private func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws
     guard let request = request?.pointee else { throw .null("request") }
     let entity = try name(request.entity, "request->entity")
     var arguments: [Value] = []
-    guard request.argument_count == 0 || request.arguments != nil else { throw .null("request->arguments") }
-    for i in 0..<request.argument_count {
+    let argumentCount = try count(request.argument_count, "request->argument_count")
+    guard argumentCount == 0 || request.arguments != nil else { throw .null("request->arguments") }
+    for i in 0..<argumentCount {
         arguments.append(try CValue.read(request.arguments.map { $0 + i }, "request->arguments[\(i)]"))
     }
     var sortKeys: [SortKey] = []
-    guard request.sort_count == 0 || request.sort != nil else { throw .null("request->sort") }
-    for i in 0..<request.sort_count {
+    let sortCount = try count(request.sort_count, "request->sort_count")
+    guard sortCount == 0 || request.sort != nil else { throw .null("request->sort") }
+    for i in 0..<sortCount {
         guard let sort = request.sort?[i] else { break }
         sortKeys.append(SortKey(try name(sort.key, "request->sort[\(i)].key"), ascending: sort.descending == 0,
                                 caseInsensitive: sort.case_insensitive != 0))

@@ -15,6 +15,7 @@ enum CValue {
         }
         func bytes(_ data: UnsafeRawPointer?, _ length: Int) throws(CAPIError) -> UnsafeRawBufferPointer {
             if length == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            guard length > 0, length <= Int(Int32.max) else { throw invalid("a length of \(UInt(bitPattern: length)) bytes") }
             guard let data else { throw invalid("a NULL pointer with length \(length)") }
             return UnsafeRawBufferPointer(start: data, count: length)
         }

@@ -46,6 +46,18 @@ static void test_null_arguments(void) {
     FAILS(amber_context_fetch(NULL, NULL, context, NULL), AMBER_E_NULL_ARGUMENT, "is NULL");
     FAILS(amber_registry_register_transformer(NULL, "X", "Binary", "Binary", NULL, NULL, NULL, NULL, NULL),
           AMBER_E_NULL_ARGUMENT, "forward is NULL");
+    /* size_t values no real caller means (SIZE_MAX from a bug): errors, not traps. */
+    FAILS(amber_model_from_json(&model, "{}", (size_t)-1, NULL), AMBER_E_INVALID_VALUE, "not a sensible count");
+    amber_fetch_request huge = {.entity = "Book", .argument_count = (size_t)-1};
+    amber_object **none = NULL;
+    size_t found = 0;
+    FAILS(amber_context_fetch(&none, &found, context, &huge), AMBER_E_INVALID_VALUE, "request->argument_count");
+    amber_value broken = {AMBER_VALUE_STRING, {.integer = 0}};
+    broken.v.text.data = "x";
+    broken.v.text.length = (size_t)-2;
+    FAILS(amber_object_set(object, title, &broken), AMBER_E_INVALID_VALUE, "a length of 18446744073709551614 bytes");
+    amber_attribute *both[2] = {title, pages};
+    FAILS(amber_context_insert_many(NULL, context, book, both, 2, &broken, (size_t)1 << 62), AMBER_E_INVALID_VALUE, "row_count");
     amber_value_release(NULL);
     amber_free(NULL);
     OK(amber_context_rollback(context));

@@ -168,8 +168,14 @@ struct PluginLoader {
         UnsafeRawPointer(base).advanced(by: index * stride).loadUnaligned(as: T.self)
     }
 
+    /// A count from the plugin: size_t arrives signed, and a negative range would trap.
+    private func checkedCount(_ value: Int, _ what: String) throws(AmberError) -> Int {
+        guard value >= 0, value <= 65_536 else { throw refuse("\(what) is \(UInt(bitPattern: value)), expected at most 65536") }
+        return value
+    }
+
     private func classDescriptions(_ descriptor: amber_plugin_descriptor) throws(AmberError) -> [(ValueClassDescription, Int?)] {
-        guard descriptor.class_count > 0 else { return [] }
+        guard try checkedCount(descriptor.class_count, "class_count") > 0 else { return [] }
         guard let base = descriptor.classes else { throw refuse("classes is NULL but class_count is \(descriptor.class_count)") }
         let stride = Int(descriptor.class_struct_size)
         guard stride >= MemoryLayout<amber_plugin_class>.size else {
@@ -181,7 +187,7 @@ struct PluginLoader {
             let name = try string(declared.name, "classes[\(index)].name")
             switch Int(declared.kind) {
             case AMBER_PLUGIN_CLASS_STRUCT:
-                guard declared.field_count > 0, let fields = declared.fields else {
+                guard try checkedCount(declared.field_count, "struct \(name) field_count") > 0, let fields = declared.fields else {
                     throw refuse("struct \(name): no fields")
                 }
                 var list: [FieldDescription] = []
@@ -217,7 +223,7 @@ struct PluginLoader {
     private func pluginTransformers(_ descriptor: amber_plugin_descriptor,
                                     session: PluginSession) throws(AmberError) -> [PluginTransformer]
     {
-        guard descriptor.transformer_count > 0 else { return [] }
+        guard try checkedCount(descriptor.transformer_count, "transformer_count") > 0 else { return [] }
         guard let base = descriptor.transformers else {
             throw refuse("transformers is NULL but transformer_count is \(descriptor.transformer_count)")
         }

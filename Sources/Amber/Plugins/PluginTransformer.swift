@@ -118,6 +118,10 @@ enum PluginValue {
     static func copy(_ value: amber_plugin_value, customClass: String) throws -> Value {
         func raw() throws -> UnsafeRawBufferPointer {
             if value.v.bytes.length == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            // size_t arrives signed: a plugin's garbage length must not become a trapping buffer.
+            guard value.v.bytes.length > 0, value.v.bytes.length <= Int(Int32.max) else {
+                throw Unsupported(description: "returned a length of \(UInt(bitPattern: value.v.bytes.length)) bytes")
+            }
             guard let data = value.v.bytes.data else {
                 throw Unsupported(description: "returned a NULL pointer with length \(value.v.bytes.length)")
             }
