@@ -155,7 +155,7 @@ enum {
     AMBER_VALUE_STRING = 5,    /**< v.text: UTF-8 bytes and their count */
     AMBER_VALUE_BINARY = 6,    /**< v.bytes */
     AMBER_VALUE_DATE = 7,      /**< v.date: seconds since 1970-01-01 UTC */
-    AMBER_VALUE_DECIMAL = 8,   /**< v.text: the number in decimal text ("12.99"), exact */
+    AMBER_VALUE_DECIMAL = 8,   /**< v.text: the number in decimal text ("12.99"), exact up to 38 significant digits (more is refused) */
     AMBER_VALUE_UUID = 9,      /**< v.uuid: 16 bytes */
     AMBER_VALUE_URI = 10,      /**< v.text */
     AMBER_VALUE_OBJECT_ID = 11, /**< v.text: an object ID's URI form */

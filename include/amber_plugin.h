@@ -23,7 +23,10 @@
  * loads the plugin or releases the transformer. forward and reverse run on
  * the thread of the context reading or saving; unless a transformer sets
  * AMBER_PLUGIN_THREAD_SAFE, the host never runs two calls of the same
- * transformer at once.
+ * transformer at once, and copies and releases each result before the next
+ * call starts (so a result may live in the transformer's state).
+ * report_error belongs to the thread that calls it: a message reported during
+ * a forward or reverse that then fails is put in that call's error.
  *
  * OWNERSHIP. Everything the descriptor points to must stay valid and
  * unchanged while the plugin is loaded (static data is the usual choice).
@@ -151,7 +154,8 @@ typedef struct amber_plugin_transformer {
      *  program gave at load (NULL if none). Return AMBER_PLUGIN_OK and set
      *  *state, or an error (after host->report_error) to refuse the plugin. */
     int32_t (*create)(void **state, const char *configuration, const amber_plugin_host *host);
-    /** Optional: frees what create made, once, when nothing uses the transformer any more. */
+    /** Optional: frees what create made, once, when nothing uses the transformer any more.
+     *  Called only for transformers whose create succeeded (never without create). */
     void (*destroy)(void *state);
 } amber_plugin_transformer;
 

@@ -114,8 +114,10 @@ enum Handles {
                 let index = Int(UInt64(UInt(bitPattern: Int(bitPattern: handle))) & 0xFFFF_FFFF) - 1
                 guard index >= 0, index < table.slots.count, let object = table.slots[index].object else { continue }
                 dropped.append(object)
-                table.slots[index] = Slot(generation: table.slots[index].generation &+ 1)
-                table.free.append(index)
+                let generation = table.slots[index].generation
+                table.slots[index] = Slot(generation: generation &+ 1)
+                // A slot whose generation would wrap is retired, so a stale handle never matches again.
+                if generation < UInt16.max - 1 { table.free.append(index) }
             }
         }
         dropped.removeAll()

@@ -43,9 +43,13 @@ final class CModel: @unchecked Sendable {
 
     init(_ model: Model) { self.model = model }
 
+    /// Handles made after the model's own handle was freed (through a store's
+    /// objects) go with the last user of the model.
+    deinit { releaseOwnedHandles() }
+
     func handle(for entity: Entity) throws(CAPIError) -> OpaquePointer? {
         if let existing = entityHandles.withLock({ $0[entity.index] }) { return existing }
-        let made = Handles.make(CEntity(entity, model: self), kind: .entity)
+        let made = Handles.make(CEntity(entity), kind: .entity)
         return entityHandles.withLock { handles in
             // Another thread may have made one meanwhile: keep the first, drop ours.
             if let existing = handles[entity.index] {
@@ -72,14 +76,12 @@ final class CModel: @unchecked Sendable {
 
 final class CEntity: @unchecked Sendable {
     let entity: Entity
-    unowned let model: CModel
     private let attributeHandles = Locked<[Int: OpaquePointer]>([:])
     /// The entity's name as a C string owned by this handle.
     let cName: UnsafeMutablePointer<CChar>
 
-    init(_ entity: Entity, model: CModel) {
+    init(_ entity: Entity) {
         self.entity = entity
-        self.model = model
         self.cName = strdup(entity.name)
     }
 

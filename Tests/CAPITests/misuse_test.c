@@ -76,6 +76,20 @@ static void test_stale_forged_and_wrong_type_handles(void) {
     FAILS(amber_context_free(other), AMBER_E_INVALID_HANDLE, "released (stale) handle");
     CHECK(strcmp(amber_last_error_origin(), "context") == 0);
 
+    /* A slot is retired before its generation wraps: after 70,000 reuses the old handle is still stale. */
+    for (int i = 0; i < 70000; i++) {
+        amber_context *cycled = NULL;
+        if (amber_context_new(&cycled, store) != AMBER_OK || amber_context_free(cycled) != AMBER_OK) {
+            CHECK(0);
+            break;
+        }
+        if (cycled == other) {
+            CHECK(cycled != other);
+            break;
+        }
+    }
+    FAILS(amber_context_save(other), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+
     /* Forged pointers are not handles. */
     amber_context *forged = (amber_context *)(uintptr_t)0x1234;
     FAILS(amber_context_save(forged), AMBER_E_INVALID_HANDLE, "not an Amber handle");

@@ -253,11 +253,12 @@ public final class Context {
             }
         }
         var problems: [SaveProblem] = []
-        for object in inserts where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
-        for object in updates where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
+        // Encode first: a shadow attribute's storage gets its value here, and rules on it see the new bytes.
         for object in inserts + updates where !object.entity.codedAttributes.isEmpty {
             problems += object.encodePending()
         }
+        for object in inserts where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
+        for object in updates where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
         guard problems.isEmpty else { throw .saveFailed(problems) }
 
         let writer = StoreWriter(store: store)

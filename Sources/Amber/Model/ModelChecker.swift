@@ -41,8 +41,15 @@ enum ModelChecker {
             problems += attributeProblems(attribute, place: place)
         }
         let byName = Dictionary(entity.attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var storageUsers: [String: String] = [:]
         for attribute in entity.attributes {
             let place = "\(entity.name).\(attribute.name)"
+            if let storage = attribute.storageAttribute {
+                if let other = storageUsers[storage] {
+                    problems.append(ModelProblem(place: place, message: "storage \(entity.name).\(storage) already keeps \(entity.name).\(other)'s encoded form"))
+                }
+                storageUsers[storage] = attribute.name
+            }
             let binding = TransformBinding.bind(attribute, place: place, scope: scope, problems: &problems)
             problems += transformProblems(attribute, binding, place: place, entity: entity.name, byName: byName)
         }

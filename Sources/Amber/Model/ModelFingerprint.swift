@@ -21,6 +21,12 @@ struct ModelFingerprint {
                 if attribute.isIndexed { text += ", indexed" }
                 parts["\(entity.name).\(attribute.name)"] = text
             }
+            // A shadow attribute's chain decides what its storage column holds.
+            for shadow in entity.attributes where shadow.isTransient {
+                guard let storage = shadow.storageAttribute, let part = parts["\(entity.name).\(storage)"] else { continue }
+                parts["\(entity.name).\(storage)"] = part + ", stores \(shadow.name) " + (shadow.valueClassName ?? ValueClass.propertyListName)
+                    + " via " + shadow.transformerNames.joined(separator: " > ")
+            }
             let render = { (lists: [[String]]) in lists.map { "(" + $0.joined(separator: ", ") + ")" }.sorted().joined(separator: " ") }
             if !entity.indexes.isEmpty { parts["\(entity.name) indexes"] = render(entity.indexes) }
             if !entity.uniquenessConstraints.isEmpty { parts["\(entity.name) uniqueness constraints"] = render(entity.uniquenessConstraints) }

@@ -71,6 +71,7 @@ struct PluginLoader {
     func load(into registry: Registry) throws(AmberError) -> PluginInfo {
         try checkFile()
         let session = PluginSession(file: file)
+        PluginReports.clear()
         dlerror()
         guard let library = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             throw refuse("cannot be loaded: " + (dlerror().map { String(cString: $0) } ?? "unknown dlopen error"))
@@ -255,11 +256,11 @@ struct PluginLoader {
                     throw refuse("\(place): create failed with status \(status)" + session.reportedSuffix)
                 }
             }
-            let functions = PluginFunctions(forward: forward, reverse: reversible ? declared.reverse : nil, destroy: declared.destroy,
-                                            state: state, threadSafe: declared.flags & UInt32(AMBER_PLUGIN_THREAD_SAFE) != 0,
-                                            session: session)
-            result.append(PluginTransformer(functions: functions, name: name, input: input, output: output, file: file,
-                                            session: session))
+            // destroy frees what create made: without create there is nothing to free.
+            let functions = PluginFunctions(forward: forward, reverse: reversible ? declared.reverse : nil,
+                                            destroy: declared.create == nil ? nil : declared.destroy,
+                                            state: state, threadSafe: declared.flags & UInt32(AMBER_PLUGIN_THREAD_SAFE) != 0)
+            result.append(PluginTransformer(functions: functions, name: name, input: input, output: output, file: file))
         }
         return result
     }

@@ -8,7 +8,6 @@ import Synchronization
 final class PluginSession: @unchecked Sendable {
     let file: String
     let host: UnsafePointer<amber_plugin_host>
-    private let reported = Mutex<[String]>([])
 
     init(file: String) {
         self.file = file
@@ -21,23 +20,8 @@ final class PluginSession: @unchecked Sendable {
         table.pointee.host_data = Unmanaged.passRetained(self).toOpaque()
     }
 
-    func report(_ message: String) { reported.withLock { $0.append(message) } }
-
-    /// ": what the plugin reported", or "" if it reported nothing.
-    var reportedSuffix: String {
-        let messages = reported.withLock { $0 }
-        return messages.isEmpty ? "" : ": " + messages.joined(separator: "; ")
-    }
-
-    /// Like ``reportedSuffix``, and forgets the messages: after a failed call,
-    /// its report belongs to that call's error only.
-    func takeReported() -> String {
-        let messages = reported.withLock { messages in
-            defer { messages.removeAll() }
-            return messages
-        }
-        return messages.isEmpty ? "" : ": " + messages.joined(separator: "; ")
-    }
+    /// ": what the plugin reported on this thread" since the last clear, then forgets it.
+    var reportedSuffix: String { PluginReports.take() }
 
     static func from(_ host: UnsafePointer<amber_plugin_host>?) -> PluginSession? {
         guard let data = host?.pointee.host_data else { return nil }
@@ -59,6 +43,43 @@ private let pluginLog: @convention(c) (UnsafePointer<amber_plugin_host>?, Int32,
     FileHandle.standardError.write(Data("amber plugin \(file) [\(label)]: \(PluginSession.text(message))\n".utf8))
 }
 
-private let pluginReportError: @convention(c) (UnsafePointer<amber_plugin_host>?, UnsafePointer<CChar>?) -> Void = { host, message in
-    PluginSession.from(host)?.report(PluginSession.text(message))
+private let pluginReportError: @convention(c) (UnsafePointer<amber_plugin_host>?, UnsafePointer<CChar>?) -> Void = { _, message in
+    PluginReports.add(PluginSession.text(message))
+}
+
+/// What plugins said through report_error, per thread: a message belongs to
+/// the load or the call running on the thread that reported it.
+enum PluginReports {
+    final class Box {
+        var messages: [String] = []
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<Box>.fromOpaque(pointer).release() }
+        }
+        return key
+    }()
+
+    private static var box: Box {
+        if let pointer = pthread_getspecific(key) { return Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue() }
+        let box = Box()
+        pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
+        return box
+    }
+
+    static func add(_ message: String) { box.messages.append(message) }
+
+    static func clear() {
+        let box = box
+        if !box.messages.isEmpty { box.messages.removeAll() }
+    }
+
+    /// ": messages" (or "") and forgets them.
+    static func take() -> String {
+        let box = box
+        defer { box.messages.removeAll() }
+        return box.messages.isEmpty ? "" : ": " + box.messages.joined(separator: "; ")
+    }
 }

@@ -13,11 +13,8 @@ final class PluginFunctions: @unchecked Sendable {
     let isThreadSafe: Bool
     /// Serializes calls of a transformer that is not thread-safe.
     private let lock: NSLock?
-    /// Where the plugin's report_error messages go; a failing call includes them.
-    private let session: PluginSession
-
     init(forward: Function, reverse: Function?, destroy: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
-         state: UnsafeMutableRawPointer?, threadSafe: Bool, session: PluginSession)
+         state: UnsafeMutableRawPointer?, threadSafe: Bool)
     {
         self.forward = forward
         self.reverse = reverse
@@ -25,7 +22,6 @@ final class PluginFunctions: @unchecked Sendable {
         self.state = state
         self.isThreadSafe = threadSafe
         self.lock = threadSafe ? nil : NSLock()
-        self.session = session
     }
 
     deinit { destroy?(state) }
@@ -35,17 +31,20 @@ final class PluginFunctions: @unchecked Sendable {
     }
 
     /// Calls `function` on `input`; copies the result as a value (custom
-    /// values get `customClass`) and releases the plugin's copy once.
+    /// values get `customClass`) and releases the plugin's copy once. For a
+    /// transformer that is not thread-safe the lock covers the copy and the
+    /// release too: a result may live in the plugin's own state.
     func call(_ function: Function, _ input: Value, customClass: String) throws -> Value {
+        lock?.lock()
+        defer { lock?.unlock() }
+        PluginReports.clear()
         var output = amber_plugin_value()
         let status = try PluginValue.withBorrowed(input) { borrowed in
-            lock?.lock()
-            defer { lock?.unlock() }
-            return withUnsafePointer(to: borrowed) { function(state, $0, &output) }
+            withUnsafePointer(to: borrowed) { function(state, $0, &output) }
         }
         defer { output.release?(&output) }
         guard status == AMBER_PLUGIN_OK else {
-            throw Failure(description: "returned status \(status)" + session.takeReported())
+            throw Failure(description: "returned status \(status)" + PluginReports.take())
         }
         return try PluginValue.copy(output, customClass: customClass)
     }
@@ -57,7 +56,7 @@ struct PluginTransformer {
     let transformer: Transformer
     let info: PluginInfo.TransformerInfo
 
-    init(functions: PluginFunctions, name: String, input: String, output: String, file: String, session: PluginSession) {
+    init(functions: PluginFunctions, name: String, input: String, output: String, file: String) {
         self.functions = functions
         self.info = PluginInfo.TransformerInfo(name: name, inputClass: input, outputClass: output,
                                                isReversible: functions.reverse != nil, isThreadSafe: functions.isThreadSafe)

@@ -34,9 +34,30 @@ struct PredicateCompiler {
         }
     }
 
+    /// `a AND b AND c …` as one flat list: the parser builds left-deep chains,
+    /// and nesting them in SQL would hit SQLite's parser depth limit.
     private func join(_ a: PredicateNode, _ word: String, _ b: PredicateNode) throws(AmberError) -> SQLFragment {
-        let left = try compile(a), right = try compile(b)
-        return SQLFragment(sql: "(\(left.sql)) \(word) (\(right.sql))", bindings: left.bindings + right.bindings)
+        var operands = [b]
+        var left = a
+        while true {
+            switch (left, word) {
+            case (.and(let x, let y), "AND"), (.or(let x, let y), "OR"):
+                operands.append(y)
+                left = x
+                continue
+            default:
+                operands.append(left)
+            }
+            break
+        }
+        var sql: [String] = []
+        var bindings: [Value] = []
+        for operand in operands.reversed() {
+            let fragment = try compile(operand)
+            sql.append("(\(fragment.sql))")
+            bindings += fragment.bindings
+        }
+        return SQLFragment(sql: sql.joined(separator: " \(word) "), bindings: bindings)
     }
 
     private func compile(_ c: Comparison) throws(AmberError) -> SQLFragment {

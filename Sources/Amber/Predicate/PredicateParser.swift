@@ -16,6 +16,12 @@ struct PredicateParser {
     private var index = 0
     private let arguments: [Value]
     private var nextArgument = 0
+    /// Nesting (NOT, parentheses) and comparisons so far: parsing and compiling
+    /// recurse, so hostile text must not be able to exhaust the stack.
+    private var depth = 0
+    private var comparisons = 0
+    static let maximumDepth = 100
+    static let maximumComparisons = 1000
 
     init(_ text: String, arguments: [Value]) {
         self.text = Array(text)
@@ -53,6 +59,9 @@ struct PredicateParser {
 
     private mutating func parseUnary() throws(AmberError) -> PredicateNode {
         skipSpace()
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maximumDepth else { throw fail("nested more than \(Self.maximumDepth) levels deep") }
         if try acceptWord("NOT") { return .not(try parseUnary()) }
         if peek("!") && !peek("!=") {
             index += 1
@@ -69,6 +78,8 @@ struct PredicateParser {
     }
 
     private mutating func parseComparison() throws(AmberError) -> Comparison {
+        comparisons += 1
+        guard comparisons <= Self.maximumComparisons else { throw fail("more than \(Self.maximumComparisons) comparisons") }
         let lhs = try parseOperand()
         skipSpace()
         let position = index + 1

@@ -185,6 +185,10 @@ enum ValueFormat {
             mantissaDigits += digits()
         }
         guard mantissaDigits > 0 else { return nil }
+        // Decimal holds 38 significant digits; more would be rounded silently, so refuse them.
+        let mantissa = text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber)
+        let significant = mantissa.drop { $0 == "0" }.reversed().drop { $0 == "0" }.count
+        guard significant <= 38 else { return nil }
         if let e = bytes.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
             bytes = bytes.dropFirst()
             if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { bytes = bytes.dropFirst() }

@@ -69,6 +69,13 @@ public final class StructClass: Sendable, CustomStringConvertible {
     public let size: Int
     /// `_Alignof` the struct in C.
     public let alignment: Int
+    /// 1 for a struct of scalars, plus one per level of nested struct.
+    let nestingDepth: Int
+
+    /// Limits that keep a hostile declaration (from a model file or a plugin)
+    /// from costing unbounded time or memory.
+    static let maximumNestingDepth = 32
+    static let maximumSize = 1 << 24
 
     /// Lays out `fields`; `nested` resolves the names of nested struct classes.
     init(name: String, fields declared: [FieldDescription], nested: (String) -> StructClass?) throws(AmberError) {
@@ -83,7 +90,14 @@ public final class StructClass: Sendable, CustomStringConvertible {
         guard !declared.isEmpty else {
             throw .invalidValue(place: name, expected: "at least one field", given: "none")
         }
+        nestingDepth = 1 + (resolved.compactMap { $0.1?.nestingDepth }.max() ?? 0)
+        guard nestingDepth <= Self.maximumNestingDepth else {
+            throw .invalidDeclaration(place: name, message: "structs nest more than \(Self.maximumNestingDepth) levels deep")
+        }
         let layout = try FFILayout.compute(resolved.map { ($0.0.type, $0.1) }, place: name)
+        guard layout.size <= Self.maximumSize else {
+            throw .invalidDeclaration(place: name, message: "\(layout.size) bytes is larger than the \(Self.maximumSize) bytes a struct class may have")
+        }
         self.size = layout.size
         self.alignment = layout.alignment
         self.fields = zip(resolved, layout.offsets).map { Field(name: $0.0.name, type: $0.0.type, offset: $1, nested: $0.1) }
@@ -214,6 +228,9 @@ enum FFILayout {
         // ffi_type nodes for nested structs must outlive the call; collect them and free at the end.
         var allocations: [UnsafeMutableRawPointer] = []
         defer { allocations.forEach { $0.deallocate() } }
+        // One ffi_type per nested class, shared by every field of that class: libffi then lays
+        // each class out once, instead of once per path through the nesting (exponential).
+        var nestedTypes: [ObjectIdentifier: UnsafeMutablePointer<ffi_type>] = [:]
 
         func structType(_ members: [(FieldType, StructClass?)]) -> UnsafeMutablePointer<ffi_type> {
             let elements = UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>.allocate(capacity: members.count + 1)
@@ -240,8 +257,11 @@ enum FFILayout {
             case .float: return amber_ffi_float()
             case .double: return amber_ffi_double()
             case .structure:
-                let nested = member.1?.fields.map { ($0.type, $0.nested) } ?? []
-                return structType(nested)
+                guard let nestedClass = member.1 else { return structType([]) }
+                if let shared = nestedTypes[ObjectIdentifier(nestedClass)] { return shared }
+                let made = structType(nestedClass.fields.map { ($0.type, $0.nested) })
+                nestedTypes[ObjectIdentifier(nestedClass)] = made
+                return made
             }
         }
 

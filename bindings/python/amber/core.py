@@ -101,6 +101,7 @@ class Registry:
             _handle = out[0]
         self._handle = _handle
         self._codecs: dict[str, Optional[StructCodec]] = {}
+        self._plugins: set[str] = set()
 
     def _codec(self, class_name: Optional[str]) -> Optional[StructCodec]:
         if not class_name:
@@ -166,8 +167,13 @@ class Registry:
 
     def load_plugin(self, path: Union[str, os.PathLike], configuration: Optional[str] = None) -> None:
         """Loads a plugin (a shared library exporting amber_plugin_entry). A refused
-        plugin raises PluginError with the loader's reason; nothing of it stays."""
+        plugin raises PluginError with the loader's reason; nothing of it stays.
+        A file this registry already loaded is not loaded again."""
+        real = os.path.realpath(path)
+        if real in self._plugins:
+            return
         check(lib.amber_registry_load_plugin(self._handle, os.fsencode(path), _text(configuration)))
+        self._plugins.add(real)
 
     def close(self) -> None:
         """Releases the registry handle (models bound with it keep working)."""
@@ -537,11 +543,7 @@ class Context:
         """The object whose ID has this URI form."""
         out = _out("amber_object **")
         check(lib.amber_context_object_with_uri(out, self._live(), uri.encode()))
-        entity_out = _out("amber_entity **")
-        check(lib.amber_object_entity(entity_out, out[0]))
-        name = _out("char **")
-        check(lib.amber_entity_name(name, entity_out[0]))
-        return self._object(out[0], self.model.entity(ffi.string(name[0]).decode()))
+        return self._known(out[0])
 
     def delete(self, obj: "Object") -> None:
         """Marks `obj` for deletion at the next save."""
@@ -568,9 +570,20 @@ class Context:
         objects, count = _out("amber_object ***"), _out("size_t *")
         check(lib.amber_context_pending_objects(objects, count, self._live(), kind))
         try:
-            return [self._objects[int(ffi.cast("uintptr_t", objects[0][i]))] for i in range(count[0])]
+            return [self._known(objects[0][i]) for i in range(count[0])]
         finally:
             lib.amber_free(objects[0])
+
+    def _known(self, handle: Any) -> "Object":
+        """The Python object for a handle this context gave out, even one Python
+        never saw (objects inserted in a batch)."""
+        found = self._objects.get(int(ffi.cast("uintptr_t", handle)))
+        if found is not None:
+            return found
+        entity, name = _out("amber_entity **"), _out("char **")
+        check(lib.amber_object_entity(entity, handle))
+        check(lib.amber_entity_name(name, entity[0]))
+        return self._object(handle, self.model.entity(ffi.string(name[0]).decode()))
 
     @property
     def inserted(self) -> list["Object"]:
@@ -646,8 +659,8 @@ class Object:
         keep: list = []
         to_c(new, value, keep, attribute.type, attribute.value_class, attribute.codec)
         check(lib.amber_object_set(self._handle, attribute.handle, value))
-        if self._cache is not None:
-            self._cache.pop(name, None)
+        # A set can change other stored values too (a shadow attribute's storage): read afresh.
+        object.__setattr__(self, "_cache", None)
 
     def __getattr__(self, name: str) -> Any:
         # Only names that are not attributes reach here (attributes are properties of the entity's class).

@@ -85,8 +85,11 @@ def test_a_python_transformer_returning_the_wrong_type_is_caught(plugin_dir):
 def test_refused_plugins_raise_with_the_reason(plugin_dir, tmp_path):
     registry = amber.Registry()
     registry.load_plugin(os.path.join(plugin_dir, "libAmberColorPlugin.so"))
-    with pytest.raises(amber.PluginError, match='value class "Color": the name is already registered by libAmberColorPlugin.so') as error:
-        registry.load_plugin(os.path.join(plugin_dir, "libAmberColorPlugin.so"))
+    registry.load_plugin(os.path.join(plugin_dir, "libAmberColorPlugin.so"))  # the same file again: nothing to do
+    other = amber.Registry()
+    other.register_transformer("ColorToData", "Binary", "Binary", bytes, bytes)
+    with pytest.raises(amber.PluginError, match='transformer "ColorToData": the name is already registered by C API') as error:
+        other.load_plugin(os.path.join(plugin_dir, "libAmberColorPlugin.so"))
     assert error.value.origin.endswith("libAmberColorPlugin.so")
     with pytest.raises(amber.PluginError, match="configuration needs key=<64 hex digits>"):
         registry.load_plugin(os.path.join(plugin_dir, "libAmberAESGCMPlugin.so"))
@@ -113,3 +116,23 @@ def test_duplicate_and_misspelled_transformers(registry):
         {"name": "t", "type": "transformable", "valueClass": "Colour", "transformer": "Shoot"}]}]}, registry)
     with pytest.raises(amber.ModelError, match="N.t: Colour: no such value class; did you mean Color?"):
         model.bind()
+
+
+def test_shadow_storage_reads_fresh_after_a_set(registry):
+    model = amber.Model.from_dict({"entities": [{"name": "Note", "attributes": [
+        {"name": "body", "type": "undefined", "transient": True, "valueClass": "String", "transformer": ["UTF8"],
+         "storage": "raw", "encode": "immediate"},
+        {"name": "raw", "type": "binary"}]}]}, registry)
+    with amber.open(None, model) as store, store.context() as ctx:
+        ctx.insert_many("Note", ["raw"], [(b"x",)])
+        ctx.save()
+        note, = ctx.fetch("Note")
+        assert note.raw == b"x"
+        note.body = "hello"
+        assert note.raw == b"hello"
+        assert ctx.inserted == [] and len(ctx.updated) == 1
+
+
+def test_pending_objects_include_batch_inserts(context):
+    context.insert_many("Book", ["title"], [("a",), ("b",)])
+    assert [book.title for book in context.inserted] == ["a", "b"]
