@@ -14,12 +14,12 @@ public final class Context {
     /// Saved objects by entity and primary key, without a strong reference:
     /// an unchanged object nobody holds is released, and its deinit removes
     /// it here (cheaper than a weak reference, which allocates per object).
-    private var registry: [[Int64: Unmanaged<ManagedObject>]]
+    private var registry: [ObjectTable]
 
     /// A context over `store`.
     public init(store: Store) {
         self.store = store
-        self.registry = Array(repeating: [:], count: store.model.entities.count)
+        self.registry = Array(repeating: ObjectTable(), count: store.model.entities.count)
     }
 
     deinit {
@@ -27,7 +27,7 @@ public final class Context {
         // and never touch it again. Every live object is pending or registered.
         for object in pending { object.isDetached = true }
         for entity in registry {
-            for reference in entity.values { reference.takeUnretainedValue().isDetached = true }
+            for object in entity.all { object.isDetached = true }
         }
     }
 
@@ -107,11 +107,7 @@ public final class Context {
 
     /// Called by a registered object's deinit.
     func unregister(_ object: ManagedObject, primaryKey: Int64) {
-        let index = object.entity.index
-        // One hash in the common case; a different object under the key (not expected) is put back.
-        if let removed = registry[index].removeValue(forKey: primaryKey), removed.toOpaque() != Unmanaged.passUnretained(object).toOpaque() {
-            registry[index][primaryKey] = removed
-        }
+        registry[object.entity.index].remove(object, for: primaryKey)
     }
 
     func track(_ object: ManagedObject) {
@@ -166,7 +162,7 @@ public final class Context {
         var results: [ManagedObject] = []
         while try statement.step() {
             let pk = statement.int64(0)
-            if let existing = registry[entity.index][pk]?.takeUnretainedValue() {
+            if let existing = registry[entity.index].object(for: pk) {
                 if !existing.deletedFlag { results.append(existing) }
                 continue
             }
@@ -179,7 +175,7 @@ public final class Context {
                                        context: self, values: values, version: statement.int64(1),
                                        codecState: entity.fetchCodecState)
             if !entity.codedAttributes.isEmpty { object.decodeEagerAttributes() }
-            registry[entity.index][pk] = Unmanaged.passUnretained(object)
+            registry[entity.index].insert(object, for: pk)
             results.append(object)
         }
         return results
@@ -222,7 +218,7 @@ public final class Context {
         if let found = pending.first(where: { $0.objectID == id }) { return found }
         guard id.storeIdentifier == store.identifier, let pk = id.primaryKey else { throw .objectNotFound(id) }
         let entity = try model.entity(named: id.entityName)
-        if let registered = registry[entity.index][pk]?.takeUnretainedValue() { return registered }
+        if let registered = registry[entity.index].object(for: pk) { return registered }
         let request = try FetchRequest(entity.name, where: "SELF == %@", .objectID(id))
         guard let object = try fetch(request).first else { throw .objectNotFound(id) }
         return object
@@ -282,17 +278,17 @@ public final class Context {
     /// After COMMIT: the new state becomes the committed state.
     private func commit(inserts: [ManagedObject], newKeys: [Int64], updates: [ManagedObject], deletes: [ManagedObject]) {
         if inserts.count > 1024 {
-            for index in registry.indices { registry[index].reserveCapacity(registry[index].count + inserts.count) }
+            for index in registry.indices { registry[index].reserve(inserts.count) }
         }
         for (object, pk) in zip(inserts, newKeys) {
             object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
             object.insertedFlag = false
             object.version = 1
-            registry[object.entity.index][pk] = Unmanaged.passUnretained(object)
+            registry[object.entity.index].insert(object, for: pk)
         }
         for object in updates { object.version += 1 }
         for object in deletes {
-            if let pk = object.objectID.primaryKey { registry[object.entity.index][pk] = nil }
+            if let pk = object.objectID.primaryKey { registry[object.entity.index].removeValue(for: pk) }
             object.isDetached = true
         }
         for object in pending {
