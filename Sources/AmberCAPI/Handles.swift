@@ -69,33 +69,42 @@ enum Handles {
 
     /// The object behind `handle`, which must be a live handle of `kind`.
     static func resolve<T: AnyObject>(_ handle: OpaquePointer?, as kind: HandleKind, _ parameter: String) throws(CAPIError) -> T {
+        let object = try table.withLock { (table) throws(CAPIError) in try lookup(handle, kind, parameter, in: table) }
+        // Each kind is only ever made from one wrapper class, so the kind check in lookup
+        // is the type check; a dynamic cast here would cost more than the lookup.
+        return unsafeDowncast(object, to: T.self)
+    }
+
+    /// Two handles under one lock: the per-value calls (get, set) resolve an object and an attribute.
+    static func resolve<A: AnyObject, B: AnyObject>(_ first: OpaquePointer?, as firstKind: HandleKind, _ firstParameter: String,
+                                                    _ second: OpaquePointer?, as secondKind: HandleKind,
+                                                    _ secondParameter: String) throws(CAPIError) -> (A, B)
+    {
+        let (a, b) = try table.withLock { (table) throws(CAPIError) in
+            (try lookup(first, firstKind, firstParameter, in: table), try lookup(second, secondKind, secondParameter, in: table))
+        }
+        return (unsafeDowncast(a, to: A.self), unsafeDowncast(b, to: B.self))
+    }
+
+    private static func lookup(_ handle: OpaquePointer?, _ kind: HandleKind, _ parameter: String,
+                               in table: Table) throws(CAPIError) -> AnyObject
+    {
         guard let handle else { throw .null(parameter) }
         let bits = UInt64(UInt(bitPattern: Int(bitPattern: handle)))
-        let found: Result<AnyObject, CAPIError> = table.withLock { table in
-            guard bits >> 56 == magic else {
-                return .failure(CAPIError(AMBER_E_INVALID_HANDLE, "\(parameter) is not an Amber handle", origin: parameter))
-            }
-            let index = Int(bits & 0xFFFF_FFFF) - 1
-            let generation = UInt16(truncatingIfNeeded: bits >> 32)
-            guard index >= 0, index < table.slots.count, table.slots[index].generation == generation,
-                  let slotKind = table.slots[index].kind, let object = table.slots[index].object
-            else {
-                return .failure(CAPIError(AMBER_E_INVALID_HANDLE, "\(parameter) is a released (stale) handle", origin: parameter))
-            }
-            guard slotKind == kind else {
-                return .failure(CAPIError(AMBER_E_WRONG_HANDLE_TYPE, "\(parameter) is an \(slotKind), expected an \(kind)",
-                                          origin: parameter))
-            }
-            return .success(object)
+        guard bits >> 56 == magic else {
+            throw CAPIError(AMBER_E_INVALID_HANDLE, "\(parameter) is not an Amber handle", origin: parameter)
         }
-        switch found {
-        case .success(let object):
-            // Each kind is only ever made from one wrapper class, so the kind check above
-            // is the type check; a dynamic cast here would cost more than the lookup.
-            return unsafeDowncast(object, to: T.self)
-        case .failure(let error):
-            throw error
+        let index = Int(bits & 0xFFFF_FFFF) - 1
+        let generation = UInt16(truncatingIfNeeded: bits >> 32)
+        guard index >= 0, index < table.slots.count, table.slots[index].generation == generation,
+              let slotKind = table.slots[index].kind, let object = table.slots[index].object
+        else {
+            throw CAPIError(AMBER_E_INVALID_HANDLE, "\(parameter) is a released (stale) handle", origin: parameter)
         }
+        guard slotKind == kind else {
+            throw CAPIError(AMBER_E_WRONG_HANDLE_TYPE, "\(parameter) is an \(slotKind), expected an \(kind)", origin: parameter)
+        }
+        return object
     }
 
     /// Releases `handle` (which must be live and of `kind`): later uses are stale.

@@ -5,8 +5,8 @@ import Foundation
 /// An object and an attribute handle, checked to belong together.
 @inline(__always)
 private func resolve(_ object: OpaquePointer?, _ attribute: OpaquePointer?) throws(CAPIError) -> (CObject, Attribute) {
-    let target = try Handles.object(object)
-    let wrapper: CAttribute = try Handles.resolve(attribute, as: .attribute, "attribute")
+    let (target, wrapper): (CObject, CAttribute) = try Handles.resolve(object, as: .object, "object", attribute, as: .attribute, "attribute")
+    try target.context.checkThread("object")
     return (target, wrapper.attribute)
 }
 

@@ -215,13 +215,15 @@ struct Workloads {
     /// W5: the colour through the host (checked calls of the plugin) against direct pointer calls.
     func roundTrips(_ count: Int, repetitions: Int) throws -> Result {
         let transformer = try registry.transformer(named: "ColorToData")
+        // The colours exist before the loop on both sides (the raw side keeps them on the stack).
+        let colors = (0..<256).map(Self.colorValue)
         var amber: [Double] = [], raw: [Double] = []
         for _ in 0..<repetitions {
             var checksum = 0.0
             raw.append(bench_raw_w5(plugin, Int64(count), &checksum))
             amber.append(try Self.time {
                 for i in 0..<count {
-                    let stored = try transformer.forward(Self.colorValue(i & 255))
+                    let stored = try transformer.forward(colors[i & 255])
                     let back = try transformer.reverse(stored)
                     if case .custom(let value) = back { checksum += Double(value.bytes.count) }
                 }
