@@ -129,15 +129,20 @@ struct Workloads {
         return bench_now_ms() - start
     }
 
-    /// W1-W4 for both sides, interleaved (the order alternates per repetition), medians.
+    /// W1-W4 for both sides in lockstep: each workload runs on one side and
+    /// then at once on the other (the order alternates per repetition), so a
+    /// burst of load on this shared machine hits both. Medians.
     func storeWorkloads(repetitions: Int) throws -> [String: Result] {
         var amber = [[Double]](repeating: [], count: 4), raw = [[Double]](repeating: [], count: 4)
         for repetition in 0..<repetitions {
-            let sides: [(Bool)] = repetition % 2 == 0 ? [false, true] : [true, false]
-            for isAmber in sides {
-                let times = isAmber ? try amberRun(repetition) : try rawRun(repetition)
-                for (i, t) in times.enumerated() {
-                    if isAmber { amber[i].append(t) } else { raw[i].append(t) }
+            let rawSide = try RawSide(self, repetition), amberSide = try AmberSide(self, repetition)
+            for step in 0..<4 {
+                if repetition % 2 == 0 {
+                    raw[step].append(try rawSide.run(step))
+                    amber[step].append(try amberSide.run(step))
+                } else {
+                    amber[step].append(try amberSide.run(step))
+                    raw[step].append(try rawSide.run(step))
                 }
             }
         }
@@ -145,71 +150,11 @@ struct Workloads {
         return Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, Result(amber: median(amber[$0]), raw: median(raw[$0]))) })
     }
 
-    func rawRun(_ repetition: Int) throws -> [Double] {
-        guard let db = bench_raw_create(workspace.appendingPathComponent("raw\(repetition).db").path, plugin) else {
-            throw ValidationError("cannot create the raw database")
-        }
-        defer { bench_raw_close(db) }
-        var checksum = 0.0, sum = 0.0
-        let w1 = bench_raw_w1(db, Int64(n))
-        let w2 = bench_raw_w2(db, &checksum)
-        let w3 = bench_raw_w3(db, &sum)
-        let w4 = bench_raw_w4(db, Int64(n))
-        return [w1, w2, w3, w4]
-    }
-
+    /// All four workloads on one side, in order (for profiling and the memory child).
     func amberRun(_ repetition: Int, profiling: Bool = false) throws -> [Double] {
-        let store = try Store(path: workspace.appendingPathComponent("amber\(repetition).amber").path, model: model)
-        // Tear-down (releasing objects) happens outside every timing, as on the raw side.
-        var writer: Context? = Context(store: store)
-        // The objects stay referenced, as an application's would, until after the timers.
-        var inserted: [ManagedObject] = []
-        inserted.reserveCapacity(n)
-        let w1Insert = try Self.time {
-            guard let context = writer else { return }
-            for i in 0..<n {
-                let book = try context.insert(entity)
-                inserted.append(book)
-                try book.setValue(.string("Book \(i)"), for: title)
-                try book.setValue(.double(Double(i) * 0.5), for: price)
-                try book.setValue(.date(Date(timeIntervalSince1970: 1.7e9 + Double(i))), for: published)
-                try book.setValue(Self.colorValue(i), for: color)
-            }
-        }
-        let w1Save = try Self.time { try writer?.save() }
-        let w1 = w1Insert + w1Save
-        if profiling { Swift.print(String(format: "W1: insert and set %.1f ms, save %.1f ms", w1Insert, w1Save)) }
-        inserted.removeAll()
-        writer = nil
-        let reader = Context(store: store)
-        var books: [ManagedObject] = []
-        var checksum = 0.0
-        let w2 = try Self.time {
-            books = try reader.fetch(FetchRequest("Book"))
-            for book in books {
-                if case .string(let text) = try book.value(for: title) { checksum += Double(text.utf8.count) }
-                if case .double(let value) = try book.value(for: price) { checksum += value }
-                _ = try book.value(for: published)
-                _ = try book.value(for: color)
-            }
-        }
-        var sum = 0.0
-        let searcher = Context(store: store)
-        var found: [ManagedObject] = []
-        let w3 = try Self.time {
-            found = try searcher.fetch("Book", where: "title CONTAINS[c] %@", "42")
-            for book in found {
-                if case .double(let value) = try book.value(for: price) { sum += value }
-            }
-        }
-        found.removeAll()
-        let w4 = try Self.time {
-            for index in stride(from: 0, to: books.count, by: 10) {
-                try books[index].setValue(.double(Double(index)), for: price)
-            }
-            try reader.save()
-        }
-        return [w1, w2, w3, w4]
+        let side = try AmberSide(self, repetition)
+        side.profiling = profiling
+        return try (0..<4).map { try side.run($0) }
     }
 
     /// W5: the colour through the host (checked calls of the plugin) against direct pointer calls.
@@ -235,13 +180,13 @@ struct Workloads {
     /// W1 + W2 once in this process, then prints the peak RSS in KiB (run as a child).
     func memoryRun(_ mode: String) throws {
         if mode == "raw" {
-            guard let db = bench_raw_create(workspace.appendingPathComponent("memory.db").path, plugin) else { return }
-            var checksum = 0.0
-            _ = bench_raw_w1(db, Int64(n))
-            _ = bench_raw_w2(db, &checksum)
-            bench_raw_close(db)
+            let side = try RawSide(self, 0)
+            _ = try side.run(0)
+            _ = try side.run(1)
         } else {
-            _ = try amberRun(0)
+            let side = try AmberSide(self, 0)
+            _ = try side.run(0)
+            _ = try side.run(1)
         }
         Swift.print(bench_peak_rss_kib())
     }
@@ -291,5 +236,102 @@ struct Report {
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
         Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module)")
+    }
+}
+
+/// Raw SQLite's side of W1-W4, one step at a time.
+final class RawSide {
+    let bench: Workloads
+    let db: OpaquePointer
+
+    init(_ bench: Workloads, _ repetition: Int) throws {
+        self.bench = bench
+        guard let db = bench_raw_create(bench.workspace.appendingPathComponent("raw\(repetition).db").path, bench.plugin) else {
+            throw ValidationError("cannot create the raw database")
+        }
+        self.db = db
+    }
+
+    deinit { bench_raw_close(db) }
+
+    func run(_ step: Int) throws -> Double {
+        var checksum = 0.0
+        switch step {
+        case 0: return bench_raw_w1(db, Int64(bench.n))
+        case 1: return bench_raw_w2(db, &checksum)
+        case 2: return bench_raw_w3(db, &checksum)
+        default: return bench_raw_w4(db, Int64(bench.n))
+        }
+    }
+}
+
+/// Amber's side of W1-W4, one step at a time. Objects stay referenced, as an
+/// application's would, until after each timer: tear-down is never timed, as
+/// on the raw side.
+final class AmberSide {
+    let bench: Workloads
+    let store: Store
+    var profiling = false
+    private var reader: Context?
+    private var books: [ManagedObject] = []
+
+    init(_ bench: Workloads, _ repetition: Int) throws {
+        self.bench = bench
+        store = try Store(path: bench.workspace.appendingPathComponent("amber\(repetition).amber").path, model: bench.model)
+    }
+
+    func run(_ step: Int) throws -> Double {
+        let (entity, title, price, published, color) = (bench.entity, bench.title, bench.price, bench.published, bench.color)
+        switch step {
+        case 0:
+            let writer = Context(store: store)
+            var inserted: [ManagedObject] = []
+            inserted.reserveCapacity(bench.n)
+            let insert = try Workloads.time {
+                for i in 0..<bench.n {
+                    let book = try writer.insert(entity)
+                    inserted.append(book)
+                    try book.setValue(.string("Book \(i)"), for: title)
+                    try book.setValue(.double(Double(i) * 0.5), for: price)
+                    try book.setValue(.date(Date(timeIntervalSince1970: 1.7e9 + Double(i))), for: published)
+                    try book.setValue(Workloads.colorValue(i), for: color)
+                }
+            }
+            let save = try Workloads.time { try writer.save() }
+            if profiling { Swift.print(String(format: "W1: insert and set %.1f ms, save %.1f ms", insert, save)) }
+            return insert + save
+        case 1:
+            let context = Context(store: store)
+            reader = context
+            var checksum = 0.0
+            return try Workloads.time {
+                books = try context.fetch(FetchRequest("Book"))
+                for book in books {
+                    if case .string(let text) = try book.value(for: title) { checksum += Double(text.utf8.count) }
+                    if case .double(let value) = try book.value(for: price) { checksum += value }
+                    _ = try book.value(for: published)
+                    _ = try book.value(for: color)
+                }
+            }
+        case 2:
+            let searcher = Context(store: store)
+            var found: [ManagedObject] = []
+            var sum = 0.0
+            let elapsed = try Workloads.time {
+                found = try searcher.fetch("Book", where: "title CONTAINS[c] %@", "42")
+                for book in found {
+                    if case .double(let value) = try book.value(for: price) { sum += value }
+                }
+            }
+            found.removeAll()
+            return elapsed
+        default:
+            return try Workloads.time {
+                for index in stride(from: 0, to: books.count, by: 10) {
+                    try books[index].setValue(.double(Double(index)), for: price)
+                }
+                try reader?.save()
+            }
+        }
     }
 }
