@@ -95,6 +95,7 @@ public struct ModelProblem: Sendable, Equatable, CustomStringConvertible {
     /// What is wrong, and where a name was misspelled, the nearest known name.
     public var message: String
 
+    /// A problem at `place`, described by `message`.
     public init(place: String, message: String) {
         self.place = place
         self.message = message

@@ -57,6 +57,7 @@ public struct AttributeDescription: Sendable, Hashable {
         /// A regular expression the whole string must match.
         public var pattern: String?
 
+        /// No rules.
         public init() {}
 
         var isEmpty: Bool { self == Validation() }

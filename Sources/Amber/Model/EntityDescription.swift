@@ -79,21 +79,33 @@ public struct ModelDescription: Sendable, Hashable {
 /// Collects attribute descriptions in ``EntityDescription/init(_:_:)``.
 @resultBuilder
 public enum AttributeListBuilder {
+    /// One attribute line.
     public static func buildExpression(_ attribute: AttributeDescription) -> [AttributeDescription] { [attribute] }
+    /// The lines of a block, in order.
     public static func buildBlock(_ parts: [AttributeDescription]...) -> [AttributeDescription] { parts.flatMap { $0 } }
+    /// An `if` without `else`.
     public static func buildOptional(_ part: [AttributeDescription]?) -> [AttributeDescription] { part ?? [] }
+    /// The first branch of an `if`/`else`.
     public static func buildEither(first part: [AttributeDescription]) -> [AttributeDescription] { part }
+    /// The second branch of an `if`/`else`.
     public static func buildEither(second part: [AttributeDescription]) -> [AttributeDescription] { part }
+    /// A `for` loop.
     public static func buildArray(_ parts: [[AttributeDescription]]) -> [AttributeDescription] { parts.flatMap { $0 } }
 }
 
 /// Collects entity descriptions in ``ModelDescription/init(_:)``.
 @resultBuilder
 public enum EntityListBuilder {
+    /// One entity.
     public static func buildExpression(_ entity: EntityDescription) -> [EntityDescription] { [entity] }
+    /// The lines of a block, in order.
     public static func buildBlock(_ parts: [EntityDescription]...) -> [EntityDescription] { parts.flatMap { $0 } }
+    /// An `if` without `else`.
     public static func buildOptional(_ part: [EntityDescription]?) -> [EntityDescription] { part ?? [] }
+    /// The first branch of an `if`/`else`.
     public static func buildEither(first part: [EntityDescription]) -> [EntityDescription] { part }
+    /// The second branch of an `if`/`else`.
     public static func buildEither(second part: [EntityDescription]) -> [EntityDescription] { part }
+    /// A `for` loop.
     public static func buildArray(_ parts: [[EntityDescription]]) -> [EntityDescription] { parts.flatMap { $0 } }
 }

@@ -5,8 +5,9 @@ import Foundation
 public struct PluginInfo: Sendable, Hashable {
     /// The file it was loaded from.
     public let path: String
-    /// The plugin's name and version, as it declares them.
+    /// The plugin's name, as it declares it.
     public let name: String
+    /// The plugin's own version, as it declares it.
     public let version: String
     /// The value classes it declared (their layouts: ``Registry/structClass(named:)``).
     public let classes: [String]
@@ -15,10 +16,15 @@ public struct PluginInfo: Sendable, Hashable {
 
     /// What a plugin says of one transformer.
     public struct TransformerInfo: Sendable, Hashable {
+        /// The transformer's name.
         public let name: String
+        /// The class `forward` takes.
         public let inputClass: String
+        /// The class `forward` returns.
         public let outputClass: String
+        /// Whether it has a reverse.
         public let isReversible: Bool
+        /// Whether calls may run on several threads at once.
         public let isThreadSafe: Bool
     }
 }

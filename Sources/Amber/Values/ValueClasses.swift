@@ -26,6 +26,7 @@ public struct FieldDescription: Sendable, Hashable {
     /// Its type.
     public var type: FieldType
 
+    /// A field named `name` of `type`.
     public init(_ name: String, _ type: FieldType) {
         self.name = name
         self.type = type
@@ -53,7 +54,9 @@ public enum ValueClassDescription: Sendable, Hashable {
 public final class StructClass: Sendable, CustomStringConvertible {
     /// One field with its place in the struct.
     public struct Field: Sendable {
+        /// The field's name.
         public let name: String
+        /// Its C type.
         public let type: FieldType
         /// Byte offset from the start of the struct.
         public let offset: Int
