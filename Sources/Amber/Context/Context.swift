@@ -174,7 +174,7 @@ public final class Context {
                                        objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(pk)),
                                        context: self, values: values, version: statement.int64(1),
                                        codecState: entity.fetchCodecState)
-            if !entity.codedAttributes.isEmpty { object.decodeEagerAttributes() }
+            if !entity.eagerAttributes.isEmpty { object.decodeEagerAttributes() }
             registry[entity.index].insert(object, for: pk)
             results.append(object)
         }

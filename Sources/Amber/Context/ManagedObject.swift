@@ -169,7 +169,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Decodes every attribute whose policy is eager; a failure leaves the
     /// attribute undecoded, so reading it reports the error.
     func decodeEagerAttributes() {
-        for attribute in entity.codedAttributes where attribute.codec?.decode == .eager {
+        for attribute in entity.eagerAttributes {
             if let codec = attribute.codec { try? decode(attribute, codec) }
         }
     }

@@ -73,6 +73,8 @@ public final class Entity: Sendable, CustomStringConvertible {
     let slotCount: Int
     /// Attributes with transformers.
     let codedAttributes: [Attribute]
+    /// Those of them decoded at fetch (usually none, so a fetch skips the step).
+    let eagerAttributes: [Attribute]
     /// For each slot, the attribute whose encoded form it holds, if any
     /// (setting it invalidates that attribute's decoded value).
     let encodedFormOf: [Attribute?]
@@ -126,6 +128,7 @@ public final class Entity: Sendable, CustomStringConvertible {
                    slot: attribute.codec?.encodedSlot ?? attribute.slot)
         }
         self.codedAttributes = attributes.filter { $0.codec != nil }
+        self.eagerAttributes = codedAttributes.filter { $0.codec?.decode == .eager }
         var encodedFormOf = [Attribute?](repeating: nil, count: nextHiddenSlot)
         for attribute in codedAttributes { if let codec = attribute.codec { encodedFormOf[codec.encodedSlot] = attribute } }
         self.encodedFormOf = encodedFormOf
