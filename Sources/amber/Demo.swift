@@ -141,7 +141,10 @@ enum BooksSample {
     static func line(for book: ManagedObject) throws -> String {
         let title = display(try book.value(forKey: "title"))
         let author = display(try book.value(forKey: "author"))
-        let price = display(try book.value(forKey: "price"))
+        var price = display(try book.value(forKey: "price"))
+        if case .decimal(let amount) = try book.value(forKey: "price") {
+            price = amount.formatted(.number.precision(.fractionLength(2)).locale(Locale(identifier: "en_US_POSIX")))
+        }
         let cover = hex(try book.value(forKey: "coverColor"))
         return "\(title) — \(author)\(price.isEmpty ? "" : " — \(price)")\(cover.isEmpty ? "" : " — cover \(cover)")"
     }
