@@ -37,7 +37,7 @@ enum CValue {
         case AMBER_VALUE_DATE: return .date(Date(timeIntervalSince1970: c.v.date))
         case AMBER_VALUE_DECIMAL:
             let literal = try text()
-            guard let decimal = Decimal(exactly: literal) else { throw invalid("\"\(literal)\" is not a decimal number") }
+            guard let decimal = try? Value.decimal(parsing: literal) else { throw invalid("\"\(literal)\" is not a decimal number") }
             return .decimal(decimal)
         case AMBER_VALUE_UUID:
             return .uuid(withUnsafeBytes(of: c.v.uuid) { raw in UUID(uuid: raw.load(as: uuid_t.self)) })
@@ -125,14 +125,6 @@ enum CValue {
             break
         }
         value.pointee = amber_value()
-    }
-}
-
-extension Decimal {
-    /// A decimal from text that must be a number in full ("1.5x" is refused).
-    init?(exactly text: String) {
-        guard let value = try? Value.decimal(parsing: text) else { return nil }
-        self = value
     }
 }
 

@@ -250,8 +250,8 @@ public final class Context {
         }
         var problems: [SaveProblem] = []
         // Encode first: a shadow attribute's storage gets its value here, and rules on it see the new bytes.
-        for object in inserts + updates where !object.entity.codedAttributes.isEmpty {
-            problems += object.encodePending()
+        for list in [inserts, updates] {
+            for object in list where !object.entity.codedAttributes.isEmpty { problems += object.encodePending() }
         }
         for object in inserts where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
         for object in updates where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }

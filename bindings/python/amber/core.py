@@ -15,7 +15,7 @@ from ._values import ColumnReader, RowPacker, StructCodec, from_c, struct_codec,
 _packer = RowPacker()
 _reader = ColumnReader()
 _POINTERS = "=%dQ" if ffi.sizeof("void *") == 8 else "=%dI"
-from .errors import Error, MisuseError, check, last_error
+from .errors import MisuseError, NotFoundError, check
 
 _FIELD_TYPES = {
     "int8": lib.AMBER_FIELD_INT8, "int16": lib.AMBER_FIELD_INT16, "int32": lib.AMBER_FIELD_INT32,
@@ -134,7 +134,7 @@ class Registry:
         """The named tuple type of struct class `name` (build values with it)."""
         codec = self._codec(name)
         if codec is None:
-            raise last_error() if lib.amber_last_error_code() else Error(lib.AMBER_E_NOT_FOUND, f"{name}: no such struct class")
+            raise NotFoundError(lib.AMBER_E_NOT_FOUND, f"{name}: no such struct class", name)
         return codec.type
 
     def register_transformer(self, name: str, input_class: str, output_class: str,
@@ -322,7 +322,7 @@ class Model:
         """The named tuple type of struct class `name` as this model sees it."""
         codec = self._codec(name)
         if codec is None:
-            raise Error(lib.AMBER_E_NOT_FOUND, f"{name}: no such struct class in the model", name)
+            raise NotFoundError(lib.AMBER_E_NOT_FOUND, f"{name}: no such struct class in the model", name)
         return codec.type
 
     def to_json(self) -> str:
