@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
 
         if (amber_context_new(&context, store)) fail("context");
         start = bench_now_ms();
-        amber_fetch_request request = {.entity = "Book"};
+        amber_fetch_request request = {.size = sizeof(amber_fetch_request), .entity = "Book"};
         amber_object **objects;
         size_t count;
         double sum = 0;

@@ -54,10 +54,13 @@ extern "C" {
 /* Versions                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/** Major version of the C ABI. Raised only when an existing declaration
- *  changes incompatibly; the shared library's SONAME carries the same number
- *  (libamber.so.0). */
-#define AMBER_ABI_VERSION 0
+/** Version of the C ABI. Raised only when an existing declaration changes
+ *  incompatibly (1: caller-filled structs gained their leading `size`
+ *  field). Structs that may grow carry a `size` the caller sets through
+ *  their AMBER_..._INIT initializer; the library reads only that many bytes,
+ *  so a program built against an older header keeps working with a newer
+ *  library. */
+#define AMBER_ABI_VERSION 1
 
 /** The library version as a string "MAJOR.MINOR.PATCH".
  *
@@ -214,6 +217,14 @@ enum {
     AMBER_FIELD_FLOAT, AMBER_FIELD_DOUBLE, AMBER_FIELD_BOOL,
     AMBER_FIELD_STRUCT /**< a nested struct class, named by struct_name */
 };
+
+/** The name of field type `type` as the JSON model format and the plugin
+ *  ABI spell it ("int8", …, "bool"; "struct" for AMBER_FIELD_STRUCT), its
+ *  size and its alignment in bytes on this platform (0 for AMBER_FIELD_STRUCT,
+ *  whose layout depends on the nested class). Every out-parameter may be
+ *  NULL; *out_name is static and never freed. Safe from any thread.
+ *  Errors: AMBER_E_NOT_FOUND for an unknown type. */
+amber_status amber_field_type_info(const char **out_name, size_t *out_size, size_t *out_alignment, int32_t type);
 
 /** One field of a struct class. */
 typedef struct amber_field {
@@ -403,9 +414,11 @@ enum {
     AMBER_ATTRIBUTE_ENCODE_IMMEDIATE = 16 /**< encode on every set, not at save */
 };
 
-/** An attribute to add with amber_model_builder_add_attribute. Zero-fill it
- *  and set what applies; every pointer is borrowed for the call. */
+/** An attribute to add with amber_model_builder_add_attribute. Start from
+ *  AMBER_ATTRIBUTE_SPEC_INIT (which sets `size` and zero-fills the rest) and
+ *  set what applies; every pointer is borrowed for the call. */
 typedef struct amber_attribute_spec {
+    size_t size;                    /**< sizeof(amber_attribute_spec) as the caller was compiled: set by the _INIT */
     const char *name;
     int32_t type;                   /**< an AMBER_TYPE_* constant */
     uint32_t flags;                 /**< AMBER_ATTRIBUTE_* flags, or-ed */
@@ -420,6 +433,10 @@ typedef struct amber_attribute_spec {
     size_t transformer_count;       /**< 0 on a transformable attribute: the default archive */
     const char *storage;            /**< transient with transformers: the persistent attribute keeping its encoded form */
 } amber_attribute_spec;
+
+/** Initializer of amber_attribute_spec:
+ *  `amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;` */
+#define AMBER_ATTRIBUTE_SPEC_INIT { sizeof(amber_attribute_spec), NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, NULL }
 
 /** A new, empty model builder. Free it with amber_model_builder_free. */
 amber_status amber_model_builder_new(amber_model_builder **out);
@@ -514,8 +531,10 @@ typedef struct amber_sort {
     int32_t case_insensitive; /**< nonzero: compare strings ignoring case */
 } amber_sort;
 
-/** What to fetch. Zero-fill it and set what applies; pointers are borrowed. */
+/** What to fetch. Start from AMBER_FETCH_REQUEST_INIT (which sets `size`
+ *  and zero-fills the rest) and set what applies; pointers are borrowed. */
 typedef struct amber_fetch_request {
+    size_t size;                  /**< sizeof(amber_fetch_request) as the caller was compiled: set by the _INIT */
     const char *entity;           /**< the entity's name (required) */
     const char *predicate;        /**< Core Data predicate text, or NULL for all objects */
     const amber_value *arguments; /**< values for %@ and attribute names (strings) for %K, in order */
@@ -525,6 +544,10 @@ typedef struct amber_fetch_request {
     int64_t limit;                /**< at most this many; 0 or negative: no limit */
     int64_t offset;               /**< skip this many first */
 } amber_fetch_request;
+
+/** Initializer of amber_fetch_request:
+ *  `amber_fetch_request request = AMBER_FETCH_REQUEST_INIT; request.entity = "Book";` */
+#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0 }
 
 /** Fetches the objects matching `request` (as saved; objects already in the
  *  context come with their pending changes; objects deleted here are left
@@ -609,6 +632,16 @@ enum { AMBER_OBJECT_INSERTED = 1, AMBER_OBJECT_UPDATED = 2, AMBER_OBJECT_DELETED
 
 /** *out receives AMBER_OBJECT_* flags, or-ed. */
 amber_status amber_object_state(uint32_t *out, amber_object *object);
+
+/** Releases the caller's handle to `object`. The object itself stays in its
+ *  context while it has pending changes (they are saved or rolled back as
+ *  usual); an unchanged object nobody else holds is freed. Later uses of the
+ *  handle fail with AMBER_E_INVALID_HANDLE; fetching the object again gives
+ *  a new handle. Release the handles of a large fetch as you go, so memory
+ *  stays flat (amber_context_free releases whatever is left).
+ *  Errors: AMBER_E_INVALID_HANDLE, AMBER_E_WRONG_THREAD. Call it on the
+ *  context's thread. */
+amber_status amber_object_release(amber_object *object);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,15 @@ extern "C" {
  *  abi_version equals its own; it refuses newer ones, naming both versions. */
 #define AMBER_PLUGIN_ABI_VERSION 1
 
+/** The minor version of the plugin ABI this header describes: raised when
+ *  optional fields are added at the end of a struct that carries its own
+ *  size. A plugin sets amber_plugin_descriptor.abi_minor to it; a host reads
+ *  the fields of minor N only from plugins that declare at least N, and a
+ *  plugin compiled before a field existed keeps loading.
+ *    0: the first published ABI.
+ *    1: amber_plugin_descriptor.abi_minor. */
+#define AMBER_PLUGIN_ABI_MINOR 1
+
 /** Value types of amber_plugin_value (the same numbers as amber.h's AMBER_VALUE_*). */
 enum {
     AMBER_PLUGIN_VALUE_NULL = 0,
@@ -171,6 +180,8 @@ typedef struct amber_plugin_descriptor {
     uint32_t transformer_struct_size; /**< sizeof(amber_plugin_transformer): the stride of `transformers` */
     size_t transformer_count;
     const amber_plugin_transformer *transformers;
+    /* Minor 1 and later. */
+    uint32_t abi_minor;               /**< AMBER_PLUGIN_ABI_MINOR as the plugin was compiled */
 } amber_plugin_descriptor;
 
 /** The one function a plugin exports. Returns the plugin's static descriptor,

@@ -177,3 +177,33 @@ func mallocString(_ text: String) throws(CAPIError) -> (UnsafeMutablePointer<CCh
     buffer[utf8.count] = 0
     return (buffer, utf8.count)
 }
+
+/// A caller-filled struct that can grow: its first field is the `size` the
+/// caller's header gave it (set by the struct's `AMBER_…_INIT`). Reads only
+/// that many bytes, so a caller built against an older, shorter struct gets
+/// zeros (the documented defaults) for fields added since. A caller built
+/// against a newer header may pass a larger struct if the fields this library
+/// does not know are zero (as the Linux kernel's copy_struct_from_user does);
+/// a set one is refused rather than ignored. A size below `minimum` (the
+/// struct as first published), or one never set, is refused.
+func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: String, minimum: Int) throws(CAPIError) -> T {
+    guard let pointer else { throw .null(parameter) }
+    let raw = UnsafeRawPointer(pointer)
+    let given = raw.loadUnaligned(as: Int.self)
+    guard given >= minimum, given <= 1 << 16 else {
+        throw CAPIError(AMBER_E_INVALID_VALUE,
+                        "\(parameter)->size is \(UInt(bitPattern: given)); start from \(initializer), which sets it",
+                        origin: parameter)
+    }
+    let known = MemoryLayout<T>.size
+    if given > known, UnsafeRawBufferPointer(start: raw + known, count: given - known).contains(where: { $0 != 0 }) {
+        throw CAPIError(AMBER_E_INVALID_VALUE,
+                        "\(parameter) sets fields this library (Amber \(Amber.version)) does not know; it reads \(known) bytes",
+                        origin: parameter)
+    }
+    let result = UnsafeMutableRawPointer.allocate(byteCount: known, alignment: MemoryLayout<T>.alignment)
+    defer { result.deallocate() }
+    result.initializeMemory(as: UInt8.self, repeating: 0, count: known)
+    result.copyMemory(from: raw, byteCount: min(given, known))
+    return result.load(as: T.self)
+}

@@ -217,7 +217,8 @@ public func amber_model_builder_add_attribute(_ builder: OpaquePointer?, _ entit
                                               _ spec: UnsafePointer<amber_attribute_spec>?) -> amber_status
 {
     api { () throws(CAPIError) in
-        guard let spec = spec?.pointee else { throw .null("spec") }
+        let spec = try sized(spec, "spec", initializer: "AMBER_ATTRIBUTE_SPEC_INIT",
+                             minimum: MemoryLayout<amber_attribute_spec>.size)
         let attributeName = try name(spec.name, "spec->name")
         guard let type = attributeTypes[Int(spec.type)] else {
             throw CAPIError(AMBER_E_INVALID_VALUE, "spec->type: unknown attribute type \(spec.type)", origin: attributeName)

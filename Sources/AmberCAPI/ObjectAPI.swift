@@ -92,3 +92,11 @@ public func amber_object_state(_ out: UnsafeMutablePointer<UInt32>?, _ object: O
         result.pointee = UInt32(flags)
     }
 }
+
+@c @implementation
+public func amber_object_release(_ object: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let target = try Handles.object(object)
+        try target.context.releaseHandle(of: target, object)
+    }
+}

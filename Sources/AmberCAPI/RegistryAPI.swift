@@ -37,21 +37,9 @@ func fieldDescriptions(_ fields: UnsafePointer<amber_field>?, _ fieldCount: Int)
     for i in 0..<checked {
         guard let field = fields?[i] else { break }
         let fieldName = try name(field.name, "fields[\(i)].name")
-        let type: FieldType
-        switch Int(field.type) {
-        case AMBER_FIELD_INT8: type = .int8
-        case AMBER_FIELD_INT16: type = .int16
-        case AMBER_FIELD_INT32: type = .int32
-        case AMBER_FIELD_INT64: type = .int64
-        case AMBER_FIELD_UINT8: type = .uint8
-        case AMBER_FIELD_UINT16: type = .uint16
-        case AMBER_FIELD_UINT32: type = .uint32
-        case AMBER_FIELD_UINT64: type = .uint64
-        case AMBER_FIELD_FLOAT: type = .float
-        case AMBER_FIELD_DOUBLE: type = .double
-        case AMBER_FIELD_BOOL: type = .bool
-        case AMBER_FIELD_STRUCT: type = .structure(try name(field.struct_name, "fields[\(i)].struct_name"))
-        default:
+        guard let type = try FieldType.from(code: field.type, structName: { () throws(CAPIError) in
+            try name(field.struct_name, "fields[\(i)].struct_name")
+        }) else {
             throw CAPIError(AMBER_E_INVALID_DECLARATION, "fields[\(i)]: unknown field type \(field.type)", origin: fieldName)
         }
         result.append(FieldDescription(fieldName, type))
@@ -82,23 +70,22 @@ public func amber_registry_declare_opaque(_ registry: OpaquePointer?, _ name: Un
     }
 }
 
-/// Field types to their C constants.
-private func fieldCode(_ type: FieldType) -> Int {
-    switch type {
-    case .int8: AMBER_FIELD_INT8
-    case .int16: AMBER_FIELD_INT16
-    case .int32: AMBER_FIELD_INT32
-    case .int64: AMBER_FIELD_INT64
-    case .uint8: AMBER_FIELD_UINT8
-    case .uint16: AMBER_FIELD_UINT16
-    case .uint32: AMBER_FIELD_UINT32
-    case .uint64: AMBER_FIELD_UINT64
-    case .float: AMBER_FIELD_FLOAT
-    case .double: AMBER_FIELD_DOUBLE
-    case .bool: AMBER_FIELD_BOOL
-    case .structure: AMBER_FIELD_STRUCT
+@c @implementation
+public func amber_field_type_info(_ out_name: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ out_size: UnsafeMutablePointer<Int>?,
+                                  _ out_alignment: UnsafeMutablePointer<Int>?, _ type: Int32) -> amber_status
+{
+    api { () throws(CAPIError) in
+        guard let index = FieldType.table.firstIndex(where: { $0.code == type }) else {
+            throw CAPIError(AMBER_E_NOT_FOUND, "no field type has code \(type)", origin: "type")
+        }
+        out_name?.pointee = fieldTypeNames[index]
+        out_size?.pointee = FieldType.table[index].size
+        out_alignment?.pointee = FieldType.table[index].alignment
     }
 }
+
+/// The table's names as static C strings, made once and never freed (immutable, so shared safely).
+nonisolated(unsafe) private let fieldTypeNames: [UnsafePointer<CChar>?] = FieldType.table.map { UnsafePointer(strdup($0.name)) }
 
 /// Writes a struct layout through the out-parameters of the two layout functions.
 func describe(_ layout: StructClass, strings: CStringPool, size: UnsafeMutablePointer<Int>?, alignment: UnsafeMutablePointer<Int>?,
@@ -116,7 +103,7 @@ func describe(_ layout: StructClass, strings: CStringPool, size: UnsafeMutablePo
     for (i, field) in layout.fields.enumerated() {
         var nested: UnsafePointer<CChar>?
         if case .structure(let inner) = field.type { nested = strings.cString(inner) }
-        fields[i] = amber_field_info(name: strings.cString(field.name), type: Int32(fieldCode(field.type)),
+        fields[i] = amber_field_info(name: strings.cString(field.name), type: field.type.info.code,
                                      struct_name: nested, offset: field.offset)
     }
     sizeOut.pointee = layout.size

@@ -178,7 +178,8 @@ public func amber_context_delete(_ context: OpaquePointer?, _ object: OpaquePoin
 
 /// A fetch request from its C form.
 private func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws(CAPIError) -> FetchRequest {
-    guard let request = request?.pointee else { throw .null("request") }
+    let request = try sized(request, "request", initializer: "AMBER_FETCH_REQUEST_INIT",
+                            minimum: MemoryLayout<amber_fetch_request>.size)
     let entity = try name(request.entity, "request->entity")
     var arguments: [Value] = []
     let argumentCount = try count(request.argument_count, "request->argument_count")

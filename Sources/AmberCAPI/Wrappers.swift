@@ -163,6 +163,13 @@ final class CContext {
         return made
     }
 
+    /// Drops the handle of `object` (amber_object_release); the context keeps
+    /// the object itself while it has pending changes.
+    func releaseHandle(of object: CObject, _ handle: OpaquePointer?) throws(CAPIError) {
+        objectHandles[ObjectIdentifier(object.object)] = nil
+        try Handles.release(handle, as: .object, "object")
+    }
+
     func releaseObjectHandles() {
         let handles = Array(objectHandles.values)
         objectHandles.removeAll()

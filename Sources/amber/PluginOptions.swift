@@ -67,7 +67,7 @@ struct Plugin: ParsableCommand {
                 // A registry of its own: inspecting registers nothing anywhere else.
                 let registry = Registry()
                 let info = try registry.loadPlugin(at: path, configuration: configuration ?? BooksSample.demoConfiguration)
-                print("\(path): plugin \(info.name) \(info.version)")
+                print("\(path): plugin \(info.name) \(info.version) (plugin ABI \(info.abi))")
                 for name in info.classes {
                     if let layout = registry.structClass(named: name) {
                         let fields = layout.fields.map { "\($0.type) \($0.name) @\($0.offset)" }.joined(separator: ", ")

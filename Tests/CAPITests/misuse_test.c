@@ -3,7 +3,9 @@
 #include <amber.h>
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -48,7 +50,7 @@ static void test_null_arguments(void) {
           AMBER_E_NULL_ARGUMENT, "forward is NULL");
     /* size_t values no real caller means (SIZE_MAX from a bug): errors, not traps. */
     FAILS(amber_model_from_json(&model, "{}", (size_t)-1, NULL), AMBER_E_INVALID_VALUE, "not a sensible count");
-    amber_fetch_request huge = {.entity = "Book", .argument_count = (size_t)-1};
+    amber_fetch_request huge = {.size = sizeof(amber_fetch_request), .entity = "Book", .argument_count = (size_t)-1};
     amber_object **none = NULL;
     size_t found = 0;
     FAILS(amber_context_fetch(&none, &found, context, &huge), AMBER_E_INVALID_VALUE, "request->argument_count");
@@ -175,8 +177,7 @@ static void test_bad_models_and_predicates(void) {
     FAILS(amber_model_from_json(&bad, "{", 1, NULL), AMBER_E_INVALID_JSON, "not valid JSON");
     CHECK(bad == NULL);
 
-    amber_fetch_request request;
-    memset(&request, 0, sizeof request);
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
     request.entity = "Book";
     request.predicate = "title == ";
     amber_object **objects = NULL;
@@ -302,8 +303,92 @@ static void test_failed_save_keeps_changes(void) {
     FAILS(amber_object_set(second, title, &v), AMBER_E_UNAVAILABLE, "the object is deleted");
 }
 
+/* Structs that can grow: the size the caller's header set is read, nothing more. */
+static void test_sized_structs(void) {
+    amber_object **objects = NULL;
+    size_t count = 0;
+    amber_fetch_request unset = {0};
+    unset.entity = "Book";
+    FAILS(amber_context_fetch(&objects, &count, context, &unset), AMBER_E_INVALID_VALUE, "AMBER_FETCH_REQUEST_INIT");
+    amber_fetch_request older = AMBER_FETCH_REQUEST_INIT;
+    older.entity = "Book";
+    older.size = offsetof(amber_fetch_request, limit); /* shorter than the first published struct */
+    FAILS(amber_context_fetch(&objects, &count, context, &older), AMBER_E_INVALID_VALUE, "request->size is");
+    /* A caller from a newer header: unknown trailing fields left zero are fine, a set one is refused. */
+    struct { amber_fetch_request known; int64_t future; } newer = {AMBER_FETCH_REQUEST_INIT, 0};
+    newer.known.size = sizeof newer;
+    newer.known.entity = "Book";
+    OK(amber_context_fetch(&objects, &count, context, &newer.known));
+    amber_free(objects);
+    newer.future = 7;
+    FAILS(amber_context_fetch(&objects, &count, context, &newer.known), AMBER_E_INVALID_VALUE, "does not know");
+    amber_model_builder *builder = NULL;
+    OK(amber_model_builder_new(&builder));
+    OK(amber_model_builder_add_entity(builder, "Note"));
+    amber_attribute_spec spec = {0};
+    spec.name = "text";
+    spec.type = AMBER_TYPE_STRING;
+    FAILS(amber_model_builder_add_attribute(builder, "Note", &spec), AMBER_E_INVALID_VALUE, "AMBER_ATTRIBUTE_SPEC_INIT");
+    spec.size = sizeof spec;
+    OK(amber_model_builder_add_attribute(builder, "Note", &spec));
+    OK(amber_model_builder_free(builder));
+}
+
+/* amber_object_release drops a handle; the object's pending changes stay in the context. */
+static void test_object_release(void) {
+    amber_context *scratch = NULL;
+    amber_object *object = NULL, *again = NULL;
+    OK(amber_context_new(&scratch, store));
+    OK(amber_context_insert(&object, scratch, book));
+    amber_value v = {AMBER_VALUE_STRING, {.integer = 0}};
+    v.v.text.data = "Released";
+    v.v.text.length = 8;
+    OK(amber_object_set(object, title, &v));
+    OK(amber_object_release(object));
+    FAILS(amber_object_release(object), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    FAILS(amber_object_set(object, title, &v), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    FAILS(amber_object_release(NULL), AMBER_E_NULL_ARGUMENT, "object is NULL");
+    FAILS(amber_object_release((amber_object *)book), AMBER_E_WRONG_HANDLE_TYPE, "expected an amber_object");
+    int32_t dirty = 0;
+    OK(amber_context_has_changes(&dirty, scratch));
+    CHECK(dirty == 1);
+    amber_object **inserted = NULL;
+    size_t count = 0;
+    OK(amber_context_pending_objects(&inserted, &count, scratch, AMBER_PENDING_INSERTED));
+    CHECK(count == 1);
+    if (count == 1) {
+        again = inserted[0];
+        CHECK(again != object); /* a new handle for the same object */
+        amber_value out;
+        OK(amber_object_get(&out, again, title));
+        CHECK(out.type == AMBER_VALUE_STRING && out.v.text.length == 8);
+        amber_value_release(&out);
+    }
+    amber_free(inserted);
+    OK(amber_context_rollback(scratch));
+    OK(amber_context_free(scratch));
+}
+
+/* The one field-type table, through the C API. */
+static void test_field_types(void) {
+    const char *type_name = NULL;
+    size_t size = 0, alignment = 0;
+    OK(amber_field_type_info(&type_name, &size, &alignment, AMBER_FIELD_INT16));
+    CHECK(strcmp(type_name, "int16") == 0 && size == sizeof(int16_t) && alignment == _Alignof(int16_t));
+    OK(amber_field_type_info(&type_name, &size, &alignment, AMBER_FIELD_DOUBLE));
+    CHECK(strcmp(type_name, "double") == 0 && size == sizeof(double) && alignment == _Alignof(double));
+    OK(amber_field_type_info(&type_name, NULL, NULL, AMBER_FIELD_BOOL));
+    CHECK(strcmp(type_name, "bool") == 0);
+    OK(amber_field_type_info(&type_name, &size, NULL, AMBER_FIELD_STRUCT));
+    CHECK(strcmp(type_name, "struct") == 0 && size == 0);
+    FAILS(amber_field_type_info(&type_name, NULL, NULL, 99), AMBER_E_NOT_FOUND, "no field type has code 99");
+}
+
 int main(void) {
     set_up();
+    test_sized_structs();
+    test_object_release();
+    test_field_types();
     test_null_arguments();
     test_stale_forged_and_wrong_type_handles();
     test_wrong_thread();

@@ -1,11 +1,19 @@
 /* Plugins through the C API: load the sample plugins that `swift build`
  * made (AMBER_PLUGIN_DIR), use them in a model, and see refusals. */
 #include <amber.h>
+#include <amber_plugin.h>
 
 #include <stddef.h>
 #include <stdlib.h>
 
 #include "check.h"
+
+/* amber.h and amber_plugin.h share one table of field codes. */
+#define SAME_FIELD(name) ((int)AMBER_FIELD_##name == (int)AMBER_PLUGIN_FIELD_##name)
+_Static_assert(SAME_FIELD(INT8) && SAME_FIELD(INT16) && SAME_FIELD(INT32) && SAME_FIELD(INT64) && SAME_FIELD(UINT8) &&
+               SAME_FIELD(UINT16) && SAME_FIELD(UINT32) && SAME_FIELD(UINT64) && SAME_FIELD(FLOAT) &&
+               SAME_FIELD(DOUBLE) && SAME_FIELD(BOOL) && SAME_FIELD(STRUCT),
+               "field codes differ between amber.h and amber_plugin.h");
 
 struct Color {
     float r, g, b, a;
@@ -62,7 +70,7 @@ int main(int argc, char **argv) {
     OK(amber_context_free(context));
 
     OK(amber_context_new(&context, store));
-    amber_fetch_request request = {.entity = "Swatch"};
+    amber_fetch_request request = {.size = sizeof(amber_fetch_request), .entity = "Swatch"};
     amber_object **objects = NULL;
     size_t found = 0;
     OK(amber_context_fetch(&objects, &found, context, &request));

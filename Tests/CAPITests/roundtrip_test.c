@@ -163,7 +163,7 @@ static void test_round_trip(const char *path) {
     args[0].type = AMBER_VALUE_INT; args[0].v.integer = 5000;
     args[1].type = AMBER_VALUE_STRING; args[1].v.text.data = "Book"; args[1].v.text.length = 4;
     amber_sort sort = {"pages", 1, 0};
-    amber_fetch_request request = {0};
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
     request.entity = "Book";
     request.predicate = "pages >= %@ AND title BEGINSWITH %@";
     request.arguments = args;
@@ -260,14 +260,13 @@ static void test_builder(void) {
     amber_model_builder *builder = NULL;
     OK(amber_model_builder_new(&builder));
     OK(amber_model_builder_add_entity(builder, "Note"));
-    amber_attribute_spec spec;
-    memset(&spec, 0, sizeof spec);
+    amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
     spec.name = "text";
     spec.type = AMBER_TYPE_STRING;
     spec.flags = AMBER_ATTRIBUTE_REQUIRED | AMBER_ATTRIBUTE_INDEXED;
     spec.min_length = 1;
     OK(amber_model_builder_add_attribute(builder, "Note", &spec));
-    memset(&spec, 0, sizeof spec);
+    spec = (amber_attribute_spec)AMBER_ATTRIBUTE_SPEC_INIT;
     spec.name = "stars";
     spec.type = AMBER_TYPE_INTEGER16;
     amber_value low = {AMBER_VALUE_INT, {.integer = 0}}, high = {AMBER_VALUE_INT, {.integer = 5}};
@@ -397,7 +396,7 @@ static void test_batches_and_introspection(void) {
     OK(amber_context_insert_many(NULL, context, row, attributes, 2, values + 4, ROWS - 2));
     OK(amber_context_save(context));
 
-    amber_fetch_request request = {.entity = "Row", .predicate = "n >= 500", .sort = &(amber_sort){"n", 0, 0}, .sort_count = 1};
+    amber_fetch_request request = {.size = sizeof(amber_fetch_request), .entity = "Row", .predicate = "n >= 500", .sort = &(amber_sort){"n", 0, 0}, .sort_count = 1};
     amber_object **objects = NULL;
     amber_value *fetched = NULL;
     size_t found = 0;

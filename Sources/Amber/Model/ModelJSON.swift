@@ -142,7 +142,7 @@ extension ValueClassDescription {
             let fields = try reader.array("fields").map { (field: JSONReader) throws(AmberError) -> FieldDescription in
                 try field.allowOnly(["name", "type"])
                 let typeName = try field.string("type")
-                return FieldDescription(try field.string("name"), FieldType.scalars[typeName] ?? .structure(typeName))
+                return FieldDescription(try field.string("name"), FieldType.scalar(named: typeName) ?? .structure(typeName))
             }
             self = .structure(name: name, fields: fields)
         case "opaque":

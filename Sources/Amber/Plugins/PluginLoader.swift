@@ -9,6 +9,10 @@ public struct PluginInfo: Sendable, Hashable {
     public let name: String
     /// The plugin's own version, as it declares it.
     public let version: String
+    /// The plugin ABI minor version it was compiled with (0 before minors existed).
+    public let abiMinor: Int
+    /// The plugin ABI it speaks, "MAJOR.MINOR".
+    public var abi: String { "\(AMBER_PLUGIN_ABI_VERSION).\(abiMinor)" }
     /// The value classes it declared (their layouts: ``Registry/structClass(named:)``).
     public let classes: [String]
     /// The transformers it registered.
@@ -107,13 +111,17 @@ struct PluginLoader {
     private func register(_ pointer: UnsafePointer<amber_plugin_descriptor>, session: PluginSession,
                           into registry: Registry) throws(AmberError) -> PluginInfo
     {
-        // Read only the part of the descriptor this host knows.
+        // Read only the part of the descriptor both sides know: a plugin from
+        // before a minor version reads as zeros past its own struct_size.
         let declaredSize = Int(pointer.pointee.struct_size)
-        let knownSize = MemoryLayout<amber_plugin_descriptor>.size
-        guard declaredSize >= knownSize else {
-            throw refuse("descriptor struct_size is \(declaredSize), expected at least \(knownSize)")
+        let firstSize = MemoryLayout<amber_plugin_descriptor>.offset(of: \amber_plugin_descriptor.abi_minor) ?? 0
+        guard declaredSize >= firstSize else {
+            throw refuse("descriptor struct_size is \(declaredSize), expected at least \(firstSize)")
         }
-        let descriptor = pointer.pointee
+        var descriptor = amber_plugin_descriptor()
+        withUnsafeMutableBytes(of: &descriptor) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: min(declaredSize, target.count)))
+        }
         let abi = Int(descriptor.abi_version), hostABI = Int(AMBER_PLUGIN_ABI_VERSION)
         guard abi == hostABI else {
             throw refuse(abi > hostABI ? "ABI \(abi) is newer than this host's \(hostABI)"
@@ -140,7 +148,7 @@ struct PluginLoader {
             // Refused: transformers already created are destroyed with their wrappers.
             throw refuse(Self.describe(error))
         }
-        return PluginInfo(path: path, name: name, version: version, classes: classes.map(\.0.name),
+        return PluginInfo(path: path, name: name, version: version, abiMinor: Int(descriptor.abi_minor), classes: classes.map(\.0.name),
                           transformers: transformers.map(\.info))
     }
 
@@ -217,14 +225,7 @@ struct PluginLoader {
     }
 
     private func fieldType(_ field: amber_plugin_field, place: String) throws(AmberError) -> FieldType? {
-        let scalars: [Int: FieldType] = [
-            AMBER_PLUGIN_FIELD_INT8: .int8, AMBER_PLUGIN_FIELD_INT16: .int16, AMBER_PLUGIN_FIELD_INT32: .int32,
-            AMBER_PLUGIN_FIELD_INT64: .int64, AMBER_PLUGIN_FIELD_UINT8: .uint8, AMBER_PLUGIN_FIELD_UINT16: .uint16,
-            AMBER_PLUGIN_FIELD_UINT32: .uint32, AMBER_PLUGIN_FIELD_UINT64: .uint64, AMBER_PLUGIN_FIELD_FLOAT: .float,
-            AMBER_PLUGIN_FIELD_DOUBLE: .double, AMBER_PLUGIN_FIELD_BOOL: .bool,
-        ]
-        if Int(field.type) == AMBER_PLUGIN_FIELD_STRUCT { return .structure(try string(field.struct_name, "\(place) struct_name")) }
-        return scalars[Int(field.type)]
+        try FieldType.from(code: field.type) { () throws(AmberError) in try string(field.struct_name, "\(place) struct_name") }
     }
 
     private func pluginTransformers(_ descriptor: amber_plugin_descriptor,

@@ -1,21 +1,71 @@
+import AmberPluginABI
 import CFFI
 import Foundation
 
 /// A C scalar type a struct field can have, or a nested struct class.
+///
+/// ``FieldType/table`` is the one vocabulary of field types: the codes of
+/// `AMBER_FIELD_*` (amber.h) and `AMBER_PLUGIN_FIELD_*` (amber_plugin.h), the
+/// names model files use, and each scalar's size and alignment. The C API,
+/// the plugin loader and (through the C API) Python all read it.
 public enum FieldType: Sendable, Hashable, CustomStringConvertible {
     case int8, int16, int32, int64, uint8, uint16, uint32, uint64, float, double, bool
     /// A nested struct class, by name.
     case structure(String)
 
-    /// The scalar types by their names in model files and C declarations.
-    static let scalars: [String: FieldType] = [
-        "int8": .int8, "int16": .int16, "int32": .int32, "int64": .int64, "uint8": .uint8, "uint16": .uint16,
-        "uint32": .uint32, "uint64": .uint64, "float": .float, "double": .double, "bool": .bool,
+    /// One row of the field-type table.
+    public struct Info: Sendable {
+        /// The C constant (`AMBER_FIELD_*`, equal to `AMBER_PLUGIN_FIELD_*`).
+        public let code: Int32
+        /// The name in model files, plugin declarations and messages.
+        public let name: String
+        /// Size in bytes on this platform (0 for a nested struct).
+        public let size: Int
+        /// Alignment in bytes on this platform (0 for a nested struct).
+        public let alignment: Int
+    }
+
+    /// Every field type, scalars first in code order, then `struct`.
+    public static let table: [Info] = [
+        Info(code: Int32(AMBER_PLUGIN_FIELD_INT8), name: "int8", size: 1, alignment: MemoryLayout<Int8>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_INT16), name: "int16", size: 2, alignment: MemoryLayout<Int16>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_INT32), name: "int32", size: 4, alignment: MemoryLayout<Int32>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_INT64), name: "int64", size: 8, alignment: MemoryLayout<Int64>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_UINT8), name: "uint8", size: 1, alignment: MemoryLayout<UInt8>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_UINT16), name: "uint16", size: 2, alignment: MemoryLayout<UInt16>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_UINT32), name: "uint32", size: 4, alignment: MemoryLayout<UInt32>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_UINT64), name: "uint64", size: 8, alignment: MemoryLayout<UInt64>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_FLOAT), name: "float", size: 4, alignment: MemoryLayout<Float>.alignment),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_DOUBLE), name: "double", size: 8, alignment: MemoryLayout<Double>.alignment),
+        // C's _Bool is one byte on every ABI Amber targets.
+        Info(code: Int32(AMBER_PLUGIN_FIELD_BOOL), name: "bool", size: 1, alignment: 1),
+        Info(code: Int32(AMBER_PLUGIN_FIELD_STRUCT), name: "struct", size: 0, alignment: 0),
     ]
+
+    private static let scalarCases: [FieldType] = [.int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64,
+                                                   .float, .double, .bool]
+
+    /// The scalar type named `name` in a model file ("int8", …, "bool"); nil for any other name.
+    public static func scalar(named name: String) -> FieldType? {
+        table.firstIndex { $0.name == name }.flatMap { $0 < scalarCases.count ? scalarCases[$0] : nil }
+    }
+
+    /// The field type with C code `code`; a struct code takes the nested class's name from `structName`.
+    /// Nil for an unknown code.
+    public static func from<E: Error>(code: Int32, structName: () throws(E) -> String) throws(E) -> FieldType? {
+        guard let index = table.firstIndex(where: { $0.code == code }) else { return nil }
+        return index < scalarCases.count ? scalarCases[index] : .structure(try structName())
+    }
+
+    /// This type's row of ``table``.
+    public var info: Info {
+        if case .structure = self { return Self.table[Self.table.count - 1] }
+        return Self.table[Self.scalarCases.firstIndex(of: self) ?? 0]
+    }
 
     public var description: String {
         if case .structure(let name) = self { return name }
-        return FieldType.scalars.first { $0.value == self }?.key ?? "?"
+        return info.name
     }
 }
 

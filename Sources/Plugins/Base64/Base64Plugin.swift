@@ -53,7 +53,7 @@ nonisolated(unsafe) private let descriptor: UnsafeMutablePointer<amber_plugin_de
         name: UnsafePointer(strdup("base64")), version: UnsafePointer(strdup("1.0.0")),
         class_struct_size: UInt32(MemoryLayout<amber_plugin_class>.size), class_count: 0, classes: nil,
         transformer_struct_size: UInt32(MemoryLayout<amber_plugin_transformer>.size), transformer_count: 1,
-        transformers: UnsafePointer(transformer)))
+        transformers: UnsafePointer(transformer), abi_minor: UInt32(AMBER_PLUGIN_ABI_MINOR)))
     return descriptor
 }()
 

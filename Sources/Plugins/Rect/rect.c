@@ -88,6 +88,7 @@ static const amber_plugin_descriptor descriptor = {
     sizeof(amber_plugin_descriptor), AMBER_PLUGIN_ABI_VERSION, "rect", "1.0.0",
     sizeof(amber_plugin_class), 1, classes,
     sizeof(amber_plugin_transformer), 1, transformers,
+    AMBER_PLUGIN_ABI_MINOR,
 };
 
 const amber_plugin_descriptor *amber_plugin_entry(const amber_plugin_host *host) {
