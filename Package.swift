@@ -41,7 +41,21 @@ let package = Package(
         .target(name: "AmberHeaders", path: "Sources/AmberHeaders"),
         // include/amber_plugin.h alone, for the loader and for plugins written in Swift.
         .target(name: "AmberPluginABI", path: "Sources/AmberPluginABI"),
-        .target(name: "Amber", dependencies: ["CSQLite", "CFFI", "AmberPluginABI"], path: "Sources/Amber"),
+        // The core, one target per layer; each imports only the layers below it,
+        // so a back-edge (the store reaching into contexts, the model into SQL)
+        // does not compile. docs/architecture.md has the picture.
+        // Values, value classes, errors and the field-type vocabulary.
+        .target(name: "AmberValues", dependencies: ["CFFI", "AmberPluginABI"], path: "Sources/AmberValues"),
+        // Transformers, the registry and the plugin loader.
+        .target(name: "AmberTransformers", dependencies: ["AmberValues", "AmberPluginABI"], path: "Sources/AmberTransformers"),
+        // Model descriptions, binding, and the predicate syntax tree (no SQL).
+        .target(name: "AmberModel", dependencies: ["AmberValues", "AmberTransformers"], path: "Sources/AmberModel"),
+        // The SQLite store: every SQL statement and transaction, and the predicate-to-SQL mapping.
+        .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "CSQLite"],
+                path: "Sources/AmberSQLiteStore"),
+        // Contexts and objects, and `import Amber` for users (re-exports the layers below).
+        .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore"],
+                path: "Sources/Amber"),
         .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders"], path: "Sources/AmberCAPI",
                 linkerSettings: installFlags),
         .executableTarget(
@@ -62,6 +76,6 @@ let package = Package(
             name: "amber-bench",
             dependencies: ["Amber", "AmberBenchRaw", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/amber-bench"),
-        .testTarget(name: "AmberTests", dependencies: ["Amber", "CSQLite"], path: "Tests/AmberTests"),
+        .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore", "CSQLite"], path: "Tests/AmberTests"),
     ]
 )

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
 
 /// A model with an attribute of every storable type.
 func everyTypeModel() throws -> Model {

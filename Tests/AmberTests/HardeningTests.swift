@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
 
 /// Hostile or edge-case input gets an error, in bounded time, never a crash.
 @Suite struct HardeningTests {

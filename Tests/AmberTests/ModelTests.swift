@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
 
 @Suite struct ModelTests {
     @Test func bindingReportsEveryProblemWithItsPlace() {

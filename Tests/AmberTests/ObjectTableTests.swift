@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
 
 /// The uniquing table against a Dictionary, over random inserts and removals
 /// (collisions, wrap-around probe runs and backward-shift deletion included).

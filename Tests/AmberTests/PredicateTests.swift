@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
 
 /// A store with a handful of books to query.
 private func library() throws -> Context {

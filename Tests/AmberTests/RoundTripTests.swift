@@ -2,6 +2,10 @@ import CSQLite
 import Foundation
 import Testing
 @testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
 
 @Suite struct RoundTripTests {
     @Test func everyAttributeTypeRoundTripsThroughAFileStore() throws {

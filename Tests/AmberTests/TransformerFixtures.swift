@@ -1,6 +1,10 @@
 import Foundation
 import Synchronization
 @testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
 
 /// Counts calls, so tests can prove when transformers run.
 final class CallCounter: Sendable {

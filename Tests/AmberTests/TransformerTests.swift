@@ -2,6 +2,10 @@ import CSQLite
 import Foundation
 import Testing
 @testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
 
 @Suite struct TransformerTests {
     @Test func transformableValuesRoundTripThroughTheStore() throws {
@@ -335,7 +339,7 @@ import Testing
         let model = try Model(description, registry: registry)
         let shape = try model.entity(named: "Shape")
         #expect(try shape.attribute(named: "fill").transformerNames == ["ColorToData"])
-        #expect(try shape.attribute(named: "tags").codec?.encode == .immediate)
+        #expect(try shape.attribute(named: "tags").codec?.encodePolicy == .immediate)
         #expect(try shape.attribute(named: "scratch").valueClassName == "Segment")
         #expect(try ModelDescription(json: Data(description.jsonText().utf8)) == description)
         #expect(amberError { _ = try ModelDescription(json: Data(#"{"entities": [], "valueClasses": [{"name": "X", "kind": "blob"}]}"#.utf8)) }?

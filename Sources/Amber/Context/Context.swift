@@ -1,3 +1,7 @@
+import AmberModel
+import AmberSQLiteStore
+import AmberTransformers
+import AmberValues
 import Foundation
 
 /// A scratchpad over a store: objects are inserted, fetched, changed and
@@ -16,10 +20,14 @@ public final class Context {
     /// it here (cheaper than a weak reference, which allocates per object).
     private var registry: [ObjectTable]
 
+    /// Per entity, the codec state new and fetched objects start with.
+    private let templates: [ObjectTemplate]
+
     /// A context over `store`.
     public init(store: Store) {
         self.store = store
         self.registry = Array(repeating: ObjectTable(), count: store.model.entities.count)
+        self.templates = store.model.entities.map(ObjectTemplate.init)
     }
 
     deinit {
@@ -46,7 +54,7 @@ public final class Context {
         }
         let object = ManagedObject(entity: entity, objectID: .temporary(entity: entity.name, store: store.identifier),
                                    context: self, values: entity.initialValues, version: 0,
-                                   codecState: entity.insertCodecState)
+                                   codecState: templates[entity.index].insertCodecState)
         object.insertedFlag = true
         track(object)
         return object
@@ -155,25 +163,20 @@ public final class Context {
     ///   fit the entity (with its position), or a store error.
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         let entity = try model.entity(named: request.entityName)
-        let mapping = store.mapping(for: entity)
-        let query = try FetchQuery(request: request, mapping: mapping, columns: mapping.selectColumns)
-        let statement = try query.prepare(on: store.connection)
-        defer { statement.reset() }
+        let template = templates[entity.index]
         var results: [ManagedObject] = []
-        while try statement.step() {
-            let pk = statement.int64(0)
+        try store.forEachRow(of: entity, matching: request) { (row) throws(AmberError) in
+            let pk = row.primaryKey
             if let existing = registry[entity.index].object(for: pk) {
                 if !existing.deletedFlag { results.append(existing) }
-                continue
+                return
             }
             var values = entity.initialValues
-            for (i, slot) in mapping.slots.enumerated() {
-                values[slot] = try mapping.read(column: i, at: Int32(i) + TableMapping.bookkeepingCount, from: statement)
-            }
+            try row.read(into: &values)
             let object = ManagedObject(entity: entity,
                                        objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(pk)),
-                                       context: self, values: values, version: statement.int64(1),
-                                       codecState: entity.fetchCodecState)
+                                       context: self, values: values, version: row.version,
+                                       codecState: template.fetchCodecState)
             if !entity.eagerAttributes.isEmpty { object.decodeEagerAttributes() }
             registry[entity.index].insert(object, for: pk)
             results.append(object)
@@ -192,22 +195,9 @@ public final class Context {
     /// How many objects `request` would fetch (saved objects, less those deleted here).
     public func count(_ request: FetchRequest) throws(AmberError) -> Int {
         let entity = try model.entity(named: request.entityName)
-        let mapping = store.mapping(for: entity)
         let deletedHere = Set(pending.lazy.filter { $0.entity === entity && $0.isDeleted }.compactMap(\.objectID.primaryKey))
-        if deletedHere.isEmpty {
-            let query = try FetchQuery(request: request, mapping: mapping, columns: "count(*)", counting: true)
-            let statement = try query.prepare(on: store.connection)
-            defer { statement.reset() }
-            return try statement.step() ? Int(statement.int64(0)) : 0
-        }
-        let query = try FetchQuery(request: request, mapping: mapping, columns: "_pk")
-        let statement = try query.prepare(on: store.connection)
-        defer { statement.reset() }
-        var count = 0
-        while try statement.step() {
-            if !deletedHere.contains(statement.int64(0)) { count += 1 }
-        }
-        return count
+        if deletedHere.isEmpty { return try store.count(of: entity, matching: request) }
+        return try store.primaryKeys(of: entity, matching: request).count { !deletedHere.contains($0) }
     }
 
     /// The object with `id`: the one registered here, or else fetched from the store.
@@ -238,56 +228,40 @@ public final class Context {
     ///
     /// - Throws: ``AmberError/saveFailed(_:)``.
     public func save() throws(AmberError) {
-        var inserts: [ManagedObject] = [], updates: [ManagedObject] = [], deletes: [ManagedObject] = []
+        var changes = ChangeSet<ManagedObject>()
         for object in pending {
             if object.insertedFlag {
-                if !object.deletedFlag { inserts.append(object) }
+                if !object.deletedFlag { changes.inserts.append(object) }
             } else if object.deletedFlag {
-                deletes.append(object)
+                changes.deletes.append(object)
             } else if object.isUpdated {
-                updates.append(object)
+                changes.updates.append(object)
             }
         }
         var problems: [SaveProblem] = []
         // Encode first: a shadow attribute's storage gets its value here, and rules on it see the new bytes.
-        for list in [inserts, updates] {
+        for list in [changes.inserts, changes.updates] {
             for object in list where !object.entity.codedAttributes.isEmpty { problems += object.encodePending() }
+            for object in list where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
         }
-        for object in inserts where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
-        for object in updates where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
         guard problems.isEmpty else { throw .saveFailed(problems) }
-
-        let writer = StoreWriter(store: store)
-        var newKeys: [Int64] = []
-        do throws(AmberError) {
-            try store.connection.execute("BEGIN IMMEDIATE")
-            newKeys = try writer.insert(inserts, problems: &problems)
-            try writer.update(updates, problems: &problems)
-            try writer.delete(deletes, problems: &problems)
-            if problems.isEmpty { try store.connection.execute("COMMIT") }
-        } catch {
-            problems.append(SaveProblem(objectID: nil, place: store.path ?? ":memory:", rule: .store, message: "\(error)"))
-        }
-        guard problems.isEmpty else {
-            if store.connection.isInTransaction { try? store.connection.execute("ROLLBACK") }
-            throw .saveFailed(problems)
-        }
-        commit(inserts: inserts, newKeys: newKeys, updates: updates, deletes: deletes)
+        let newKeys = try store.write(changes)
+        commit(changes, newKeys: newKeys)
     }
 
     /// After COMMIT: the new state becomes the committed state.
-    private func commit(inserts: [ManagedObject], newKeys: [Int64], updates: [ManagedObject], deletes: [ManagedObject]) {
-        if inserts.count > 1024 {
-            for index in registry.indices { registry[index].reserve(inserts.count) }
+    private func commit(_ changes: ChangeSet<ManagedObject>, newKeys: [Int64]) {
+        if changes.inserts.count > 1024 {
+            for index in registry.indices { registry[index].reserve(changes.inserts.count) }
         }
-        for (object, pk) in zip(inserts, newKeys) {
+        for (object, pk) in zip(changes.inserts, newKeys) {
             object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
             object.insertedFlag = false
             object.version = 1
             registry[object.entity.index].insert(object, for: pk)
         }
-        for object in updates { object.version += 1 }
-        for object in deletes {
+        for object in changes.updates { object.version += 1 }
+        for object in changes.deletes {
             if let pk = object.objectID.primaryKey { registry[object.entity.index].removeValue(for: pk) }
             object.isDetached = true
         }

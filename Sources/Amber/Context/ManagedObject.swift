@@ -1,3 +1,7 @@
+import AmberModel
+import AmberSQLiteStore
+import AmberTransformers
+import AmberValues
 import Foundation
 
 /// An object of an entity, owned by one ``Context``.
@@ -107,7 +111,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         // The first change of a saved object keeps the committed values (sharing storage until values change).
         if committed == nil && !insertedFlag { committed = values }
         if let codec = attribute.codec {
-            if codec.encode == .immediate {
+            if codec.encodePolicy == .immediate {
                 values[codec.encodedSlot] = try encoded(checked, attribute, codec)
                 codecState[attribute.slot] = [.decoded, .encoded]
             } else {
@@ -131,8 +135,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         do throws(TransformerFailure) {
             decoded = try codec.decode(stored)
         } catch {
-            throw .transformerFailed(place: "\(attribute) of \(objectID)", transformer: error.transformer.name,
-                                     source: error.transformer.source, message: error.message)
+            throw error.error(at: "\(attribute) of \(objectID)")
         }
         values[attribute.slot] = decoded
         // Decoding is not a change: a committed snapshot learns the value too.
@@ -144,8 +147,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         do throws(TransformerFailure) {
             return try codec.encode(value)
         } catch {
-            throw .transformerFailed(place: "\(attribute) of \(objectID)", transformer: error.transformer.name,
-                                     source: error.transformer.source, message: error.message)
+            throw error.error(at: "\(attribute) of \(objectID)")
         }
     }
 
@@ -158,9 +160,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                 values[codec.encodedSlot] = try codec.encode(values[attribute.slot])
                 codecState[attribute.slot].insert(.encoded)
             } catch {
-                problems.append(SaveProblem(
-                    objectID: objectID, place: attribute.description, rule: .transformer,
-                    message: "transformer \"\(error.transformer.name)\" (\(error.transformer.source)) \(error.message)"))
+                problems.append(error.problem(objectID: objectID, place: attribute.description))
             }
         }
         return problems
@@ -228,8 +228,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                 do throws(TransformerFailure) {
                     result[attribute.name] = try codec.decode(committed[codec.encodedSlot])
                 } catch {
-                    throw .transformerFailed(place: "\(attribute) of \(objectID)", transformer: error.transformer.name,
-                                             source: error.transformer.source, message: error.message)
+                    throw error.error(at: "\(attribute) of \(objectID)")
                 }
             } else {
                 result[attribute.name] = committed[attribute.slot]
@@ -251,4 +250,24 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     public var description: String { objectID.description }
+}
+
+extension ManagedObject: RowSource {
+    package var slotValues: [Value] { values }
+    package var rowVersion: Int64 { version }
+}
+
+/// How an entity's objects start out in a context.
+struct ObjectTemplate {
+    /// A new object's codec state: attributes with a default must encode it;
+    /// the rest decode from their (empty or storage-attribute) encoded form.
+    let insertCodecState: [ManagedObject.CodecState]
+    /// A fetched object's codec state: every encoded form is current.
+    let fetchCodecState: [ManagedObject.CodecState]
+
+    init(_ entity: Entity) {
+        let coded = !entity.codedAttributes.isEmpty
+        insertCodecState = coded ? entity.attributes.map { $0.defaultValue.isNull ? .encoded : .decoded } : []
+        fetchCodecState = coded ? entity.attributes.map { _ in .encoded } : []
+    }
 }

@@ -1,3 +1,8 @@
+import AmberModel
+import AmberSQLiteStore
+import AmberTransformers
+import AmberValues
+
 /// Registered objects of one entity by primary key, without retaining them:
 /// an open-addressing table with Fibonacci hashing and linear probing.
 /// Lookups, inserts and removals happen for every fetched and saved object,

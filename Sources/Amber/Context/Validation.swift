@@ -1,3 +1,8 @@
+import AmberModel
+import AmberSQLiteStore
+import AmberTransformers
+import AmberValues
+
 /// The rules checked for each inserted or changed object before a save.
 enum Validation {
     /// Every rule `object` breaks, in attribute order.

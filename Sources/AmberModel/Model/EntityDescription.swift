@@ -1,0 +1,114 @@
+import AmberTransformers
+import AmberValues
+
+/// An entity as written in a model, before binding.
+///
+/// ```swift
+/// EntityDescription("Book") {
+///     Attribute.string("title").required()
+///     Attribute.string("author")
+///     Attribute.decimal("price").min(0)
+/// }
+/// .unique("title", "author")
+/// .index("author", "title")
+/// ```
+public struct EntityDescription: Sendable, Hashable {
+    /// The entity's name, unique within its model; also its table name.
+    public var name: String
+    /// Its attributes, in order.
+    public var attributes: [AttributeDescription]
+    /// Compound indexes: each is a list of attribute names.
+    public var indexes: [[String]] = []
+    /// Uniqueness constraints: each is a list of attribute names whose
+    /// combined values no two objects may share.
+    public var uniquenessConstraints: [[String]] = []
+    /// Free-form key/value pairs for the program's own use.
+    public var userInfo: [String: String] = [:]
+
+    /// An entity named `name` with `attributes`.
+    public init(_ name: String, attributes: [AttributeDescription] = []) {
+        self.name = name
+        self.attributes = attributes
+    }
+
+    /// An entity named `name` whose attributes are listed in the closure.
+    public init(_ name: String, @AttributeListBuilder _ attributes: () -> [AttributeDescription]) {
+        self.init(name, attributes: attributes())
+    }
+
+    /// Adds a compound index over `attributes`, in that order.
+    public func index(_ attributes: String...) -> Self { with { $0.indexes.append(attributes) } }
+    /// Adds a uniqueness constraint over `attributes` (one or several).
+    public func unique(_ attributes: String...) -> Self { with { $0.uniquenessConstraints.append(attributes) } }
+    /// Adds a user-info entry.
+    public func userInfo(_ key: String, _ value: String) -> Self { with { $0.userInfo[key] = value } }
+
+    private func with(_ change: (inout Self) -> Void) -> Self {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+}
+
+/// A model as written, before binding: a list of entities.
+/// Build it in Swift or load it with ``ModelDescription/init(json:)``, then
+/// bind it with ``Model/init(_:)``.
+public struct ModelDescription: Sendable, Hashable {
+    /// The entities, in order.
+    public var entities: [EntityDescription]
+    /// Value classes the model itself declares (struct and opaque classes),
+    /// beside those of the registry it is bound with.
+    public var valueClasses: [ValueClassDescription] = []
+
+    /// A model with `entities`.
+    public init(entities: [EntityDescription], valueClasses: [ValueClassDescription] = []) {
+        self.entities = entities
+        self.valueClasses = valueClasses
+    }
+
+    /// A model whose entities are listed in the closure.
+    public init(@EntityListBuilder _ entities: () -> [EntityDescription]) {
+        self.entities = entities()
+    }
+
+    /// Adds value classes the model declares; nested struct classes first.
+    public func declaring(_ classes: ValueClassDescription...) -> Self {
+        var copy = self
+        copy.valueClasses += classes
+        return copy
+    }
+}
+
+/// Collects attribute descriptions in ``EntityDescription/init(_:_:)``.
+@resultBuilder
+public enum AttributeListBuilder {
+    /// One attribute line.
+    public static func buildExpression(_ attribute: AttributeDescription) -> [AttributeDescription] { [attribute] }
+    /// The lines of a block, in order.
+    public static func buildBlock(_ parts: [AttributeDescription]...) -> [AttributeDescription] { parts.flatMap { $0 } }
+    /// An `if` without `else`.
+    public static func buildOptional(_ part: [AttributeDescription]?) -> [AttributeDescription] { part ?? [] }
+    /// The first branch of an `if`/`else`.
+    public static func buildEither(first part: [AttributeDescription]) -> [AttributeDescription] { part }
+    /// The second branch of an `if`/`else`.
+    public static func buildEither(second part: [AttributeDescription]) -> [AttributeDescription] { part }
+    /// A `for` loop.
+    public static func buildArray(_ parts: [[AttributeDescription]]) -> [AttributeDescription] { parts.flatMap { $0 } }
+}
+
+/// Collects entity descriptions in ``ModelDescription/init(_:)``.
+@resultBuilder
+public enum EntityListBuilder {
+    /// One entity.
+    public static func buildExpression(_ entity: EntityDescription) -> [EntityDescription] { [entity] }
+    /// The lines of a block, in order.
+    public static func buildBlock(_ parts: [EntityDescription]...) -> [EntityDescription] { parts.flatMap { $0 } }
+    /// An `if` without `else`.
+    public static func buildOptional(_ part: [EntityDescription]?) -> [EntityDescription] { part ?? [] }
+    /// The first branch of an `if`/`else`.
+    public static func buildEither(first part: [EntityDescription]) -> [EntityDescription] { part }
+    /// The second branch of an `if`/`else`.
+    public static func buildEither(second part: [EntityDescription]) -> [EntityDescription] { part }
+    /// A `for` loop.
+    public static func buildArray(_ parts: [[EntityDescription]]) -> [EntityDescription] { parts.flatMap { $0 } }
+}

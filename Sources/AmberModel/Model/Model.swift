@@ -1,0 +1,272 @@
+import AmberTransformers
+import AmberValues
+import Foundation
+
+/// A bound model: checked, immutable, and safe to share between threads.
+///
+/// Binding resolves every name once. Entities and attributes become handles
+/// (``Entity``, ``Attribute``) that contexts use to reach an object's values by
+/// slot index, with no name lookup on the hot path.
+public final class Model: Sendable {
+    /// The description this model was bound from.
+    public let description: ModelDescription
+    /// The entities, in model order.
+    public let entities: [Entity]
+    /// A hash of everything that shapes the store (entity and attribute names,
+    /// types, optionality, indexes, constraints); two models with the same hash
+    /// can share a store.
+    public let versionHash: String
+    private let entitiesByName: [String: Entity]
+    /// Custom value classes this model can use: the registry's at bind time and its own.
+    private let customClasses: [String: ResolvedClass]
+
+    /// Binds `description` against the value classes and transformers of
+    /// `registry`, checking the whole model: names, types, rules, that every
+    /// value class and transformer exists and that each transformer chain's
+    /// classes line up from the attribute's value class to a storable class.
+    ///
+    /// - Throws: ``AmberError/invalidModel(_:)`` listing every problem found,
+    ///   each with its place (`Book.price`) and, for a misspelled name, the
+    ///   nearest known one.
+    public init(_ description: ModelDescription, registry: Registry = .shared) throws(AmberError) {
+        let plan = try ModelChecker.plan(description, registry: registry.snapshot())
+        self.description = description
+        self.entities = description.entities.enumerated().map {
+            Entity(description: $0.element, index: $0.offset, plans: plan.attributes[$0.offset])
+        }
+        self.entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
+        self.versionHash = ModelFingerprint(description).hash
+        self.customClasses = plan.scope.classes.mapValues(\.item)
+    }
+
+    /// The struct class named `name`, as this model sees it (declared by the
+    /// model or by the registry it was bound with); nil if there is none.
+    public func structClass(named name: String) -> StructClass? {
+        if case .structure(let layout)? = customClasses[name] { return layout }
+        return nil
+    }
+
+    /// The entity named `name`.
+    ///
+    /// - Throws: ``AmberError/unknownEntity(name:suggestion:)`` with the nearest name.
+    public func entity(named name: String) throws(AmberError) -> Entity {
+        guard let entity = entitiesByName[name] else {
+            throw .unknownEntity(name: name, suggestion: nearestName(to: name, in: entities.map(\.name)))
+        }
+        return entity
+    }
+}
+
+/// A bound entity: its attributes resolved to slots.
+public final class Entity: Sendable, CustomStringConvertible {
+    /// The entity's name (also its table's name).
+    public let name: String
+    /// Its position in the model.
+    public let index: Int
+    /// All attributes; `attributes[i].slot == i`.
+    public let attributes: [Attribute]
+    /// The attributes that have a column in the store, in column order.
+    public let persistentAttributes: [Attribute]
+    /// The stored columns, in order (one per persistent attribute).
+    package let columns: [Column]
+    /// Slots per object: one per attribute, then one hidden slot per
+    /// transformable attribute for its encoded form.
+    let slotCount: Int
+    /// Attributes with transformers.
+    package let codedAttributes: [Attribute]
+    /// Those of them decoded at fetch (usually none, so a fetch skips the step).
+    package let eagerAttributes: [Attribute]
+    /// For each slot, the attribute whose encoded form it holds, if any
+    /// (setting it invalidates that attribute's decoded value).
+    package let encodedFormOf: [Attribute?]
+    /// A new object's slots: defaults, with hidden slots empty.
+    package let initialValues: [Value]
+    /// Compound indexes.
+    public let indexes: [[Attribute]]
+    /// Uniqueness constraints.
+    public let uniquenessConstraints: [[Attribute]]
+    /// User info from the model.
+    public let userInfo: [String: String]
+    /// Attributes with a rule to check at save (required, or with validation).
+    package let checkedAttributes: [Attribute]
+    private let attributesByName: [String: Attribute]
+
+    init(description: EntityDescription, index: Int, plans: [AttributePlan]) {
+        self.name = description.name
+        self.index = index
+        let slotsByName = Dictionary(description.attributes.enumerated().map { ($0.element.name, $0.offset) },
+                                     uniquingKeysWith: { first, _ in first })
+        var nextHiddenSlot = description.attributes.count
+        self.attributes = description.attributes.enumerated().map { slot, attribute in
+            let plan = plans[slot]
+            let binding = plan.binding
+            var codec: Codec?
+            if let binding, !binding.chain.isEmpty, let storedType = binding.storedType {
+                let encodedSlot: Int
+                if attribute.isTransient {
+                    encodedSlot = attribute.storageAttribute.flatMap { slotsByName[$0] } ?? slot
+                } else {
+                    encodedSlot = nextHiddenSlot
+                    nextHiddenSlot += 1
+                }
+                codec = Codec(chain: binding.chain, encodedSlot: encodedSlot, storedType: storedType,
+                              decodePolicy: attribute.decodePolicy, encodePolicy: attribute.encodePolicy)
+            }
+            return Attribute(description: attribute, entity: description.name, slot: slot, plan: plan, codec: codec)
+        }
+        self.slotCount = nextHiddenSlot
+        self.persistentAttributes = attributes.filter { !$0.isTransient }
+        self.columns = persistentAttributes.map { attribute in
+            Column(name: attribute.name, type: attribute.codec?.storedType ?? attribute.type,
+                   slot: attribute.codec?.encodedSlot ?? attribute.slot)
+        }
+        self.codedAttributes = attributes.filter { $0.codec != nil }
+        self.eagerAttributes = codedAttributes.filter { $0.codec?.decodePolicy == .eager }
+        var encodedFormOf = [Attribute?](repeating: nil, count: nextHiddenSlot)
+        for attribute in codedAttributes { if let codec = attribute.codec { encodedFormOf[codec.encodedSlot] = attribute } }
+        self.encodedFormOf = encodedFormOf
+        self.initialValues = attributes.map(\.defaultValue)
+            + Array(repeating: Value.null, count: nextHiddenSlot - attributes.count)
+        self.checkedAttributes = attributes.filter { !$0.isOptional || !$0.validation.isEmpty }
+        let byName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0) })
+        self.attributesByName = byName
+        self.indexes = description.indexes.map { $0.compactMap { byName[$0] } }
+        self.uniquenessConstraints = description.uniquenessConstraints.map { $0.compactMap { byName[$0] } }
+        self.userInfo = description.userInfo
+    }
+
+    /// The attribute named `name`.
+    ///
+    /// - Throws: ``AmberError/unknownAttribute(entity:name:suggestion:)`` with the nearest name.
+    public func attribute(named name: String) throws(AmberError) -> Attribute {
+        guard let attribute = attributesByName[name] else {
+            throw .unknownAttribute(entity: self.name, name: name,
+                                    suggestion: nearestName(to: name, in: attributes.map(\.name)))
+        }
+        return attribute
+    }
+
+    /// Whether `attribute` is one of this entity's own handles.
+    package func owns(_ attribute: Attribute) -> Bool {
+        attribute.slot < attributes.count && attributes[attribute.slot] === attribute
+    }
+
+    public var description: String { name }
+}
+
+/// A bound attribute: a handle with a fixed slot in its entity's objects.
+public final class Attribute: Sendable, CustomStringConvertible {
+    /// The attribute's name.
+    public let name: String
+    /// The name of the entity it belongs to.
+    public let entityName: String
+    /// Its type.
+    public let type: AttributeType
+    /// Whether nil is allowed at save.
+    public let isOptional: Bool
+    /// The value new objects start with (already checked against the type).
+    public let defaultValue: Value
+    /// Tracked in the context but never stored.
+    public let isTransient: Bool
+    /// The store keeps an index on it.
+    public let isIndexed: Bool
+    /// Rules checked at save.
+    public let validation: AttributeDescription.Validation
+    /// User info from the model.
+    public let userInfo: [String: String]
+    /// Index of this attribute's value in an object's slot array.
+    public let slot: Int
+    /// The class values must have, for transformable and undefined attributes
+    /// (nil: any value).
+    let valueClass: ResolvedClass?
+    /// How values are encoded for storage, for attributes with transformers.
+    package let codec: Codec?
+    /// The compiled `validation.pattern`.
+    package let pattern: Pattern?
+
+    /// The name of the class values must have (transformable and undefined attributes).
+    public var valueClassName: String? { valueClass?.name }
+    /// The transformer chain's names, first link first.
+    public var transformerNames: [String] { codec?.chain.map(\.transformer.name) ?? [] }
+
+    init(description: AttributeDescription, entity: String, slot: Int, plan: AttributePlan, codec: Codec?) {
+        self.name = description.name
+        self.entityName = entity
+        self.type = description.type
+        self.isOptional = description.isOptional
+        self.defaultValue = plan.defaultValue
+        self.isTransient = description.isTransient
+        self.isIndexed = description.isIndexed
+        self.validation = description.validation
+        self.userInfo = description.userInfo
+        self.slot = slot
+        self.valueClass = plan.binding?.valueClass
+        self.codec = codec
+        self.pattern = plan.pattern
+    }
+
+    /// `Entity.attribute`, the place errors name.
+    public var description: String { "\(entityName).\(name)" }
+
+    /// Checks `value` against the attribute's type or value class and returns
+    /// it as kept in memory.
+    ///
+    /// - Throws: ``AmberError/invalidValue(place:expected:given:)``.
+    @inline(__always)
+    package func check(_ value: Value) throws(AmberError) -> Value {
+        guard type == .transformable || type == .undefined else { return try type.coerce(value, place: description) }
+        if let valueClass, let mismatch = valueClass.mismatch(value) {
+            throw .invalidValue(place: description, expected: valueClass.name, given: mismatch)
+        }
+        return value
+    }
+}
+
+/// A stored column: its name, the type it stores and the object slot it reads from and writes to.
+package struct Column: Sendable {
+    package let name: String
+    package let type: AttributeType
+    package let slot: Int
+}
+
+/// How an attribute's values become stored values and back.
+package struct Codec: Sendable {
+    package let chain: [BoundTransformer]
+    /// The slot of the encoded form: a hidden slot, or the storage attribute's (shadow pattern).
+    package let encodedSlot: Int
+    package let storedType: AttributeType
+    package let decodePolicy: AttributeDescription.DecodePolicy
+    package let encodePolicy: AttributeDescription.EncodePolicy
+
+    /// Forward through the chain; the failure names the transformer.
+    package func encode(_ value: Value) throws(TransformerFailure) -> Value {
+        if value.isNull { return .null }
+        var current = value
+        for link in chain { current = try link.forward(current) }
+        return current
+    }
+
+    /// Reverse through the chain, last link first.
+    package func decode(_ stored: Value) throws(TransformerFailure) -> Value {
+        if stored.isNull { return .null }
+        var current = stored
+        for link in chain.reversed() { current = try link.reverse(current) }
+        return current
+    }
+}
+
+/// A compiled regular expression matched against whole strings.
+/// `NSRegularExpression` is immutable once made and safe to share.
+package final class Pattern: @unchecked Sendable {
+    package let source: String
+    private let regex: NSRegularExpression
+
+    init(_ source: String) throws {
+        self.source = source
+        self.regex = try NSRegularExpression(pattern: "^(?:\(source))$", options: [])
+    }
+
+    package func matches(_ string: String) -> Bool {
+        regex.firstMatch(in: string, range: NSRange(string.startIndex..., in: string)) != nil
+    }
+}

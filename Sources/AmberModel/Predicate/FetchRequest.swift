@@ -1,0 +1,64 @@
+import AmberTransformers
+import AmberValues
+
+/// What to fetch: an entity, an optional predicate, an order and a window.
+///
+/// ```swift
+/// let request = try FetchRequest("Book", where: "title CONTAINS[cd] %@", "cafe",
+///                                sortedBy: [.descending("published")], limit: 10)
+/// ```
+public struct FetchRequest: Sendable {
+    /// The entity to fetch.
+    public var entityName: String
+    /// Which objects; nil fetches all.
+    public var predicate: FetchPredicate?
+    /// The order, first key first; objects equal on every key come in primary-key order.
+    public var sortKeys: [SortKey]
+    /// At most this many objects (nil: no limit).
+    public var limit: Int?
+    /// Skip this many objects first.
+    public var offset: Int
+
+    /// A request for `entityName` objects.
+    public init(_ entityName: String, predicate: FetchPredicate? = nil, sortedBy sortKeys: [SortKey] = [],
+                limit: Int? = nil, offset: Int = 0)
+    {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortKeys = sortKeys
+        self.limit = limit
+        self.offset = offset
+    }
+
+    /// A request for `entityName` objects matching predicate text with `%@` / `%K` arguments.
+    ///
+    /// - Throws: ``AmberError/invalidPredicate(position:message:)`` with the position of the problem.
+    public init(_ entityName: String, where format: String, _ arguments: Value..., sortedBy sortKeys: [SortKey] = [],
+                limit: Int? = nil, offset: Int = 0) throws(AmberError)
+    {
+        self.init(entityName, predicate: try FetchPredicate(format, arguments: arguments), sortedBy: sortKeys,
+                  limit: limit, offset: offset)
+    }
+}
+
+/// One key of a fetch order.
+public struct SortKey: Sendable, Hashable {
+    /// The attribute to order by.
+    public var key: String
+    /// Smallest first when true.
+    public var ascending: Bool
+    /// Compare strings ignoring case (Unicode case folding).
+    public var caseInsensitive: Bool
+
+    /// Orders by `key`.
+    public init(_ key: String, ascending: Bool = true, caseInsensitive: Bool = false) {
+        self.key = key
+        self.ascending = ascending
+        self.caseInsensitive = caseInsensitive
+    }
+
+    /// Smallest first.
+    public static func ascending(_ key: String) -> SortKey { SortKey(key) }
+    /// Largest first.
+    public static func descending(_ key: String) -> SortKey { SortKey(key, ascending: false) }
+}

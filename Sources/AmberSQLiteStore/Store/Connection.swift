@@ -1,0 +1,145 @@
+import AmberModel
+import AmberTransformers
+import AmberValues
+import CSQLite
+import Foundation
+
+/// SQLite's "copy this buffer now" destructor.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection and its prepared-statement cache. Used by one
+/// thread at a time (the store's owner).
+final class Connection {
+    private let db: OpaquePointer
+    private var cache: [String: Statement] = [:]
+
+    /// Opens (creating if `create`) the database at `path`; ":memory:" for an in-memory database.
+    init(path: String, create: Bool) throws(AmberError) {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw .notAStore(path: path, reason: "cannot open: \(message)")
+        }
+        db = handle
+        sqlite3_extended_result_codes(db, 1)
+        SQLFunctions.register(on: db)
+    }
+
+    deinit {
+        for statement in cache.values { statement.finalize() }
+        sqlite3_close_v2(db)
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(AmberError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(message)
+            throw .sqlite(code: rc, message: text)
+        }
+    }
+
+    /// A cached prepared statement for `sql`, reset and with no bindings.
+    func statement(_ sql: String) throws(AmberError) -> Statement {
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        var handle: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
+        guard rc == SQLITE_OK, let handle else { throw error(rc) }
+        let statement = Statement(handle, connection: self)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// The error for result code `rc`, with SQLite's message.
+    func error(_ rc: Int32) -> AmberError {
+        .sqlite(code: rc, message: String(cString: sqlite3_errmsg(db)))
+    }
+
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+    var changes: Int { Int(sqlite3_changes(db)) }
+    var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
+}
+
+/// A prepared statement. Columns and parameters are 0-based here (SQLite's
+/// parameters are 1-based; the conversion happens in one place).
+final class Statement {
+    let handle: OpaquePointer
+    private unowned let connection: Connection
+
+    init(_ handle: OpaquePointer, connection: Connection) {
+        self.handle = handle
+        self.connection = connection
+    }
+
+    func finalize() { sqlite3_finalize(handle) }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Steps once: true for a row, false when done.
+    func step() throws(AmberError) -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let rc: throw connection.error(rc)
+        }
+    }
+
+    /// Runs to completion, ignoring rows, then resets (releasing locks and bindings).
+    func run() throws(AmberError) {
+        defer { reset() }
+        while try step() {}
+    }
+
+    // MARK: Binding (index is 0-based)
+
+    func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index + 1) }
+    func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(handle, index + 1, value) }
+    func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index + 1, value) }
+    func bind(_ index: Int32, _ value: String) {
+        var copy = value
+        _ = copy.withUTF8 { utf8 in
+            utf8.withMemoryRebound(to: CChar.self) { text in
+                if let base = text.baseAddress {
+                    sqlite3_bind_text(handle, index + 1, base, Int32(text.count), sqliteTransient)
+                } else {
+                    sqlite3_bind_text(handle, index + 1, "", 0, nil)
+                }
+            }
+        }
+    }
+    func bind(_ index: Int32, bytes: UnsafeRawBufferPointer) {
+        // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
+        sqlite3_bind_blob(handle, index + 1, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), sqliteTransient)
+    }
+
+    // MARK: Reading (index is 0-based)
+
+    func columnType(_ index: Int32) -> Int32 { sqlite3_column_type(handle, index) }
+    func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+    func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
+    func string(_ index: Int32) -> String {
+        guard let text = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+    func data(_ index: Int32) -> Data {
+        guard let blob = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: blob, count: Int(sqlite3_column_bytes(handle, index)))
+    }
+    /// Borrows the bytes of a blob column until the next step or reset.
+    func withBytes<R, E: Error>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let blob = sqlite3_column_blob(handle, index)
+        return try body(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, index))))
+    }
+}

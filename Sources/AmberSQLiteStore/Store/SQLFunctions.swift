@@ -1,0 +1,105 @@
+import AmberModel
+import AmberTransformers
+import AmberValues
+import CSQLite
+import Foundation
+
+/// SQL functions Amber's compiled predicates call, registered on every
+/// connection. Any other SQLite tool can still read the store; only
+/// predicates with [c]/[d] or MATCHES need these.
+enum SQLFunctions {
+    /// Bits of the `flags` argument: the predicate's `[c]` and `[d]`.
+    static let caseInsensitive = ComparisonOptions.caseInsensitive.rawValue
+    static let diacriticInsensitive = ComparisonOptions.diacriticInsensitive.rawValue
+
+    static func register(on db: OpaquePointer) {
+        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+        sqlite3_create_function_v2(db, "amber_fold", 2, flags, nil, foldFunction, nil, nil, nil)
+        sqlite3_create_function_v2(db, "amber_matches", 3, flags, nil, matchesFunction, nil, nil, nil)
+    }
+
+    /// Folds `text` for comparison: lower case with flag 1, without diacritics with flag 2.
+    static func fold(_ text: String, flags: Int64) -> String {
+        var options: String.CompareOptions = []
+        if flags & caseInsensitive != 0 { options.insert(.caseInsensitive) }
+        if flags & diacriticInsensitive != 0 { options.insert(.diacriticInsensitive) }
+        return options.isEmpty ? text : text.folding(options: options, locale: nil)
+    }
+}
+
+/// amber_fold(text, flags): NULL stays NULL. ASCII text folded for case only
+/// takes a byte path with no Foundation call (the common case in searches).
+private let foldFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, _, args in
+    guard let args, let textArg = args[0], sqlite3_value_type(textArg) != SQLITE_NULL else {
+        sqlite3_result_null(context)
+        return
+    }
+    let flags = sqlite3_value_int64(args[1])
+    let count = Int(sqlite3_value_bytes(textArg))
+    guard let text = sqlite3_value_text(textArg) else {
+        sqlite3_result_null(context)
+        return
+    }
+    let bytes = UnsafeBufferPointer(start: text, count: count)
+    if flags == SQLFunctions.caseInsensitive, bytes.allSatisfy({ $0 < 0x80 }) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(count, 1)) { buffer in
+            for i in 0..<count {
+                let c = bytes[i]
+                buffer[i] = (c >= 0x41 && c <= 0x5A) ? c | 0x20 : c
+            }
+            buffer.baseAddress?.withMemoryRebound(to: CChar.self, capacity: count) {
+                sqlite3_result_text(context, $0, Int32(count), sqliteTransient)
+            }
+        }
+        return
+    }
+    var folded = SQLFunctions.fold(String(decoding: bytes, as: UTF8.self), flags: flags)
+    folded.withUTF8 { utf8 in
+        utf8.withMemoryRebound(to: CChar.self) { text in
+            if let base = text.baseAddress {
+                sqlite3_result_text(context, base, Int32(text.count), sqliteTransient)
+            } else {
+                sqlite3_result_text(context, "", 0, nil)
+            }
+        }
+    }
+}
+
+/// Holds a compiled regular expression as SQLite auxiliary data, so each
+/// statement compiles its MATCHES pattern once rather than per row.
+private final class CompiledRegex {
+    let regex: NSRegularExpression
+    init(_ regex: NSRegularExpression) { self.regex = regex }
+}
+
+/// amber_matches(text, pattern, flags): whole-string regular-expression match.
+private let matchesFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, _, args in
+    guard let args, let textArg = args[0], let patternArg = args[1],
+          sqlite3_value_type(textArg) != SQLITE_NULL, sqlite3_value_type(patternArg) != SQLITE_NULL
+    else {
+        sqlite3_result_null(context)
+        return
+    }
+    let flags = sqlite3_value_int64(args[2])
+    let regex: NSRegularExpression
+    if let cached = sqlite3_get_auxdata(context, 1) {
+        regex = Unmanaged<CompiledRegex>.fromOpaque(cached).takeUnretainedValue().regex
+    } else {
+        let pattern = SQLFunctions.fold(String(cString: sqlite3_value_text(patternArg)), flags: flags & SQLFunctions.diacriticInsensitive)
+        let options: NSRegularExpression.Options = flags & SQLFunctions.caseInsensitive != 0 ? [.caseInsensitive] : []
+        guard let compiled = try? NSRegularExpression(pattern: "^(?:\(pattern))$", options: options) else {
+            sqlite3_result_error(context, "MATCHES: invalid regular expression", -1)
+            return
+        }
+        regex = compiled
+        let holder = Unmanaged.passRetained(CompiledRegex(compiled)).toOpaque()
+        sqlite3_set_auxdata(context, 1, holder) { pointer in
+            if let pointer { Unmanaged<CompiledRegex>.fromOpaque(pointer).release() }
+        }
+    }
+    let text = SQLFunctions.fold(String(cString: sqlite3_value_text(textArg)), flags: flags & SQLFunctions.diacriticInsensitive)
+    let matched = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+    sqlite3_result_int(context, matched ? 1 : 0)
+}

@@ -1,0 +1,262 @@
+import AmberModel
+import AmberTransformers
+import AmberValues
+import CSQLite
+import Foundation
+
+/// An Amber store: an SQLite file (in WAL mode) or an in-memory database,
+/// holding one table per entity and a metadata table with the store's UUID,
+/// its model's version hash and the model itself.
+///
+/// The store owns every SQL statement and transaction: contexts ask it for
+/// rows matching a fetch request, for counts, and to write a change set in
+/// one transaction (``write(_:)``); they never see SQL.
+///
+/// A store and the contexts over it are used from one thread at a time.
+public final class Store {
+    /// The file, or nil for an in-memory store.
+    public let path: String?
+    /// The model the store was opened with.
+    public let model: Model
+    /// The store's UUID, fixed when the store is created; part of every object ID URI.
+    public let identifier: UUID
+
+    let connection: Connection
+    let mappings: [TableMapping]
+
+    private static let metadataTable = "_amber_metadata"
+    private static let formatVersion = "1"
+
+    /// Opens the store at `path` with `model`, creating the file and its
+    /// tables if the file is missing or empty.
+    ///
+    /// - Throws: ``AmberError/modelMismatch(store:differences:)`` if the store
+    ///   was made with a model of another shape, naming each difference;
+    ///   ``AmberError/notAStore(path:reason:)`` for a file that is not an
+    ///   Amber store.
+    public convenience init(path: String, model: Model) throws(AmberError) {
+        let connection = try Connection(path: path, create: true)
+        try self.init(connection: connection, path: path, model: model)
+    }
+
+    /// Opens an existing store with the model it carries, so a program (such
+    /// as the `amber` CLI) can read a store it did not make. The model is
+    /// bound against `registry`, which must hold the transformers it names.
+    public convenience init(openingExisting path: String, registry: Registry = .shared) throws(AmberError) {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw .notAStore(path: path, reason: "no such file")
+        }
+        let connection = try Connection(path: path, create: false)
+        let metadata = try Self.readMetadata(connection, path: path)
+        guard let json = metadata["model"] else { throw .notAStore(path: path, reason: "no model in the metadata table") }
+        let model: Model
+        do throws(AmberError) {
+            model = try Model(ModelDescription(json: Data(json.utf8)), registry: registry)
+        } catch {
+            throw .notAStore(path: path, reason: "the stored model cannot be read: \(error)")
+        }
+        try self.init(connection: connection, path: path, model: model)
+    }
+
+    /// An in-memory store with `model`; it lives as long as this object.
+    public static func inMemory(model: Model) throws(AmberError) -> Store {
+        try Store(connection: Connection(path: ":memory:", create: true), path: nil, model: model)
+    }
+
+    private init(connection: Connection, path: String?, model: Model) throws(AmberError) {
+        self.connection = connection
+        self.path = path
+        self.model = model
+        self.mappings = model.entities.map(TableMapping.init)
+        let place = path ?? ":memory:"
+        try Self.configure(connection, inMemory: path == nil, place: place)
+        let metadata = try Self.readMetadata(connection, path: place)
+        if metadata.isEmpty {
+            identifier = UUID()
+            try createSchema()
+        } else {
+            guard metadata["format"] == Self.formatVersion, let uuidText = metadata["store_uuid"],
+                  let uuid = UUID(uuidString: uuidText)
+            else {
+                throw .notAStore(path: place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
+            }
+            identifier = uuid
+            if metadata["model_hash"] != model.versionHash {
+                let stored = metadata["model"].flatMap { try? ModelDescription(json: Data($0.utf8)) }
+                let differences = stored.map {
+                    ModelFingerprint.differences(store: ModelFingerprint($0), model: ModelFingerprint(model.description))
+                } ?? []
+                throw .modelMismatch(store: place, differences: differences.isEmpty
+                    ? ["model version hash \(metadata["model_hash"] ?? "(none)") in the store, \(model.versionHash) in the model"]
+                    : differences)
+            }
+        }
+    }
+
+    private static func configure(_ connection: Connection, inMemory: Bool, place: String) throws(AmberError) {
+        do throws(AmberError) {
+            // WAL lets readers run beside a writer; NORMAL sync is durable across
+            // application crashes, which is SQLite's advice for WAL.
+            if !inMemory { try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;") }
+            try connection.execute("PRAGMA foreign_keys = ON")
+        } catch {
+            throw .notAStore(path: place, reason: "\(error)")
+        }
+    }
+
+    /// The metadata table as key → value; empty for a new, empty database.
+    private static func readMetadata(_ connection: Connection, path: String) throws(AmberError) -> [String: String] {
+        let tables: Statement
+        do throws(AmberError) {
+            tables = try connection.statement("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        } catch {
+            throw .notAStore(path: path, reason: "\(error)")
+        }
+        var names: [String] = []
+        while try tables.step() { names.append(tables.string(0)) }
+        tables.reset()
+        guard names.contains(metadataTable) else {
+            if names.isEmpty { return [:] }
+            throw .notAStore(path: path, reason: "the database has tables but no \(metadataTable) table")
+        }
+        let rows = try connection.statement("SELECT key, value FROM \(metadataTable)")
+        defer { rows.reset() }
+        var metadata: [String: String] = [:]
+        while try rows.step() { metadata[rows.string(0)] = rows.string(1) }
+        return metadata
+    }
+
+    private func createSchema() throws(AmberError) {
+        try connection.execute("BEGIN IMMEDIATE")
+        do throws(AmberError) {
+            try connection.execute("CREATE TABLE \(Self.metadataTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            for mapping in mappings {
+                for sql in mapping.createSQL { try connection.execute(sql) }
+            }
+            let insert = try connection.statement("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?)")
+            for (key, value) in [("format", Self.formatVersion), ("store_uuid", identifier.uuidString),
+                                 ("model_hash", model.versionHash), ("model", model.description.jsonText()),
+                                 ("created_by", "Amber \(version)")]
+            {
+                insert.bind(0, key)
+                insert.bind(1, value)
+                try insert.run()
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The table mapping of `entity`.
+    func mapping(for entity: Entity) -> TableMapping { mappings[entity.index] }
+
+    // MARK: The API contexts use
+
+    /// Calls `body` with each row of `entity` that `request` matches, in the
+    /// request's order. The row is valid only during the call.
+    ///
+    /// - Throws: an unknown attribute or a predicate that does not fit the
+    ///   entity (with its position), a corrupt stored value, or an SQLite error.
+    package func forEachRow(of entity: Entity, matching request: FetchRequest,
+                            _ body: (StoredRow) throws(AmberError) -> Void) throws(AmberError)
+    {
+        let mapping = mapping(for: entity)
+        let query = try FetchQuery(request: request, mapping: mapping, columns: mapping.selectColumns)
+        let statement = try query.prepare(on: connection)
+        defer { statement.reset() }
+        while try statement.step() {
+            try body(StoredRow(statement: statement, mapping: mapping))
+        }
+    }
+
+    /// How many rows of `entity` `request` matches (its limit and offset included).
+    package func count(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> Int {
+        let query = try FetchQuery(request: request, mapping: mapping(for: entity), columns: "count(*)", counting: true)
+        let statement = try query.prepare(on: connection)
+        defer { statement.reset() }
+        return try statement.step() ? Int(statement.int64(0)) : 0
+    }
+
+    /// The primary keys of the rows of `entity` that `request` matches, in its order.
+    package func primaryKeys(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> [Int64] {
+        let query = try FetchQuery(request: request, mapping: mapping(for: entity), columns: "_pk")
+        let statement = try query.prepare(on: connection)
+        defer { statement.reset() }
+        var keys: [Int64] = []
+        while try statement.step() { keys.append(statement.int64(0)) }
+        return keys
+    }
+
+    /// Writes `changes` in one transaction: inserts, then updates and deletes
+    /// of rows still at the version they were read at. Every failing row
+    /// (a uniqueness violation, a row changed or deleted since it was read)
+    /// is reported, and then nothing is written.
+    ///
+    /// - Returns: the new primary keys of `changes.inserts`, in order.
+    /// - Throws: ``AmberError/saveFailed(_:)`` listing every problem; the
+    ///   database is as it was.
+    package func write<Row: RowSource>(_ changes: ChangeSet<Row>) throws(AmberError) -> [Int64] {
+        let writer = StoreWriter<Row>(store: self)
+        var problems: [SaveProblem] = []
+        var newKeys: [Int64] = []
+        do throws(AmberError) {
+            try connection.execute("BEGIN IMMEDIATE")
+            newKeys = try writer.insert(changes.inserts, problems: &problems)
+            try writer.update(changes.updates, problems: &problems)
+            try writer.delete(changes.deletes, problems: &problems)
+            if problems.isEmpty { try connection.execute("COMMIT") }
+        } catch {
+            problems.append(SaveProblem(objectID: nil, place: path ?? ":memory:", rule: .store, message: "\(error)"))
+        }
+        guard problems.isEmpty else {
+            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            throw .saveFailed(problems)
+        }
+        return newKeys
+    }
+}
+
+/// What the store needs of an object to write its row: the context's objects
+/// conform, so a save binds values straight from their slots.
+package protocol RowSource: AnyObject {
+    /// The row's entity.
+    var entity: Entity { get }
+    /// The object's ID (its primary key once saved); problems name it.
+    var objectID: ObjectID { get }
+    /// The object's slots, with every encoded form current (``Entity/columns`` say which slot each column reads).
+    var slotValues: [Value] { get }
+    /// The row version last read or written, checked by updates and deletes.
+    var rowVersion: Int64 { get }
+}
+
+/// The rows one save writes.
+package struct ChangeSet<Row: RowSource> {
+    package var inserts: [Row] = []
+    package var updates: [Row] = []
+    package var deletes: [Row] = []
+
+    package init() {}
+}
+
+/// A row being read by ``Store/forEachRow(of:matching:_:)``.
+package struct StoredRow {
+    fileprivate let statement: Statement
+    fileprivate let mapping: TableMapping
+
+    /// The row's primary key.
+    package var primaryKey: Int64 { statement.int64(0) }
+    /// The row's version.
+    package var version: Int64 { statement.int64(1) }
+
+    /// Reads every stored column into its slot of `values` (an object's slot array).
+    ///
+    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming the
+    ///   attribute, for a stored value of the wrong kind (a corrupt or foreign row).
+    package func read(into values: inout [Value]) throws(AmberError) {
+        for (i, slot) in mapping.slots.enumerated() {
+            values[slot] = try mapping.read(column: i, at: Int32(i) + TableMapping.bookkeepingCount, from: statement)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import AmberPluginABI
+import AmberValues
+import Foundation
+import Synchronization
+
+/// The host table one plugin load hands to the plugin, and what the plugin
+/// reports through it. A plugin may keep the table for the life of the
+/// process, so it is never freed. (`@unchecked`: `host` never changes after init.)
+final class PluginSession: @unchecked Sendable {
+    let file: String
+    let host: UnsafePointer<amber_plugin_host>
+
+    init(file: String) {
+        self.file = file
+        let table = UnsafeMutablePointer<amber_plugin_host>.allocate(capacity: 1)
+        table.initialize(to: amber_plugin_host(
+            struct_size: UInt32(MemoryLayout<amber_plugin_host>.size), abi_version: UInt32(AMBER_PLUGIN_ABI_VERSION),
+            log: pluginLog, report_error: pluginReportError, host_data: nil))
+        self.host = UnsafePointer(table)
+        // The table points back at this session; the retain is never balanced, like the table itself.
+        table.pointee.host_data = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    /// ": what the plugin reported on this thread" since the last clear, then forgets it.
+    var reportedSuffix: String { PluginReports.take() }
+
+    static func from(_ host: UnsafePointer<amber_plugin_host>?) -> PluginSession? {
+        guard let data = host?.pointee.host_data else { return nil }
+        return Unmanaged<PluginSession>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    /// A message from plugin C code: bounded, and invalid UTF-8 repaired rather than trusted.
+    static func text(_ pointer: UnsafePointer<CChar>?) -> String {
+        guard let pointer else { return "(NULL message)" }
+        let length = strnlen(pointer, PluginLoader.maximumStringLength)
+        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
+    }
+}
+
+private let pluginLog: @convention(c) (UnsafePointer<amber_plugin_host>?, Int32, UnsafePointer<CChar>?) -> Void = { host, level, message in
+    let names = ["debug", "info", "warning", "error"]
+    let label = names.indices.contains(Int(level)) ? names[Int(level)] : "level \(level)"
+    let file = PluginSession.from(host)?.file ?? "plugin"
+    FileHandle.standardError.write(Data("amber plugin \(file) [\(label)]: \(PluginSession.text(message))\n".utf8))
+}
+
+private let pluginReportError: @convention(c) (UnsafePointer<amber_plugin_host>?, UnsafePointer<CChar>?) -> Void = { _, message in
+    PluginReports.add(PluginSession.text(message))
+}
+
+/// What plugins said through report_error, per thread: a message belongs to
+/// the load or the call running on the thread that reported it.
+enum PluginReports {
+    final class Box {
+        var messages: [String] = []
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<Box>.fromOpaque(pointer).release() }
+        }
+        return key
+    }()
+
+    private static var box: Box {
+        if let pointer = pthread_getspecific(key) { return Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue() }
+        let box = Box()
+        pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
+        return box
+    }
+
+    static func add(_ message: String) { box.messages.append(message) }
+
+    static func clear() {
+        let box = box
+        if !box.messages.isEmpty { box.messages.removeAll() }
+    }
+
+    /// ": messages" (or "") and forgets them.
+    static func take() -> String {
+        let box = box
+        defer { box.messages.removeAll() }
+        return box.messages.isEmpty ? "" : ": " + box.messages.joined(separator: "; ")
+    }
+}

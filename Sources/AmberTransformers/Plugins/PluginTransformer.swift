@@ -1,0 +1,162 @@
+import AmberPluginABI
+import AmberValues
+import Foundation
+
+/// A plugin transformer's function pointers and state. Its deinit calls the
+/// plugin's destroy, once, when no registry or model uses the transformer.
+final class PluginFunctions: @unchecked Sendable {
+    typealias Function = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<amber_plugin_value>?,
+                                         UnsafeMutablePointer<amber_plugin_value>?) -> Int32
+    let forward: Function
+    let reverse: Function?
+    let destroy: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+    let state: UnsafeMutableRawPointer?
+    let isThreadSafe: Bool
+    /// Serializes calls of a transformer that is not thread-safe.
+    private let lock: NSLock?
+    init(forward: Function, reverse: Function?, destroy: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+         state: UnsafeMutableRawPointer?, threadSafe: Bool)
+    {
+        self.forward = forward
+        self.reverse = reverse
+        self.destroy = destroy
+        self.state = state
+        self.isThreadSafe = threadSafe
+        self.lock = threadSafe ? nil : NSLock()
+    }
+
+    deinit { destroy?(state) }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Calls `function` on `input`; copies the result as a value (custom
+    /// values get `customClass`) and releases the plugin's copy once. For a
+    /// transformer that is not thread-safe the lock covers the copy and the
+    /// release too: a result may live in the plugin's own state.
+    func call(_ function: Function, _ input: Value, customClass: String) throws -> Value {
+        lock?.lock()
+        defer { lock?.unlock() }
+        PluginReports.clear()
+        var output = amber_plugin_value()
+        let status = try PluginValue.withBorrowed(input) { borrowed in
+            withUnsafePointer(to: borrowed) { function(state, $0, &output) }
+        }
+        defer { output.release?(&output) }
+        guard status == AMBER_PLUGIN_OK else {
+            throw Failure(description: "returned status \(status)" + PluginReports.take())
+        }
+        return try PluginValue.copy(output, customClass: customClass)
+    }
+}
+
+/// A transformer of a plugin, wrapped as a core transformer.
+struct PluginTransformer {
+    let functions: PluginFunctions
+    let transformer: Transformer
+    let info: PluginInfo.TransformerInfo
+
+    init(functions: PluginFunctions, name: String, input: String, output: String, file: String) {
+        self.functions = functions
+        self.info = PluginInfo.TransformerInfo(name: name, inputClass: input, outputClass: output,
+                                               isReversible: functions.reverse != nil, isThreadSafe: functions.isThreadSafe)
+        let reverse: (@Sendable (Value) throws -> Value)?
+        if let function = functions.reverse {
+            reverse = { value in try functions.call(function, value, customClass: input) }
+        } else {
+            reverse = nil
+        }
+        let forward = functions.forward
+        self.transformer = Transformer(name: name, from: input, to: output, source: file,
+                                       forward: { value in try functions.call(forward, value, customClass: output) },
+                                       reverse: reverse)
+    }
+}
+
+/// Values across the plugin boundary.
+enum PluginValue {
+    struct Unsupported: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func bytes(_ type: Int, _ buffer: UnsafeRawBufferPointer) -> amber_plugin_value {
+        var value = amber_plugin_value()
+        value.type = Int32(type)
+        value.v.bytes.data = buffer.baseAddress
+        value.v.bytes.length = buffer.count
+        return value
+    }
+
+    /// Calls `body` with `value` as a plugin value borrowing Swift's memory.
+    static func withBorrowed<R>(_ value: Value, _ body: (amber_plugin_value) throws -> R) throws -> R {
+        var plain = amber_plugin_value()
+        func text(_ type: Int, _ string: String) throws -> R {
+            var copy = string
+            return try copy.withUTF8 { try body(bytes(type, UnsafeRawBufferPointer($0))) }
+        }
+        switch value {
+        case .null: plain.type = Int32(AMBER_PLUGIN_VALUE_NULL)
+        case .bool(let b): plain.type = Int32(AMBER_PLUGIN_VALUE_BOOL); plain.v.integer = b ? 1 : 0
+        case .int(let i): plain.type = Int32(AMBER_PLUGIN_VALUE_INT); plain.v.integer = i
+        case .double(let d): plain.type = Int32(AMBER_PLUGIN_VALUE_DOUBLE); plain.v.real = d
+        case .float(let f): plain.type = Int32(AMBER_PLUGIN_VALUE_FLOAT); plain.v.real = Double(f)
+        case .date(let d): plain.type = Int32(AMBER_PLUGIN_VALUE_DATE); plain.v.real = d.timeIntervalSince1970
+        case .string(let s): return try text(AMBER_PLUGIN_VALUE_STRING, s)
+        case .decimal(let d): return try text(AMBER_PLUGIN_VALUE_DECIMAL, d.description)
+        case .uri(let u): return try text(AMBER_PLUGIN_VALUE_URI, u.absoluteString)
+        case .binary(let d): return try d.withUnsafeBytes { try body(bytes(AMBER_PLUGIN_VALUE_BINARY, $0)) }
+        case .custom(let c): return try c.bytes.withUnsafeBytes { try body(bytes(AMBER_PLUGIN_VALUE_CUSTOM, $0)) }
+        case .uuid(let u): return try withUnsafeBytes(of: u.uuid) { try body(bytes(AMBER_PLUGIN_VALUE_UUID, $0)) }
+        case .objectID, .array, .dictionary:
+            throw Unsupported(description: "a \(value.className) value cannot cross the plugin boundary")
+        }
+        return try body(plain)
+    }
+
+    /// A copy of a value a plugin returned.
+    static func copy(_ value: amber_plugin_value, customClass: String) throws -> Value {
+        func raw() throws -> UnsafeRawBufferPointer {
+            if value.v.bytes.length == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            // size_t arrives signed: a plugin's garbage length must not become a trapping buffer.
+            guard value.v.bytes.length > 0, value.v.bytes.length <= Int(Int32.max) else {
+                throw Unsupported(description: "returned a length of \(UInt(bitPattern: value.v.bytes.length)) bytes")
+            }
+            guard let data = value.v.bytes.data else {
+                throw Unsupported(description: "returned a NULL pointer with length \(value.v.bytes.length)")
+            }
+            return UnsafeRawBufferPointer(start: data, count: value.v.bytes.length)
+        }
+        func text() throws -> String {
+            guard let string = String(validating: try raw(), as: UTF8.self) else {
+                throw Unsupported(description: "returned a string that is not valid UTF-8")
+            }
+            return string
+        }
+        switch Int(value.type) {
+        case AMBER_PLUGIN_VALUE_NULL: return .null
+        case AMBER_PLUGIN_VALUE_BOOL: return .bool(value.v.integer != 0)
+        case AMBER_PLUGIN_VALUE_INT: return .int(value.v.integer)
+        case AMBER_PLUGIN_VALUE_DOUBLE: return .double(value.v.real)
+        case AMBER_PLUGIN_VALUE_FLOAT: return .float(Float(value.v.real))
+        case AMBER_PLUGIN_VALUE_DATE: return .date(Date(timeIntervalSince1970: value.v.real))
+        case AMBER_PLUGIN_VALUE_STRING: return .string(try text())
+        case AMBER_PLUGIN_VALUE_BINARY: return .binary(Data(try raw()))
+        case AMBER_PLUGIN_VALUE_CUSTOM: return .custom(CustomValue(className: customClass, bytes: Data(try raw())))
+        case AMBER_PLUGIN_VALUE_DECIMAL:
+            let literal = try text()
+            guard let decimal = ValueFormat.parseDecimal(literal) else { throw Unsupported(description: "returned a bad decimal \"\(literal)\"") }
+            return .decimal(decimal)
+        case AMBER_PLUGIN_VALUE_URI:
+            let literal = try text()
+            guard let url = URL(string: literal) else { throw Unsupported(description: "returned a bad URI \"\(literal)\"") }
+            return .uri(url)
+        case AMBER_PLUGIN_VALUE_UUID:
+            let bytes = try raw()
+            guard bytes.count == 16 else { throw Unsupported(description: "returned a UUID of \(bytes.count) bytes") }
+            return .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
+        default:
+            throw Unsupported(description: "returned unknown value type \(value.type)")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import AmberValues
+
+/// A registered transformer, ready to call outside a store with the checks a
+/// store applies: every result must be of the class (and size) the
+/// transformer declares.
+public struct CheckedTransformer: Sendable {
+    let bound: BoundTransformer
+
+    /// The transformer's name.
+    public var name: String { bound.transformer.name }
+
+    /// Converts `value` from the input class to the output class.
+    public func forward(_ value: Value) throws(AmberError) -> Value {
+        do throws(TransformerFailure) {
+            return try bound.forward(value)
+        } catch {
+            throw error.error(at: name)
+        }
+    }
+
+    /// Converts `value` back from the output class to the input class.
+    public func reverse(_ value: Value) throws(AmberError) -> Value {
+        do throws(TransformerFailure) {
+            return try bound.reverse(value)
+        } catch {
+            throw error.error(at: name)
+        }
+    }
+}
+
+extension Registry {
+    /// The transformer named `name`, with its classes resolved.
+    ///
+    /// - Throws: ``AmberError/unknownEntity(name:suggestion:)``-style lookup
+    ///   errors as ``AmberError/invalidDeclaration(place:message:)`` naming the
+    ///   missing transformer or class.
+    public func transformer(named name: String) throws(AmberError) -> CheckedTransformer {
+        let scope = ClassScope(registry: snapshot())
+        guard let entry = scope.transformers[name] else {
+            throw .invalidDeclaration(place: "transformer \"\(name)\"", message: "no such transformer"
+                + AmberError.hint(nearestName(to: name, in: scope.transformers.keys.sorted())))
+        }
+        let transformer = entry.item
+        guard let input = scope.resolve(transformer.inputClass), let output = scope.resolve(transformer.outputClass) else {
+            throw .invalidDeclaration(place: "transformer \"\(name)\"", message: "names a value class that is not declared")
+        }
+        return CheckedTransformer(bound: BoundTransformer(transformer: transformer, input: input, output: output))
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+/// Every error Amber reports. Each case carries the place it concerns
+/// (`Book.price`, a JSON path, a position in predicate text) so that the
+/// message alone tells the caller what to fix.
+public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A model failed to bind; every problem found is listed.
+    case invalidModel([ModelProblem])
+    /// A JSON model file is malformed at `path` (for example `$.entities[0].attributes[2].type`).
+    case invalidJSON(path: String, message: String)
+    /// No entity of that name; `suggestion` is the nearest known name, if any.
+    case unknownEntity(name: String, suggestion: String?)
+    /// No attribute of that name on `entity`; `suggestion` is the nearest known name, if any.
+    case unknownAttribute(entity: String, name: String, suggestion: String?)
+    /// A value of the wrong class, or out of the attribute type's range, was given for `place`.
+    case invalidValue(place: String, expected: String, given: String)
+    /// An attribute handle of another entity or model was used with an object.
+    case foreignAttribute(attribute: String, object: String)
+    /// Predicate text could not be parsed or compiled; `position` is 1-based, in characters.
+    case invalidPredicate(position: Int, message: String)
+    /// A save failed; nothing was written and every pending change is kept.
+    case saveFailed([SaveProblem])
+    /// The store holds a model that differs from the one given; each difference is listed.
+    case modelMismatch(store: String, differences: [String])
+    /// The file is not an Amber store (or is damaged).
+    case notAStore(path: String, reason: String)
+    /// An object ID that no longer (or never) names an object in the store.
+    case objectNotFound(ObjectID)
+    /// The object was deleted, or belongs to no context, so it cannot be changed.
+    case objectUnavailable(ObjectID, reason: String)
+    /// SQLite reported an error.
+    case sqlite(code: Int32, message: String)
+    /// A value class or transformer declaration is malformed.
+    case invalidDeclaration(place: String, message: String)
+    /// A value class or transformer name is already taken; both sources are named.
+    case duplicateName(kind: String, name: String, existing: String, refused: String)
+    /// A plugin was refused; nothing of it was registered. `message` names the
+    /// class or transformer and what was expected against what was found.
+    case pluginRefused(path: String, message: String)
+    /// A transformer failed or returned a value other than it declared, while
+    /// converting `place` (`Book.coverColor`).
+    case transformerFailed(place: String, transformer: String, source: String, message: String)
+
+    public var description: String {
+        switch self {
+        case .invalidModel(let problems):
+            let lines = problems.map { "  \($0)" }.joined(separator: "\n")
+            return "the model has \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(lines)"
+        case .invalidJSON(let path, let message):
+            return "\(path): \(message)"
+        case .unknownEntity(let name, let suggestion):
+            return "\(name): no such entity" + Self.hint(suggestion)
+        case .unknownAttribute(let entity, let name, let suggestion):
+            return "\(entity).\(name): no such attribute" + Self.hint(suggestion)
+        case .invalidValue(let place, let expected, let given):
+            return "\(place): expected \(expected), given \(given)"
+        case .foreignAttribute(let attribute, let object):
+            return "\(attribute) is not an attribute of \(object)"
+        case .invalidPredicate(let position, let message):
+            return "predicate, position \(position): \(message)"
+        case .saveFailed(let problems):
+            let lines = problems.map { "  \($0)" }.joined(separator: "\n")
+            return "save failed, nothing was written, pending changes are kept (\(problems.count) problem\(problems.count == 1 ? "" : "s")):\n\(lines)"
+        case .modelMismatch(let store, let differences):
+            return "\(store): the store was made with a different model:\n"
+                + differences.map { "  \($0)" }.joined(separator: "\n")
+        case .notAStore(let path, let reason):
+            return "\(path): not an Amber store: \(reason)"
+        case .objectNotFound(let id):
+            return "\(id): no such object in the store"
+        case .objectUnavailable(let id, let reason):
+            return "\(id): \(reason)"
+        case .sqlite(let code, let message):
+            return "SQLite error \(code): \(message)"
+        case .invalidDeclaration(let place, let message):
+            return "\(place): \(message)"
+        case .duplicateName(let kind, let name, let existing, let refused):
+            return "\(kind) \"\(name)\" from \(refused) refused: the name is already registered by \(existing)"
+        case .pluginRefused(let path, let message):
+            return "\(path): \(message)"
+        case .transformerFailed(let place, let transformer, let source, let message):
+            return "\(place): transformer \"\(transformer)\" (\(source)) \(message)"
+        }
+    }
+
+    package static func hint(_ suggestion: String?) -> String {
+        suggestion.map { "; did you mean \($0)?" } ?? ""
+    }
+}
+
+/// One problem found while binding a model.
+public struct ModelProblem: Sendable, Equatable, CustomStringConvertible {
+    /// Where: `Book`, `Book.price`, `Book.indexes[0]`, …
+    public var place: String
+    /// What is wrong, and where a name was misspelled, the nearest known name.
+    public var message: String
+
+    /// A problem at `place`, described by `message`.
+    public init(place: String, message: String) {
+        self.place = place
+        self.message = message
+    }
+
+    public var description: String { "\(place): \(message)" }
+}
+
+/// One problem that made a save fail.
+public struct SaveProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The kind of rule that was broken.
+    public enum Rule: String, Sendable, Equatable {
+        case required, minValue, maxValue, minLength, maxLength, pattern, uniqueness, conflict, store, transformer
+    }
+
+    /// The object concerned (nil for a failure of the store itself).
+    public var objectID: ObjectID?
+    /// The attribute concerned (`Book.title`), or the constraint (`Book(title, author)`).
+    public var place: String
+    /// The rule broken.
+    public var rule: Rule
+    /// A sentence naming expected and found.
+    public var message: String
+
+    package init(objectID: ObjectID?, place: String, rule: Rule, message: String) {
+        self.objectID = objectID
+        self.place = place
+        self.rule = rule
+        self.message = message
+    }
+
+    public var description: String {
+        objectID.map { "\($0): \(place): \(message)" } ?? "\(place): \(message)"
+    }
+}
+
+/// The nearest name to `name` among `candidates`, when it is close enough to
+/// be a plausible misspelling: at most 1 edit for names of up to 3
+/// characters, else at most a third of the length (2 at least). A swap of
+/// two neighbouring characters counts as one edit.
+package func nearestName(to name: String, in candidates: some Sequence<String>) -> String? {
+    let target = Array(name.lowercased())
+    var best: (name: String, distance: Int)?
+    for candidate in candidates {
+        let distance = editDistance(target, Array(candidate.lowercased()))
+        if distance < (best?.distance ?? Int.max) { best = (candidate, distance) }
+    }
+    guard let best, best.distance <= (target.count <= 3 ? 1 : max(2, target.count / 3)) else { return nil }
+    return best.name
+}
+
+/// Optimal-string-alignment distance (Levenshtein plus adjacent swaps), with three rolling rows.
+private func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var beforePrevious = [Int](repeating: 0, count: b.count + 1)
+    var previous = Array(0...b.count)
+    var current = [Int](repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+        current[0] = i
+        for j in 1...b.count {
+            let cost = a[i - 1] == b[j - 1] ? 0 : 1
+            current[j] = min(previous[j - 1] + cost, previous[j] + 1, current[j - 1] + 1)
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                current[j] = min(current[j], beforePrevious[j - 2] + 1)
+            }
+        }
+        (beforePrevious, previous, current) = (previous, current, beforePrevious)
+    }
+    return previous[b.count]
+}

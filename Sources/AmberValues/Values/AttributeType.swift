@@ -1,0 +1,110 @@
+import Foundation
+
+/// The type of an attribute, as Core Data has them.
+///
+/// `transformable`, `undefined` and `objectID` are part of the vocabulary so
+/// models can name them; binding reports them as not yet supported until value
+/// transformers and relationships land.
+public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case integer16, integer32, integer64, decimal, double, float, string, boolean, date, binary, uuid, uri
+    case transformable, undefined, objectID
+
+    public var description: String { rawValue }
+
+    /// Core Data's spelling ("Integer 16", "Boolean", …), accepted in JSON model files too.
+    var coreDataName: String {
+        switch self {
+        case .integer16: "Integer 16"
+        case .integer32: "Integer 32"
+        case .integer64: "Integer 64"
+        case .decimal: "Decimal"
+        case .double: "Double"
+        case .float: "Float"
+        case .string: "String"
+        case .boolean: "Boolean"
+        case .date: "Date"
+        case .binary: "Binary"
+        case .uuid: "UUID"
+        case .uri: "URI"
+        case .transformable: "Transformable"
+        case .undefined: "Undefined"
+        case .objectID: "ObjectID"
+        }
+    }
+
+    /// Looks a type up by its Amber or Core Data name.
+    package init?(name: String) {
+        if let type = AttributeType(rawValue: name) {
+            self = type
+        } else if let type = AttributeType.allCases.first(where: { $0.coreDataName == name }) {
+            self = type
+        } else {
+            return nil
+        }
+    }
+
+    /// The inclusive range of an integer type.
+    package var integerRange: ClosedRange<Int64>? {
+        switch self {
+        case .integer16: Int64(Int16.min)...Int64(Int16.max)
+        case .integer32: Int64(Int32.min)...Int64(Int32.max)
+        case .integer64: Int64.min...Int64.max
+        default: nil
+        }
+    }
+
+    /// Whether values of this type are ordered numbers (for min/max validation).
+    package var isNumeric: Bool {
+        switch self {
+        case .integer16, .integer32, .integer64, .decimal, .double, .float: true
+        default: false
+        }
+    }
+
+    /// Checks that `value` is of this type, converting where no information
+    /// is lost (an integer for a Double or Decimal attribute, a Double for a
+    /// Float one within range). Returns the value as stored in memory.
+    ///
+    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming `place`.
+    package func coerce(_ value: Value, place: @autoclosure () -> String) throws(AmberError) -> Value {
+        func reject(_ note: String = "") -> AmberError {
+            .invalidValue(place: place(), expected: coreDataName,
+                          given: "\(value.valueClass) \(value)\(note)")
+        }
+        switch (self, value) {
+        case (_, .null):
+            return .null
+        case (.integer16, .int(let i)), (.integer32, .int(let i)), (.integer64, .int(let i)):
+            guard let range = integerRange, range.contains(i) else {
+                throw reject(" (out of range \(integerRange.map { "\($0.lowerBound)...\($0.upperBound)" } ?? ""))")
+            }
+            return value
+        case (.decimal, .decimal):
+            return value
+        case (.decimal, .int(let i)):
+            return .decimal(Decimal(i))
+        case (.double, .double):
+            return value
+        case (.double, .float(let f)):
+            return .double(Double(f))
+        case (.double, .int(let i)):
+            return .double(Double(i))
+        case (.float, .float):
+            return value
+        case (.float, .double(let d)):
+            let f = Float(d)
+            guard f.isFinite || !d.isFinite else { throw reject(" (out of range for Float)") }
+            return .float(f)
+        case (.float, .int(let i)):
+            return .float(Float(i))
+        case (.string, .string), (.boolean, .bool), (.date, .date), (.binary, .binary), (.uuid, .uuid), (.uri, .uri),
+             (.objectID, .objectID):
+            return value
+        case (.undefined, _), (.transformable, _):
+            // Their value class is checked by the attribute, which knows it.
+            return value
+        default:
+            throw reject()
+        }
+    }
+}
