@@ -4,65 +4,37 @@ import Foundation
 
 /// Conversions between `amber_value` and ``Value``.
 enum CValue {
-    private static let referenceOffset = Date(timeIntervalSince1970: 0).timeIntervalSinceReferenceDate
-
     /// Reads a caller-filled value (borrowed memory), copying what it points to.
     static func read(_ pointer: UnsafePointer<amber_value>?, _ parameter: String) throws(CAPIError) -> Value {
         guard let pointer else { throw .null(parameter) }
         let c = pointer.pointee
-        func invalid(_ message: String) -> CAPIError {
-            CAPIError(AMBER_E_INVALID_VALUE, "\(parameter): \(message)", origin: parameter)
-        }
-        func bytes(_ data: UnsafeRawPointer?, _ length: Int) throws(CAPIError) -> UnsafeRawBufferPointer {
-            if length == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
-            guard length > 0, length <= Int(Int32.max) else { throw invalid("a length of \(UInt(bitPattern: length)) bytes") }
-            guard let data else { throw invalid("a NULL pointer with length \(length)") }
-            return UnsafeRawBufferPointer(start: data, count: length)
-        }
-        func text() throws(CAPIError) -> String {
-            let raw = try bytes(UnsafeRawPointer(c.v.text.data), c.v.text.length)
-            guard let string = String(validating: raw, as: UTF8.self) else {
-                throw CAPIError(AMBER_E_INVALID_UTF8, "\(parameter): the string is not valid UTF-8", origin: parameter)
-            }
-            return string
-        }
+        var parts = CValueBridge.Parts(type: c.type)
         switch Int(c.type) {
-        case AMBER_VALUE_NULL: return .null
-        case AMBER_VALUE_BOOL: return .bool(c.v.boolean != 0)
-        case AMBER_VALUE_INT: return .int(c.v.integer)
-        case AMBER_VALUE_DOUBLE: return .double(c.v.real)
-        case AMBER_VALUE_FLOAT: return .float(c.v.real32)
-        case AMBER_VALUE_STRING: return .string(try text())
-        case AMBER_VALUE_BINARY: return .binary(Data(try bytes(c.v.bytes.data, c.v.bytes.length)))
-        case AMBER_VALUE_DATE: return .date(Date(timeIntervalSince1970: c.v.date))
-        case AMBER_VALUE_DECIMAL:
-            let literal = try text()
-            guard let decimal = try? Value.decimal(parsing: literal) else { throw invalid("\"\(literal)\" is not a decimal number") }
-            return .decimal(decimal)
-        case AMBER_VALUE_UUID:
-            return .uuid(withUnsafeBytes(of: c.v.uuid) { raw in UUID(uuid: raw.load(as: uuid_t.self)) })
-        case AMBER_VALUE_URI:
-            let literal = try text()
-            guard let url = URL(string: literal) else { throw invalid("\"\(literal)\" is not a URI") }
-            return .uri(url)
-        case AMBER_VALUE_OBJECT_ID:
-            let literal = try text()
-            guard let url = URL(string: literal), let id = ObjectID(uri: url) else {
-                throw invalid("\"\(literal)\" is not an object ID URI")
-            }
-            return .objectID(id)
+        case AMBER_VALUE_BOOL: parts.integer = Int64(c.v.boolean)
+        case AMBER_VALUE_INT: parts.integer = c.v.integer
+        case AMBER_VALUE_DOUBLE: parts.real = c.v.real
+        case AMBER_VALUE_FLOAT: parts.real = Double(c.v.real32)
+        case AMBER_VALUE_DATE: parts.real = c.v.date
+        case AMBER_VALUE_BINARY: (parts.data, parts.length) = (c.v.bytes.data, c.v.bytes.length)
         case AMBER_VALUE_CUSTOM:
-            let className = try name(c.v.custom.class_name, "\(parameter)->v.custom.class_name")
-            return .custom(CustomValue(className: className, bytes: Data(try bytes(c.v.custom.data, c.v.custom.length))))
-        case AMBER_VALUE_PLIST:
-            let json = try text()
-            do throws(AmberError) {
-                return try Value(propertyListJSON: json)
-            } catch {
-                throw invalid("\(error)")
+            parts.className = try name(c.v.custom.class_name, "\(parameter)->v.custom.class_name")
+            (parts.data, parts.length) = (c.v.custom.data, c.v.custom.length)
+        case AMBER_VALUE_UUID:
+            // Inline bytes: the bridge copies them before this frame ends.
+            return try withUnsafeBytes(of: c.v.uuid) { (raw) throws(CAPIError) in
+                (parts.data, parts.length) = (raw.baseAddress, raw.count)
+                return try bridge(parts, parameter)
             }
-        default:
-            throw invalid("unknown value type \(c.type)")
+        default: (parts.data, parts.length) = (UnsafeRawPointer(c.v.text.data), c.v.text.length)
+        }
+        return try bridge(parts, parameter)
+    }
+
+    private static func bridge(_ parts: CValueBridge.Parts, _ parameter: String) throws(CAPIError) -> Value {
+        do throws(CValueBridge.Problem) {
+            return try CValueBridge.value(parts)
+        } catch {
+            throw CAPIError(error.isUTF8 ? AMBER_E_INVALID_UTF8 : AMBER_E_INVALID_VALUE, "\(parameter): \(error)", origin: parameter)
         }
     }
 

@@ -116,47 +116,21 @@ enum PluginValue {
 
     /// A copy of a value a plugin returned.
     static func copy(_ value: amber_plugin_value, customClass: String) throws -> Value {
-        func raw() throws -> UnsafeRawBufferPointer {
-            if value.v.bytes.length == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
-            // size_t arrives signed: a plugin's garbage length must not become a trapping buffer.
-            guard value.v.bytes.length > 0, value.v.bytes.length <= Int(Int32.max) else {
-                throw Unsupported(description: "returned a length of \(UInt(bitPattern: value.v.bytes.length)) bytes")
-            }
-            guard let data = value.v.bytes.data else {
-                throw Unsupported(description: "returned a NULL pointer with length \(value.v.bytes.length)")
-            }
-            return UnsafeRawBufferPointer(start: data, count: value.v.bytes.length)
-        }
-        func text() throws -> String {
-            guard let string = String(validating: try raw(), as: UTF8.self) else {
-                throw Unsupported(description: "returned a string that is not valid UTF-8")
-            }
-            return string
-        }
+        var parts = CValueBridge.Parts(type: value.type)
         switch Int(value.type) {
-        case AMBER_PLUGIN_VALUE_NULL: return .null
-        case AMBER_PLUGIN_VALUE_BOOL: return .bool(value.v.integer != 0)
-        case AMBER_PLUGIN_VALUE_INT: return .int(value.v.integer)
-        case AMBER_PLUGIN_VALUE_DOUBLE: return .double(value.v.real)
-        case AMBER_PLUGIN_VALUE_FLOAT: return .float(Float(value.v.real))
-        case AMBER_PLUGIN_VALUE_DATE: return .date(Date(timeIntervalSince1970: value.v.real))
-        case AMBER_PLUGIN_VALUE_STRING: return .string(try text())
-        case AMBER_PLUGIN_VALUE_BINARY: return .binary(Data(try raw()))
-        case AMBER_PLUGIN_VALUE_CUSTOM: return .custom(CustomValue(className: customClass, bytes: Data(try raw())))
-        case AMBER_PLUGIN_VALUE_DECIMAL:
-            let literal = try text()
-            guard let decimal = ValueFormat.parseDecimal(literal) else { throw Unsupported(description: "returned a bad decimal \"\(literal)\"") }
-            return .decimal(decimal)
-        case AMBER_PLUGIN_VALUE_URI:
-            let literal = try text()
-            guard let url = URL(string: literal) else { throw Unsupported(description: "returned a bad URI \"\(literal)\"") }
-            return .uri(url)
-        case AMBER_PLUGIN_VALUE_UUID:
-            let bytes = try raw()
-            guard bytes.count == 16 else { throw Unsupported(description: "returned a UUID of \(bytes.count) bytes") }
-            return .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
+        case AMBER_PLUGIN_VALUE_BOOL, AMBER_PLUGIN_VALUE_INT: parts.integer = value.v.integer
+        case AMBER_PLUGIN_VALUE_DOUBLE, AMBER_PLUGIN_VALUE_FLOAT, AMBER_PLUGIN_VALUE_DATE: parts.real = value.v.real
+        case CValueBridge.objectIDType, CValueBridge.propertyListType:
+            throw Unsupported(description: "returned value type \(value.type), which plugins cannot return")
         default:
-            throw Unsupported(description: "returned unknown value type \(value.type)")
+            (parts.data, parts.length) = (value.v.bytes.data, value.v.bytes.length)
+        }
+        parts.className = customClass
+        do throws(CValueBridge.Problem) {
+            return try CValueBridge.value(parts)
+        } catch {
+            throw Unsupported(description: "returned \(error)")
         }
     }
+
 }
