@@ -76,6 +76,6 @@ let package = Package(
             name: "amber-bench",
             dependencies: ["Amber", "AmberBenchRaw", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/amber-bench"),
-        .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore", "CSQLite"], path: "Tests/AmberTests"),
+        .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberPluginABI", "AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore", "CSQLite"], path: "Tests/AmberTests"),
     ]
 )

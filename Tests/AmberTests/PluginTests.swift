@@ -1,4 +1,5 @@
 import CSQLite
+import AmberPluginABI
 import Foundation
 import Testing
 @testable import Amber
@@ -210,6 +211,31 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         #expect(registry.transformerNames == [Registry.archiveTransformerName, Registry.jsonTransformerName, Registry.utf8TransformerName], "nothing registered")
         #expect(registry.structClass(named: "Color") == nil)
         #expect(amberError { try registry.declare(.opaque(name: "Partial", size: 8)) } == nil, "no class of a refused plugin stays")
+    }
+
+    /// A plugin compiled before the ABI's minor versions (a descriptor without
+    /// abi_minor) still loads; the samples declare the current minor.
+    @Test func pluginsOfAnEarlierMinorVersionStillLoad() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("minor0.c")
+        try """
+        #include <amber_plugin.h>
+        #include <stddef.h>
+        static const amber_plugin_class classes[] = {{"Tag", AMBER_PLUGIN_CLASS_OPAQUE, NULL, 0, 4}};
+        static const amber_plugin_descriptor descriptor = {
+            offsetof(amber_plugin_descriptor, abi_minor), AMBER_PLUGIN_ABI_VERSION, "minor0", "0.1",
+            sizeof(amber_plugin_class), 1, classes, sizeof(amber_plugin_transformer), 0, NULL, 99};
+        const amber_plugin_descriptor *amber_plugin_entry(const amber_plugin_host *host) { (void)host; return &descriptor; }
+        """.write(to: source, atomically: true, encoding: .utf8)
+        let old = try compilePlugin([source.path], named: "libminor0", in: directory)
+        let registry = Registry()
+        let info = try registry.loadPlugin(at: old)
+        #expect(info.abiMinor == 0, "the host reads no further than the plugin's struct_size")
+        #expect(info.classes == ["Tag"])
+        let current = try registry.loadPlugin(at: try samplePlugin("Color", "color.c", in: directory))
+        #expect(current.abiMinor == Int(AMBER_PLUGIN_ABI_MINOR))
+        #expect(current.abi == "\(AMBER_PLUGIN_ABI_VERSION).\(AMBER_PLUGIN_ABI_MINOR)")
     }
 
     @Test func aNameTakenByTheHostIsRefusedNamingBothSources() throws {

@@ -209,3 +209,52 @@ import Testing
         #expect(try context.count(FetchRequest("Book")) == 1)
     }
 }
+
+@Suite struct LifetimeTests {
+    /// Objects nobody holds leave the context's registry: iterating a large
+    /// fetch in batches keeps no more than a batch alive.
+    @Test func unheldFetchedObjectsAreReleased() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let writer = Context(store: store)
+        for i in 0..<2_000 { _ = try insertBook(writer, "Title \(i)", "Author", pages: .int(Int64(i % 500 + 1))) }
+        try writer.save()
+        let reader = Context(store: store)
+        var titles = 0
+        for start in stride(from: 0, to: 2_000, by: 500) {
+            let batch = try reader.fetch(FetchRequest("Book", sortedBy: [.ascending("title")], limit: 500, offset: start))
+            titles += try batch.filter { try $0.value(forKey: "title") != .null }.count
+            #expect(reader.registeredObjectCount == 500)
+        }
+        #expect(titles == 2_000)
+        #expect(reader.registeredObjectCount == 0, "no batch is kept once dropped")
+        // A changed object stays while it has pending changes, even unheld.
+        try reader.fetch(FetchRequest("Book", limit: 1)).first?.setValue("Changed", forKey: "title")
+        #expect(reader.registeredObjectCount == 1)
+        #expect(reader.updatedObjects.count == 1)
+    }
+
+    /// Every way out of a context leaves an object refusing changes.
+    @Test func objectsThatLeaveTheirContextRefuseChanges() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        var context: Context? = Context(store: store)
+        let rolledBack = try insertBook(try #require(context), "A", "B")
+        context?.rollback()
+        #expect(rolledBack.context == nil)
+        let kept = try insertBook(try #require(context), "C", "D")
+        try context?.save()
+        let deleted = try insertBook(try #require(context), "E", "F")
+        try context?.save()
+        try context?.delete(deleted)
+        try context?.save()
+        #expect(deleted.context == nil)
+        #expect(try context?.count(FetchRequest("Book")) == 1)
+        context = nil
+        #expect(kept.context == nil)
+        for object in [rolledBack, deleted, kept] {
+            guard case .objectUnavailable? = amberError({ try object.setValue("X", forKey: "title") }) else {
+                Issue.record("\(object) accepted a change after leaving its context")
+                continue
+            }
+        }
+    }
+}

@@ -33,9 +33,9 @@ public final class Context {
     deinit {
         // Objects the caller still holds outlive their context: they must refuse changes
         // and never touch it again. Every live object is pending or registered.
-        for object in pending { object.isDetached = true }
-        for entity in registry {
-            for object in entity.all { object.isDetached = true }
+        for object in pending { object.leaveContext() }
+        for table in registry {
+            for object in table.all { object.leaveContext() }
         }
     }
 
@@ -90,10 +90,7 @@ public final class Context {
                 } catch {
                     // The batch's objects are the last ones tracked: drop them all.
                     pending.removeLast(objects.count)
-                    for dropped in objects {
-                        dropped.isPending = false
-                        dropped.isDetached = true
-                    }
+                    for dropped in objects { detach(dropped) }
                     if case .invalidValue(let place, let expected, let given) = error {
                         throw .invalidValue(place: "\(place) in row \(row)", expected: expected, given: given)
                     }
@@ -112,6 +109,20 @@ public final class Context {
         object.deletedFlag = true
         track(object)
     }
+
+    /// The one way an object leaves this context (deleted and saved, dropped
+    /// after insert, rolled back, or refused in a batch): it is no longer
+    /// registered or pending, and refuses changes from then on.
+    private func detach(_ object: ManagedObject) {
+        if let pk = object.objectID.primaryKey, registry[object.entity.index].object(for: pk) === object {
+            registry[object.entity.index].removeValue(for: pk)
+        }
+        object.leaveContext()
+    }
+
+    /// How many saved objects the context holds (each once); unchanged objects
+    /// nobody else holds are released and not counted.
+    public var registeredObjectCount: Int { registry.reduce(0) { $0 + $1.count } }
 
     /// Called by a registered object's deinit.
     func unregister(_ object: ManagedObject, primaryKey: Int64) {
@@ -142,7 +153,7 @@ public final class Context {
             object.isPending = false
             object.deletedFlag = false
             if object.insertedFlag {
-                object.isDetached = true
+                detach(object)
             } else {
                 if let committed = object.committed { object.values = committed }
                 object.committed = nil
@@ -261,15 +272,12 @@ public final class Context {
             registry[object.entity.index].insert(object, for: pk)
         }
         for object in changes.updates { object.version += 1 }
-        for object in changes.deletes {
-            if let pk = object.objectID.primaryKey { registry[object.entity.index].removeValue(for: pk) }
-            object.isDetached = true
-        }
+        for object in changes.deletes { detach(object) }
         for object in pending {
             object.isPending = false
             object.committed = nil
             // Dropped new objects (inserted, then deleted) leave the context too.
-            if object.insertedFlag { object.isDetached = true }
+            if object.insertedFlag { detach(object) }
         }
         pending.removeAll(keepingCapacity: false)
     }

@@ -22,8 +22,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// every object it tracks or registers as detached when it goes away.
     private unowned(unsafe) let owner: Context
     /// Whether the object left its context (deleted and saved, rolled back
-    /// after insert, or its context was released).
-    var isDetached = false
+    /// after insert, or its context was released): set only by ``leaveContext()``.
+    private(set) var isDetached = false
 
     /// Current values: one slot per attribute, then a hidden slot per
     /// transformable attribute holding its encoded (stored) form.
@@ -59,6 +59,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         self.values = values
         self.version = version
         self.codecState = codecState
+    }
+
+    /// Leaves the context for good: no longer pending, and every change refused.
+    func leaveContext() {
+        isPending = false
+        isDetached = true
     }
 
     deinit {
