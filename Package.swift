@@ -3,10 +3,12 @@ import PackageDescription
 import Foundation
 
 // scripts/install.sh sets AMBER_SONAME=1 to give the C library its SONAME,
-// libamber.so.0. Kept out of ordinary builds: unsafe flags would stop other
-// packages from depending on this one.
+// libamber.so.0, and a version script that exports only the amber_ functions.
+// Kept out of ordinary builds: unsafe flags would stop other packages from
+// depending on this one.
 let installFlags: [LinkerSetting] = ProcessInfo.processInfo.environment["AMBER_SONAME"] == "1"
-    ? [.unsafeFlags(["-Xlinker", "-soname=libamber.so.0"])]
+    ? [.unsafeFlags(["-Xlinker", "-soname=libamber.so.0",
+                     "-Xlinker", "--version-script=\(Context.packageDirectory)/scripts/libamber.map"])]
     : []
 
 let package = Package(

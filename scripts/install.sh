@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the C library and headers under PREFIX (default /usr/local):
-#   PREFIX/lib/libamber.so.0.1.0 (SONAME libamber.so.0) and the links
+#   PREFIX/lib/libamber.so.0.1.0 (SONAME libamber.so.0, exporting only the
+#   amber_ functions: scripts/libamber.map) and the links
 #   libamber.so.0 and libamber.so; PREFIX/include/amber*.h;
 #   PREFIX/lib/pkgconfig/amber.pc, so `cc app.c $(pkg-config --cflags --libs amber)`
 #   works once PKG_CONFIG_PATH includes PREFIX/lib/pkgconfig.
@@ -9,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:-/usr/local}
-version=$(sed -nE 's/^public let version = "([0-9.]+)"/\1/p' Sources/Amber/Version.swift)
+version=$(sed -nE 's/^public let version = "([0-9.]+)"/\1/p' Sources/AmberValues/Version.swift)
 export AMBER_SONAME=1
 swift build -c release --product AmberC --scratch-path .build-install >&2
 lib="$(swift build -c release --scratch-path .build-install --show-bin-path)/libAmberC.so"
