@@ -86,15 +86,19 @@ c_passed=$((c_passed + cli_checks + 1))
 echo "$((cli_checks + 1)) CLI checks passed"
 
 step "Python bindings: install, then pytest against the installed package"
-python3 -m pip install --quiet --disable-pip-version-check cffi pytest
+python3 -m pip install --quiet --disable-pip-version-check cffi pytest pytest-cov
 python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
 rm -rf bindings/python/build bindings/python/*.egg-info  # pip's in-tree leftovers would shadow later builds
 repo=$PWD
-# From outside the source tree, so `import amber` is the installed package.
-(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q -p no:cacheprovider "$repo/bindings/python/tests") \
+# From outside the source tree, so `import amber` is the installed package, and
+# coverage measures that package; under 95% of its lines, pytest fails.
+(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q -p no:cacheprovider \
+    --cov=amber --cov-report=term --cov-fail-under=95 "$repo/bindings/python/tests") \
     | tee "$work/pytest.log"
 python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1)
 [ -n "$python_passed" ] || { echo "pytest did not report passing tests"; exit 1; }
+python_coverage=$(sed -nE 's/.*Total coverage: ([0-9.]+%).*/\1/p' "$work/pytest.log")
+echo "Python coverage of the installed amber package: $python_coverage"
 
 step "Benchmark, quick mode (N=2000, one repetition): it must run, not be fast"
 bash scripts/bench.sh --quick --json "$work/bench.json"

@@ -12,14 +12,42 @@ from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from ._ffi import ffi, lib
+from .errors import check
 
-# Struct field types (AMBER_FIELD_*) as struct-module formats, native size and no padding:
-# offsets come from Amber, which lays structs out as the C compiler does.
-_FORMATS = {
+
+def field_type_info(code: int) -> tuple[str, int]:
+    """The name and size in bytes the C API gives field type `code` (an AMBER_FIELD_* constant)."""
+    name, size = ffi.new("char **"), ffi.new("size_t *")
+    check(lib.amber_field_type_info(name, size, ffi.NULL, code))
+    return ffi.string(name[0]).decode(), size[0]
+
+
+# Field-type names ("int8" … "bool", "struct") to codes, in code order: the codes are the
+# header's AMBER_FIELD_* constants, the names the C API's, so Python keeps no copy of the table.
+FIELD_TYPES: dict[str, int] = {field_type_info(code)[0]: code for code in sorted(
+    getattr(lib, constant) for constant in dir(lib) if constant.startswith("AMBER_FIELD_"))}
+
+
+def checked_formats(formats: dict[int, str]) -> dict[int, str]:
+    """`formats` (scalar field type code -> struct-module format), once it is known to
+    cover every scalar field type of the C API with the size the C API gives it."""
+    scalars = {code for code in FIELD_TYPES.values() if code != lib.AMBER_FIELD_STRUCT}
+    if set(formats) != scalars:
+        raise ImportError(f"amber: struct formats cover field types {sorted(formats)}, the C API has {sorted(scalars)}")
+    for code, format in formats.items():
+        name, size = field_type_info(code)
+        if struct.calcsize(format) != size:
+            raise ImportError(f"amber: field type {name} is {size} bytes in the C API, {struct.calcsize(format)} as {format!r}")
+    return formats
+
+
+# Scalar field types as struct-module formats, standard sizes and no padding: offsets
+# come from Amber, which lays structs out as the C compiler does.
+_FORMATS = checked_formats({
     lib.AMBER_FIELD_INT8: "=b", lib.AMBER_FIELD_INT16: "=h", lib.AMBER_FIELD_INT32: "=i", lib.AMBER_FIELD_INT64: "=q",
     lib.AMBER_FIELD_UINT8: "=B", lib.AMBER_FIELD_UINT16: "=H", lib.AMBER_FIELD_UINT32: "=I",
     lib.AMBER_FIELD_UINT64: "=Q", lib.AMBER_FIELD_FLOAT: "=f", lib.AMBER_FIELD_DOUBLE: "=d", lib.AMBER_FIELD_BOOL: "=?",
-}
+})
 
 
 class StructCodec:
@@ -85,9 +113,7 @@ def struct_codec(name: str, describe: Callable[..., int], handle: Any, cache: di
         cache[name] = None
         return None
     infos = ffi.new("amber_field_info[]", count[0])
-    if describe(size, alignment, infos, count, count[0], handle, encoded) != 0:
-        cache[name] = None
-        return None
+    check(describe(size, alignment, infos, count, count[0], handle, encoded))
     fields = []
     for info in infos:
         nested = None

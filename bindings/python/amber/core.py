@@ -3,26 +3,22 @@ over the C API. Everything here forwards to amber.h; nothing is decided in
 Python that the C API does not decide."""
 from __future__ import annotations
 
+import builtins
+import functools
 import json
 import os
 import struct
 import threading
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+import weakref
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from ._ffi import ffi, lib
-from ._values import ColumnReader, RowPacker, StructCodec, from_c, struct_codec, to_c
+from ._values import FIELD_TYPES, ColumnReader, RowPacker, StructCodec, from_c, struct_codec, to_c
+from .errors import MisuseError, NotFoundError, check
 
 _packer = RowPacker()
 _reader = ColumnReader()
 _POINTERS = "=%dQ" if ffi.sizeof("void *") == 8 else "=%dI"
-from .errors import MisuseError, NotFoundError, check
-
-_FIELD_TYPES = {
-    "int8": lib.AMBER_FIELD_INT8, "int16": lib.AMBER_FIELD_INT16, "int32": lib.AMBER_FIELD_INT32,
-    "int64": lib.AMBER_FIELD_INT64, "uint8": lib.AMBER_FIELD_UINT8, "uint16": lib.AMBER_FIELD_UINT16,
-    "uint32": lib.AMBER_FIELD_UINT32, "uint64": lib.AMBER_FIELD_UINT64, "float": lib.AMBER_FIELD_FLOAT,
-    "double": lib.AMBER_FIELD_DOUBLE, "bool": lib.AMBER_FIELD_BOOL,
-}
 
 
 def _out(ctype: str) -> Any:
@@ -31,6 +27,32 @@ def _out(ctype: str) -> Any:
 
 def _text(value: Optional[str]) -> Any:
     return ffi.NULL if value is None else value.encode("utf-8")
+
+
+class _Owner:
+    """A Python object owning one C handle, which is freed exactly once: by
+    _release() (close), or else when the Python object goes away. The handle
+    stays in _handle afterwards, stale, so the C API reports later use as misuse."""
+
+    _handle: Any = None
+    _owns = False  # a class default, so an __init__ that failed before owning anything frees nothing
+    _free: Callable[[Any], int]  # the C API's free function for the handle, a staticmethod of each subclass
+
+    def _own(self, handle: Any) -> None:
+        self._handle = handle
+        self._owns = True
+
+    def _release(self) -> None:
+        if self._owns:
+            check(self._free(self._handle))  # if refused, the handle stays ours: a later close or the finalizer frees it
+            self._owns = False
+
+    def __del__(self) -> None:
+        # A finalizer must not raise: a refusal (a context collected on a thread other
+        # than its own) leaves the handle with the library.
+        if self._owns:
+            self._owns = False
+            self._free(self._handle)
 
 
 # ---------------------------------------------------------------------------
@@ -42,9 +64,11 @@ _live_transformers: dict[int, Any] = {}  # userdata address -> ffi handle, until
 
 
 class _PythonTransformer:
-    def __init__(self, registry: "Registry", name: str, input_class: str, output_class: str,
-                 forward: Callable[[Any], Any], reverse: Optional[Callable[[Any], Any]]) -> None:
-        self.registry = registry
+    def __init__(self, codec: Callable[[str], Optional[StructCodec]], name: str, input_class: str,
+                 output_class: str, forward: Callable[[Any], Any], reverse: Optional[Callable[[Any], Any]]) -> None:
+        # The registry's codec lookup, not the registry: _live_transformers holds transformers
+        # until the library lets them go, and must not keep their registry alive meanwhile.
+        self.codec = codec
         self.name = name
         self.input_class = input_class
         self.output_class = output_class
@@ -54,10 +78,10 @@ class _PythonTransformer:
 
     def call(self, function: Callable[[Any], Any], output: Any, input: Any, result_class: str) -> int:
         try:
-            value = from_c(input, self.registry._codec)
+            value = from_c(input, self.codec)
             result = function(value)
             keep: list = []
-            to_c(result, output, keep, value_class=result_class, codec=self.registry._codec(result_class))
+            to_c(result, output, keep, value_class=result_class, codec=self.codec(result_class))
             self.results[int(ffi.cast("uintptr_t", output))] = keep
             return 0
         except BaseException as error:  # never let a Python exception cross into C
@@ -87,26 +111,28 @@ def _free_trampoline(userdata: Any) -> None:
     _live_transformers.pop(int(ffi.cast("uintptr_t", userdata)), None)
 
 
-class Registry:
+def _registry_codec(handle: Any, cache: dict, class_name: str) -> Optional[StructCodec]:
+    return struct_codec(class_name, lib.amber_registry_struct_layout, handle, cache)
+
+
+class Registry(_Owner):
     """Value classes and transformers that models can name.
 
     `Registry()` makes a new one (with the built-in transformers
-    AmberArchive, JSON and UTF8); `shared_registry()` is the process-wide one
-    models bind against by default."""
+    AmberArchive, JSON and UTF8), freed by close() or when it goes away;
+    `shared_registry()` is the process-wide one models bind against by default."""
+
+    _free = staticmethod(lib.amber_registry_free)
 
     def __init__(self, _handle: Any = None) -> None:
         if _handle is None:
             out = _out("amber_registry **")
             check(lib.amber_registry_new(out))
-            _handle = out[0]
-        self._handle = _handle
-        self._codecs: dict[str, Optional[StructCodec]] = {}
+            self._own(out[0])
+        else:
+            self._handle = _handle  # the shared registry: lives for the process, never freed
+        self._codec = functools.partial(_registry_codec, self._handle, {})
         self._plugins: set[str] = set()
-
-    def _codec(self, class_name: Optional[str]) -> Optional[StructCodec]:
-        if not class_name:
-            return None
-        return struct_codec(class_name, lib.amber_registry_struct_layout, self._handle, self._codecs)
 
     def declare_struct(self, name: str, fields: Sequence[tuple[str, str]]) -> None:
         """Declares a struct class: `fields` are (name, type) pairs, the type a C
@@ -117,10 +143,8 @@ class Registry:
             encoded = ffi.new("char[]", field_name.encode())
             keep.append(encoded)
             item.name = encoded
-            if type_name in _FIELD_TYPES:
-                item.type = _FIELD_TYPES[type_name]
-            else:
-                item.type = lib.AMBER_FIELD_STRUCT
+            item.type = FIELD_TYPES.get(type_name, lib.AMBER_FIELD_STRUCT)
+            if item.type == lib.AMBER_FIELD_STRUCT:
                 nested = ffi.new("char[]", type_name.encode())
                 keep.append(nested)
                 item.struct_name = nested
@@ -143,7 +167,7 @@ class Registry:
         Python values of the declared classes (struct classes as named tuples).
         An exception it raises fails the read or save with its text; it is
         never stored."""
-        transformer = _PythonTransformer(self, name, input_class, output_class, forward, reverse)
+        transformer = _PythonTransformer(self._codec, name, input_class, output_class, forward, reverse)
         handle = ffi.new_handle(transformer)
         _live_transformers[int(ffi.cast("uintptr_t", handle))] = handle
         check(lib.amber_registry_register_transformer(
@@ -176,10 +200,9 @@ class Registry:
         self._plugins.add(real)
 
     def close(self) -> None:
-        """Releases the registry handle (models bound with it keep working)."""
-        if self._handle is not None:
-            check(lib.amber_registry_free(self._handle))
-            self._handle = None
+        """Releases the registry handle (models bound with it keep working); the
+        shared registry is never released."""
+        self._release()
 
 
 _shared: Optional[Registry] = None
@@ -251,33 +274,35 @@ class Entity:
 
 
 def _attribute_property(name: str) -> property:
+    # Read-only as a descriptor: Object.__setattr__ takes every assignment.
     def get(self: "Object") -> Any:
         cache = self._cache
         if cache is not None and name in cache:
             return cache[name]
         return self._get(name)
 
-    def set(self: "Object", value: Any) -> None:
-        self._set(name, value)
-
-    return property(get, set, doc=f"The {name} attribute.")
+    return property(get, doc=f"The {name} attribute.")
 
 
-class Model:
+class Model(_Owner):
     """A model: from a JSON file, JSON text or a dict in the model file format
     (docs/model-json.md). It is bound (every class and transformer checked)
-    when a store opens it, so plugins loaded by `amber.open` count."""
+    when a store opens it, so plugins loaded by `amber.open` count. The bound
+    model's handle is freed when the Model goes away (stores opened with it
+    keep it until then: each holds its Model)."""
+
+    _free = staticmethod(lib.amber_model_free)
 
     def __init__(self, json_text: str, registry: Optional[Registry] = None) -> None:
         self._json = json_text
         self.registry = registry if registry is not None else shared_registry()
-        self._handle: Any = None
         self._entities: dict[str, Entity] = {}
         self._codecs: dict[str, Optional[StructCodec]] = {}
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], registry: Optional[Registry] = None) -> "Model":
-        with open(path, encoding="utf-8") as file:
+        """The model in the JSON file at `path` (read now, bound when first needed)."""
+        with builtins.open(path, encoding="utf-8") as file:  # this module's open() opens stores
             return cls(file.read(), registry)
 
     @classmethod
@@ -291,7 +316,7 @@ class Model:
     @classmethod
     def _bound(cls, handle: Any, registry: Registry) -> "Model":
         model = cls("", registry)
-        model._handle = handle
+        model._own(handle)
         return model
 
     def bind(self) -> "Model":
@@ -300,7 +325,7 @@ class Model:
             out = _out("amber_model **")
             encoded = self._json.encode("utf-8")
             check(lib.amber_model_from_json(out, encoded, len(encoded), self.registry._handle))
-            self._handle = out[0]
+            self._own(out[0])
         return self
 
     def entity(self, name: str) -> Entity:
@@ -353,29 +378,31 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
     return Store(out[0], model)
 
 
-class Store:
+class Store(_Owner):
     """An open store. Close it (or use it as a context manager) when done;
-    closing also closes the contexts made from it."""
+    closing also closes the contexts made from it. A store nothing refers to
+    any more (its contexts hold it) is closed when it goes away."""
+
+    _free = staticmethod(lib.amber_store_close)
 
     def __init__(self, handle: Any, model: Model) -> None:
-        self._handle = handle
+        self._own(handle)
         self.model = model
-        self._contexts: list[Context] = []
+        # Weak: a context holds its store, and one nobody holds must be free to go.
+        self._contexts: weakref.WeakSet[Context] = weakref.WeakSet()
 
     def context(self) -> "Context":
         """A new context on this thread. As a context manager it rolls back on an
         exception and is closed on exit; unsaved changes are discarded then."""
         context = Context(self)
-        self._contexts.append(context)
+        self._contexts.add(context)
         return context
 
     def close(self) -> None:
-        for context in self._contexts:
+        """Closes the contexts made from this store that are still open, then the store."""
+        for context in list(self._contexts):
             context.close()
-        self._contexts.clear()
-        if self._handle is not None:
-            check(lib.amber_store_close(self._handle))
-            self._handle = None
+        self._release()
 
     def __enter__(self) -> "Store":
         return self
@@ -384,32 +411,31 @@ class Store:
         self.close()
 
 
-class Context:
-    """A scratchpad over a store, used from the thread that made it."""
+class Context(_Owner):
+    """A scratchpad over a store, used from the thread that made it. Freed by
+    close() or when it goes away (its objects hold it), with every object
+    handle it gave out."""
+
+    _free = staticmethod(lib.amber_context_free)
 
     def __init__(self, store: Store) -> None:
-        if store._handle is None:
+        if not store._owns:
             raise MisuseError(lib.AMBER_E_INVALID_HANDLE, "the store is closed", "store")
         out = _out("amber_context **")
         check(lib.amber_context_new(out, store._handle))
-        self._handle = out[0]
+        self._own(out[0])
         self.store = store
         self.model = store.model
-        self._objects: dict[int, Object] = {}
-        self._closed_handle = out[0]
+        # Handle address -> its Python object, while something holds that object: one
+        # nobody holds goes away and releases its handle, so a large fetch stays flat.
+        self._objects: weakref.WeakValueDictionary[int, Object] = weakref.WeakValueDictionary()
 
-    def _live(self) -> Any:
-        # A closed context keeps its (now stale) handle, so the C API reports the misuse.
-        return self._closed_handle if self._handle is None else self._handle
-
-    def _object(self, handle: Any, entity: Entity, cache: Optional[dict] = None) -> "Object":
+    def _object(self, handle: Any, entity: Entity) -> "Object":
         """The one Python object for a handle (a cdata pointer or its address)."""
         key = handle if isinstance(handle, int) else int(ffi.cast("uintptr_t", handle))
         found = self._objects.get(key)
         if found is None:
-            found = self._objects[key] = entity.object_class(self, ffi.cast("amber_object *", key), entity, cache)
-        elif cache is not None and found._cache is None:
-            found._cache = cache
+            found = self._objects[key] = entity.object_class(self, ffi.cast("amber_object *", key), entity)
         return found
 
     def _fill(self, entity: Entity, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[Any, Any, list]:
@@ -439,9 +465,9 @@ class Context:
         out = ffi.new("amber_object *[1]")
         if values:
             handles, array, _keep = self._fill(target, list(values), [list(values.values())])
-            check(lib.amber_context_insert_many(out, self._live(), target.handle, handles, len(values), array, 1))
+            check(lib.amber_context_insert_many(out, self._handle, target.handle, handles, len(values), array, 1))
         else:
-            check(lib.amber_context_insert(out, self._live(), target.handle))
+            check(lib.amber_context_insert(out, self._handle, target.handle))
         return self._object(out[0], target)
 
     def insert_many(self, entity: str, attributes: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
@@ -452,12 +478,13 @@ class Context:
         if not rows:
             return 0
         handles, array, _keep = self._fill(target, attributes, rows)
-        check(lib.amber_context_insert_many(ffi.NULL, self._live(), target.handle, handles, len(attributes), array, len(rows)))
+        check(lib.amber_context_insert_many(ffi.NULL, self._handle, target.handle, handles, len(attributes), array, len(rows)))
         return len(rows)
 
     def _request(self, entity: str, predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
                  limit: Optional[int], offset: int, keep: list) -> Any:
         request = ffi.new("amber_fetch_request *")
+        request.size = ffi.sizeof("amber_fetch_request")  # what AMBER_FETCH_REQUEST_INIT sets in C
         name = ffi.new("char[]", entity.encode())
         keep.append(name)
         request.entity = name
@@ -505,25 +532,27 @@ class Context:
         width = len(read)
         if width:
             handles = target.everything_handles if decode else target.prefetch_handles
-            check(lib.amber_context_fetch_values(objects, values, count, self._live(), request, handles, width))
+            check(lib.amber_context_fetch_values(objects, values, count, self._handle, request, handles, width))
         else:
-            check(lib.amber_context_fetch(objects, count, self._live(), request))
+            check(lib.amber_context_fetch(objects, count, self._handle, request))
         try:
             total = count[0]
             if total == 0:
                 return []
             handles = struct.unpack(_POINTERS % total, ffi.buffer(objects[0], total * ffi.sizeof("void *")))
+            # Every handle gets its object first, so that if reading a value fails, dropping them releases them all.
+            result = [self._object(handle, target) for handle in handles]
             if not width:
-                return [self._object(handle, target, None) for handle in handles]
+                return result
             array, codec = values[0], self.model._codec
             raw = ffi.buffer(array, total * width * _reader.size)
             columns = [_reader.column(a.type, a.codec, lambda index: from_c(array[index], codec)) for a in read]
             names = [a.name for a in read]
-            result = []
             base = 0
-            for handle in handles:
-                cache = {name: column(raw, base + i) for i, (name, column) in enumerate(zip(names, columns))}
-                result.append(self._object(handle, target, cache))
+            set_cache = Object._cache.__set__  # type: ignore[attr-defined]  # the slot itself: no __setattr__ per object
+            for obj in result:
+                if obj._cache is None:
+                    set_cache(obj, {name: column(raw, base + i) for i, (name, column) in enumerate(zip(names, columns))})
                 base += width
             return result
         finally:
@@ -536,39 +565,39 @@ class Context:
         keep: list = []
         request = self._request(entity, predicate, arguments, None, None, 0, keep)
         out = _out("int64_t *")
-        check(lib.amber_context_count(out, self._live(), request))
+        check(lib.amber_context_count(out, self._handle, request))
         return out[0]
 
     def object(self, uri: str) -> "Object":
         """The object whose ID has this URI form."""
         out = _out("amber_object **")
-        check(lib.amber_context_object_with_uri(out, self._live(), uri.encode()))
+        check(lib.amber_context_object_with_uri(out, self._handle, uri.encode()))
         return self._known(out[0])
 
     def delete(self, obj: "Object") -> None:
         """Marks `obj` for deletion at the next save."""
-        check(lib.amber_context_delete(self._live(), obj._handle))
+        check(lib.amber_context_delete(self._handle, obj._handle))
 
     def save(self) -> None:
         """Writes every pending change in one transaction; ValidationError lists
         every problem and keeps every change."""
-        check(lib.amber_context_save(self._live()))
+        check(lib.amber_context_save(self._handle))
 
     def rollback(self) -> None:
         """Discards every pending change."""
-        check(lib.amber_context_rollback(self._live()))
-        for obj in self._objects.values():
+        check(lib.amber_context_rollback(self._handle))
+        for obj in list(self._objects.values()):
             obj._cache = None
 
     @property
     def has_changes(self) -> bool:
         out = _out("int32_t *")
-        check(lib.amber_context_has_changes(out, self._live()))
+        check(lib.amber_context_has_changes(out, self._handle))
         return bool(out[0])
 
     def _pending(self, kind: int) -> list["Object"]:
         objects, count = _out("amber_object ***"), _out("size_t *")
-        check(lib.amber_context_pending_objects(objects, count, self._live(), kind))
+        check(lib.amber_context_pending_objects(objects, count, self._handle, kind))
         try:
             return [self._known(objects[0][i]) for i in range(count[0])]
         finally:
@@ -598,18 +627,16 @@ class Context:
         return self._pending(lib.AMBER_PENDING_DELETED)
 
     def close(self) -> None:
-        """Frees the context; later use raises MisuseError."""
-        if self._handle is not None:
-            check(lib.amber_context_free(self._handle))
-            self._handle = None
-            self._objects.clear()
+        """Frees the context and its objects' handles; later use raises MisuseError."""
+        self._release()
+        self._objects.clear()
 
     def __enter__(self) -> "Context":
         return self
 
     def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
         try:
-            if kind is not None and self._handle is not None:
+            if kind is not None and self._owns:
                 self.rollback()
         finally:
             self.close()
@@ -617,15 +644,24 @@ class Context:
 
 class Object:
     """An object of a context. Attributes read and write as Python attributes
-    (`book.title`) or items (`book["title"]`)."""
+    (`book.title`) or items (`book["title"]`). Its handle is released when the
+    Object goes away; pending changes stay in the context until saved or rolled back."""
 
-    __slots__ = ("_context", "_handle", "_entity", "_cache")
+    __slots__ = ("_context", "_handle", "_entity", "_cache", "__weakref__")
+    _release_handle = staticmethod(lib.amber_object_release)  # through the class, which outlives every instance
 
-    def __init__(self, context: Context, handle: Any, entity: Entity, cache: Optional[dict]) -> None:
+    def __init__(self, context: Context, handle: Any, entity: Entity) -> None:
         object.__setattr__(self, "_context", context)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_entity", entity)
-        object.__setattr__(self, "_cache", cache)
+        object.__setattr__(self, "_cache", None)  # values read with the fetch, until a set or rollback
+
+    def __del__(self) -> None:
+        # Runs before the slots are cleared, so the context can still be asked: once it is
+        # freed, so are its handles. Never raises; a refusal (another thread) leaves the
+        # handle to the context, which frees it with itself.
+        if self._context._owns:
+            self._release_handle(self._handle)
 
     @property
     def entity(self) -> str:
