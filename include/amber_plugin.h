@@ -54,8 +54,9 @@ extern "C" {
  *  the fields of minor N only from plugins that declare at least N, and a
  *  plugin compiled before a field existed keeps loading.
  *    0: the first published ABI.
- *    1: amber_plugin_descriptor.abi_minor. */
-#define AMBER_PLUGIN_ABI_MINOR 1
+ *    1: amber_plugin_descriptor.abi_minor.
+ *    2: amber_plugin_transformer.forward_bytes and reverse_bytes. */
+#define AMBER_PLUGIN_ABI_MINOR 2
 
 /** Value types of amber_plugin_value (the same numbers as amber.h's AMBER_VALUE_*). */
 enum {
@@ -166,6 +167,21 @@ typedef struct amber_plugin_transformer {
     /** Optional: frees what create made, once, when nothing uses the transformer any more.
      *  Called only for transformers whose create succeeded (never without create). */
     void (*destroy)(void *state);
+    /* Minor 2 and later. */
+    /** Optional fast path between byte forms (a struct or opaque class, or
+     *  "Binary"): forward on raw bytes into a buffer the host provides, with no
+     *  amber_plugin_value and no allocation. `input` holds `input_length`
+     *  bytes (the input class's size when it has one); write at most
+     *  `output_capacity` bytes to `output` and set *output_length. Return
+     *  AMBER_PLUGIN_OK, or an error (report_error first to explain it), also
+     *  when the output would not fit. The host still checks the length
+     *  against the output class on every call. NULL: the host converts
+     *  through `forward`. */
+    int32_t (*forward_bytes)(void *state, const void *input, size_t input_length, void *output, size_t output_capacity,
+                             size_t *output_length);
+    /** The same for reverse; only with AMBER_PLUGIN_REVERSIBLE. */
+    int32_t (*reverse_bytes)(void *state, const void *input, size_t input_length, void *output, size_t output_capacity,
+                             size_t *output_length);
 } amber_plugin_transformer;
 
 /** What amber_plugin_entry returns. */

@@ -14,6 +14,9 @@
 struct bench_plugin {
     int32_t (*forward)(void *, const amber_plugin_value *, amber_plugin_value *);
     int32_t (*reverse)(void *, const amber_plugin_value *, amber_plugin_value *);
+    /* The byte path (plugin ABI minor 2), which W5 calls on both sides. */
+    int32_t (*forward_bytes)(void *, const void *, size_t, void *, size_t, size_t *);
+    int32_t (*reverse_bytes)(void *, const void *, size_t, void *, size_t, size_t *);
 };
 
 struct bench_raw {
@@ -59,6 +62,13 @@ bench_plugin *bench_plugin_open(const char *path) {
     if (plugin == NULL) return NULL;
     plugin->forward = descriptor->transformers[0].forward;
     plugin->reverse = descriptor->transformers[0].reverse;
+    plugin->forward_bytes = descriptor->transformers[0].forward_bytes;
+    plugin->reverse_bytes = descriptor->transformers[0].reverse_bytes;
+    if (plugin->forward_bytes == NULL || plugin->reverse_bytes == NULL) {
+        fprintf(stderr, "bench: %s has no byte path (plugin ABI minor 2)\n", path);
+        free(plugin);
+        return NULL;
+    }
     return plugin;
 }
 
@@ -190,19 +200,11 @@ double bench_raw_w5(bench_plugin *plugin, int64_t count, double *checksum) {
     double start = bench_now_ms();
     double sum = 0;
     for (int64_t i = 0; i < count; i++) {
-        bench_color color = {(float)(i & 255), 0.5f, 0.25f, 1.0f};
-        amber_plugin_value in = {AMBER_PLUGIN_VALUE_CUSTOM, {.bytes = {&color, sizeof color}}, NULL, NULL}, encoded, decoded;
-        memset(&encoded, 0, sizeof encoded);
-        plugin->forward(NULL, &in, &encoded);
+        bench_color color = {(float)(i & 255), 0.5f, 0.25f, 1.0f}, result;
         unsigned char stored[16];
-        memcpy(stored, encoded.v.bytes.data, sizeof stored); /* what a store would copy */
-        if (encoded.release) encoded.release(&encoded);
-        amber_plugin_value back = {AMBER_PLUGIN_VALUE_BINARY, {.bytes = {stored, sizeof stored}}, NULL, NULL};
-        memset(&decoded, 0, sizeof decoded);
-        plugin->reverse(NULL, &back, &decoded);
-        bench_color result;
-        memcpy(&result, decoded.v.bytes.data, sizeof result);
-        if (decoded.release) decoded.release(&decoded);
+        size_t written = 0;
+        plugin->forward_bytes(NULL, &color, sizeof color, stored, sizeof stored, &written);
+        plugin->reverse_bytes(NULL, stored, written, &result, sizeof result, &written);
         sum += result.r;
     }
     *checksum = sum;

@@ -160,17 +160,25 @@ struct Workloads {
     /// W5: the colour through the host (checked calls of the plugin) against direct pointer calls.
     func roundTrips(_ count: Int, repetitions: Int) throws -> Result {
         let transformer = try registry.transformer(named: "ColorToData")
-        // The colours exist before the loop on both sides (the raw side keeps them on the stack).
-        let colors = (0..<256).map(Self.colorValue)
         var amber: [Double] = [], raw: [Double] = []
         for _ in 0..<repetitions {
             var checksum = 0.0
             raw.append(bench_raw_w5(plugin, Int64(count), &checksum))
+            // Both sides: a colour on the stack, through the checked byte path into a stack buffer and back.
             amber.append(try Self.time {
+                var stored = (UInt64(0), UInt64(0))
+                var result = bench_color()
                 for i in 0..<count {
-                    let stored = try transformer.forward(colors[i & 255])
-                    let back = try transformer.reverse(stored)
-                    if case .custom(let value) = back { checksum += Double(value.bytes.count) }
+                    var color = bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1)
+                    let written = try withUnsafeBytes(of: &color) { input in
+                        try withUnsafeMutableBytes(of: &stored) { try transformer.forward(bytes: input, into: $0) }
+                    }
+                    _ = try withUnsafeBytes(of: &stored) { input in
+                        try withUnsafeMutableBytes(of: &result) {
+                            try transformer.reverse(bytes: UnsafeRawBufferPointer(rebasing: input[..<written]), into: $0)
+                        }
+                    }
+                    checksum += Double(result.r)
                 }
             })
         }

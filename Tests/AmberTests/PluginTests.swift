@@ -282,6 +282,97 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
     }
 }
 
+@Suite struct BytePathTests {
+    static func colorBytes(_ r: Float, _ g: Float, _ b: Float, _ a: Float) -> [UInt8] {
+        withUnsafeBytes(of: (r, g, b, a)) { Array($0) }
+    }
+
+    /// The byte path of a plugin (color, with forward_bytes) and of one
+    /// without it (rect, through its value functions) give exactly what the
+    /// value path gives, byte for byte, over random values.
+    @Test func bytesRoundTripAndAgreeWithTheValuePath() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let registry = Registry()
+        try registry.loadPlugin(at: try samplePlugin("Color", "color.c", in: directory))
+        try registry.loadPlugin(at: try samplePlugin("Rect", "rect.c", in: directory))
+        let color = try registry.transformer(named: "ColorToData")
+        #expect(color.inputClass == "Color" && color.outputClass == "Binary" && color.inputSize == 16 && color.outputSize == nil)
+        var generator = SplitMix64(seed: 42)
+        for _ in 0..<500 {
+            let input = Self.colorBytes(.random(in: -1e6...1e6, using: &generator), .random(in: 0...1, using: &generator),
+                                        -0.0, .greatestFiniteMagnitude)
+            var stored = [UInt8](repeating: 0, count: 32), back = [UInt8](repeating: 0, count: 16)
+            let written = try input.withUnsafeBytes { i in try stored.withUnsafeMutableBytes { try color.forward(bytes: i, into: $0) } }
+            #expect(written == 16)
+            let viaValues = try color.forward(.custom(CustomValue(className: "Color", bytes: Data(input))))
+            #expect(viaValues == .binary(Data(stored[0..<16])))
+            let read = try stored[0..<16].withUnsafeBytes { s in try back.withUnsafeMutableBytes { try color.reverse(bytes: s, into: $0) } }
+            #expect(read == 16 && back == input)
+        }
+        let rect = try registry.transformer(named: "RectToString")
+        var text = [UInt8](repeating: 0, count: 64)
+        #expect(amberError {
+            _ = try [UInt8](repeating: 0, count: 32).withUnsafeBytes { i in
+                try text.withUnsafeMutableBytes { try rect.forward(bytes: i, into: $0) }
+            }
+        }?.description.contains("only struct, opaque and Binary values have bytes") == true)
+    }
+
+    /// Sizes are checked on every byte call, both ways, and lies are caught.
+    @Test func sizesAndLiesAreCheckedOnEveryByteCall() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let colors = Registry(), liars = Registry()
+        try colors.loadPlugin(at: try samplePlugin("Color", "color.c", in: directory))
+        let source = repositoryRoot.appendingPathComponent("Tests/PluginCorpus/LoadsButMisbehaves/misbehaving.c").path
+        try liars.loadPlugin(at: try compilePlugin([source], named: "libmisbehaving", in: directory, warnings: ["-w"]))
+        func call(_ name: String, reverse: Bool = false, input: Int, output: Int) -> String? {
+            var buffer = [UInt8](repeating: 0, count: output)
+            return amberError {
+                let transformer = try (name == "ColorToData" ? colors : liars).transformer(named: name)
+                _ = try [UInt8](repeating: 1, count: input).withUnsafeBytes { i in
+                    try buffer.withUnsafeMutableBytes {
+                        reverse ? try transformer.reverse(bytes: i, into: $0) : try transformer.forward(bytes: i, into: $0)
+                    }
+                }
+            }?.description
+        }
+        #expect(call("ColorToData", input: 12, output: 16)?.contains("forward was given 12 bytes, but Color values have 16") == true)
+        #expect(call("ColorToData", reverse: true, input: 16, output: 8)?
+            .contains("reverse needs 16 bytes of output for Color, the buffer holds 8") == true)
+        #expect(call("LiesAboutSize", reverse: true, input: 16, output: 16)?
+            .contains("reverse returned 12 bytes, but it declares Color (16 bytes)") == true)
+        #expect(call("LiesAboutSize", input: 16, output: 16)?.contains("reported 17 bytes written to a buffer of 16") == true)
+        #expect(call("Complains", input: 4, output: 4) == "Complains: transformer \"Complains\" (libmisbehaving.so) "
+            + "forward failed: returned status -3: the byte frobnicator is out of ink")
+        // Without byte functions the value path runs, with its class check.
+        #expect(call("LiesAboutClass", input: 16, output: 64)?.contains("forward returned String") == true)
+    }
+
+    /// A Swift transformer with byte functions: its bytes are used as given, and checked.
+    @Test func swiftByteFunctionsAreCalledAndChecked() throws {
+        let registry = Registry()
+        try registry.declare(.opaque(name: "Pair", size: 2))
+        try registry.register(Transformer(
+            name: "Swap", from: "Pair", to: "Pair",
+            forward: { value in value }, reverse: { value in value },
+            forwardBytes: { input, output in
+                output[0] = input[1]
+                output[1] = input[0]
+                return 2
+            },
+            reverseBytes: { _, _ in 1 }))
+        let swap = try registry.transformer(named: "Swap")
+        var output: [UInt8] = [0, 0]
+        let written = try [UInt8]([1, 2]).withUnsafeBytes { i in try output.withUnsafeMutableBytes { try swap.forward(bytes: i, into: $0) } }
+        #expect(written == 2 && output == [2, 1])
+        #expect(amberError {
+            _ = try [UInt8]([1, 2]).withUnsafeBytes { i in try output.withUnsafeMutableBytes { try swap.reverse(bytes: i, into: $0) } }
+        }?.description.contains("reverse returned 1 bytes, but it declares Pair (2 bytes)") == true)
+    }
+}
+
 @Suite struct PluginCallTimeTests {
     @Test func liesAndFailuresAreCaughtOnEveryCall() throws {
         let directory = temporaryDirectory()

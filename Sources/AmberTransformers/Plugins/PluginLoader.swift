@@ -179,9 +179,17 @@ struct PluginLoader {
     }
 
     /// The element at `index` of a plugin array whose stride is the plugin's struct size.
-    private func element<T>(_ base: UnsafePointer<T>, _ index: Int, stride: Int) -> T {
-        // Only the fields this host knows are read; a larger plugin struct has more after them.
-        UnsafeRawPointer(base).advanced(by: index * stride).loadUnaligned(as: T.self)
+    /// Element `index` of a plugin array whose elements are `stride` bytes
+    /// apart. Only the fields both sides know are read: a larger plugin struct
+    /// has more after them, a smaller one (an earlier minor version) reads as
+    /// zeros past its own size.
+    private func element<T>(_ base: UnsafePointer<T>, _ index: Int, stride: Int, zero: T) -> T {
+        var result = zero
+        withUnsafeMutableBytes(of: &result) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: UnsafeRawPointer(base).advanced(by: index * stride),
+                                                           count: min(stride, target.count)))
+        }
+        return result
     }
 
     /// A count from the plugin: size_t arrives signed, and a negative range would trap.
@@ -199,7 +207,7 @@ struct PluginLoader {
         }
         var result: [(ValueClassDescription, Int?)] = []
         for index in 0..<descriptor.class_count {
-            let declared: amber_plugin_class = element(base, index, stride: stride)
+            let declared = element(base, index, stride: stride, zero: amber_plugin_class())
             let name = try string(declared.name, "classes[\(index)].name")
             switch Int(declared.kind) {
             case AMBER_PLUGIN_CLASS_STRUCT:
@@ -237,13 +245,14 @@ struct PluginLoader {
             throw refuse("transformers is NULL but transformer_count is \(descriptor.transformer_count)")
         }
         let stride = Int(descriptor.transformer_struct_size)
-        guard stride >= MemoryLayout<amber_plugin_transformer>.size else {
-            throw refuse("transformer_struct_size is \(stride), expected at least \(MemoryLayout<amber_plugin_transformer>.size)")
+        let firstSize = MemoryLayout<amber_plugin_transformer>.offset(of: \amber_plugin_transformer.forward_bytes) ?? 0
+        guard stride >= firstSize else {
+            throw refuse("transformer_struct_size is \(stride), expected at least \(firstSize)")
         }
         var result: [PluginTransformer] = []
         var names: Set<String> = []
         for index in 0..<descriptor.transformer_count {
-            let declared: amber_plugin_transformer = element(base, index, stride: stride)
+            let declared = element(base, index, stride: stride, zero: amber_plugin_transformer())
             let name = try string(declared.name, "transformers[\(index)].name")
             let place = "transformer \"\(name)\""
             guard names.insert(name).inserted else { throw refuse("\(place): declared twice by this plugin") }
@@ -254,7 +263,7 @@ struct PluginLoader {
             if reversible && declared.reverse == nil {
                 throw refuse("\(place): flags say reversible, but reverse is NULL")
             }
-            if !reversible && declared.reverse != nil {
+            if !reversible && (declared.reverse != nil || declared.reverse_bytes != nil) {
                 throw refuse("\(place): reverse is set, but flags lack AMBER_PLUGIN_REVERSIBLE")
             }
             var state: UnsafeMutableRawPointer?
@@ -266,6 +275,7 @@ struct PluginLoader {
             }
             // destroy frees what create made: without create there is nothing to free.
             let functions = PluginFunctions(forward: forward, reverse: reversible ? declared.reverse : nil,
+                                            forwardBytes: declared.forward_bytes, reverseBytes: declared.reverse_bytes,
                                             destroy: declared.create == nil ? nil : declared.destroy,
                                             state: state, threadSafe: declared.flags & UInt32(AMBER_PLUGIN_THREAD_SAFE) != 0)
             result.append(PluginTransformer(functions: functions, name: name, input: input, output: output, file: file))

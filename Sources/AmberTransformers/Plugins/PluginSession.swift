@@ -70,17 +70,35 @@ enum PluginReports {
         return box
     }
 
-    static func add(_ message: String) { box.messages.append(message) }
+    /// How many threads may hold messages. Calls check it before touching
+    /// their thread's box, so a call on the hot path costs one relaxed load
+    /// while no plugin has reported anything.
+    private static let threadsWithMessages = Atomic<Int>(0)
 
-    static func clear() {
+    static func add(_ message: String) {
         let box = box
-        if !box.messages.isEmpty { box.messages.removeAll() }
+        if box.messages.isEmpty { threadsWithMessages.add(1, ordering: .relaxed) }
+        box.messages.append(message)
+    }
+
+    /// Forgets this thread's messages, before a call whose failure they must not explain.
+    @inline(__always)
+    static func clear() {
+        guard threadsWithMessages.load(ordering: .relaxed) != 0 else { return }
+        forget(box)
     }
 
     /// ": messages" (or "") and forgets them.
     static func take() -> String {
+        guard threadsWithMessages.load(ordering: .relaxed) != 0 else { return "" }
         let box = box
-        defer { box.messages.removeAll() }
+        defer { forget(box) }
         return box.messages.isEmpty ? "" : ": " + box.messages.joined(separator: "; ")
+    }
+
+    private static func forget(_ box: Box) {
+        guard !box.messages.isEmpty else { return }
+        box.messages.removeAll()
+        threadsWithMessages.subtract(1, ordering: .relaxed)
     }
 }

@@ -7,18 +7,24 @@ import Foundation
 final class PluginFunctions: @unchecked Sendable {
     typealias Function = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<amber_plugin_value>?,
                                          UnsafeMutablePointer<amber_plugin_value>?) -> Int32
+    typealias BytesFunction = @convention(c) (UnsafeMutableRawPointer?, UnsafeRawPointer?, Int, UnsafeMutableRawPointer?, Int,
+                                              UnsafeMutablePointer<Int>?) -> Int32
     let forward: Function
     let reverse: Function?
+    let forwardBytes: BytesFunction?
+    let reverseBytes: BytesFunction?
     let destroy: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
     let state: UnsafeMutableRawPointer?
     let isThreadSafe: Bool
     /// Serializes calls of a transformer that is not thread-safe.
     private let lock: NSLock?
-    init(forward: Function, reverse: Function?, destroy: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
-         state: UnsafeMutableRawPointer?, threadSafe: Bool)
+    init(forward: Function, reverse: Function?, forwardBytes: BytesFunction?, reverseBytes: BytesFunction?,
+         destroy: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, state: UnsafeMutableRawPointer?, threadSafe: Bool)
     {
         self.forward = forward
         self.reverse = reverse
+        self.forwardBytes = forwardBytes
+        self.reverseBytes = reverseBytes
         self.destroy = destroy
         self.state = state
         self.isThreadSafe = threadSafe
@@ -51,6 +57,23 @@ final class PluginFunctions: @unchecked Sendable {
     }
 }
 
+extension PluginFunctions {
+    /// Calls a byte function: `input` in, at most `output.count` bytes out;
+    /// returns how many the plugin says it wrote (the caller checks it).
+    @inline(__always)
+    func callBytes(_ function: BytesFunction, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer) throws -> Int {
+        lock?.lock()
+        defer { lock?.unlock() }
+        PluginReports.clear()
+        var written = 0
+        let status = function(state, input.baseAddress, input.count, output.baseAddress, output.count, &written)
+        guard status == AMBER_PLUGIN_OK else {
+            throw Failure(description: "returned status \(status)" + PluginReports.take())
+        }
+        return written
+    }
+}
+
 /// A transformer of a plugin, wrapped as a core transformer.
 struct PluginTransformer {
     let functions: PluginFunctions
@@ -61,17 +84,9 @@ struct PluginTransformer {
         self.functions = functions
         self.info = PluginInfo.TransformerInfo(name: name, inputClass: input, outputClass: output,
                                                isReversible: functions.reverse != nil, isThreadSafe: functions.isThreadSafe)
-        let reverse: (@Sendable (Value) throws -> Value)?
-        if let function = functions.reverse {
-            reverse = { value in try functions.call(function, value, customClass: input) }
-        } else {
-            reverse = nil
-        }
-        let forward = functions.forward
-        self.transformer = Transformer(name: name, from: input, to: output, source: file,
-                                       forward: { value in try functions.call(forward, value, customClass: output) },
-                                       reverse: reverse)
+        self.transformer = Transformer(name: name, from: input, to: output, source: file, plugin: functions)
     }
+
 }
 
 /// Values across the plugin boundary.

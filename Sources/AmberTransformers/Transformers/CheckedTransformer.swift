@@ -18,6 +18,39 @@ public struct CheckedTransformer: Sendable {
         }
     }
 
+    /// Converts the bytes of a value of the input class (a struct, opaque or
+    /// Binary class) into `output`, without building values, and returns the
+    /// number of bytes written. `input` must have the input class's size, the
+    /// buffer room for the output class's; the result is checked against it.
+    ///
+    /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``
+    ///   naming what did not fit, or the transformer's own failure.
+    public func forward(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(AmberError) -> Int {
+        do throws(TransformerFailure) {
+            return try bound.forward(bytes: input, into: output)
+        } catch {
+            throw error.error(at: name)
+        }
+    }
+
+    /// ``forward(bytes:into:)`` in the other direction.
+    public func reverse(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(AmberError) -> Int {
+        do throws(TransformerFailure) {
+            return try bound.reverse(bytes: input, into: output)
+        } catch {
+            throw error.error(at: name)
+        }
+    }
+
+    /// The input class's name.
+    public var inputClass: String { bound.input.name }
+    /// The output class's name.
+    public var outputClass: String { bound.output.name }
+    /// The byte size of every input value (struct and fixed-size opaque classes); nil otherwise.
+    public var inputSize: Int? { bound.input.byteForm?.size }
+    /// The byte size of every output value (struct and fixed-size opaque classes); nil otherwise.
+    public var outputSize: Int? { bound.output.byteForm?.size }
+
     /// Converts `value` back from the output class to the input class.
     public func reverse(_ value: Value) throws(AmberError) -> Value {
         do throws(TransformerFailure) {

@@ -20,6 +20,16 @@ public struct Transformer: Sendable {
     public let source: String
     let forwardFunction: @Sendable (Value) throws -> Value
     let reverseFunction: (@Sendable (Value) throws -> Value)?
+    let forwardBytes: ByteFunction?
+    let reverseBytes: ByteFunction?
+    /// A plugin transformer's C functions: the byte path calls them without a closure in between.
+    let plugin: PluginFunctions?
+
+    /// A conversion between byte forms (struct, opaque and Binary values)
+    /// into memory the caller provides: it reads `input` and writes at most
+    /// `output.count` bytes to `output`, returning how many it wrote. No
+    /// ``Value`` or `Data` is made per call.
+    public typealias ByteFunction = @Sendable (_ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer) throws -> Int
 
     /// Whether values can be converted back; chains that store values need it.
     public var isReversible: Bool { reverseFunction != nil }
@@ -27,9 +37,16 @@ public struct Transformer: Sendable {
     /// A transformer named `name` from `inputClass` to `outputClass`. Pass
     /// `reverse` to make it reversible. Errors the closures throw are reported
     /// with the transformer's name and the attribute being converted.
+    ///
+    /// Between byte forms (a struct or opaque class, or Binary) a transformer
+    /// may also give `forwardBytes` and `reverseBytes`, the same conversions
+    /// on raw bytes: ``CheckedTransformer/forward(bytes:into:)`` calls them
+    /// without building values, with the same class and size checks. Without
+    /// them the byte calls go through `forward` and `reverse`.
     public init(name: String, from inputClass: String, to outputClass: String, source: String = "Swift",
                 forward: @escaping @Sendable (Value) throws -> Value,
-                reverse: (@Sendable (Value) throws -> Value)? = nil)
+                reverse: (@Sendable (Value) throws -> Value)? = nil,
+                forwardBytes: ByteFunction? = nil, reverseBytes: ByteFunction? = nil)
     {
         self.name = name
         self.inputClass = inputClass
@@ -37,6 +54,27 @@ public struct Transformer: Sendable {
         self.source = source
         self.forwardFunction = forward
         self.reverseFunction = reverse
+        self.forwardBytes = forwardBytes
+        self.reverseBytes = reverseBytes
+        self.plugin = nil
+    }
+
+    /// A plugin's transformer, called through `functions`.
+    init(name: String, from inputClass: String, to outputClass: String, source: String, plugin functions: PluginFunctions) {
+        self.name = name
+        self.inputClass = inputClass
+        self.outputClass = outputClass
+        self.source = source
+        let (forward, reverse) = (functions.forward, functions.reverse)
+        self.forwardFunction = { value in try functions.call(forward, value, customClass: outputClass) }
+        if let reverse {
+            self.reverseFunction = { value in try functions.call(reverse, value, customClass: inputClass) }
+        } else {
+            self.reverseFunction = nil
+        }
+        self.forwardBytes = nil
+        self.reverseBytes = nil
+        self.plugin = functions
     }
 }
 
@@ -66,11 +104,20 @@ package final class BoundTransformer: Sendable {
     package let transformer: Transformer
     let input: ResolvedClass
     let output: ResolvedClass
+    /// The byte forms of the two classes, for the byte path.
+    private let inputForm: ResolvedClass.ByteForm?
+    private let outputForm: ResolvedClass.ByteForm?
+    /// `transformer.plugin`, which `transformer` keeps alive: read on the byte
+    /// path without a reference count per call.
+    private unowned(unsafe) let plugin: PluginFunctions?
 
     package init(transformer: Transformer, input: ResolvedClass, output: ResolvedClass) {
         self.transformer = transformer
         self.input = input
         self.output = output
+        self.inputForm = input.byteForm
+        self.outputForm = output.byteForm
+        self.plugin = transformer.plugin
     }
 
     package func forward(_ value: Value) throws(TransformerFailure) -> Value {
@@ -82,6 +129,79 @@ package final class BoundTransformer: Sendable {
             throw TransformerFailure(transformer: transformer, message: "is not reversible")
         }
         return try call(reverse, value, expecting: input, direction: "reverse")
+    }
+
+    /// `forward` on bytes: `input` must be a value of the input class (its
+    /// size, for a fixed-size class), and the result, written to `output`, is
+    /// checked against the output class's size.
+    package func forward(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(TransformerFailure) -> Int {
+        try callBytes(reverse: false, input, output, from: self.input, to: self.output)
+    }
+
+    /// `reverse` on bytes, checked as ``forward(bytes:into:)`` is.
+    package func reverse(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(TransformerFailure) -> Int {
+        guard transformer.reverseFunction != nil else {
+            throw TransformerFailure(transformer: transformer, message: "is not reversible")
+        }
+        return try callBytes(reverse: true, input, output, from: self.output, to: self.input)
+    }
+
+    private func callBytes(reverse: Bool, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer,
+                           from: ResolvedClass, to: ResolvedClass) throws(TransformerFailure) -> Int
+    {
+        // The sizes were worked out once, at init: the hot path compares integers.
+        let (given, made) = reverse ? (outputForm, inputForm) : (inputForm, outputForm)
+        guard let given, let made else { throw bytesFailure(reverse, "converts \(from.name) to \(to.name), and only struct, opaque and Binary values have bytes") }
+        if let size = given.size, input.count != size {
+            throw bytesFailure(reverse, "was given \(input.count) bytes, but \(from.name) values have \(size)")
+        }
+        if let size = made.size, output.count < size {
+            throw bytesFailure(reverse, "needs \(size) bytes of output for \(to.name), the buffer holds \(output.count)")
+        }
+        let written: Int
+        if let plugin, let function = reverse ? plugin.reverseBytes : plugin.forwardBytes {
+            do {
+                written = try plugin.callBytes(function, input, output)
+            } catch {
+                throw bytesFailure(reverse, "failed: \(error)")
+            }
+        } else if let function = reverse ? transformer.reverseBytes : transformer.forwardBytes {
+            do {
+                written = try function(input, output)
+            } catch {
+                throw bytesFailure(reverse, "failed: \(error)")
+            }
+        } else {
+            written = try callBytesThroughValues(reverse: reverse, input, output, from: from, to: to)
+        }
+        guard written >= 0, written <= output.count else {
+            throw bytesFailure(reverse, "reported \(written) bytes written to a buffer of \(output.count)")
+        }
+        if let size = made.size, written != size {
+            throw bytesFailure(reverse, "returned \(written) bytes, but it declares \(to.name) (\(size) bytes)")
+        }
+        return written
+    }
+
+    /// The byte path of a transformer that has only value functions: a value
+    /// from the bytes, the checked call, its bytes copied out.
+    private func callBytesThroughValues(reverse: Bool, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer,
+                                        from: ResolvedClass, to: ResolvedClass) throws(TransformerFailure) -> Int
+    {
+        guard let function = reverse ? transformer.reverseFunction : transformer.forwardFunction else {
+            throw TransformerFailure(transformer: transformer, message: "is not reversible")
+        }
+        let result = try call(function, from.value(bytes: input), expecting: to, direction: reverse ? "reverse" : "forward")
+        guard let bytes = result.bytes else { throw bytesFailure(reverse, "returned \(result.className) \(result)") }
+        guard bytes.count <= output.count else {
+            throw bytesFailure(reverse, "made \(bytes.count) bytes, the buffer holds \(output.count)")
+        }
+        bytes.copyBytes(to: output)
+        return bytes.count
+    }
+
+    private func bytesFailure(_ reverse: Bool, _ message: String) -> TransformerFailure {
+        TransformerFailure(transformer: transformer, message: "\(reverse ? "reverse" : "forward") \(message)")
     }
 
     private func call(_ function: @Sendable (Value) throws -> Value, _ value: Value, expecting: ResolvedClass,
@@ -136,6 +256,28 @@ package enum ResolvedClass: Sendable {
         }
     }
 
+    /// The values of a struct, opaque or Binary class are bytes; `size` is
+    /// their fixed count (nil: any).
+    struct ByteForm {
+        let size: Int?
+    }
+
+    /// This class's byte form; nil for classes whose values are not bytes.
+    var byteForm: ByteForm? {
+        switch self {
+        case .structure(let s): ByteForm(size: s.size)
+        case .opaque(let o): ByteForm(size: o.size)
+        case .builtin(.binary): ByteForm(size: nil)
+        default: nil
+        }
+    }
+
+    /// A value of this byte-form class holding a copy of `bytes`.
+    func value(bytes: UnsafeRawBufferPointer) -> Value {
+        if case .builtin = self { return .binary(Data(bytes)) }
+        return .custom(CustomValue(className: name, bytes: Data(bytes)))
+    }
+
     /// Whether a transformer accepting `self` accepts values of `other` too.
     package func accepts(_ other: ResolvedClass) -> Bool {
         if name == other.name { return true }
@@ -145,6 +287,15 @@ package enum ResolvedClass: Sendable {
 }
 
 extension Value {
+    /// The bytes of a Binary or custom value.
+    var bytes: Data? {
+        switch self {
+        case .binary(let data): data
+        case .custom(let custom): custom.bytes
+        default: nil
+        }
+    }
+
     /// The built-in classes whose values are plist-like.
     static let propertyListClasses: Set<ValueClass> = [.null, .boolean, .integer, .double, .float, .string, .binary,
                                                        .date, .uuid, .array, .dictionary]

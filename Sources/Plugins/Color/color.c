@@ -58,6 +58,34 @@ static int32_t data_to_color(void *state, const amber_plugin_value *input, amber
     return AMBER_PLUGIN_OK;
 }
 
+/* The fast path (plugin ABI minor 2): the same conversions between buffers
+ * the host provides; the host has checked the input's size. */
+static int32_t color_to_bytes(void *state, const void *input, size_t input_length, void *output, size_t output_capacity,
+                              size_t *output_length) {
+    (void)state;
+    if (input_length != sizeof(Color) || output_capacity < STORED_SIZE) return AMBER_PLUGIN_ERROR;
+    Color color;
+    memcpy(&color, input, sizeof color);
+    unsigned char *out = output;
+    put_le32(out, color.r);
+    put_le32(out + 4, color.g);
+    put_le32(out + 8, color.b);
+    put_le32(out + 12, color.a);
+    *output_length = STORED_SIZE;
+    return AMBER_PLUGIN_OK;
+}
+
+static int32_t bytes_to_color(void *state, const void *input, size_t input_length, void *output, size_t output_capacity,
+                              size_t *output_length) {
+    (void)state;
+    if (input_length != STORED_SIZE || output_capacity < sizeof(Color)) return AMBER_PLUGIN_ERROR;
+    const unsigned char *in = input;
+    Color color = {get_le32(in), get_le32(in + 4), get_le32(in + 8), get_le32(in + 12)};
+    memcpy(output, &color, sizeof color);
+    *output_length = sizeof color;
+    return AMBER_PLUGIN_OK;
+}
+
 static const amber_plugin_field color_fields[] = {
     {"r", AMBER_PLUGIN_FIELD_FLOAT, NULL},
     {"g", AMBER_PLUGIN_FIELD_FLOAT, NULL},
@@ -71,7 +99,7 @@ static const amber_plugin_class classes[] = {
 
 static const amber_plugin_transformer transformers[] = {
     {"ColorToData", "Color", "Binary", AMBER_PLUGIN_REVERSIBLE | AMBER_PLUGIN_THREAD_SAFE, color_to_data, data_to_color,
-     NULL, NULL},
+     NULL, NULL, color_to_bytes, bytes_to_color},
 };
 
 static const amber_plugin_descriptor descriptor = {
