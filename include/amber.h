@@ -143,6 +143,7 @@ typedef struct amber_attribute amber_attribute; /**< an attribute of an entity (
 typedef struct amber_store amber_store;         /**< an open store */
 typedef struct amber_context amber_context;     /**< a scratchpad of objects over a store */
 typedef struct amber_object amber_object;       /**< an object (owned by its context) */
+typedef struct amber_transformer amber_transformer; /**< a registered transformer, for direct calls */
 
 /* ------------------------------------------------------------------------ */
 /* Values                                                                   */
@@ -318,6 +319,53 @@ amber_status amber_registry_register_transformer(amber_registry *registry, const
                                                  amber_transform_fn forward, amber_transform_fn reverse,
                                                  amber_release_fn release, void *userdata,
                                                  amber_userdata_free_fn userdata_free);
+
+/** A handle for calling the transformer `name` of `registry` (NULL: shared)
+ *  directly, outside any store, with the checks a store applies: every input
+ *  must be of the transformer's input class and every result of its output
+ *  class (and size). Free it with amber_transformer_free; the transformer
+ *  stays usable while the handle lives, even if the registry is freed.
+ *  Any thread may call a transformer handle (a plugin transformer that is not
+ *  thread-safe is serialized).
+ *  Errors: AMBER_E_NOT_FOUND (the message has the nearest name). */
+amber_status amber_registry_transformer(amber_transformer **out, amber_registry *registry, const char *name);
+
+/** Releases a transformer handle. */
+amber_status amber_transformer_free(amber_transformer *transformer);
+
+/** The transformer's input and output classes (static for the handle's
+ *  life, owned by it) and the byte size of their values: the struct size, an
+ *  opaque class's fixed size, or 0 when values have no fixed size. Any
+ *  out-parameter may be NULL. */
+amber_status amber_transformer_classes(const char **out_input_class, size_t *out_input_size, const char **out_output_class,
+                                       size_t *out_output_size, amber_transformer *transformer);
+
+/** Converts `*input` (a value of the input class) forward. *out is owned by
+ *  the caller: release it with amber_value_release.
+ *  Errors: AMBER_E_TRANSFORMER (a wrong input class, the transformer failed
+ *  or returned something other than it declares; the message says which),
+ *  AMBER_E_INVALID_VALUE (a malformed amber_value). */
+amber_status amber_transformer_forward(amber_value *out, amber_transformer *transformer, const amber_value *input);
+
+/** amber_transformer_forward in the other direction.
+ *  Errors: as forward; AMBER_E_TRANSFORMER for a one-way transformer. */
+amber_status amber_transformer_reverse(amber_value *out, amber_transformer *transformer, const amber_value *input);
+
+/** The byte path, for transformers between byte forms (a struct or opaque
+ *  class, or Binary): converts the `input_length` bytes at `input` forward
+ *  into `output`, which holds `output_capacity` bytes, and sets
+ *  *out_length to the bytes written. No value is built and nothing is
+ *  allocated; the class and size checks still run on every call. A plugin
+ *  that provides forward_bytes (plugin ABI minor 2) is called directly.
+ *  Errors: AMBER_E_TRANSFORMER (an input of the wrong size, a buffer too
+ *  small for the output class, a class whose values are not bytes, or the
+ *  transformer's own failure), AMBER_E_NULL_ARGUMENT. */
+amber_status amber_transformer_forward_bytes(size_t *out_length, amber_transformer *transformer, const void *input,
+                                             size_t input_length, void *output, size_t output_capacity);
+
+/** amber_transformer_forward_bytes in the other direction. */
+amber_status amber_transformer_reverse_bytes(size_t *out_length, amber_transformer *transformer, const void *input,
+                                             size_t input_length, void *output, size_t output_capacity);
 
 /** Loads the plugin (a shared library exporting amber_plugin_entry, see
  *  amber_plugin.h) at `path` into `registry` (NULL: shared): its value
@@ -633,6 +681,11 @@ enum { AMBER_OBJECT_INSERTED = 1, AMBER_OBJECT_UPDATED = 2, AMBER_OBJECT_DELETED
 /** *out receives AMBER_OBJECT_* flags, or-ed. */
 amber_status amber_object_state(uint32_t *out, amber_object *object);
 
+/** The object's primary key, the integer its URI ends with (…/p42 → 42),
+ *  stable once the object is saved.
+ *  Errors: AMBER_E_UNAVAILABLE for an object not saved yet (a temporary ID). */
+amber_status amber_object_primary_key(int64_t *out, amber_object *object);
+
 /** Releases the caller's handle to `object`. The object itself stays in its
  *  context while it has pending changes (they are saved or rolled back as
  *  usual); an unchanged object nobody else holds is freed. Later uses of the
@@ -642,6 +695,12 @@ amber_status amber_object_state(uint32_t *out, amber_object *object);
  *  Errors: AMBER_E_INVALID_HANDLE, AMBER_E_WRONG_THREAD. Call it on the
  *  context's thread. */
 amber_status amber_object_release(amber_object *object);
+
+/** amber_object_release for `count` handles, as after a batch
+ *  (amber_context_fetch): NULL entries are skipped. All or nothing: if any
+ *  handle is not a live object handle of the calling thread, none is
+ *  released and the error names its index. */
+amber_status amber_objects_release(amber_object *const *objects, size_t count);
 
 #ifdef __cplusplus
 }

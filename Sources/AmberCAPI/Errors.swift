@@ -21,6 +21,7 @@ struct CAPIError: Error {
         case .invalidModel(let problems): self.init(AMBER_E_INVALID_MODEL, message, origin: problems.first?.place ?? "")
         case .invalidJSON(let path, _): self.init(AMBER_E_INVALID_JSON, message, origin: path)
         case .unknownEntity(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
+        case .unknownTransformer(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
         case .unknownAttribute(let entity, let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: "\(entity).\(name)")
         case .invalidValue(let place, _, _): self.init(AMBER_E_INVALID_VALUE, message, origin: place)
         case .foreignAttribute(let attribute, _): self.init(AMBER_E_NOT_FOUND, message, origin: attribute)

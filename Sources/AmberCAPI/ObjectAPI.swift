@@ -94,6 +94,36 @@ public func amber_object_state(_ out: UnsafeMutablePointer<UInt32>?, _ object: O
 }
 
 @c @implementation
+public func amber_object_primary_key(_ out: UnsafeMutablePointer<Int64>?, _ object: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let target = try Handles.object(object).object
+        guard let key = target.objectID.primaryKey else {
+            throw CAPIError(AMBER_E_UNAVAILABLE, "object \(target.objectID) is not saved yet and has no primary key", origin: "object")
+        }
+        result.pointee = key
+    }
+}
+
+@c @implementation
+public func amber_objects_release(_ objects: UnsafePointer<OpaquePointer?>?, _ count: Int) -> amber_status {
+    api { () throws(CAPIError) in
+        let total = try AmberCAPI.count(count, "count")
+        guard total == 0 || objects != nil else { throw .null("objects") }
+        let handles = UnsafeBufferPointer(start: objects, count: total)
+        var targets: [(CObject, OpaquePointer)] = []
+        targets.reserveCapacity(total)
+        var seen = Set<OpaquePointer>()
+        // Every handle is checked before any is released; one listed twice is released once.
+        for (index, handle) in handles.enumerated() {
+            guard let handle, seen.insert(handle).inserted else { continue }
+            targets.append((try Handles.object(handle, "objects[\(index)]"), handle))
+        }
+        for (target, handle) in targets { try target.context.releaseHandle(of: target, handle) }
+    }
+}
+
+@c @implementation
 public func amber_object_release(_ object: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
         let target = try Handles.object(object)

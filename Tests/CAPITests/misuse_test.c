@@ -365,6 +365,17 @@ static void test_object_release(void) {
         amber_value_release(&out);
     }
     amber_free(inserted);
+    int64_t key = 0;
+    FAILS(amber_object_primary_key(&key, again), AMBER_E_UNAVAILABLE, "not saved yet");
+    /* A batch release is all or nothing: a bad handle anywhere releases none. */
+    amber_object *batch[3] = {again, NULL, (amber_object *)book};
+    FAILS(amber_objects_release(batch, 3), AMBER_E_WRONG_HANDLE_TYPE, "objects[2]");
+    OK(amber_object_state(&(uint32_t){0}, again));
+    batch[2] = again; /* listed twice: released once */
+    OK(amber_objects_release(batch, 3));
+    FAILS(amber_object_state(&(uint32_t){0}, again), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    FAILS(amber_objects_release(NULL, 2), AMBER_E_NULL_ARGUMENT, "objects is NULL");
+    OK(amber_objects_release(NULL, 0));
     OK(amber_context_rollback(scratch));
     OK(amber_context_free(scratch));
 }

@@ -19,6 +19,52 @@ struct Color {
     float r, g, b, a;
 };
 
+/* A registered transformer called directly: values and bytes, checked like a store's calls. */
+static void test_direct_calls(amber_registry *registry) {
+    amber_transformer *color = NULL;
+    FAILS(amber_registry_transformer(&color, registry, "ColorToDat"), AMBER_E_NOT_FOUND, "did you mean ColorToData?");
+    OK(amber_registry_transformer(&color, registry, "ColorToData"));
+    const char *input_class = NULL, *output_class = NULL;
+    size_t input_size = 0, output_size = 99;
+    OK(amber_transformer_classes(&input_class, &input_size, &output_class, &output_size, color));
+    CHECK(strcmp(input_class, "Color") == 0 && input_size == sizeof(struct Color));
+    CHECK(strcmp(output_class, "Binary") == 0 && output_size == 0);
+
+    struct Color teal = {0, 0.5f, 0.5f, 1}, back = {0, 0, 0, 0};
+    unsigned char stored[32];
+    size_t written = 0, read = 0;
+    OK(amber_transformer_forward_bytes(&written, color, &teal, sizeof teal, stored, sizeof stored));
+    CHECK(written == 16);
+    OK(amber_transformer_reverse_bytes(&read, color, stored, written, &back, sizeof back));
+    CHECK(read == sizeof back && memcmp(&back, &teal, sizeof teal) == 0);
+    FAILS(amber_transformer_forward_bytes(&written, color, &teal, 12, stored, sizeof stored), AMBER_E_TRANSFORMER,
+          "forward was given 12 bytes, but Color values have 16");
+    FAILS(amber_transformer_reverse_bytes(&read, color, stored, 16, &back, 8), AMBER_E_TRANSFORMER,
+          "reverse needs 16 bytes of output for Color, the buffer holds 8");
+    FAILS(amber_transformer_forward_bytes(&written, color, NULL, 16, stored, sizeof stored), AMBER_E_NULL_ARGUMENT, "input");
+
+    /* The value path gives the same bytes. */
+    amber_value in = {.type = AMBER_VALUE_CUSTOM}, out;
+    in.v.custom.class_name = "Color";
+    in.v.custom.data = &teal;
+    in.v.custom.length = sizeof teal;
+    OK(amber_transformer_forward(&out, color, &in));
+    CHECK(out.type == AMBER_VALUE_BINARY && out.v.bytes.length == 16 && memcmp(out.v.bytes.data, stored, 16) == 0);
+    amber_value again;
+    OK(amber_transformer_reverse(&again, color, &out));
+    CHECK(again.type == AMBER_VALUE_CUSTOM && memcmp(again.v.custom.data, &teal, sizeof teal) == 0);
+    amber_value_release(&again);
+    amber_value_release(&out);
+    amber_value text = {.type = AMBER_VALUE_STRING};
+    text.v.text.data = "red";
+    text.v.text.length = 3;
+    FAILS(amber_transformer_forward(&out, color, &text), AMBER_E_TRANSFORMER, "ColorToData");
+
+    OK(amber_transformer_free(color));
+    FAILS(amber_transformer_forward_bytes(&written, color, &teal, sizeof teal, stored, sizeof stored), AMBER_E_INVALID_HANDLE,
+          "released (stale) handle");
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -82,10 +128,18 @@ int main(int argc, char **argv) {
               memcmp(got.v.custom.data, &red, sizeof red) == 0);
         amber_value_release(&got);
     }
+    if (found == 1) {
+        int64_t key = 0;
+        OK(amber_object_primary_key(&key, objects[0]));
+        CHECK(key == 1);
+        OK(amber_objects_release(objects, found));
+        FAILS(amber_object_primary_key(&key, objects[0]), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    }
     amber_free(objects);
     OK(amber_context_free(context));
     OK(amber_store_close(store));
     OK(amber_model_free(model));
+    test_direct_calls(registry);
     OK(amber_registry_free(registry));
     return report();
 }

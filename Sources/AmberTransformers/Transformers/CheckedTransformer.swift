@@ -64,14 +64,13 @@ public struct CheckedTransformer: Sendable {
 extension Registry {
     /// The transformer named `name`, with its classes resolved.
     ///
-    /// - Throws: ``AmberError/unknownEntity(name:suggestion:)``-style lookup
-    ///   errors as ``AmberError/invalidDeclaration(place:message:)`` naming the
-    ///   missing transformer or class.
+    /// - Throws: ``AmberError/unknownTransformer(name:suggestion:)`` with the
+    ///   nearest name; ``AmberError/invalidDeclaration(place:message:)`` if it
+    ///   names a value class that is not declared.
     public func transformer(named name: String) throws(AmberError) -> CheckedTransformer {
         let scope = ClassScope(registry: snapshot())
         guard let entry = scope.transformers[name] else {
-            throw .invalidDeclaration(place: "transformer \"\(name)\"", message: "no such transformer"
-                + AmberError.hint(nearestName(to: name, in: scope.transformers.keys.sorted())))
+            throw .unknownTransformer(name: name, suggestion: nearestName(to: name, in: scope.transformers.keys.sorted()))
         }
         let transformer = entry.item
         guard let input = scope.resolve(transformer.inputClass), let output = scope.resolve(transformer.outputClass) else {

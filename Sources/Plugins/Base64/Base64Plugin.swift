@@ -46,7 +46,7 @@ nonisolated(unsafe) private let descriptor: UnsafeMutablePointer<amber_plugin_de
     transformer.initialize(to: amber_plugin_transformer(
         name: UnsafePointer(strdup("Base64")), input_class: UnsafePointer(strdup("Binary")),
         output_class: UnsafePointer(strdup("String")), flags: UInt32(AMBER_PLUGIN_REVERSIBLE | AMBER_PLUGIN_THREAD_SAFE),
-        forward: encode, reverse: decode, create: nil, destroy: nil))
+        forward: encode, reverse: decode, create: nil, destroy: nil, forward_bytes: nil, reverse_bytes: nil))
     let descriptor = UnsafeMutablePointer<amber_plugin_descriptor>.allocate(capacity: 1)
     descriptor.initialize(to: amber_plugin_descriptor(
         struct_size: UInt32(MemoryLayout<amber_plugin_descriptor>.size), abi_version: UInt32(AMBER_PLUGIN_ABI_VERSION),

@@ -1,0 +1,109 @@
+import Amber
+import AmberHeaders
+import Foundation
+
+/// A transformer handle: the checked transformer and its class names as C strings.
+final class CTransformer: Sendable {
+    let transformer: CheckedTransformer
+    let strings = CStringPool()
+    init(_ transformer: CheckedTransformer) { self.transformer = transformer }
+}
+
+@c @implementation
+public func amber_registry_transformer(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ registry: OpaquePointer?,
+                                       _ name: UnsafePointer<CChar>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let target = try Handles.registry(registry)
+        let transformerName = try AmberCAPI.name(name, "name")
+        let transformer = try core { () throws(AmberError) in try target.transformer(named: transformerName) }
+        result.pointee = Handles.make(CTransformer(transformer), kind: .transformer)
+    }
+}
+
+@c @implementation
+public func amber_transformer_free(_ transformer: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in try Handles.release(transformer, as: .transformer, "transformer") }
+}
+
+@c @implementation
+public func amber_transformer_classes(_ out_input_class: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                                      _ out_input_size: UnsafeMutablePointer<Int>?,
+                                      _ out_output_class: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                                      _ out_output_size: UnsafeMutablePointer<Int>?, _ transformer: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let wrapper: CTransformer = try Handles.resolve(transformer, as: .transformer, "transformer")
+        let checked = wrapper.transformer
+        out_input_class?.pointee = wrapper.strings.cString(checked.inputClass)
+        out_input_size?.pointee = checked.inputSize ?? 0
+        out_output_class?.pointee = wrapper.strings.cString(checked.outputClass)
+        out_output_size?.pointee = checked.outputSize ?? 0
+    }
+}
+
+/// One value through a transformer handle, either way.
+private func transform(_ out: UnsafeMutablePointer<amber_value>?, _ transformer: OpaquePointer?,
+                       _ input: UnsafePointer<amber_value>?, reverse: Bool) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper: CTransformer = try Handles.resolve(transformer, as: .transformer, "transformer")
+        let value = try CValue.read(input, "input")
+        let converted = try core { () throws(AmberError) in
+            reverse ? try wrapper.transformer.reverse(value) : try wrapper.transformer.forward(value)
+        }
+        try CValue.write(converted, to: result)
+    }
+}
+
+@c @implementation
+public func amber_transformer_forward(_ out: UnsafeMutablePointer<amber_value>?, _ transformer: OpaquePointer?,
+                                      _ input: UnsafePointer<amber_value>?) -> amber_status
+{
+    transform(out, transformer, input, reverse: false)
+}
+
+@c @implementation
+public func amber_transformer_reverse(_ out: UnsafeMutablePointer<amber_value>?, _ transformer: OpaquePointer?,
+                                      _ input: UnsafePointer<amber_value>?) -> amber_status
+{
+    transform(out, transformer, input, reverse: true)
+}
+
+/// Bytes through a transformer handle, either way.
+private func transformBytes(_ out_length: UnsafeMutablePointer<Int>?, _ transformer: OpaquePointer?,
+                            _ input: UnsafeRawPointer?, _ input_length: Int, _ output: UnsafeMutableRawPointer?,
+                            _ output_capacity: Int, reverse: Bool) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let lengthOut = try require(out_length, "out_length")
+        let wrapper: CTransformer = try Handles.resolve(transformer, as: .transformer, "transformer")
+        let inputCount = try count(input_length, "input_length"), capacity = try count(output_capacity, "output_capacity")
+        guard inputCount == 0 || input != nil else { throw .null("input") }
+        guard capacity == 0 || output != nil else { throw .null("output") }
+        let source = UnsafeRawBufferPointer(start: input, count: inputCount)
+        let target = UnsafeMutableRawBufferPointer(start: output, count: capacity)
+        lengthOut.pointee = try core { () throws(AmberError) in
+            reverse ? try wrapper.transformer.reverse(bytes: source, into: target)
+                    : try wrapper.transformer.forward(bytes: source, into: target)
+        }
+    }
+}
+
+@c @implementation
+public func amber_transformer_forward_bytes(_ out_length: UnsafeMutablePointer<Int>?, _ transformer: OpaquePointer?,
+                                            _ input: UnsafeRawPointer?, _ input_length: Int, _ output: UnsafeMutableRawPointer?,
+                                            _ output_capacity: Int) -> amber_status
+{
+    transformBytes(out_length, transformer, input, input_length, output, output_capacity, reverse: false)
+}
+
+@c @implementation
+public func amber_transformer_reverse_bytes(_ out_length: UnsafeMutablePointer<Int>?, _ transformer: OpaquePointer?,
+                                            _ input: UnsafeRawPointer?, _ input_length: Int, _ output: UnsafeMutableRawPointer?,
+                                            _ output_capacity: Int) -> amber_status
+{
+    transformBytes(out_length, transformer, input, input_length, output, output_capacity, reverse: true)
+}
