@@ -144,6 +144,7 @@ typedef struct amber_store amber_store;         /**< an open store */
 typedef struct amber_context amber_context;     /**< a scratchpad of objects over a store */
 typedef struct amber_object amber_object;       /**< an object (owned by its context) */
 typedef struct amber_transformer amber_transformer; /**< a registered transformer, for direct calls */
+typedef struct amber_batch amber_batch;         /**< fetched values as borrowed views (amber_context_fetch_batch) */
 
 /* ------------------------------------------------------------------------ */
 /* Values                                                                   */
@@ -616,6 +617,25 @@ amber_status amber_context_fetch(amber_object ***out_objects, size_t *out_count,
 amber_status amber_context_fetch_values(amber_object ***out_objects, amber_value **out_values, size_t *out_count,
                                         amber_context *context, const amber_fetch_request *request,
                                         amber_attribute *const *attributes, size_t attribute_count);
+
+/** amber_context_fetch_values without a copy per value: the values are
+ *  borrowed views into memory the batch owns. Strings, bytes and class names
+ *  point into the batch and stay valid until amber_batch_free; nothing is
+ *  allocated per value (the batch makes two buffers in all, plus the handle
+ *  array if asked for). *out_values is an array of *out_count rows of
+ *  attribute_count values, row after row; never pass these values to
+ *  amber_value_release.
+ *  `out_objects` may be NULL (no object handles made: the fastest way to read
+ *  a large result); otherwise it receives an array of *out_count handles
+ *  owned by the context, the array itself owned by the batch.
+ *  Errors: as amber_context_fetch_values. On failure *out is untouched. */
+amber_status amber_context_fetch_batch(amber_batch **out, const amber_value **out_values, amber_object *const **out_objects,
+                                       size_t *out_count, amber_context *context, const amber_fetch_request *request,
+                                       amber_attribute *const *attributes, size_t attribute_count);
+
+/** Frees a batch and the memory its values point to (object handles it
+ *  listed stay valid: they belong to the context). Any thread. */
+amber_status amber_batch_free(amber_batch *batch);
 
 /** How many objects `request` would fetch. */
 amber_status amber_context_count(int64_t *out, amber_context *context, const amber_fetch_request *request);

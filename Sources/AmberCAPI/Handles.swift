@@ -6,7 +6,7 @@ import Synchronization
 /// The kinds of handle, encoded in every handle so a handle of one kind
 /// passed where another is expected is caught.
 enum HandleKind: UInt8, CustomStringConvertible {
-    case registry = 1, model, builder, entity, attribute, store, context, object, transformer
+    case registry = 1, model, builder, entity, attribute, store, context, object, transformer, batch
 
     var description: String {
         switch self {
@@ -19,6 +19,7 @@ enum HandleKind: UInt8, CustomStringConvertible {
         case .context: "amber_context"
         case .object: "amber_object"
         case .transformer: "amber_transformer"
+        case .batch: "amber_batch"
         }
     }
 }

@@ -75,7 +75,7 @@ public func amber_context_insert(_ out: UnsafeMutablePointer<OpaquePointer?>?, _
 }
 
 /// Attribute handles from a C array, checked to belong to `entity`.
-private func attributeList(_ attributes: UnsafePointer<OpaquePointer?>?, _ attributeCount: Int, of entity: Entity) throws(CAPIError) -> [Attribute] {
+func attributeList(_ attributes: UnsafePointer<OpaquePointer?>?, _ attributeCount: Int, of entity: Entity) throws(CAPIError) -> [Attribute] {
     let checked = try count(attributeCount, "attribute_count")
     guard checked > 0 else { throw CAPIError(AMBER_E_INVALID_VALUE, "attribute_count is 0", origin: "attribute_count") }
     guard let attributes else { throw .null("attributes") }
@@ -177,7 +177,7 @@ public func amber_context_delete(_ context: OpaquePointer?, _ object: OpaquePoin
 }
 
 /// A fetch request from its C form.
-private func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws(CAPIError) -> FetchRequest {
+func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws(CAPIError) -> FetchRequest {
     let request = try sized(request, "request", initializer: "AMBER_FETCH_REQUEST_INIT",
                             minimum: MemoryLayout<amber_fetch_request>.size)
     let entity = try name(request.entity, "request->entity")
@@ -203,7 +203,7 @@ private func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws
 }
 
 /// A malloc'd array of the handles of `objects` (NULL when empty).
-private func handleArray(_ objects: [ManagedObject], _ context: CContext) throws(CAPIError) -> UnsafeMutablePointer<OpaquePointer?>? {
+func handleArray(_ objects: [ManagedObject], _ context: CContext) throws(CAPIError) -> UnsafeMutablePointer<OpaquePointer?>? {
     guard !objects.isEmpty else { return nil }
     guard let array = malloc(objects.count * MemoryLayout<OpaquePointer?>.stride)?.assumingMemoryBound(to: OpaquePointer?.self) else {
         throw CAPIError(AMBER_E_INTERNAL, "out of memory")

@@ -217,6 +217,46 @@ static void test_round_trip(const char *path) {
     CHECK(mismatches == 0);
     CHECK(reverse_calls == N / 2);
 
+    /* The same rows as a batch of borrowed views: every value equals
+     * amber_object_get's copy, type and bytes (a differential check). */
+    amber_attribute *all[7] = {title, price, pages, published, isbn, cover, tags};
+    amber_batch *batch = NULL;
+    const amber_value *views = NULL;
+    amber_object *const *listed = NULL;
+    size_t rows = 0;
+    OK(amber_context_fetch_batch(&batch, &views, &listed, &rows, context, &request, all, 7));
+    CHECK(rows == count && listed != NULL);
+    int differences = 0;
+    for (size_t k = 0; k < rows && listed != NULL; k++) {
+        if (listed[k] != objects[k]) differences++;
+        for (int a = 0; a < 7; a++) {
+            amber_value copy;
+            const amber_value *view = &views[k * 7 + (size_t)a];
+            if (amber_object_get(&copy, objects[k], all[a]) != AMBER_OK || copy.type != view->type) {
+                differences++;
+            } else if (copy.type == AMBER_VALUE_CUSTOM) {
+                if (strcmp(copy.v.custom.class_name, view->v.custom.class_name) != 0 || copy.v.custom.length != view->v.custom.length ||
+                    memcmp(copy.v.custom.data, view->v.custom.data, copy.v.custom.length) != 0)
+                    differences++;
+            } else if (copy.type == AMBER_VALUE_STRING || copy.type == AMBER_VALUE_DECIMAL || copy.type == AMBER_VALUE_PLIST) {
+                if (copy.v.text.length != view->v.text.length || memcmp(copy.v.text.data, view->v.text.data, copy.v.text.length) != 0 ||
+                    view->v.text.data[view->v.text.length] != '\0')
+                    differences++;
+            } else if (memcmp(&copy.v, &view->v, sizeof copy.v) != 0) {
+                differences++;
+            }
+            amber_value_release(&copy);
+        }
+    }
+    CHECK(differences == 0);
+    OK(amber_batch_free(batch));
+    FAILS(amber_batch_free(batch), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    OK(amber_context_fetch_batch(&batch, &views, NULL, &rows, context, &request, all, 2)); /* no handles asked for */
+    CHECK(rows == count && views[0].type == AMBER_VALUE_STRING);
+    OK(amber_batch_free(batch));
+    FAILS(amber_context_fetch_batch(&batch, &views, NULL, &rows, context, &request, all, 0), AMBER_E_INVALID_VALUE,
+          "attribute_count is 0");
+
     /* Object IDs: permanent after save, and they find the object again. */
     char *uri = NULL;
     size_t uri_length = 0;
