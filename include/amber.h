@@ -633,8 +633,10 @@ amber_status amber_context_fetch_batch(amber_batch **out, const amber_value **ou
                                        size_t *out_count, amber_context *context, const amber_fetch_request *request,
                                        amber_attribute *const *attributes, size_t attribute_count);
 
-/** Frees a batch and the memory its values point to (object handles it
- *  listed stay valid: they belong to the context). Any thread. */
+/** Frees a batch and the memory its values point to. The batch keeps the
+ *  fetched objects in their context until then (object handles it listed
+ *  stay valid after: they belong to the context). Call it on the context's
+ *  thread (else AMBER_E_WRONG_THREAD); it may come after amber_context_free. */
 amber_status amber_batch_free(amber_batch *batch);
 
 /** How many objects `request` would fetch. */

@@ -3,16 +3,25 @@ import AmberHeaders
 import Foundation
 
 /// A fetched batch: one array of values and one arena their pointers point
-/// into, both freed with the batch; and the object handle array, if asked for.
+/// into, both freed with the batch; the object handle array, if asked for;
+/// and the fetched objects, which stay in their context until the batch is
+/// freed (so tearing them down is the free's cost, not the fetch's).
 final class CBatch: @unchecked Sendable {
     let values: UnsafeMutablePointer<amber_value>?
     let arena: UnsafeMutableRawPointer?
     let handles: UnsafeMutablePointer<OpaquePointer?>?
+    private let objects: [ManagedObject]
+    /// The context the objects belong to: they leave it on its thread only.
+    let context: CContext
 
-    init(values: UnsafeMutablePointer<amber_value>?, arena: UnsafeMutableRawPointer?, handles: UnsafeMutablePointer<OpaquePointer?>?) {
+    init(values: UnsafeMutablePointer<amber_value>?, arena: UnsafeMutableRawPointer?, handles: UnsafeMutablePointer<OpaquePointer?>?,
+         objects: [ManagedObject], context: CContext)
+    {
         self.values = values
         self.arena = arena
         self.handles = handles
+        self.objects = objects
+        self.context = context
     }
 
     deinit {
@@ -33,20 +42,6 @@ private struct BatchWriter {
 
     mutating func append(_ value: Value) throws(CAPIError) {
         var c = amber_value()
-        func bytes(_ type: Int, _ data: some Collection<UInt8>, className: String? = nil) {
-            c.type = Int32(type)
-            let offset = arena.count
-            arena.append(contentsOf: data)
-            var classOffset = -1
-            if let className {
-                classOffset = arena.count
-                arena.append(contentsOf: className.utf8)
-                arena.append(0)
-            }
-            // Text is NUL-terminated too, as amber_object_get's is.
-            if className == nil && type != AMBER_VALUE_BINARY { arena.append(0) }
-            fixups.append((values.count, offset, data.count, classOffset))
-        }
         switch value {
         case .null: c.type = Int32(AMBER_VALUE_NULL)
         case .bool(let b): c.type = Int32(AMBER_VALUE_BOOL); c.v.boolean = b ? 1 : 0
@@ -57,16 +52,41 @@ private struct BatchWriter {
         case .uuid(let u):
             c.type = Int32(AMBER_VALUE_UUID)
             withUnsafeBytes(of: u.uuid) { raw in withUnsafeMutableBytes(of: &c.v.uuid) { $0.copyMemory(from: raw) } }
-        case .string(let s): bytes(AMBER_VALUE_STRING, s.utf8)
-        case .binary(let d): bytes(AMBER_VALUE_BINARY, d)
-        case .decimal(let d): bytes(AMBER_VALUE_DECIMAL, d.description.utf8)
-        case .uri(let u): bytes(AMBER_VALUE_URI, u.absoluteString.utf8)
-        case .objectID(let id): bytes(AMBER_VALUE_OBJECT_ID, id.uriRepresentation.absoluteString.utf8)
-        case .custom(let custom): bytes(AMBER_VALUE_CUSTOM, custom.bytes, className: custom.className)
+        case .string(let s): c.type = Int32(AMBER_VALUE_STRING); appendText(s)
+        case .decimal(let d): c.type = Int32(AMBER_VALUE_DECIMAL); appendText(d.description)
+        case .uri(let u): c.type = Int32(AMBER_VALUE_URI); appendText(u.absoluteString)
+        case .objectID(let id): c.type = Int32(AMBER_VALUE_OBJECT_ID); appendText(id.uriRepresentation.absoluteString)
         case .array, .dictionary:
-            bytes(AMBER_VALUE_PLIST, try core { () throws(AmberError) in try value.propertyListJSON() }.utf8)
+            c.type = Int32(AMBER_VALUE_PLIST)
+            appendText(try core { () throws(AmberError) in try value.propertyListJSON() })
+        case .binary(let d):
+            c.type = Int32(AMBER_VALUE_BINARY)
+            let offset = arena.count
+            d.withUnsafeBytes { arena.append(contentsOf: $0) }
+            fixups.append((values.count, offset, d.count, -1))
+        case .custom(let custom):
+            c.type = Int32(AMBER_VALUE_CUSTOM)
+            let offset = arena.count
+            custom.bytes.withUnsafeBytes { arena.append(contentsOf: $0) }
+            let classOffset = arena.count
+            var name = custom.className
+            name.withUTF8 { arena.append(contentsOf: $0) }
+            arena.append(0)
+            fixups.append((values.count, offset, custom.bytes.count, classOffset))
         }
         values.append(c)
+    }
+
+    /// Text's UTF-8 bytes and a NUL (as amber_object_get gives them), for the value about to be appended.
+    private mutating func appendText(_ text: String) {
+        var text = text
+        let offset = arena.count
+        let length = text.withUTF8 { utf8 in
+            arena.append(contentsOf: utf8)
+            return utf8.count
+        }
+        arena.append(0)
+        fixups.append((values.count, offset, length, -1))
     }
 
     /// The values and the arena in malloc'd memory, pointers set.
@@ -140,7 +160,7 @@ public func amber_context_fetch_batch(_ out: UnsafeMutablePointer<OpaquePointer?
                 throw error
             }
         }
-        batchOut.pointee = Handles.make(CBatch(values: values, arena: arena, handles: handles), kind: .batch)
+        batchOut.pointee = Handles.make(CBatch(values: values, arena: arena, handles: handles, objects: objects, context: wrapper), kind: .batch)
         valuesOut.pointee = UnsafePointer(values)
         out_objects?.pointee = UnsafePointer(handles)
         countOut.pointee = objects.count
@@ -149,5 +169,9 @@ public func amber_context_fetch_batch(_ out: UnsafeMutablePointer<OpaquePointer?
 
 @c @implementation
 public func amber_batch_free(_ batch: OpaquePointer?) -> amber_status {
-    api { () throws(CAPIError) in try Handles.release(batch, as: .batch, "batch") }
+    api { () throws(CAPIError) in
+        let target: CBatch = try Handles.resolve(batch, as: .batch, "batch")
+        try target.context.checkThread("batch")
+        try Handles.release(batch, as: .batch, "batch")
+    }
 }

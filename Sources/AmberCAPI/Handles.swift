@@ -144,10 +144,11 @@ func require<T>(_ pointer: UnsafeMutablePointer<T>?, _ parameter: String) throws
 
 /// A count or length from C. `size_t` arrives as a signed `Int`, so a huge
 /// value (SIZE_MAX from a bug) is negative here; ranges over it would trap.
-func count(_ value: Int, _ parameter: String) throws(CAPIError) -> Int {
+@inline(__always)
+func count(_ value: Int, _ parameter: @autoclosure () -> String) throws(CAPIError) -> Int {
     guard value >= 0, value <= Int(Int32.max) else {
-        throw CAPIError(AMBER_E_INVALID_VALUE, "\(parameter) is \(UInt(bitPattern: value)), which is not a sensible count",
-                        origin: parameter)
+        throw CAPIError(AMBER_E_INVALID_VALUE, "\(parameter()) is \(UInt(bitPattern: value)), which is not a sensible count",
+                        origin: parameter())
     }
     return value
 }

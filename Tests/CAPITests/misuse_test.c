@@ -105,7 +105,8 @@ static void test_stale_forged_and_wrong_type_handles(void) {
 }
 
 struct thread_result {
-    amber_status save, insert, context_new;
+    amber_status save, insert, context_new, batch_free;
+    amber_batch *batch;
     char message[256];
 };
 
@@ -117,12 +118,18 @@ static void *use_from_other_thread(void *argument) {
     snprintf(result->message, sizeof result->message, "%s", amber_last_error_message());
     result->insert = amber_context_insert(&object, context, book);
     result->context_new = amber_context_new(&mine, store);
+    result->batch_free = amber_batch_free(result->batch);
     return NULL;
 }
 
 static void test_wrong_thread(void) {
     struct thread_result result;
     memset(&result, 0, sizeof result);
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Book";
+    const amber_value *values = NULL;
+    size_t rows = 0;
+    OK(amber_context_fetch_batch(&result.batch, &values, NULL, &rows, context, &request, &title, 1));
     pthread_t thread;
     CHECK(pthread_create(&thread, NULL, use_from_other_thread, &result) == 0);
     CHECK(pthread_join(thread, NULL) == 0);
@@ -130,6 +137,8 @@ static void test_wrong_thread(void) {
     CHECK(strstr(result.message, "belongs to another thread") != NULL);
     CHECK(result.insert == AMBER_E_WRONG_THREAD);
     CHECK(result.context_new == AMBER_E_WRONG_THREAD);
+    CHECK(result.batch_free == AMBER_E_WRONG_THREAD); /* its objects leave the context on the context's thread */
+    OK(amber_batch_free(result.batch));
     /* Each thread has its own last error: this thread's is untouched by the other's failures. */
     amber_clear_error();
     CHECK(amber_last_error_code() == AMBER_OK);
