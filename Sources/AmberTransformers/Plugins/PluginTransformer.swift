@@ -60,10 +60,17 @@ final class PluginFunctions: @unchecked Sendable {
 extension PluginFunctions {
     /// Calls a byte function: `input` in, at most `output.count` bytes out;
     /// returns how many the plugin says it wrote (the caller checks it).
-    @inline(__always)
     func callBytes(_ function: BytesFunction, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer) throws -> Int {
         lock?.lock()
         defer { lock?.unlock() }
+        return try Self.invokeBytes(function, state, input, output)
+    }
+
+    /// The call itself, for a thread-safe transformer (no lock to take).
+    @inline(__always)
+    static func invokeBytes(_ function: BytesFunction, _ state: UnsafeMutableRawPointer?, _ input: UnsafeRawBufferPointer,
+                            _ output: UnsafeMutableRawBufferPointer) throws -> Int
+    {
         PluginReports.clear()
         var written = 0
         let status = function(state, input.baseAddress, input.count, output.baseAddress, output.count, &written)
@@ -71,6 +78,21 @@ extension PluginFunctions {
             throw Failure(description: "returned status \(status)" + PluginReports.take())
         }
         return written
+    }
+}
+
+/// A thread-safe plugin transformer's byte functions and state, copied out
+/// of its ``PluginFunctions`` (which the transformer keeps alive) so the byte
+/// path calls them with no reference counting.
+struct PluginBytePath: @unchecked Sendable {  // the plugin declared these thread-safe
+    let forward: PluginFunctions.BytesFunction?
+    let reverse: PluginFunctions.BytesFunction?
+    let state: UnsafeMutableRawPointer?
+
+    /// Nil unless the plugin is thread-safe and has a byte function.
+    init?(_ functions: PluginFunctions?) {
+        guard let functions, functions.isThreadSafe, functions.forwardBytes != nil || functions.reverseBytes != nil else { return nil }
+        (forward, reverse, state) = (functions.forwardBytes, functions.reverseBytes, functions.state)
     }
 }
 

@@ -107,9 +107,8 @@ package final class BoundTransformer: Sendable {
     /// The byte forms of the two classes, for the byte path.
     private let inputForm: ResolvedClass.ByteForm?
     private let outputForm: ResolvedClass.ByteForm?
-    /// `transformer.plugin`, which `transformer` keeps alive: read on the byte
-    /// path without a reference count per call.
-    private unowned(unsafe) let plugin: PluginFunctions?
+    /// A thread-safe plugin's byte functions, called with no reference count per call.
+    private let pluginBytes: PluginBytePath?
 
     package init(transformer: Transformer, input: ResolvedClass, output: ResolvedClass) {
         self.transformer = transformer
@@ -117,7 +116,7 @@ package final class BoundTransformer: Sendable {
         self.output = output
         self.inputForm = input.byteForm
         self.outputForm = output.byteForm
-        self.plugin = transformer.plugin
+        self.pluginBytes = PluginBytePath(transformer.plugin)
     }
 
     package func forward(_ value: Value) throws(TransformerFailure) -> Value {
@@ -135,7 +134,7 @@ package final class BoundTransformer: Sendable {
     /// size, for a fixed-size class), and the result, written to `output`, is
     /// checked against the output class's size.
     package func forward(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(TransformerFailure) -> Int {
-        try callBytes(reverse: false, input, output, from: self.input, to: self.output)
+        try callBytes(reverse: false, input, output)
     }
 
     /// `reverse` on bytes, checked as ``forward(bytes:into:)`` is.
@@ -143,23 +142,33 @@ package final class BoundTransformer: Sendable {
         guard transformer.reverseFunction != nil else {
             throw TransformerFailure(transformer: transformer, message: "is not reversible")
         }
-        return try callBytes(reverse: true, input, output, from: self.output, to: self.input)
+        return try callBytes(reverse: true, input, output)
     }
 
-    private func callBytes(reverse: Bool, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer,
-                           from: ResolvedClass, to: ResolvedClass) throws(TransformerFailure) -> Int
+    /// The byte path either way. The sizes were worked out once, at init, and
+    /// the classes are touched only to word an error: the hot path compares
+    /// integers and makes no reference count.
+    private func callBytes(reverse: Bool, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer)
+        throws(TransformerFailure) -> Int
     {
-        // The sizes were worked out once, at init: the hot path compares integers.
         let (given, made) = reverse ? (outputForm, inputForm) : (inputForm, outputForm)
-        guard let given, let made else { throw bytesFailure(reverse, "converts \(from.name) to \(to.name), and only struct, opaque and Binary values have bytes") }
+        guard let given, let made else {
+            throw bytesFailure(reverse, "converts \(from(reverse).name) to \(to(reverse).name), and only struct, opaque and Binary values have bytes")
+        }
         if let size = given.size, input.count != size {
-            throw bytesFailure(reverse, "was given \(input.count) bytes, but \(from.name) values have \(size)")
+            throw bytesFailure(reverse, "was given \(input.count) bytes, but \(from(reverse).name) values have \(size)")
         }
         if let size = made.size, output.count < size {
-            throw bytesFailure(reverse, "needs \(size) bytes of output for \(to.name), the buffer holds \(output.count)")
+            throw bytesFailure(reverse, "needs \(size) bytes of output for \(to(reverse).name), the buffer holds \(output.count)")
         }
         let written: Int
-        if let plugin, let function = reverse ? plugin.reverseBytes : plugin.forwardBytes {
+        if let path = pluginBytes, let function = reverse ? path.reverse : path.forward {
+            do {
+                written = try PluginFunctions.invokeBytes(function, path.state, input, output)
+            } catch {
+                throw bytesFailure(reverse, "failed: \(error)")
+            }
+        } else if let plugin = transformer.plugin, let function = reverse ? plugin.reverseBytes : plugin.forwardBytes {
             do {
                 written = try plugin.callBytes(function, input, output)
             } catch {
@@ -172,22 +181,26 @@ package final class BoundTransformer: Sendable {
                 throw bytesFailure(reverse, "failed: \(error)")
             }
         } else {
-            written = try callBytesThroughValues(reverse: reverse, input, output, from: from, to: to)
+            written = try callBytesThroughValues(reverse: reverse, input, output)
         }
         guard written >= 0, written <= output.count else {
             throw bytesFailure(reverse, "reported \(written) bytes written to a buffer of \(output.count)")
         }
         if let size = made.size, written != size {
-            throw bytesFailure(reverse, "returned \(written) bytes, but it declares \(to.name) (\(size) bytes)")
+            throw bytesFailure(reverse, "returned \(written) bytes, but it declares \(to(reverse).name) (\(size) bytes)")
         }
         return written
     }
 
+    private func from(_ reverse: Bool) -> ResolvedClass { reverse ? output : input }
+    private func to(_ reverse: Bool) -> ResolvedClass { reverse ? input : output }
+
     /// The byte path of a transformer that has only value functions: a value
     /// from the bytes, the checked call, its bytes copied out.
-    private func callBytesThroughValues(reverse: Bool, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer,
-                                        from: ResolvedClass, to: ResolvedClass) throws(TransformerFailure) -> Int
+    private func callBytesThroughValues(reverse: Bool, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer)
+        throws(TransformerFailure) -> Int
     {
+        let (from, to) = (from(reverse), to(reverse))
         guard let function = reverse ? transformer.reverseFunction : transformer.forwardFunction else {
             throw TransformerFailure(transformer: transformer, message: "is not reversible")
         }
