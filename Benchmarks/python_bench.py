@@ -1,6 +1,14 @@
-"""W1 and W2 through the Python bindings, against Python's own sqlite3 module
-doing the same work (executemany; fetchall into objects). Prints JSON for
-amber-bench: python3 python_bench.py --n N --repetitions R --plugin libAmberColorPlugin.so"""
+"""W1-W5 through the Python bindings, against Python doing the same work without
+Amber: W1-W4 with Python's own sqlite3 module (executemany; fetchall into
+objects; a LIKE query with a sum; an executemany UPDATE in one transaction), W5
+as colour round trips through the color plugin's transformer against a plain
+Python function packing the four floats with the struct module. Prints JSON
+for amber-bench (scripts/bench.sh runs it so), or standalone:
+
+    AMBER_LIBRARY=.../libAmberC.so python3 python_bench.py --n N --repetitions R --plugin .../libAmberColorPlugin.so
+
+W5 does --round-trips round trips, by default 10 x N (a million in the full
+run, 20,000 in amber-bench's quick mode)."""
 import argparse
 import json
 import os
@@ -50,13 +58,26 @@ def sqlite_run(path, data):
              for pk, title, price, published, color in db.execute("SELECT _pk, title, price, published, color FROM Book").fetchall()]
     total = sum(book.price for book in books) + sum(len(book.title) + book.color.r for book in books)
     w2 = time.perf_counter() - start
+    start = time.perf_counter()
+    found = sum(price for price, in db.execute("SELECT price FROM Book WHERE title LIKE '%42%'"))
+    w3 = time.perf_counter() - start
+    start = time.perf_counter()
+    changes = []
+    for index in range(0, len(books), 10):  # every 10th object as fetched in W2, as on Amber's side
+        book = books[index]
+        book.price = float(index)
+        changes.append((book.price, book.pk))
+    db.execute("BEGIN IMMEDIATE")
+    db.executemany("UPDATE Book SET price = ?, _version = _version + 1 WHERE _pk = ? AND _version = 1", changes)
+    db.execute("COMMIT")
+    w4 = time.perf_counter() - start
     db.close()
-    return w1, w2, total
+    return w1, w2, w3, w4, total + found
 
 
 def amber_run(path, model, data):
     with amber.open(path, model) as store:
-        # Contexts are closed (and objects released) after each timer, as on the sqlite3 side.
+        # Contexts are closed (and objects released) after the timers, as on the sqlite3 side.
         with store.context() as ctx:
             start = time.perf_counter()
             ctx.insert_many("Book", ["title", "price", "published", "color"], data)
@@ -69,34 +90,86 @@ def amber_run(path, model, data):
             for book in books:
                 book.published
             w2 = time.perf_counter() - start
-    return w1, w2, total
+            with store.context() as searcher:
+                start = time.perf_counter()
+                found = sum(book.price for book in searcher.fetch("Book", "title CONTAINS[c] %@", "42"))
+                w3 = time.perf_counter() - start
+            start = time.perf_counter()
+            for index in range(0, len(books), 10):  # every 10th object as fetched in W2
+                books[index].price = float(index)
+            ctx.save()
+            w4 = time.perf_counter() - start
+    return w1, w2, w3, w4, total + found
+
+
+# W5. Each side starts from 256 colours in its own form and turns each into its
+# 16 stored bytes (little-endian floats) and back: the plain function from
+# float tuples, Amber from the colour's C struct, through the plugin's byte
+# path into preallocated buffers. Results are checked after the timers.
+STORED = struct.Struct("<4f")
+NATIVE = struct.Struct("=4f")  # struct Color { float r, g, b, a; }
+
+
+def colours():
+    return [((i & 255) / 255, 0.5, 0.25, 1.0) for i in range(256)]
+
+
+def raw_round_trips(count):
+    pack, unpack, inputs = STORED.pack, STORED.unpack, colours()
+    result = None
+    start = time.perf_counter()
+    for i in range(count):
+        result = unpack(pack(*inputs[i & 255]))
+    elapsed = time.perf_counter() - start
+    assert count == 0 or result == tuple(NATIVE.unpack(NATIVE.pack(*inputs[(count - 1) & 255])))
+    return elapsed
+
+
+def amber_round_trips(transformer, count):
+    forward, reverse = transformer.forward_bytes, transformer.reverse_bytes
+    inputs = [NATIVE.pack(*colour) for colour in colours()]
+    stored, result = bytearray(16), bytearray(16)
+    start = time.perf_counter()
+    for i in range(count):
+        if forward(inputs[i & 255], stored) != 16:  # the stored form's size: all of `stored` is the input below
+            raise AssertionError("the color plugin wrote other than 16 bytes")
+        reverse(stored, result)
+    elapsed = time.perf_counter() - start
+    last = (count - 1) & 255
+    assert count == 0 or (bytes(stored) == STORED.pack(*colours()[last]) and bytes(result) == inputs[last])
+    return elapsed
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--repetitions", type=int, default=5)
-    parser.add_argument("--plugin", required=True)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=100_000, help="objects per workload (W1-W4)")
+    parser.add_argument("--repetitions", type=int, default=5, help="repetitions; the median is reported")
+    parser.add_argument("--round-trips", type=int, help="colour round trips for W5 (default: 10 x N)")
+    parser.add_argument("--plugin", required=True, help="the color plugin, libAmberColorPlugin.so")
     arguments = parser.parse_args()
+    round_trips = arguments.round_trips if arguments.round_trips is not None else 10 * arguments.n
     registry = amber.Registry()
     registry.load_plugin(arguments.plugin)
     model = amber.Model.from_dict({"entities": [{"name": "Book", "attributes": [
         {"name": "title", "type": "string"}, {"name": "price", "type": "double"}, {"name": "published", "type": "date"},
         {"name": "color", "type": "transformable", "valueClass": "Color", "transformer": "ColorToData"}]}]}, registry)
+    transformer = registry.transformer("ColorToData")
     data = rows(arguments.n)
-    amber_w1, amber_w2, raw_w1, raw_w2 = [], [], [], []
+    names = ["Python W1 insert + save", "Python W2 fetch all + read", "Python W3 CONTAINS[c] + sum",
+             "Python W4 update every 10th + save", "Python W5 colour round trips"]
+    amber_ms = {name: [] for name in names}
+    raw_ms = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as directory:
         for repetition in range(arguments.repetitions):
-            w1, w2, _ = sqlite_run(os.path.join(directory, f"raw{repetition}.db"), data)
-            raw_w1.append(w1 * 1000)
-            raw_w2.append(w2 * 1000)
-            w1, w2, _ = amber_run(os.path.join(directory, f"amber{repetition}.amber"), model, data)
-            amber_w1.append(w1 * 1000)
-            amber_w2.append(w2 * 1000)
-    print(json.dumps({
-        "Python W1 insert + save": {"amber_ms": statistics.median(amber_w1), "raw_ms": statistics.median(raw_w1)},
-        "Python W2 fetch all + read": {"amber_ms": statistics.median(amber_w2), "raw_ms": statistics.median(raw_w2)},
-    }))
+            raw = sqlite_run(os.path.join(directory, f"raw{repetition}.db"), data)
+            mine = amber_run(os.path.join(directory, f"amber{repetition}.amber"), model, data)
+            raw = raw[:4] + (raw_round_trips(round_trips),)
+            mine = mine[:4] + (amber_round_trips(transformer, round_trips),)
+            for name, theirs, ours in zip(names, raw, mine):
+                raw_ms[name].append(theirs * 1000)
+                amber_ms[name].append(ours * 1000)
+    print(json.dumps({name: {"amber_ms": statistics.median(amber_ms[name]), "raw_ms": statistics.median(raw_ms[name])}
+                      for name in names}))
 
 
 if __name__ == "__main__":

@@ -10,11 +10,11 @@ import os
 import struct
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, Union, overload
 
 from ._ffi import ffi, lib
 from ._values import FIELD_TYPES, ColumnReader, RowPacker, StructCodec, from_c, struct_codec, to_c
-from .errors import MisuseError, NotFoundError, check
+from .errors import MisuseError, NotFoundError, check, last_error
 
 _packer = RowPacker()
 _reader = ColumnReader()
@@ -174,15 +174,34 @@ class Registry(_Owner):
             self._handle, name.encode(), input_class.encode(), output_class.encode(), _forward_trampoline,
             _reverse_trampoline if reverse is not None else ffi.NULL, _release_trampoline, handle, _free_trampoline))
 
-    def transformer(self, name: str, input: str, output: str) -> Callable[[Any], Any]:
-        """A class decorator: registers an instance of the class, whose `forward`
-        and (optional) `reverse` methods convert values.
+    @overload
+    def transformer(self, name: str) -> "Transformer": ...
+
+    @overload
+    def transformer(self, name: str, input: str, output: str) -> Callable[[Any], Any]: ...
+
+    def transformer(self, name: str, input: Optional[str] = None, output: Optional[str] = None) -> Any:
+        """With only a name: a `Transformer` for calling the registered
+        transformer `name` (a plugin's, a Python one, or a built-in) directly,
+        outside any store. NotFoundError suggests the nearest name.
+
+            color_to_data = registry.transformer("ColorToData")
+            stored = color_to_data.forward((1.0, 0.5, 0.25, 1.0))
+
+        With `input` and `output` classes: a class decorator that registers an
+        instance of the class, whose `forward` and (optional) `reverse`
+        methods convert values.
 
             @registry.transformer("Celsius", input="Double", output="Double")
             class Celsius:
                 def forward(self, fahrenheit): return (fahrenheit - 32) * 5 / 9
                 def reverse(self, celsius): return celsius * 9 / 5 + 32
         """
+        if input is None and output is None:
+            return Transformer(self, name)
+        if input is None or output is None:
+            raise TypeError(f"transformer({name!r}): registering a transformer needs both input and output classes")
+
         def register(cls: Any) -> Any:
             instance = cls()
             self.register_transformer(name, input, output, instance.forward, getattr(instance, "reverse", None))
@@ -203,6 +222,161 @@ class Registry(_Owner):
         """Releases the registry handle (models bound with it keep working); the
         shared registry is never released."""
         self._release()
+
+
+class _PerThread(threading.local):
+    """One length out-parameter per thread, shared by every Transformer. cffi
+    releases the GIL during C calls, so one per handle would race between
+    threads calling the same handle; one per thread cannot, and costs an
+    attribute read instead of an ffi.new per call. Nested calls on one thread
+    (a Python transformer calling another from inside) are safe too: the
+    library writes the length only once the call has returned."""
+
+    def __init__(self) -> None:
+        self.length = ffi.new("size_t *")
+
+
+_per_thread = _PerThread()
+_uncleared = ffi.new_allocator(should_clear_after_alloc=False)  # output buffers are written before they are read
+_from_buffer = ffi.from_buffer
+_forward_bytes = lib.amber_transformer_forward_bytes
+_reverse_bytes = lib.amber_transformer_reverse_bytes
+
+
+def _variable_capacity(input_length: int) -> int:
+    """The output buffer *_bytes make when the class has no fixed size and no
+    `out` is given: four times the input plus 4 KiB."""
+    return 4 * input_length + 4096
+
+
+class Transformer(_Owner):
+    """A registered transformer, called directly outside any store (from
+    `Registry.transformer(name)`), with the checks a store applies on every
+    call: the input's class (and size) and the result's. Any thread may call
+    it. The handle is freed by close() or when the Transformer goes away; the
+    transformer stays usable meanwhile even if its registry is closed."""
+
+    _free = staticmethod(lib.amber_transformer_free)
+
+    def __init__(self, registry: Registry, name: str) -> None:
+        out = _out("amber_transformer **")
+        check(lib.amber_registry_transformer(out, registry._handle, name.encode("utf-8")))
+        self._own(out[0])
+        self._name = name
+        input_class, output_class = _out("char **"), _out("char **")
+        input_size, output_size = _out("size_t *"), _out("size_t *")
+        check(lib.amber_transformer_classes(input_class, input_size, output_class, output_size, self._handle))
+        self._input_class = ffi.string(input_class[0]).decode()
+        self._output_class = ffi.string(output_class[0]).decode()
+        self._input_size: int = input_size[0]
+        self._output_size: int = output_size[0]
+        # Struct layouts now, while the registry is surely open: the handle may outlive it.
+        self._input_codec = registry._codec(self._input_class)
+        self._output_codec = registry._codec(self._output_class)
+        self._codecs = {self._input_class: self._input_codec, self._output_class: self._output_codec}.get
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def input_class(self) -> str:
+        """The class forward takes and reverse returns ("Color", "Binary", "String", …)."""
+        return self._input_class
+
+    @property
+    def output_class(self) -> str:
+        """The class forward returns and reverse takes."""
+        return self._output_class
+
+    @property
+    def input_size(self) -> Optional[int]:
+        """The byte size of every input class value (a struct, a fixed-size opaque class); None if it has none."""
+        return self._input_size or None
+
+    @property
+    def output_size(self) -> Optional[int]:
+        """The byte size of every output class value; None if it has none."""
+        return self._output_size or None
+
+    def _value(self, function: Callable[..., int], value: Any, value_class: str, codec: Optional[StructCodec]) -> Any:
+        keep: list = []
+        given = ffi.new("amber_value *")
+        to_c(value, given, keep, value_class=value_class, codec=codec)
+        result = ffi.new("amber_value *")
+        check(function(result, self._handle, given))
+        try:
+            return from_c(result, self._codecs)
+        finally:
+            lib.amber_value_release(result)
+
+    def forward(self, value: Any) -> Any:
+        """`value`, of the input class, converted forward. Values come and go as
+        Object attributes do: struct classes as named tuples (a tuple or dict
+        in field order packs too), Binary as bytes, String as str, ….
+        TransformerError for a value of another class or a failing transformer."""
+        return self._value(lib.amber_transformer_forward, value, self._input_class, self._input_codec)
+
+    def reverse(self, value: Any) -> Any:
+        """`value`, of the output class, converted back; TransformerError for a one-way transformer."""
+        return self._value(lib.amber_transformer_reverse, value, self._output_class, self._output_codec)
+
+    # The byte path is the fast one, so its two directions are spelled out rather than
+    # sharing a helper (a Python call more per conversion), with module-level aliases.
+    def forward_bytes(self, data: Any, out: Any = None) -> Union[bytes, int]:
+        """The byte path, for transformers between byte forms (struct and opaque
+        classes, Binary): converts the bytes of `data` (any bytes-like object;
+        for a struct class, the C struct's bytes) forward, with no value built.
+
+        Without `out`, returns the result as bytes, from a buffer of
+        `output_size` bytes, or, for a class with no fixed size, of four times
+        the input's length plus 4 KiB. With `out` (a writable buffer: a
+        bytearray, a memoryview, …), writes the result at its start and
+        returns the number of bytes written: reuse one `out` to convert many
+        values without allocating. TransformerError for an input of the wrong
+        size, an `out` too small for the result, or a failing transformer;
+        BufferError for an `out` that is not writable."""
+        length = _per_thread.length
+        source = data if type(data) is bytes else _from_buffer(data)  # cffi passes bytes as they are
+        if out is None:
+            capacity = self._output_size or _variable_capacity(len(source))
+            target = _uncleared("char[]", capacity)
+            if _forward_bytes(length, self._handle, source, len(source), target, capacity):
+                raise last_error()
+            return ffi.unpack(target, length[0])
+        target = _from_buffer(out, require_writable=True)
+        if _forward_bytes(length, self._handle, source, len(source), target, len(target)):
+            raise last_error()
+        return length[0]
+
+    def reverse_bytes(self, data: Any, out: Any = None) -> Union[bytes, int]:
+        """forward_bytes in the other direction (without `out`, the buffer has
+        `input_size` bytes when the input class has a fixed size)."""
+        length = _per_thread.length
+        source = data if type(data) is bytes else _from_buffer(data)
+        if out is None:
+            capacity = self._input_size or _variable_capacity(len(source))
+            target = _uncleared("char[]", capacity)
+            if _reverse_bytes(length, self._handle, source, len(source), target, capacity):
+                raise last_error()
+            return ffi.unpack(target, length[0])
+        target = _from_buffer(out, require_writable=True)
+        if _reverse_bytes(length, self._handle, source, len(source), target, len(target)):
+            raise last_error()
+        return length[0]
+
+    def close(self) -> None:
+        """Releases the handle; later calls raise MisuseError."""
+        self._release()
+
+    def __enter__(self) -> "Transformer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<amber.Transformer {self._name}: {self._input_class} -> {self._output_class}>"
 
 
 _shared: Optional[Registry] = None
@@ -676,6 +850,14 @@ class Object:
             return ffi.unpack(out[0], length[0]).decode()
         finally:
             lib.amber_free(out[0])
+
+    @property
+    def primary_key(self) -> int:
+        """The object's primary key, the integer its URI ends with (…/p42 → 42),
+        stable once the object is saved; MisuseError before its first save."""
+        out = _out("int64_t *")
+        check(lib.amber_object_primary_key(out, self._handle))
+        return out[0]
 
     def _get(self, name: str) -> Any:
         cache = self._cache

@@ -51,7 +51,7 @@ def context(store):
         yield ctx
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # it only reads the environment: Hypothesis tests may use it too
 def plugin_dir():
     directory = os.environ.get("AMBER_PLUGIN_DIR")
     if not directory or not os.path.exists(os.path.join(directory, "libAmberColorPlugin.so")):

@@ -94,3 +94,20 @@ def test_decode_reads_transformed_struct_values_with_the_fetch(plugin_dir):
             assert all("color" in swatch._cache for swatch in swatches)
             assert sorted((swatch.name or "", swatch.color) for swatch in swatches) == [
                 ("", None), ("sand", Color(0.5, 0.25, 0.125, 1.0))]
+
+
+def test_the_primary_key_comes_with_the_first_save(store):
+    with store.context() as ctx:
+        book = ctx.insert("Book", title="Dune")
+        with pytest.raises(amber.MisuseError, match="not saved yet and has no primary key") as error:
+            book.primary_key
+        assert error.value.code == amber.lib.AMBER_E_UNAVAILABLE
+        ctx.save()
+        key = book.primary_key
+        assert isinstance(key, int) and book.uri.endswith(f"/p{key}")
+        ctx.insert("Book", title="Emma")
+        ctx.save()
+    with store.context() as ctx:
+        dune, emma = ctx.fetch("Book", sort=["title"])
+        assert dune.primary_key == key and emma.primary_key != key
+        assert ctx.object(f"{dune.uri.rsplit('/', 1)[0]}/p{emma.primary_key}") is emma
