@@ -105,9 +105,10 @@ bash scripts/bench.sh --quick --json "$work/bench.json"
 python3 - "$work/bench.json" <<'PY'
 import json, sys
 results = json.load(open(sys.argv[1]))
-expected = ["W1 insert + save", "W2 fetch all + read", "W3 CONTAINS[c] + sum", "W4 update every 10th + save",
-            "W5 colour round trips", "peak memory W1+W2 (MiB)", "C API W1 insert + save", "C API W2 fetch all + read",
-            "Python W1 insert + save", "Python W2 fetch all + read"]
+workloads = ["W1 insert + save", "W2 fetch all + read", "W3 CONTAINS[c] + sum", "W4 update every 10th + save",
+             "W5 colour round trips"]
+expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read"] \
+    + [f"{side} {row}" for side in ("C API", "Python") for row in workloads]
 missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
 assert not missing, f"benchmark rows missing or empty: {missing}"
 print(f"{len(expected)} benchmark rows present")

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 import Testing
 @testable import Amber
 @testable import AmberModel
@@ -8,6 +9,26 @@ import Testing
 @testable import AmberValues
 
 @Suite struct TransformerTests {
+    /// A direct call refuses a value of another class before the transformer runs, both ways.
+    @Test func directCallsRefuseValuesOfAnotherClass() throws {
+        let registry = Registry()
+        let calls = Mutex(0)
+        try registry.register(Transformer(name: "Shout", from: "String", to: "String",
+                                          forward: { value in calls.withLock { $0 += 1 }; return value },
+                                          reverse: { value in calls.withLock { $0 += 1 }; return value }))
+        let shout = try registry.transformer(named: "Shout")
+        #expect(try shout.forward("hey") == "hey")
+        for call in [{ _ = try shout.forward(42) }, { _ = try shout.reverse(.binary(Data([1]))) }] {
+            guard case .transformerFailed(_, "Shout", _, let message)? = amberError(call) else {
+                Issue.record("a value of another class reached the transformer")
+                continue
+            }
+            #expect(message.contains("takes String, not") && message.contains("nothing was called"))
+        }
+        #expect(calls.withLock { $0 } == 1)
+        #expect(amberError { _ = try registry.transformer(named: "Shoot") } == .unknownTransformer(name: "Shoot", suggestion: "Shout"))
+    }
+
     @Test func transformableValuesRoundTripThroughTheStore() throws {
         let registry = try colorRegistry()
         let store = try Store.inMemory(model: try coverModel(registry))

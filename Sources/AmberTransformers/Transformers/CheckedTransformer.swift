@@ -10,8 +10,12 @@ public struct CheckedTransformer: Sendable {
     public var name: String { bound.transformer.name }
 
     /// Converts `value` from the input class to the output class.
+    ///
+    /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``
+    ///   for a value of another class (nothing is called) or a failed call.
     public func forward(_ value: Value) throws(AmberError) -> Value {
         do throws(TransformerFailure) {
+            try check(value, is: bound.input, direction: "forward")
             return try bound.forward(value)
         } catch {
             throw error.error(at: name)
@@ -42,6 +46,15 @@ public struct CheckedTransformer: Sendable {
         }
     }
 
+    /// A store checks values against the attribute's class when they are set;
+    /// a direct call checks its argument here, before the transformer sees it.
+    private func check(_ value: Value, is expected: ResolvedClass, direction: String) throws(TransformerFailure) {
+        if let mismatch = expected.mismatch(value) {
+            throw TransformerFailure(transformer: bound.transformer,
+                                     message: "\(direction) takes \(expected.name), not \(mismatch); nothing was called")
+        }
+    }
+
     /// The input class's name.
     public var inputClass: String { bound.input.name }
     /// The output class's name.
@@ -54,6 +67,7 @@ public struct CheckedTransformer: Sendable {
     /// Converts `value` back from the output class to the input class.
     public func reverse(_ value: Value) throws(AmberError) -> Value {
         do throws(TransformerFailure) {
+            try check(value, is: bound.output, direction: "reverse")
             return try bound.reverse(value)
         } catch {
             throw error.error(at: name)
