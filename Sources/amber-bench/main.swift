@@ -242,11 +242,11 @@ struct Report {
 
     func print() {
         Swift.print("Amber vs raw SQLite C, N = \(n), median of \(repetitions), W5 = \(roundTrips) round trips")
-        Swift.print("workload".padding(toLength: 30, withPad: " ", startingAt: 0) + "     amber       raw   ratio  target")
+        Swift.print("workload".padding(toLength: 36, withPad: " ", startingAt: 0) + "     amber       raw   ratio  target")
         for (name, target) in Self.targets {
             guard let result = results[name] else { continue }
             let verdict = result.ratio <= target ? "met" : "MISSED"
-            Swift.print(name.padding(toLength: 30, withPad: " ", startingAt: 0)
+            Swift.print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
         Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module)")
