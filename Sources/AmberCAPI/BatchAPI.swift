@@ -42,37 +42,26 @@ private struct BatchWriter {
 
     mutating func append(_ value: Value) throws(CAPIError) {
         var c = amber_value()
-        switch value {
-        case .null: c.type = Int32(AMBER_VALUE_NULL)
-        case .bool(let b): c.type = Int32(AMBER_VALUE_BOOL); c.v.boolean = b ? 1 : 0
-        case .int(let i): c.type = Int32(AMBER_VALUE_INT); c.v.integer = i
-        case .double(let d): c.type = Int32(AMBER_VALUE_DOUBLE); c.v.real = d
-        case .float(let f): c.type = Int32(AMBER_VALUE_FLOAT); c.v.real32 = f
-        case .date(let d): c.type = Int32(AMBER_VALUE_DATE); c.v.date = d.timeIntervalSince1970
-        case .uuid(let u):
-            c.type = Int32(AMBER_VALUE_UUID)
-            withUnsafeBytes(of: u.uuid) { raw in withUnsafeMutableBytes(of: &c.v.uuid) { $0.copyMemory(from: raw) } }
-        case .string(let s): c.type = Int32(AMBER_VALUE_STRING); appendText(s)
-        case .decimal(let d): c.type = Int32(AMBER_VALUE_DECIMAL); appendText(d.description)
-        case .uri(let u): c.type = Int32(AMBER_VALUE_URI); appendText(u.absoluteString)
-        case .objectID(let id): c.type = Int32(AMBER_VALUE_OBJECT_ID); appendText(id.uriRepresentation.absoluteString)
-        case .array, .dictionary:
-            c.type = Int32(AMBER_VALUE_PLIST)
-            appendText(try core { () throws(AmberError) in try value.propertyListJSON() })
-        case .binary(let d):
+        switch try CValue.form(value) {
+        case .inPlace(let complete):
+            c = complete
+        case .text(let type, let text):
+            c.type = type
+            appendText(text)
+        case .bytes(let data):
             c.type = Int32(AMBER_VALUE_BINARY)
             let offset = arena.count
-            d.withUnsafeBytes { arena.append(contentsOf: $0) }
-            fixups.append((values.count, offset, d.count, -1))
-        case .custom(let custom):
+            data.withUnsafeBytes { arena.append(contentsOf: $0) }
+            fixups.append((values.count, offset, data.count, -1))
+        case .custom(let className, let bytes):
             c.type = Int32(AMBER_VALUE_CUSTOM)
             let offset = arena.count
-            custom.bytes.withUnsafeBytes { arena.append(contentsOf: $0) }
+            bytes.withUnsafeBytes { arena.append(contentsOf: $0) }
             let classOffset = arena.count
-            var name = custom.className
+            var name = className
             name.withUTF8 { arena.append(contentsOf: $0) }
             arena.append(0)
-            fixups.append((values.count, offset, custom.bytes.count, classOffset))
+            fixups.append((values.count, offset, bytes.count, classOffset))
         }
         values.append(c)
     }
@@ -137,11 +126,7 @@ public func amber_context_fetch_batch(_ out: UnsafeMutablePointer<OpaquePointer?
     api { () throws(CAPIError) in
         let batchOut = try require(out, "out"), valuesOut = try require(out_values, "out_values")
         let countOut = try require(out_count, "out_count")
-        let wrapper = try Handles.context(context)
-        let fetch = try fetchRequest(request)
-        let entity = try core { () throws(AmberError) in try wrapper.context.model.entity(named: fetch.entityName) }
-        let list = try attributeList(attributes, attribute_count, of: entity)
-        let objects = try core { () throws(AmberError) in try wrapper.context.fetch(fetch) }
+        let (wrapper, objects, list) = try fetchWithAttributes(context, request, attributes, attribute_count)
         var writer = BatchWriter()
         writer.values.reserveCapacity(objects.count * list.count)
         for object in objects {

@@ -75,7 +75,20 @@ public func amber_context_insert(_ out: UnsafeMutablePointer<OpaquePointer?>?, _
 }
 
 /// Attribute handles from a C array, checked to belong to `entity`.
-func attributeList(_ attributes: UnsafePointer<OpaquePointer?>?, _ attributeCount: Int, of entity: Entity) throws(CAPIError) -> [Attribute] {
+/// The shared start of the fetches that return values: the context, the
+/// fetched objects, and the attribute handles checked against the request's entity.
+func fetchWithAttributes(_ context: OpaquePointer?, _ request: UnsafePointer<amber_fetch_request>?,
+                         _ attributes: UnsafePointer<OpaquePointer?>?, _ attributeCount: Int)
+    throws(CAPIError) -> (CContext, [ManagedObject], [Attribute])
+{
+    let wrapper = try Handles.context(context)
+    let fetch = try fetchRequest(request)
+    let entity = try core { () throws(AmberError) in try wrapper.context.model.entity(named: fetch.entityName) }
+    let list = try attributeList(attributes, attributeCount, of: entity)
+    return (wrapper, try core { () throws(AmberError) in try wrapper.context.fetch(fetch) }, list)
+}
+
+private func attributeList(_ attributes: UnsafePointer<OpaquePointer?>?, _ attributeCount: Int, of entity: Entity) throws(CAPIError) -> [Attribute] {
     let checked = try count(attributeCount, "attribute_count")
     guard checked > 0 else { throw CAPIError(AMBER_E_INVALID_VALUE, "attribute_count is 0", origin: "attribute_count") }
     guard let attributes else { throw .null("attributes") }
@@ -128,11 +141,7 @@ public func amber_context_fetch_values(_ out_objects: UnsafeMutablePointer<Unsaf
     api { () throws(CAPIError) in
         let objectsOut = try require(out_objects, "out_objects"), valuesOut = try require(out_values, "out_values")
         let countOut = try require(out_count, "out_count")
-        let wrapper = try Handles.context(context)
-        let fetch = try fetchRequest(request)
-        let entity = try core { () throws(AmberError) in try wrapper.context.model.entity(named: fetch.entityName) }
-        let list = try attributeList(attributes, attribute_count, of: entity)
-        let objects = try core { () throws(AmberError) in try wrapper.context.fetch(fetch) }
+        let (wrapper, objects, list) = try fetchWithAttributes(context, request, attributes, attribute_count)
         let total = objects.count * list.count
         var values: UnsafeMutablePointer<amber_value>?
         if total > 0 {

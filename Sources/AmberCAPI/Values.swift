@@ -38,46 +38,66 @@ enum CValue {
         }
     }
 
-    /// Fills `out` with `value`, allocating what it points to (released by amber_value_release).
-    static func write(_ value: Value, to out: UnsafeMutablePointer<amber_value>) throws(CAPIError) {
+    /// How a value looks in an `amber_value`: complete in place, or text,
+    /// bytes or a custom value whose bytes the writer puts somewhere (a
+    /// malloc'd copy for amber_object_get, a batch's arena for a batch).
+    enum Form {
+        case inPlace(amber_value)
+        case text(Int32, String)
+        case bytes(Data)
+        case custom(className: String, bytes: Data)
+    }
+
+    static func form(_ value: Value) throws(CAPIError) -> Form {
         var c = amber_value()
-        func setText(_ type: Int, _ string: String) throws(CAPIError) {
-            let (buffer, length) = try mallocString(string)
-            c.type = Int32(type)
-            c.v.text.data = UnsafePointer(buffer)
-            c.v.text.length = length
-        }
-        func copy(_ data: Data) throws(CAPIError) -> UnsafeMutableRawPointer? {
-            guard !data.isEmpty else { return nil }
-            guard let buffer = malloc(data.count) else { throw CAPIError(AMBER_E_INTERNAL, "out of memory") }
-            data.copyBytes(to: buffer.assumingMemoryBound(to: UInt8.self), count: data.count)
-            return buffer
-        }
         switch value {
         case .null: c.type = Int32(AMBER_VALUE_NULL)
         case .bool(let b): c.type = Int32(AMBER_VALUE_BOOL); c.v.boolean = b ? 1 : 0
         case .int(let i): c.type = Int32(AMBER_VALUE_INT); c.v.integer = i
         case .double(let d): c.type = Int32(AMBER_VALUE_DOUBLE); c.v.real = d
         case .float(let f): c.type = Int32(AMBER_VALUE_FLOAT); c.v.real32 = f
-        case .string(let s): try setText(AMBER_VALUE_STRING, s)
-        case .binary(let d):
-            c.type = Int32(AMBER_VALUE_BINARY)
-            c.v.bytes.data = UnsafeRawPointer(try copy(d))
-            c.v.bytes.length = d.count
         case .date(let d): c.type = Int32(AMBER_VALUE_DATE); c.v.date = d.timeIntervalSince1970
-        case .decimal(let d): try setText(AMBER_VALUE_DECIMAL, d.description)
         case .uuid(let u):
             c.type = Int32(AMBER_VALUE_UUID)
             withUnsafeBytes(of: u.uuid) { raw in withUnsafeMutableBytes(of: &c.v.uuid) { $0.copyMemory(from: raw) } }
-        case .uri(let u): try setText(AMBER_VALUE_URI, u.absoluteString)
-        case .objectID(let id): try setText(AMBER_VALUE_OBJECT_ID, id.uriRepresentation.absoluteString)
-        case .custom(let custom):
-            c.type = Int32(AMBER_VALUE_CUSTOM)
-            c.v.custom.class_name = UnsafePointer(try mallocString(custom.className).0)
-            c.v.custom.data = UnsafeRawPointer(try copy(custom.bytes))
-            c.v.custom.length = custom.bytes.count
+        case .string(let s): return .text(Int32(AMBER_VALUE_STRING), s)
+        case .decimal(let d): return .text(Int32(AMBER_VALUE_DECIMAL), d.description)
+        case .uri(let u): return .text(Int32(AMBER_VALUE_URI), u.absoluteString)
+        case .objectID(let id): return .text(Int32(AMBER_VALUE_OBJECT_ID), id.uriRepresentation.absoluteString)
         case .array, .dictionary:
-            try setText(AMBER_VALUE_PLIST, try core { () throws(AmberError) in try value.propertyListJSON() })
+            return .text(Int32(AMBER_VALUE_PLIST), try core { () throws(AmberError) in try value.propertyListJSON() })
+        case .binary(let d): return .bytes(d)
+        case .custom(let custom): return .custom(className: custom.className, bytes: custom.bytes)
+        }
+        return .inPlace(c)
+    }
+
+    /// Fills `out` with `value`, allocating what it points to (released by amber_value_release).
+    static func write(_ value: Value, to out: UnsafeMutablePointer<amber_value>) throws(CAPIError) {
+        func copy(_ data: Data) throws(CAPIError) -> UnsafeMutableRawPointer? {
+            guard !data.isEmpty else { return nil }
+            guard let buffer = malloc(data.count) else { throw CAPIError(AMBER_E_INTERNAL, "out of memory") }
+            data.copyBytes(to: buffer.assumingMemoryBound(to: UInt8.self), count: data.count)
+            return buffer
+        }
+        var c = amber_value()
+        switch try form(value) {
+        case .inPlace(let complete):
+            c = complete
+        case .text(let type, let string):
+            let (buffer, length) = try mallocString(string)
+            c.type = type
+            c.v.text.data = UnsafePointer(buffer)
+            c.v.text.length = length
+        case .bytes(let data):
+            c.type = Int32(AMBER_VALUE_BINARY)
+            c.v.bytes.data = UnsafeRawPointer(try copy(data))
+            c.v.bytes.length = data.count
+        case .custom(let className, let bytes):
+            c.type = Int32(AMBER_VALUE_CUSTOM)
+            c.v.custom.class_name = UnsafePointer(try mallocString(className).0)
+            c.v.custom.data = UnsafeRawPointer(try copy(bytes))
+            c.v.custom.length = bytes.count
         }
         out.pointee = c
     }
