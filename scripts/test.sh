@@ -107,7 +107,7 @@ import json, sys
 results = json.load(open(sys.argv[1]))
 workloads = ["W1 insert + save", "W2 fetch all + read", "W3 CONTAINS[c] + sum", "W4 update every 10th + save",
              "W5 colour round trips"]
-expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read"] \
+expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read", "W5 plugin against Swift transformer"] \
     + [f"{side} {row}" for side in ("C API", "Python") for row in workloads]
 missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
 assert not missing, f"benchmark rows missing or empty: {missing}"

@@ -41,6 +41,7 @@ struct AmberBench: ParsableCommand {
         }
         var results = try bench.storeWorkloads(repetitions: repetitions)
         results["W5 colour round trips"] = try bench.roundTrips(roundTrips, repetitions: repetitions)
+        results["W5 plugin against Swift transformer"] = try bench.pluginAgainstSwift(roundTrips, repetitions: repetitions)
         results["peak memory W1+W2 (MiB)"] = try bench.peakMemory(pluginPath: pluginPath, n: n)
         for (program, arguments) in [(capi, ["--round-trips", "\(roundTrips)"]), (python.map { _ in "python3" }, [python ?? ""])] {
             guard let program else { continue }
@@ -164,25 +165,60 @@ struct Workloads {
         for _ in 0..<repetitions {
             var checksum = 0.0
             raw.append(bench_raw_w5(plugin, Int64(count), &checksum))
-            // Both sides: a colour on the stack, through the checked byte path into a stack buffer and back.
-            amber.append(try Self.time {
-                var stored = (UInt64(0), UInt64(0))
-                var result = bench_color()
-                for i in 0..<count {
-                    var color = bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1)
-                    let written = try withUnsafeBytes(of: &color) { input in
-                        try withUnsafeMutableBytes(of: &stored) { try transformer.forward(bytes: input, into: $0) }
-                    }
-                    _ = try withUnsafeBytes(of: &stored) { input in
-                        try withUnsafeMutableBytes(of: &result) {
-                            try transformer.reverse(bytes: UnsafeRawBufferPointer(rebasing: input[..<written]), into: $0)
-                        }
-                    }
-                    checksum += Double(result.r)
-                }
-            })
+            amber.append(try Self.colourRoundTrips(count, through: transformer))
         }
         return Result(amber: median(amber), raw: median(raw))
+    }
+
+    /// Both sides: a colour on the stack, through the checked byte path into a stack buffer and back. Returns ms.
+    static func colourRoundTrips(_ count: Int, through transformer: CheckedTransformer) throws -> Double {
+        try time {
+            var stored = (UInt64(0), UInt64(0))
+            var result = bench_color()
+            var checksum = 0.0
+            for i in 0..<count {
+                var color = bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1)
+                let written = try withUnsafeBytes(of: &color) { input in
+                    try withUnsafeMutableBytes(of: &stored) { try transformer.forward(bytes: input, into: $0) }
+                }
+                _ = try withUnsafeBytes(of: &stored) { input in
+                    try withUnsafeMutableBytes(of: &result) {
+                        try transformer.reverse(bytes: UnsafeRawBufferPointer(rebasing: input[..<written]), into: $0)
+                    }
+                }
+                checksum += Double(result.r)
+            }
+            if checksum.isNaN { throw ValidationError("the colours came back as NaN") }
+        }
+    }
+
+    /// W5 through the plugin against the same transformer written in Swift,
+    /// both through Amber's checked byte path: the plugin boundary's own cost.
+    func pluginAgainstSwift(_ count: Int, repetitions: Int) throws -> Result {
+        let swiftRegistry = Registry()
+        try swiftRegistry.declare(.structure(name: "Color", fields: ["r", "g", "b", "a"].map { FieldDescription($0, .float) }))
+        try swiftRegistry.register(Transformer(
+            name: "ColorToData", from: "Color", to: "Binary",
+            forward: { value in value }, reverse: { value in value },
+            forwardBytes: { input, output in
+                // The plugin's stored form: four little-endian IEEE 754 floats.
+                for i in 0..<4 { output.storeBytes(of: input.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self).littleEndian,
+                                                   toByteOffset: 4 * i, as: UInt32.self) }
+                return 16
+            },
+            reverseBytes: { input, output in
+                guard input.count == 16 else { throw ValidationError("a stored colour has 16 bytes") }
+                for i in 0..<4 { output.storeBytes(of: UInt32(littleEndian: input.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)),
+                                                   toByteOffset: 4 * i, as: UInt32.self) }
+                return 16
+            }))
+        let swift = try swiftRegistry.transformer(named: "ColorToData"), plugin = try registry.transformer(named: "ColorToData")
+        var throughPlugin: [Double] = [], throughSwift: [Double] = []
+        for _ in 0..<repetitions {
+            throughSwift.append(try Self.colourRoundTrips(count, through: swift))
+            throughPlugin.append(try Self.colourRoundTrips(count, through: plugin))
+        }
+        return Result(amber: median(throughPlugin), raw: median(throughSwift))
     }
 
     /// W1 + W2 once in this process, then prints the peak RSS in KiB (run as a child).
@@ -233,7 +269,7 @@ struct Report {
     /// Python's are against Python's sqlite3 (W5: a plain Python function).
     static let targets: [(String, Double)] = [
         ("W1 insert + save", 1.3), ("W2 fetch all + read", 1.5), ("W3 CONTAINS[c] + sum", 1.2), ("W4 update every 10th + save", 1.5),
-        ("W5 colour round trips", 2.0), ("peak memory W1+W2 (MiB)", 2.0),
+        ("W5 colour round trips", 2.0), ("W5 plugin against Swift transformer", 1.0), ("peak memory W1+W2 (MiB)", 2.0),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
