@@ -9,6 +9,32 @@ import Testing
 @testable import AmberValues
 
 @Suite struct TransformerTests {
+    /// Which forms of a transformed value are current is kept per slot: two
+    /// bits in a word up to 32 attributes, an array beyond. Both sides of the
+    /// boundary decode lazily, encode at save, and roll back alike.
+    @Test(arguments: [31, 32, 33, 40])
+    func codecStatesHoldForWideEntities(attributeCount: Int) throws {
+        var attributes = (0..<(attributeCount - 2)).map { Attribute.string("s\($0)") }
+        attributes += [Attribute.transformable("first"), Attribute.transformable("last", transformers: ["JSON"])]
+        let model = try Model(ModelDescription(entities: [EntityDescription("Wide", attributes: attributes)]))
+        let store = try Store.inMemory(model: model)
+        let writer = Context(store: store)
+        let wide = try writer.insert("Wide")
+        try wide.setValue(["a", 1], forKey: "first")
+        try wide.setValue(["b": 2.5], forKey: "last")
+        try writer.save()
+        let reader = Context(store: store)
+        let fetched = try #require(try reader.fetch("Wide").first)
+        #expect(try fetched.value(forKey: "last") == ["b": 2.5])
+        #expect(try fetched.value(forKey: "first") == ["a", 1])
+        try fetched.setValue(["c"], forKey: "last")
+        reader.rollback()
+        #expect(try fetched.value(forKey: "last") == ["b": 2.5], "rolled back to the stored form, decoded afresh")
+        try fetched.setValue(["d"], forKey: "last")
+        try reader.save()
+        #expect(try Context(store: store).fetch("Wide").first?.value(forKey: "last") == ["d"])
+    }
+
     /// A direct call refuses a value of another class before the transformer runs, both ways.
     @Test func directCallsRefuseValuesOfAnotherClass() throws {
         let registry = Registry()

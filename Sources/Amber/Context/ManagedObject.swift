@@ -34,7 +34,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     var committed: [Value]?
     /// For attributes with transformers, by attribute slot: which of the
     /// decoded value and the encoded form is current (empty if the entity has none).
-    var codecState: [CodecState]
+    var codecState: CodecStates
     /// The row version last read or written, for optimistic locking.
     var version: Int64
     var insertedFlag = false
@@ -51,7 +51,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         static let encoded = CodecState(rawValue: 2)
     }
 
-    init(entity: Entity, objectID: ObjectID, context: Context, values: [Value], version: Int64, codecState: [CodecState])
+    init(entity: Entity, objectID: ObjectID, context: Context, values: [Value], version: Int64, codecState: CodecStates)
     {
         self.entity = entity
         self.objectID = objectID
@@ -267,13 +267,44 @@ extension ManagedObject: RowSource {
 struct ObjectTemplate {
     /// A new object's codec state: attributes with a default must encode it;
     /// the rest decode from their (empty or storage-attribute) encoded form.
-    let insertCodecState: [ManagedObject.CodecState]
+    let insertCodecState: CodecStates
     /// A fetched object's codec state: every encoded form is current.
-    let fetchCodecState: [ManagedObject.CodecState]
+    let fetchCodecState: CodecStates
 
     init(_ entity: Entity) {
         let coded = !entity.codedAttributes.isEmpty
-        insertCodecState = coded ? entity.attributes.map { $0.defaultValue.isNull ? .encoded : .decoded } : []
-        fetchCodecState = coded ? entity.attributes.map { _ in .encoded } : []
+        insertCodecState = CodecStates(coded ? entity.attributes.map { $0.defaultValue.isNull ? .encoded : .decoded } : [])
+        fetchCodecState = CodecStates(coded ? entity.attributes.map { _ in .encoded } : [])
+    }
+}
+
+/// Per attribute slot, which forms of a transformed value are current. Two
+/// bits a slot in one word for entities of up to 32 attributes, so an object
+/// that decodes a value allocates nothing for it; an array beyond that.
+struct CodecStates {
+    private var word: UInt64 = 0
+    private var wide: [ManagedObject.CodecState] = []
+
+    init(_ states: [ManagedObject.CodecState]) {
+        if states.count <= 32 {
+            for (slot, state) in states.enumerated() { word |= UInt64(state.rawValue) << (2 * UInt64(slot)) }
+        } else {
+            wide = states
+        }
+    }
+
+    subscript(slot: Int) -> ManagedObject.CodecState {
+        get {
+            if !wide.isEmpty { return wide[slot] }
+            return ManagedObject.CodecState(rawValue: UInt8(truncatingIfNeeded: word >> (2 * UInt64(slot))) & 3)
+        }
+        set {
+            if !wide.isEmpty {
+                wide[slot] = newValue
+                return
+            }
+            let shift = 2 * UInt64(slot)
+            word = word & ~(3 << shift) | UInt64(newValue.rawValue) << shift
+        }
     }
 }
