@@ -103,6 +103,10 @@ enum Handles {
         else {
             throw CAPIError(AMBER_E_INVALID_HANDLE, "\(parameter) is a released (stale) handle", origin: parameter)
         }
+        // The kind is in the handle too: a handle whose kind bits differ from its slot's is forged.
+        guard UInt8(truncatingIfNeeded: bits >> 48) == slotKind.rawValue else {
+            throw CAPIError(AMBER_E_INVALID_HANDLE, "\(parameter) is not an Amber handle", origin: parameter)
+        }
         guard slotKind == kind else {
             throw CAPIError(AMBER_E_WRONG_HANDLE_TYPE, "\(parameter) is an \(slotKind), expected an \(kind)", origin: parameter)
         }
@@ -198,7 +202,8 @@ func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: St
                         "\(parameter)->size is \(UInt(bitPattern: given)); start from \(initializer), which sets it",
                         origin: parameter)
     }
-    let known = MemoryLayout<T>.size
+    // C's sizeof includes trailing padding, which is Swift's stride.
+    let known = MemoryLayout<T>.stride
     if given > known, UnsafeRawBufferPointer(start: raw + known, count: given - known).contains(where: { $0 != 0 }) {
         throw CAPIError(AMBER_E_INVALID_VALUE,
                         "\(parameter) sets fields this library (Amber \(Amber.version)) does not know; it reads \(known) bytes",

@@ -217,8 +217,10 @@ public func amber_model_builder_add_attribute(_ builder: OpaquePointer?, _ entit
                                               _ spec: UnsafePointer<amber_attribute_spec>?) -> amber_status
 {
     api { () throws(CAPIError) in
-        let spec = try sized(spec, "spec", initializer: "AMBER_ATTRIBUTE_SPEC_INIT",
-                             minimum: MemoryLayout<amber_attribute_spec>.size)
+        // The struct as ABI 1 published it ends with `storage`: later fields are optional.
+        let published = (MemoryLayout<amber_attribute_spec>.offset(of: \amber_attribute_spec.storage) ?? 0)
+            + MemoryLayout<UnsafePointer<CChar>?>.size
+        let spec = try sized(spec, "spec", initializer: "AMBER_ATTRIBUTE_SPEC_INIT", minimum: published)
         let attributeName = try name(spec.name, "spec->name")
         guard let type = attributeTypes[Int(spec.type)] else {
             throw CAPIError(AMBER_E_INVALID_VALUE, "spec->type: unknown attribute type \(spec.type)", origin: attributeName)

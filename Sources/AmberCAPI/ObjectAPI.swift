@@ -113,11 +113,12 @@ public func amber_objects_release(_ objects: UnsafePointer<OpaquePointer?>?, _ c
         let handles = UnsafeBufferPointer(start: objects, count: total)
         var targets: [(CObject, OpaquePointer)] = []
         targets.reserveCapacity(total)
-        var seen = Set<OpaquePointer>()
+        var seen = Set<ObjectIdentifier>()
         // Every handle is checked before any is released; one listed twice is released once.
         for (index, handle) in handles.enumerated() {
-            guard let handle, seen.insert(handle).inserted else { continue }
-            targets.append((try Handles.object(handle, "objects[\(index)]"), handle))
+            guard let handle else { continue }
+            let target = try Handles.object(handle, "objects[\(index)]")
+            if seen.insert(ObjectIdentifier(target)).inserted { targets.append((target, handle)) }
         }
         for (target, handle) in targets { try target.context.releaseHandle(of: target, handle) }
     }

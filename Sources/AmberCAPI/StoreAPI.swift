@@ -187,8 +187,9 @@ public func amber_context_delete(_ context: OpaquePointer?, _ object: OpaquePoin
 
 /// A fetch request from its C form.
 func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws(CAPIError) -> FetchRequest {
-    let request = try sized(request, "request", initializer: "AMBER_FETCH_REQUEST_INIT",
-                            minimum: MemoryLayout<amber_fetch_request>.size)
+    // The struct as ABI 1 published it ends with `offset`: later fields are optional.
+    let published = (MemoryLayout<amber_fetch_request>.offset(of: \amber_fetch_request.offset) ?? 0) + MemoryLayout<Int64>.size
+    let request = try sized(request, "request", initializer: "AMBER_FETCH_REQUEST_INIT", minimum: published)
     let entity = try name(request.entity, "request->entity")
     var arguments: [Value] = []
     let argumentCount = try count(request.argument_count, "request->argument_count")
@@ -297,7 +298,7 @@ public func amber_context_object_with_uri(_ out: UnsafeMutablePointer<OpaquePoin
         let result = try require(out, "out")
         let wrapper = try Handles.context(context)
         let text = try name(uri, "uri")
-        guard let url = URL(string: text), let id = ObjectID(uri: url) else {
+        guard let url = Value.exactURI(text), let id = ObjectID(uri: url) else {
             throw CAPIError(AMBER_E_NOT_FOUND, "\"\(text)\" is not an object ID URI", origin: text)
         }
         let object = try core { () throws(AmberError) in try wrapper.context.object(with: id) }

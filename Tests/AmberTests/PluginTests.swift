@@ -350,6 +350,38 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         #expect(call("LiesAboutClass", input: 16, output: 64)?.contains("forward returned String") == true)
     }
 
+    /// A plugin that says it is of minor 1 gets its byte fields ignored, even
+    /// if its struct has them: the host reads no field newer than the minor.
+    @Test func byteFunctionsOfAnEarlierMinorAreNotRead() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("minor1.c")
+        try """
+        #include <amber_plugin.h>
+        #include <stddef.h>
+        static int32_t same(void *state, const amber_plugin_value *input, amber_plugin_value *output) {
+            (void)state; *output = *input; output->release = NULL; return AMBER_PLUGIN_OK;
+        }
+        static int32_t refuse(void *state, const void *input, size_t length, void *output, size_t capacity, size_t *written) {
+            (void)state; (void)input; (void)length; (void)output; (void)capacity; (void)written; return -9;
+        }
+        static const amber_plugin_transformer transformers[] = {
+            {"Same", "Binary", "Binary", AMBER_PLUGIN_REVERSIBLE | AMBER_PLUGIN_THREAD_SAFE, same, same, NULL, NULL, refuse, refuse}};
+        static const amber_plugin_descriptor descriptor = {sizeof(amber_plugin_descriptor), AMBER_PLUGIN_ABI_VERSION, "minor1", "0",
+            sizeof(amber_plugin_class), 0, NULL, sizeof(amber_plugin_transformer), 1, transformers, 1};
+        const amber_plugin_descriptor *amber_plugin_entry(const amber_plugin_host *host) { (void)host; return &descriptor; }
+        """.write(to: source, atomically: true, encoding: .utf8)
+        let registry = Registry()
+        try registry.loadPlugin(at: try compilePlugin([source.path], named: "libminor1", in: directory))
+        let same = try registry.transformer(named: "Same")
+        var output = [UInt8](repeating: 0, count: 8)
+        let written = try [UInt8]([1, 2, 3]).withUnsafeBytes { i in try output.withUnsafeMutableBytes { try same.forward(bytes: i, into: $0) } }
+        #expect(written == 3, "the value path ran, not the byte function a minor-1 plugin cannot promise")
+        #expect(Array(output.prefix(3)) == [1, 2, 3])
+        // A plugin that hands back its input's own bytes: the host copies them while they are still there.
+        #expect(try same.forward(.binary(Data([1, 2, 3]))) == .binary(Data([1, 2, 3])))
+    }
+
     /// A Swift transformer with byte functions: its bytes are used as given, and checked.
     @Test func swiftByteFunctionsAreCalledAndChecked() throws {
         let registry = Registry()

@@ -390,6 +390,31 @@ static void test_object_release(void) {
 }
 
 /* The one field-type table, through the C API. */
+/* Values the C side gives are taken exactly or refused, and a forged handle is refused. */
+static void test_exact_or_refused(void) {
+    amber_object *object = NULL;
+    OK(amber_context_insert(&object, context, book));
+    /* A handle with its kind bits changed is not an Amber handle, even though its slot is live. */
+    amber_object *forged = (amber_object *)((uintptr_t)object ^ ((uintptr_t)1 << 48));
+    FAILS(amber_object_state(&(uint32_t){0}, forged), AMBER_E_INVALID_HANDLE, "not an Amber handle");
+    amber_object *pair[2] = {object, forged};
+    FAILS(amber_objects_release(pair, 2), AMBER_E_INVALID_HANDLE, "objects[1]");
+    OK(amber_object_state(&(uint32_t){0}, object)); /* all or nothing: still live */
+    amber_value flag = {.type = AMBER_VALUE_BOOL, .v.boolean = 2};
+    amber_value uri = {.type = AMBER_VALUE_URI};
+    uri.v.text.data = "http://example.com/a b";
+    uri.v.text.length = strlen(uri.v.text.data);
+    amber_transformer *utf8 = NULL;
+    OK(amber_registry_transformer(&utf8, NULL, "UTF8"));
+    amber_value out;
+    FAILS(amber_transformer_forward(&out, utf8, &flag), AMBER_E_INVALID_VALUE, "a Boolean of 2 (0 or 1 expected)");
+    FAILS(amber_transformer_forward(&out, utf8, &uri), AMBER_E_INVALID_VALUE, "is not a URI");
+    FAILS(amber_transformer_forward(&out, utf8, &(amber_value){.type = AMBER_VALUE_INT, .v.integer = 4}), AMBER_E_TRANSFORMER,
+          "forward takes String, not");
+    OK(amber_transformer_free(utf8));
+    OK(amber_context_rollback(context));
+}
+
 static void test_field_types(void) {
     const char *type_name = NULL;
     size_t size = 0, alignment = 0;
@@ -409,6 +434,7 @@ int main(void) {
     test_sized_structs();
     test_object_release();
     test_field_types();
+    test_exact_or_refused();
     test_null_arguments();
     test_stale_forged_and_wrong_type_handles();
     test_wrong_thread();

@@ -60,9 +60,33 @@ static void test_direct_calls(amber_registry *registry) {
     text.v.text.length = 3;
     FAILS(amber_transformer_forward(&out, color, &text), AMBER_E_TRANSFORMER, "ColorToData");
 
+    /* Nil stays nil, and no transformer sees it. */
+    amber_value nothing = {.type = AMBER_VALUE_NULL};
+    OK(amber_transformer_forward(&out, color, &nothing));
+    CHECK(out.type == AMBER_VALUE_NULL);
+
     OK(amber_transformer_free(color));
     FAILS(amber_transformer_forward_bytes(&written, color, &teal, sizeof teal, stored, sizeof stored), AMBER_E_INVALID_HANDLE,
           "released (stale) handle");
+}
+
+/* An empty result into an empty buffer (NULL, 0): a transformer with value functions only (deflate). */
+static void test_empty_bytes(const char *directory) {
+    char deflate_path[1024];
+    snprintf(deflate_path, sizeof deflate_path, "%s/libAmberDeflatePlugin.so", directory);
+    amber_registry *registry = NULL;
+    amber_transformer *deflate = NULL;
+    OK(amber_registry_new(&registry));
+    OK(amber_registry_load_plugin(registry, deflate_path, NULL));
+    OK(amber_registry_transformer(&deflate, registry, "Deflate"));
+    unsigned char packed[64];
+    size_t written = 0, read = 99;
+    OK(amber_transformer_forward_bytes(&written, deflate, NULL, 0, packed, sizeof packed));
+    CHECK(written > 0);
+    OK(amber_transformer_reverse_bytes(&read, deflate, packed, written, NULL, 0));
+    CHECK(read == 0);
+    OK(amber_transformer_free(deflate));
+    OK(amber_registry_free(registry));
 }
 
 int main(int argc, char **argv) {
@@ -140,6 +164,7 @@ int main(int argc, char **argv) {
     OK(amber_store_close(store));
     OK(amber_model_free(model));
     test_direct_calls(registry);
+    test_empty_bytes(directory);
     OK(amber_registry_free(registry));
     return report();
 }

@@ -317,7 +317,7 @@ struct JSONReader {
         case (.date, .double(let d)): return .date(Date(timeIntervalSince1970: d))
         case (.binary, .string(let s)): return Data(base64Encoded: s).map(Value.binary)
         case (.uuid, .string(let s)): return UUID(uuidString: s).map(Value.uuid)
-        case (.uri, .string(let s)): return URL(string: s).map(Value.uri)
+        case (.uri, .string(let s)): return Value.exactURI(s).map(Value.uri)
         case (.undefined, _), (.transformable, _): return plistValue(json)
         default: return nil
         }

@@ -136,7 +136,7 @@ final class TableMapping {
             return .decimal(decimal)
         case .uri:
             let text = statement.string(index)
-            guard let url = URL(string: text) else { throw corrupt("\"\(text)\"") }
+            guard let url = Value.exactURI(text) else { throw corrupt("\"\(text)\"") }
             return .uri(url)
         case .binary:
             guard storage == SQLITE_BLOB else { throw corrupt("a value of SQLite type \(storage)") }

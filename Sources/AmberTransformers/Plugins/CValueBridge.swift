@@ -33,10 +33,18 @@ package enum CValueBridge {
     package static func value(_ parts: Parts) throws(Problem) -> Value {
         switch Int(parts.type) {
         case AMBER_PLUGIN_VALUE_NULL: return .null
-        case AMBER_PLUGIN_VALUE_BOOL: return .bool(parts.integer != 0)
+        case AMBER_PLUGIN_VALUE_BOOL:
+            guard parts.integer == 0 || parts.integer == 1 else { throw problem("a Boolean of \(parts.integer) (0 or 1 expected)") }
+            return .bool(parts.integer == 1)
         case AMBER_PLUGIN_VALUE_INT: return .int(parts.integer)
         case AMBER_PLUGIN_VALUE_DOUBLE: return .double(parts.real)
-        case AMBER_PLUGIN_VALUE_FLOAT: return .float(Float(parts.real))
+        case AMBER_PLUGIN_VALUE_FLOAT:
+            // A plugin hands floats over as doubles: only one a Float holds exactly is a Float.
+            let float = Float(parts.real)
+            guard Double(float) == parts.real || parts.real.isNaN else {
+                throw problem("\(parts.real) as a Float would be \(float) (not exact)")
+            }
+            return .float(float)
         case AMBER_PLUGIN_VALUE_DATE: return .date(Date(timeIntervalSince1970: parts.real))
         case AMBER_PLUGIN_VALUE_STRING: return .string(try text(parts))
         case AMBER_PLUGIN_VALUE_BINARY: return .binary(Data(try bytes(parts)))
@@ -50,13 +58,13 @@ package enum CValueBridge {
             return .uuid(UUID(uuid: raw.loadUnaligned(as: uuid_t.self)))
         case AMBER_PLUGIN_VALUE_URI:
             let literal = try text(parts)
-            guard let url = URL(string: literal) else { throw problem("\"\(literal)\" is not a URI") }
+            guard let url = Value.exactURI(literal) else { throw problem("\"\(literal)\" is not a URI") }
             return .uri(url)
         case AMBER_PLUGIN_VALUE_CUSTOM:
             return .custom(CustomValue(className: parts.className ?? "", bytes: Data(try bytes(parts))))
         case objectIDType:
             let literal = try text(parts)
-            guard let url = URL(string: literal), let id = ObjectID(uri: url) else {
+            guard let url = Value.exactURI(literal), let id = ObjectID(uri: url) else {
                 throw problem("\"\(literal)\" is not an object ID URI")
             }
             return .objectID(id)

@@ -93,6 +93,7 @@ struct PluginLoader {
             throw refuse("exports no amber_plugin_entry function")
         }
         let entry = unsafeBitCast(symbol, to: amber_plugin_entry_fn.self)
+        PluginReports.clear()  // what the library's constructors said explains no refusal
         guard let descriptor = entry(session.host) else {
             throw refuse("amber_plugin_entry refused to load" + session.reportedSuffix)
         }
@@ -244,15 +245,21 @@ struct PluginLoader {
         guard let base = descriptor.transformers else {
             throw refuse("transformers is NULL but transformer_count is \(descriptor.transformer_count)")
         }
+        // Minor 0 and 1 transformers end before forward_bytes; minor 2 adds both byte functions whole.
         let stride = Int(descriptor.transformer_struct_size)
         let firstSize = MemoryLayout<amber_plugin_transformer>.offset(of: \amber_plugin_transformer.forward_bytes) ?? 0
-        guard stride >= firstSize else {
-            throw refuse("transformer_struct_size is \(stride), expected at least \(firstSize)")
+        let minor2Size = MemoryLayout<amber_plugin_transformer>.size
+        guard stride == firstSize || stride >= minor2Size else {
+            throw refuse("transformer_struct_size is \(stride), expected \(firstSize) (ABI 1.0-1.1) or at least \(minor2Size)")
         }
         var result: [PluginTransformer] = []
         var names: Set<String> = []
         for index in 0..<descriptor.transformer_count {
-            let declared = element(base, index, stride: stride, zero: amber_plugin_transformer())
+            var declared = element(base, index, stride: stride, zero: amber_plugin_transformer())
+            if descriptor.abi_minor < 2 {
+                // Fields a plugin of an earlier minor could not have filled are not read.
+                (declared.forward_bytes, declared.reverse_bytes) = (nil, nil)
+            }
             let name = try string(declared.name, "transformers[\(index)].name")
             let place = "transformer \"\(name)\""
             guard names.insert(name).inserted else { throw refuse("\(place): declared twice by this plugin") }
@@ -268,6 +275,7 @@ struct PluginLoader {
             }
             var state: UnsafeMutableRawPointer?
             if let create = declared.create {
+                PluginReports.clear()  // a message explains this create's failure only
                 let status = configuration.withOptionalCString { create(&state, $0, session.host) }
                 guard status == AMBER_PLUGIN_OK else {
                     throw refuse("\(place): create failed with status \(status)" + session.reportedSuffix)

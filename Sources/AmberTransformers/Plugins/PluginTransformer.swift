@@ -45,15 +45,18 @@ final class PluginFunctions: @unchecked Sendable {
         lock?.lock()
         defer { lock?.unlock() }
         PluginReports.clear()
-        var output = amber_plugin_value()
-        let status = try PluginValue.withBorrowed(input) { borrowed in
-            withUnsafePointer(to: borrowed) { function(state, $0, &output) }
+        // The result is copied while the input is still borrowed: a plugin may
+        // return a pointer into its input (an identity), and a small `Data`'s
+        // bytes live only as long as the borrow.
+        return try PluginValue.withBorrowed(input) { borrowed in
+            var output = amber_plugin_value()
+            let status = withUnsafePointer(to: borrowed) { function(state, $0, &output) }
+            defer { output.release?(&output) }
+            guard status == AMBER_PLUGIN_OK else {
+                throw Failure(description: "returned status \(status)" + PluginReports.take())
+            }
+            return try PluginValue.copy(output, customClass: customClass)
         }
-        defer { output.release?(&output) }
-        guard status == AMBER_PLUGIN_OK else {
-            throw Failure(description: "returned status \(status)" + PluginReports.take())
-        }
-        return try PluginValue.copy(output, customClass: customClass)
     }
 }
 

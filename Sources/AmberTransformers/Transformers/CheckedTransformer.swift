@@ -14,6 +14,8 @@ public struct CheckedTransformer: Sendable {
     /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``
     ///   for a value of another class (nothing is called) or a failed call.
     public func forward(_ value: Value) throws(AmberError) -> Value {
+        // Nil stays nil without a call, as in a store: no transformer ever sees a missing value.
+        if value.isNull { return .null }
         do throws(TransformerFailure) {
             try check(value, is: bound.input, direction: "forward")
             return try bound.forward(value)
@@ -66,6 +68,7 @@ public struct CheckedTransformer: Sendable {
 
     /// Converts `value` back from the output class to the input class.
     public func reverse(_ value: Value) throws(AmberError) -> Value {
+        if value.isNull { return .null }
         do throws(TransformerFailure) {
             try check(value, is: bound.output, direction: "reverse")
             return try bound.reverse(value)

@@ -209,7 +209,10 @@ package final class BoundTransformer: Sendable {
         guard bytes.count <= output.count else {
             throw bytesFailure(reverse, "made \(bytes.count) bytes, the buffer holds \(output.count)")
         }
-        bytes.copyBytes(to: output)
+        // An empty result may meet a NULL buffer of capacity 0: copy only bytes that exist.
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress, let target = output.baseAddress { target.copyMemory(from: base, byteCount: source.count) }
+        }
         return bytes.count
     }
 

@@ -10,4 +10,12 @@ extension Value {
         }
         return decimal
     }
+
+    /// `text` as a URI, only if it reads back as the same text: Foundation
+    /// would otherwise percent-encode invalid characters ("a b" → "a%20b")
+    /// and a value would change in silence.
+    package static func exactURI(_ text: String) -> URL? {
+        guard let url = URL(string: text, encodingInvalidCharacters: false), url.absoluteString == text else { return nil }
+        return url
+    }
 }
