@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import base64
-import ctypes
+import functools
+import itertools
 import json
+import operator
 import struct
 import uuid
 from collections import namedtuple
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from ._ffi import ffi, lib
 from .errors import check
@@ -62,6 +64,22 @@ class StructCodec:
         self.type = namedtuple(name, [field[0] for field in fields])  # type: ignore[misc]
         # Lets a struct value say which class it is wherever it goes (predicate arguments too).
         self.type._amber_codec = self
+        # Every scalar of the value, nested ones too, read by one struct unpack: the
+        # offsets are Amber's, increasing in field order as C lays structs out.
+        layout, end = "=", 0
+        for offset, format in self._scalars(0):
+            layout += f"{offset - end}x{format[1:]}"
+            end = offset + struct.calcsize(format)
+        self._scalar_reader = struct.Struct(layout).unpack_from
+        self._flat = all(nested is None for _name, _kind, nested, _offset in fields)
+        self._make = functools.partial(tuple.__new__, self.type)  # no Python-level __new__ per value
+
+    def _scalars(self, base: int) -> list[tuple[int, str]]:
+        """(offset, struct format) of every scalar field, nested ones flattened, in field order."""
+        found = []
+        for _name, kind, nested, offset in self.fields:
+            found += nested._scalars(base + offset) if nested is not None else [(base + offset, _FORMATS[kind])]
+        return found
 
     def pack(self, value: Any) -> bytes:
         buffer = bytearray(self.size)
@@ -92,14 +110,20 @@ class StructCodec:
             except struct.error as error:
                 raise TypeError(f"{self.name}.{name}: {error}") from None
 
-    def unpack(self, data: bytes, base: int = 0) -> Any:
-        values = []
-        for _name, kind, nested, offset in self.fields:
-            if nested is not None:
-                values.append(nested.unpack(data, base + offset))
-            else:
-                values.append(struct.unpack_from(_FORMATS[kind], data, base + offset)[0])
-        return self.type(*values)
+    def unpack(self, data: Any, base: int = 0) -> Any:
+        """The value whose bytes start at `base` in `data`."""
+        scalars = self._scalar_reader(data, base)
+        return self._make(scalars) if self._flat else self._assemble(iter(scalars))
+
+    def unpack_many(self, data: Any, starts: Iterable[int]) -> list:
+        """The values whose bytes start at each of `starts` in `data`."""
+        if self._flat:
+            return list(map(self._make, map(self._scalar_reader, itertools.repeat(data), starts)))
+        return [self.unpack(data, start) for start in starts]
+
+    def _assemble(self, scalars: Iterator[Any]) -> Any:
+        return self._make([next(scalars) if nested is None else nested._assemble(scalars)
+                           for _name, _kind, nested, _offset in self.fields])
 
 
 def struct_codec(name: str, describe: Callable[..., int], handle: Any, cache: dict) -> Optional[StructCodec]:
@@ -253,7 +277,7 @@ def from_c(value: Any, codec_for: Callable[[str], Optional[StructCodec]]) -> Any
         codec = codec_for(ffi.string(value.v.custom.class_name).decode())
         return codec.unpack(data) if codec is not None and len(data) == codec.size else data
     if kind == lib.AMBER_VALUE_PLIST:
-        return json.loads(ffi.unpack(value.v.text.data, value.v.text.length).decode("utf-8"), object_hook=_plist_hook)
+        return _plist_loads(ffi.unpack(value.v.text.data, value.v.text.length))
     raise TypeError(f"unknown amber value type {kind}")
 
 
@@ -324,62 +348,158 @@ class RowPacker:
         return array, keep
 
 
-class ColumnReader:
-    """Reads library-filled amber_value arrays column by column, straight from
-    their bytes (layout from cffi): one struct unpack per value instead of a
-    cdata object per field. Each column knows its attribute's type, so
-    strings, numbers, dates and struct values take a direct path; anything
-    else falls back to from_c."""
+def _plist_loads(text: bytes) -> Any:
+    return json.loads(text.decode("utf-8"), object_hook=_plist_hook)
+
+
+def _decoded(chunks: list) -> list:
+    return list(map(bytes.decode, chunks))  # UTF-8, strict
+
+
+class BatchReader:
+    """Reads the values of a batch (amber_context_fetch_batch) column by column,
+    straight from the bytes of its array: each field of a column (types,
+    numbers, pointers, lengths) is one strided slice of a memoryview, and the
+    bytes strings, blobs and struct values point to come from one copy of
+    the part of the batch's arena they span. No cdata object per value; each
+    column's values are made per value type, as from_c makes them."""
+
+    # Each field read from the values array: its path in amber_value and its memoryview format,
+    # a native one whose size is the C type's (int32_t, int64_t, double, float, pointer, size_t).
+    FIELDS = {
+        "type": (("type",), "i"), "boolean": (("v", "boolean"), "i"), "integer": (("v", "integer"), "q"),
+        "real": (("v", "real"), "d"), "real32": (("v", "real32"), "f"), "date": (("v", "date"), "d"),
+        "text": (("v", "text", "data"), "P"), "text_length": (("v", "text", "length"), "N"),
+        "bytes": (("v", "bytes", "data"), "P"), "bytes_length": (("v", "bytes", "length"), "N"),
+        "class_name": (("v", "custom", "class_name"), "P"), "custom": (("v", "custom", "data"), "P"),
+        "custom_length": (("v", "custom", "length"), "N"),
+    }
+    # Value types carried as text, and what each becomes.
+    TEXT: dict[int, Callable[[list], list]] = {
+        lib.AMBER_VALUE_STRING: _decoded, lib.AMBER_VALUE_URI: _decoded, lib.AMBER_VALUE_OBJECT_ID: _decoded,
+        lib.AMBER_VALUE_DECIMAL: lambda chunks: list(map(Decimal, _decoded(chunks))),
+        lib.AMBER_VALUE_PLIST: lambda chunks: list(map(_plist_loads, chunks)),
+    }
 
     def __init__(self) -> None:
-        size = ffi.sizeof("amber_value")
-        pad = ffi.offsetof("amber_value", "v") - 4
-        self.size = size
-        self.pointer = struct.Struct(f"=i{pad}xQQ").unpack_from
-        self.real = struct.Struct(f"=i{pad}xd").unpack_from
-        self.integer = struct.Struct(f"=i{pad}xq").unpack_from
-        self.custom = struct.Struct(f"=i{pad}xQQQ").unpack_from
+        self.size = ffi.sizeof("amber_value")
+        self.uuid = ffi.offsetof("amber_value", "v", "uuid")
+        self.fields: dict[str, tuple[str, int, int]] = {}  # name -> (format, its index in a value's elements, elements per value)
+        for name, (path, format) in self.FIELDS.items():
+            offset, item = ffi.offsetof("amber_value", *path), struct.calcsize(format)
+            c_type = ffi.typeof("amber_value")
+            for step in path:
+                c_type = dict(c_type.fields)[step].type
+            if item != ffi.sizeof(c_type) or offset % item or self.size % item:
+                raise ImportError(f"amber: amber_value.{'.'.join(path)} ({ffi.sizeof(c_type)} bytes at offset {offset} of "
+                                  f"{self.size}) cannot be read as memoryview format {format!r}")
+            self.fields[name] = (format, offset // item, self.size // item)
 
-    def column(self, attribute_type: int, codec: Optional[StructCodec], fallback: Callable[[int], Any]) -> Callable[[Any, int], Any]:
-        """A function (raw bytes, value index) -> Python value for one attribute."""
-        size, string_at, utc = self.size, ctypes.string_at, timezone.utc
-        if attribute_type in (lib.AMBER_TYPE_STRING,):
-            read = self.pointer
+    def columns(self, values: Any, count: int, width: int, codec_for: Callable[[str], Optional[StructCodec]]) -> list[list]:
+        """The `width` columns, `count` Python values each, of a batch's values
+        array (`count` rows of `width` values). Everything is copied: the batch
+        may be freed once this returns."""
+        raw = memoryview(ffi.buffer(values, count * width * self.size))
+        views: dict[str, memoryview] = {}
+        result = []
+        for column in range(width):
+            def field(name: str, column: int = column) -> list:
+                format, index, per_value = self.fields[name]
+                view = views.get(format)
+                if view is None:
+                    view = views[format] = raw.cast(format)
+                return view[column * per_value + index::width * per_value].tolist()
 
-            def text(raw: Any, index: int) -> Any:
-                kind, data, length = read(raw, index * size)
-                if kind == lib.AMBER_VALUE_STRING:
-                    return string_at(data, length).decode("utf-8")
-                return None if kind == lib.AMBER_VALUE_NULL else fallback(index)
-            return text
-        if attribute_type == lib.AMBER_TYPE_DOUBLE:
-            read = self.real
+            def uuids(rows: Optional[list], column: int = column) -> list:
+                starts = [(row * width + column) * self.size + self.uuid for row in (range(count) if rows is None else rows)]
+                return [uuid.UUID(bytes=raw[start:start + 16].tobytes()) for start in starts]
 
-            def real(raw: Any, index: int) -> Any:
-                kind, value = read(raw, index * size)
-                return value if kind == lib.AMBER_VALUE_DOUBLE else (None if kind == lib.AMBER_VALUE_NULL else fallback(index))
-            return real
-        if attribute_type in (lib.AMBER_TYPE_INTEGER16, lib.AMBER_TYPE_INTEGER32, lib.AMBER_TYPE_INTEGER64):
-            read = self.integer
+            types = field("type")
+            kinds = set(types)
+            if len(kinds) == 1:  # the usual case: one type all down the column
+                result.append(self._convert(kinds.pop(), field, None, count, uuids, codec_for))
+                continue
+            mixed: list = [None] * count
+            for kind in kinds - {lib.AMBER_VALUE_NULL}:
+                rows = [row for row, found in enumerate(types) if found == kind]
+                for row, value in zip(rows, self._convert(kind, field, rows, len(rows), uuids, codec_for)):
+                    mixed[row] = value
+            result.append(mixed)
+        return result
 
-            def integer(raw: Any, index: int) -> Any:
-                kind, value = read(raw, index * size)
-                return value if kind == lib.AMBER_VALUE_INT else (None if kind == lib.AMBER_VALUE_NULL else fallback(index))
-            return integer
-        if attribute_type == lib.AMBER_TYPE_DATE:
-            read, moment = self.real, datetime.fromtimestamp
+    def _convert(self, kind: int, field: Callable[[str], list], rows: Optional[list], count: int,
+                 uuids: Callable[[Optional[list]], list], codec_for: Callable[[str], Optional[StructCodec]]) -> list:
+        """The Python values of the `count` values of type `kind` in a column's
+        `rows` (None: the whole column is of that type)."""
+        def pick(name: str) -> list:
+            found = field(name)
+            return found if rows is None else [found[row] for row in rows]
 
-            def date(raw: Any, index: int) -> Any:
-                kind, value = read(raw, index * size)
-                return moment(value, utc) if kind == lib.AMBER_VALUE_DATE else (None if kind == lib.AMBER_VALUE_NULL else fallback(index))
-            return date
-        if codec is not None:
-            read, unpack, expected = self.custom, codec.unpack, codec.size
+        if kind == lib.AMBER_VALUE_INT:
+            return pick("integer")
+        if kind == lib.AMBER_VALUE_DOUBLE:
+            return pick("real")
+        if kind == lib.AMBER_VALUE_DATE:
+            return list(map(datetime.fromtimestamp, pick("date"), itertools.repeat(timezone.utc)))
+        if kind == lib.AMBER_VALUE_NULL:
+            return [None] * count
+        if kind == lib.AMBER_VALUE_FLOAT:
+            return pick("real32")
+        if kind == lib.AMBER_VALUE_BOOL:
+            return list(map(bool, pick("boolean")))
+        if kind in self.TEXT:
+            lengths = pick("text_length")
+            arena, starts, _ = _arena(pick("text"), lengths)
+            return self.TEXT[kind](_slices(arena, starts, lengths))
+        if kind == lib.AMBER_VALUE_BINARY:
+            lengths = pick("bytes_length")
+            arena, starts, _ = _arena(pick("bytes"), lengths)
+            return _slices(arena, starts, lengths)
+        if kind == lib.AMBER_VALUE_UUID:
+            return uuids(rows)
+        if kind == lib.AMBER_VALUE_CUSTOM:
+            lengths = pick("custom_length")
+            arena, starts, names = _arena(pick("custom"), lengths, pick("class_name"))
+            return _custom_values(arena, starts, lengths, names, codec_for)
+        raise TypeError(f"unknown amber value type {kind}")
 
-            def custom(raw: Any, index: int) -> Any:
-                kind, _name, data, length = read(raw, index * size)
-                if kind == lib.AMBER_VALUE_CUSTOM and length == expected:
-                    return unpack(string_at(data, length))
-                return None if kind == lib.AMBER_VALUE_NULL else fallback(index)
-            return custom
-        return lambda raw, index: fallback(index)
+
+def _arena(pointers: list, lengths: list, names: Sequence[int] = ()) -> tuple[bytes, list, list]:
+    """One copy of the bytes that values point to, with each value's start in
+    it and each class name's. The batch keeps them all in one arena ("the batch
+    makes two buffers in all": the values and the arena), so the span from the
+    lowest start to the highest end is memory of the batch."""
+    lows = list(itertools.compress(pointers, lengths)) + list(names)
+    if not lows:  # every value empty: nothing to read, whatever the pointers are
+        return b"", [0] * len(pointers), []
+    low = min(lows)
+    high = max(map(operator.add, itertools.compress(pointers, lengths), itertools.compress(lengths, lengths)), default=low)
+    if names:  # a class name ends at its NUL: the last one's length tells how far the span goes
+        last = max(names)
+        high = max(high, last + len(ffi.string(ffi.cast("char *", last))) + 1)
+    arena = ffi.buffer(ffi.cast("char *", low), high - low)[:]
+    return arena, list(map(operator.sub, pointers, itertools.repeat(low))), list(map(operator.sub, names, itertools.repeat(low)))
+
+
+def _slices(arena: bytes, starts: list, lengths: list) -> list:
+    return [arena[start:start + length] for start, length in zip(starts, lengths)]
+
+
+def _class_name(arena: bytes, start: int) -> str:
+    return arena[start:arena.index(0, start)].decode()
+
+
+def _custom_values(arena: bytes, starts: list, lengths: list, names: list,
+                   codec_for: Callable[[str], Optional[StructCodec]]) -> list:
+    """Struct values as named tuples, other classes' values as bytes, as from_c makes them."""
+    first = _class_name(arena, names[0])
+    codec = codec_for(first)
+    # The usual case, one struct class all down the column (its attribute's): one unpack per value.
+    if codec is not None and lengths.count(codec.size) == len(lengths) and all(
+            map(arena.startswith, itertools.repeat(first.encode() + b"\0"), names)):
+        return codec.unpack_many(arena, starts)
+    values = []
+    for start, length, name in zip(starts, lengths, names):
+        codec = codec_for(_class_name(arena, name))
+        values.append(codec.unpack(arena, start) if codec is not None and length == codec.size else arena[start:start + length])
+    return values

@@ -4,21 +4,21 @@ Python that the C API does not decide."""
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
+import itertools
 import json
 import os
-import struct
 import threading
 import weakref
 from typing import Any, Callable, Iterable, Optional, Sequence, Union, overload
 
 from ._ffi import ffi, lib
-from ._values import FIELD_TYPES, ColumnReader, RowPacker, StructCodec, from_c, struct_codec, to_c
+from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, from_c, struct_codec, to_c
 from .errors import MisuseError, NotFoundError, check, last_error
 
 _packer = RowPacker()
-_reader = ColumnReader()
-_POINTERS = "=%dQ" if ffi.sizeof("void *") == 8 else "=%dI"
+_reader = BatchReader()
 
 
 def _out(ctype: str) -> Any:
@@ -431,12 +431,15 @@ class Entity:
         self.prefetched = [a for a in self.attributes.values()
                            if a.type not in (lib.AMBER_TYPE_TRANSFORMABLE, lib.AMBER_TYPE_UNDEFINED)]
         self.prefetch_handles = ffi.new("amber_attribute *[]", [a.handle for a in self.prefetched])
-        self.everything = [a for a in self.attributes.values() if a.type != lib.AMBER_TYPE_UNDEFINED]
+        # decode=True reads the transformed values too, after the others: a fetched object
+        # keeps the row of values it came with, and either row gives an attribute one position.
+        self.everything = self.prefetched + [a for a in self.attributes.values() if a.type == lib.AMBER_TYPE_TRANSFORMABLE]
         self.everything_handles = ffi.new("amber_attribute *[]", [a.handle for a in self.everything])
+        self.positions: dict[str, int] = {a.name: position for position, a in enumerate(self.everything)}
         # A subclass of Object with a property per attribute: `book.title` is a
         # descriptor lookup, not a failed attribute search ending in __getattr__.
-        self.object_class = type(self.name, (Object,), {
-            "__slots__": (), **{name: _attribute_property(name) for name in self.attributes if not name.startswith("_")}})
+        self.object_class = type(self.name, (Object,), {"__slots__": (), "_entity": self, **{
+            name: _attribute_property(name, self.positions.get(name)) for name in self.attributes if not name.startswith("_")}})
 
     def attribute(self, name: str) -> Attribute:
         try:
@@ -447,12 +450,15 @@ class Entity:
             raise
 
 
-def _attribute_property(name: str) -> property:
+def _attribute_property(name: str, position: Optional[int]) -> property:
     # Read-only as a descriptor: Object.__setattr__ takes every assignment.
+    if position is None:  # never fetched with the object (a transient attribute)
+        return property(lambda self: self._get(name), doc=f"The {name} attribute.")
+
     def get(self: "Object") -> Any:
-        cache = self._cache
-        if cache is not None and name in cache:
-            return cache[name]
+        row = self._cache
+        if row is not None and position < len(row):
+            return row[position]
         return self._get(name)
 
     return property(get, doc=f"The {name} attribute.")
@@ -600,17 +606,46 @@ class Context(_Owner):
         self._own(out[0])
         self.store = store
         self.model = store.model
-        # Handle address -> its Python object, while something holds that object: one
-        # nobody holds goes away and releases its handle, so a large fetch stays flat.
-        self._objects: weakref.WeakValueDictionary[int, Object] = weakref.WeakValueDictionary()
+        # Handle (a cdata pointer: it hashes and compares by address) -> a weak reference to
+        # its Python object, while something holds that object: one nobody holds goes away,
+        # releases its handle, and its reference's callback removes the entry, so a large
+        # fetch stays flat. A WeakValueDictionary does the same but makes each entry in
+        # Python code, which costs a fetch about as much per object as making the object.
+        self._objects: dict[Any, _Ref] = {}
+        self._forget = functools.partial(_forget, self._objects)  # the dict, not the context: no cycle
 
     def _object(self, handle: Any, entity: Entity) -> "Object":
-        """The one Python object for a handle (a cdata pointer or its address)."""
-        key = handle if isinstance(handle, int) else int(ffi.cast("uintptr_t", handle))
-        found = self._objects.get(key)
-        if found is None:
-            found = self._objects[key] = entity.object_class(self, ffi.cast("amber_object *", key), entity)
-        return found
+        """The one Python object for a handle (a cdata pointer)."""
+        return self._adopt([handle], entity)[0]
+
+    def _adopt(self, handles: Sequence[Any], entity: Entity) -> list["Object"]:
+        """The Python objects for `handles` (cdata pointers): the one already made
+        for a handle while it lives, else a new one."""
+        objects = self._objects
+        alive: list[Optional[Object]] = [None] * len(handles)
+        if objects:
+            alive = [None if ref is None else ref() for ref in map(objects.get, handles)]
+        made = self._make([handle for handle, obj in zip(handles, alive) if obj is None], entity)
+        if len(made) == len(handles):  # the usual case: none had an object yet
+            return made
+        fresh = iter(made)
+        return [obj if obj is not None else next(fresh) for obj in alive]
+
+    def _make(self, handles: list[Any], entity: Entity) -> list["Object"]:
+        """New objects for `handles`, made one slot at a time in C loops: no
+        Python-level __init__ or __setattr__ per object."""
+        made = list(map(_new_object, itertools.repeat(entity.object_class, len(handles))))
+        _each(map(_set_context, made, itertools.repeat(self)))
+        _each(map(_set_handle, made, handles))
+        _each(map(_set_cache, made, itertools.repeat(None)))
+        refs = list(map(_Ref, made, itertools.repeat(self._forget)))
+        _each(map(_set_ref_handle, refs, handles))
+        self._objects.update(zip(handles, refs))
+        return made
+
+    def _object_at(self, handle: Any) -> Optional["Object"]:
+        ref = self._objects.get(handle)
+        return ref() if ref is not None else None
 
     def _fill(self, entity: Entity, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> tuple[Any, Any, list]:
         attributes = [entity.attribute(name) for name in names]
@@ -701,38 +736,36 @@ class Context(_Owner):
         target = self.model.entity(entity)
         keep: list = []
         request = self._request(entity, predicate, arguments, sort, limit, offset, keep)
-        objects, values, count = _out("amber_object ***"), _out("amber_value **"), _out("size_t *")
         read = target.everything if decode else target.prefetched
-        width = len(read)
-        if width:
-            handles = target.everything_handles if decode else target.prefetch_handles
-            check(lib.amber_context_fetch_values(objects, values, count, self._handle, request, handles, width))
-        else:
+        width, count = len(read), _out("size_t *")
+        if not width:  # nothing to read with the objects (the batch needs at least one attribute)
+            objects = _out("amber_object ***")
             check(lib.amber_context_fetch(objects, count, self._handle, request))
+            try:
+                return self._fetched(objects[0], count[0], target)
+            finally:
+                lib.amber_free(objects[0])
+        batch, values, handles = _out("amber_batch **"), _out("const amber_value **"), _out("amber_object *const **")
+        attributes = target.everything_handles if decode else target.prefetch_handles
+        check(lib.amber_context_fetch_batch(batch, values, handles, count, self._handle, request, attributes, width))
+        # The values are views into the batch: each becomes a Python value before the batch is freed,
+        # here, on the context's thread (amber_batch_free refuses any other).
         try:
-            total = count[0]
-            if total == 0:
-                return []
-            handles = struct.unpack(_POINTERS % total, ffi.buffer(objects[0], total * ffi.sizeof("void *")))
-            # Every handle gets its object first, so that if reading a value fails, dropping them releases them all.
-            result = [self._object(handle, target) for handle in handles]
-            if not width:
-                return result
-            array, codec = values[0], self.model._codec
-            raw = ffi.buffer(array, total * width * _reader.size)
-            columns = [_reader.column(a.type, a.codec, lambda index: from_c(array[index], codec)) for a in read]
-            names = [a.name for a in read]
-            base = 0
-            set_cache = Object._cache.__set__  # type: ignore[attr-defined]  # the slot itself: no __setattr__ per object
-            for obj in result:
-                if obj._cache is None:
-                    set_cache(obj, {name: column(raw, base + i) for i, (name, column) in enumerate(zip(names, columns))})
-                base += width
-            return result
+            result = self._fetched(handles[0], count[0], target)
+            if result:
+                rows = zip(*_reader.columns(values[0], count[0], width, self.model._codec))
+                for obj, row in zip(result, rows):
+                    if obj._cache is None:  # an object already cached keeps its row: the same values
+                        _set_cache(obj, row)
         finally:
-            if width:
-                lib.amber_values_release(values[0], count[0] * width)
-            lib.amber_free(objects[0])
+            freed = lib.amber_batch_free(batch[0])
+        check(freed)
+        return result
+
+    def _fetched(self, handles: Any, count: int, entity: Entity) -> list["Object"]:
+        """The objects for a fetch's `count` handles, each made before any value is read:
+        if reading one fails, dropping them releases them all."""
+        return self._adopt(ffi.unpack(handles, count), entity) if count else []
 
     def count(self, entity: str, predicate: Optional[str] = None, *arguments: Any) -> int:
         """How many objects `fetch` would return."""
@@ -760,8 +793,10 @@ class Context(_Owner):
     def rollback(self) -> None:
         """Discards every pending change."""
         check(lib.amber_context_rollback(self._handle))
-        for obj in list(self._objects.values()):
-            obj._cache = None
+        for ref in list(self._objects.values()):
+            obj = ref()
+            if obj is not None:
+                obj._cache = None
 
     @property
     def has_changes(self) -> bool:
@@ -780,7 +815,7 @@ class Context(_Owner):
     def _known(self, handle: Any) -> "Object":
         """The Python object for a handle this context gave out, even one Python
         never saw (objects inserted in a batch)."""
-        found = self._objects.get(int(ffi.cast("uintptr_t", handle)))
+        found = self._object_at(handle)
         if found is not None:
             return found
         entity, name = _out("amber_entity **"), _out("char **")
@@ -821,14 +856,12 @@ class Object:
     (`book.title`) or items (`book["title"]`). Its handle is released when the
     Object goes away; pending changes stay in the context until saved or rolled back."""
 
-    __slots__ = ("_context", "_handle", "_entity", "_cache", "__weakref__")
+    # Made by Context._make, which sets every slot: _cache holds the row of values read
+    # with the fetch (positions as Entity.positions gives them) until a set or rollback.
+    # _entity is a class attribute of each entity's subclass.
+    __slots__ = ("_context", "_handle", "_cache", "__weakref__")
+    _entity: Entity
     _release_handle = staticmethod(lib.amber_object_release)  # through the class, which outlives every instance
-
-    def __init__(self, context: Context, handle: Any, entity: Entity) -> None:
-        object.__setattr__(self, "_context", context)
-        object.__setattr__(self, "_handle", handle)
-        object.__setattr__(self, "_entity", entity)
-        object.__setattr__(self, "_cache", None)  # values read with the fetch, until a set or rollback
 
     def __del__(self) -> None:
         # Runs before the slots are cleared, so the context can still be asked: once it is
@@ -860,9 +893,9 @@ class Object:
         return out[0]
 
     def _get(self, name: str) -> Any:
-        cache = self._cache
-        if cache is not None and name in cache:
-            return cache[name]
+        row, position = self._cache, self._entity.positions.get(name)
+        if row is not None and position is not None and position < len(row):
+            return row[position]
         attribute = self._entity.attribute(name)
         value = ffi.new("amber_value *")
         check(lib.amber_object_get(value, self._handle, attribute.handle))
@@ -904,3 +937,27 @@ class Object:
 
     def __repr__(self) -> str:
         return f"<amber.Object {self._entity.name} {self.uri}>"
+
+
+# Object's slots, set directly (Context._make).
+_new_object = object.__new__
+_set_context = Object._context.__set__  # type: ignore[attr-defined]
+_set_handle = Object._handle.__set__  # type: ignore[attr-defined]
+_set_cache = Object._cache.__set__  # type: ignore[attr-defined]
+
+
+class _Ref(weakref.ref):
+    """A weak reference to an Object that knows its handle: its key in Context._objects."""
+
+    __slots__ = ("handle",)
+
+
+def _forget(objects: dict, ref: _Ref) -> None:
+    """The callback of a _Ref: the object is gone, so is its entry, unless the
+    entry went already (the context was closed) or names another object."""
+    if objects.get(ref.handle) is ref:
+        del objects[ref.handle]
+
+
+_set_ref_handle = _Ref.handle.__set__  # type: ignore[attr-defined]
+_each = functools.partial(collections.deque, maxlen=0)  # runs an iterator (of C calls) to its end

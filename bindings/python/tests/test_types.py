@@ -38,6 +38,29 @@ def test_every_type_round_trips(store):
         assert book.published.tzinfo is not None
 
 
+@pytest.mark.parametrize("decode", [False, True])
+def test_every_type_reads_the_same_one_by_one_and_with_a_fetch(store, decode):
+    """Each value read alone (amber_object_get) and with a fetch (the batch's
+    columns), in a column of one type and in one that mixes it with nulls."""
+    with store.context() as ctx:
+        full = ctx.insert("Book", **VALUES)
+        sparse = ctx.insert("Book", title="only a title")
+        one_by_one = [full.to_dict(), sparse.to_dict()]  # nothing cached yet: every value is read alone
+        assert {name: one_by_one[0][name] for name in VALUES} == VALUES
+        ctx.save()
+    with store.context() as ctx:
+        alone, = ctx.fetch("Book", "title == %@", VALUES["title"], decode=decode)
+        both = ctx.fetch("Book", sort=["title"], decode=decode)
+        assert [book.title for book in both] == [VALUES["title"], "only a title"]
+        # decode=True reads the transformed value (tags) with the others; without, it stays for later.
+        assert len(alone._cache) == len(alone._entity.everything if decode else alone._entity.prefetched)
+        for book, expected in [(alone, one_by_one[0]), (both[0], one_by_one[0]), (both[1], one_by_one[1])]:
+            fetched = book.to_dict()
+            assert fetched == expected
+            assert [type(value) for value in fetched.values()] == [type(value) for value in expected.values()]
+        assert both[1].to_dict() == {**{name: None for name in VALUES}, "title": "only a title", "available": True, "spot": None}
+
+
 def test_dates_keep_their_zone_meaning(context):
     paris = timezone(timedelta(hours=1))
     moment = datetime(2024, 3, 1, 13, 30, tzinfo=paris)
