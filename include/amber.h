@@ -628,7 +628,9 @@ amber_status amber_context_fetch_values(amber_object ***out_objects, amber_value
  *  `out_objects` may be NULL (no object handles made: the fastest way to read
  *  a large result); otherwise it receives an array of *out_count handles
  *  owned by the context, the array itself owned by the batch.
- *  Errors: as amber_context_fetch_values. On failure *out is untouched. */
+ *  Errors: as amber_context_fetch_values (attribute_count 0 is
+ *  AMBER_E_INVALID_VALUE: use amber_context_fetch for objects alone).
+ *  On failure *out is untouched. */
 amber_status amber_context_fetch_batch(amber_batch **out, const amber_value **out_values, amber_object *const **out_objects,
                                        size_t *out_count, amber_context *context, const amber_fetch_request *request,
                                        amber_attribute *const *attributes, size_t attribute_count);
