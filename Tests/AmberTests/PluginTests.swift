@@ -382,6 +382,41 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         #expect(try same.forward(.binary(Data([1, 2, 3]))) == .binary(Data([1, 2, 3])))
     }
 
+    /// A thread that ends holding a plugin's message (reported during a load
+    /// that then succeeded) leaves no trace: the hot path's check stays one load.
+    @Test func messagesOfAThreadThatEndsAreForgotten() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("chatty.c")
+        try """
+        #include <amber_plugin.h>
+        #include <stddef.h>
+        static const amber_plugin_descriptor descriptor = {sizeof(amber_plugin_descriptor), AMBER_PLUGIN_ABI_VERSION, "chatty", "0",
+            sizeof(amber_plugin_class), 0, NULL, sizeof(amber_plugin_transformer), 0, NULL, AMBER_PLUGIN_ABI_MINOR};
+        const amber_plugin_descriptor *amber_plugin_entry(const amber_plugin_host *host) {
+            host->report_error(host, "just saying");
+            return &descriptor;
+        }
+        """.write(to: source, atomically: true, encoding: .utf8)
+        let plugin = try compilePlugin([source.path], named: "libchatty", in: directory)
+        let before = PluginReports.threadsHoldingMessages
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            _ = try? Registry().loadPlugin(at: plugin)
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        // The thread's key destructor runs as it exits, just after the signal. Other
+        // tests' calls may hold messages for a moment too, hence at most, and a wait.
+        var waited = 0
+        while PluginReports.threadsHoldingMessages > before && waited < 200 {
+            usleep(5_000)
+            waited += 1
+        }
+        #expect(PluginReports.threadsHoldingMessages <= before)
+    }
+
     /// A Swift transformer with byte functions: its bytes are used as given, and checked.
     @Test func swiftByteFunctionsAreCalledAndChecked() throws {
         let registry = Registry()

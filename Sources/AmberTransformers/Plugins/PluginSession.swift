@@ -58,7 +58,10 @@ enum PluginReports {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         pthread_key_create(&key) { pointer in
-            if let pointer { Unmanaged<Box>.fromOpaque(pointer).release() }
+            guard let pointer else { return }
+            // A thread that ends holding messages no longer counts among those that may.
+            forget(Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue())
+            Unmanaged<Box>.fromOpaque(pointer).release()
         }
         return key
     }()
@@ -74,6 +77,9 @@ enum PluginReports {
     /// their thread's box, so a call on the hot path costs one relaxed load
     /// while no plugin has reported anything.
     private static let threadsWithMessages = Atomic<Int>(0)
+
+    /// The number of threads that may hold messages (for tests).
+    package static var threadsHoldingMessages: Int { threadsWithMessages.load(ordering: .relaxed) }
 
     static func add(_ message: String) {
         let box = box
