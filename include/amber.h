@@ -624,7 +624,8 @@ amber_status amber_context_fetch_values(amber_object ***out_objects, amber_value
  *  allocated per value (the batch makes two buffers in all, plus the handle
  *  array if asked for). *out_values is an array of *out_count rows of
  *  attribute_count values, row after row; never pass these values to
- *  amber_value_release.
+ *  amber_value_release. The values of one custom class share one copy of
+ *  its name (compare class_name pointers to group them).
  *  `out_objects` may be NULL (no object handles made: the fastest way to read
  *  a large result); otherwise it receives an array of *out_count handles
  *  owned by the context, the array itself owned by the batch.

@@ -39,6 +39,8 @@ private struct BatchWriter {
     var arena: [UInt8] = []
     /// Per value with bytes: its index, the arena offset and count of its bytes, and the offset of its class name (or -1).
     var fixups: [(value: Int, bytes: Int, length: Int, className: Int)] = []
+    /// Each custom class's name in the arena, by name.
+    private var classNames: [String: Int] = [:]
 
     mutating func append(_ value: Value) throws(CAPIError) {
         var c = amber_value()
@@ -57,13 +59,20 @@ private struct BatchWriter {
             c.type = Int32(AMBER_VALUE_CUSTOM)
             let offset = arena.count
             bytes.withUnsafeBytes { arena.append(contentsOf: $0) }
-            let classOffset = arena.count
-            var name = className
-            name.withUTF8 { arena.append(contentsOf: $0) }
-            arena.append(0)
-            fixups.append((values.count, offset, bytes.count, classOffset))
+            fixups.append((values.count, offset, bytes.count, classNameOffset(className)))
         }
         values.append(c)
+    }
+
+    /// Where the NUL-terminated `className` is in the arena: written once per class, shared by its values.
+    private mutating func classNameOffset(_ className: String) -> Int {
+        if let known = classNames[className] { return known }
+        let offset = arena.count
+        var name = className
+        name.withUTF8 { arena.append(contentsOf: $0) }
+        arena.append(0)
+        classNames[className] = offset
+        return offset
     }
 
     /// Text's UTF-8 bytes and a NUL (as amber_object_get gives them), for the value about to be appended.

@@ -249,6 +249,7 @@ static void test_round_trip(const char *path) {
         }
     }
     CHECK(differences == 0);
+    if (rows > 1) CHECK(views[5].v.custom.class_name == views[7 + 5].v.custom.class_name); /* one copy per class */
     OK(amber_batch_free(batch));
     FAILS(amber_batch_free(batch), AMBER_E_INVALID_HANDLE, "released (stale) handle");
     OK(amber_context_fetch_batch(&batch, &views, NULL, &rows, context, &request, all, 2)); /* no handles asked for */
