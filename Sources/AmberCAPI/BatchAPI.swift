@@ -154,7 +154,8 @@ public func amber_context_fetch_batch(_ out: UnsafeMutablePointer<OpaquePointer?
                 throw error
             }
         }
-        batchOut.pointee = Handles.make(CBatch(values: values, arena: arena, handles: handles, objects: objects, context: wrapper), kind: .batch)
+        let batch = CBatch(values: values, arena: arena, handles: handles, objects: objects, context: wrapper)
+        batchOut.pointee = Handles.make(batch, kind: .batch)
         valuesOut.pointee = UnsafePointer(values)
         out_objects?.pointee = UnsafePointer(handles)
         countOut.pointee = objects.count

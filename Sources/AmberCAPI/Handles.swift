@@ -193,7 +193,7 @@ func mallocString(_ text: String) throws(CAPIError) -> (UnsafeMutablePointer<CCh
 /// does not know are zero (as the Linux kernel's copy_struct_from_user does);
 /// a set one is refused rather than ignored. A size below `minimum` (the
 /// struct as first published), or one never set, is refused.
-func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: String, minimum: Int) throws(CAPIError) -> T {
+func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: String, minimum: Int, zero: T) throws(CAPIError) -> T {
     guard let pointer else { throw .null(parameter) }
     let raw = UnsafeRawPointer(pointer)
     let given = raw.loadUnaligned(as: Int.self)
@@ -209,9 +209,5 @@ func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: St
                         "\(parameter) sets fields this library (Amber \(Amber.version)) does not know; it reads \(known) bytes",
                         origin: parameter)
     }
-    let result = UnsafeMutableRawPointer.allocate(byteCount: known, alignment: MemoryLayout<T>.alignment)
-    defer { result.deallocate() }
-    result.initializeMemory(as: UInt8.self, repeating: 0, count: known)
-    result.copyMemory(from: raw, byteCount: min(given, known))
-    return result.load(as: T.self)
+    return readGrowingStruct(raw, byteCount: given, over: zero)
 }

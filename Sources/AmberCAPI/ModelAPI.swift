@@ -220,7 +220,8 @@ public func amber_model_builder_add_attribute(_ builder: OpaquePointer?, _ entit
         // The struct as ABI 1 published it ends with `storage`: later fields are optional.
         let published = (MemoryLayout<amber_attribute_spec>.offset(of: \amber_attribute_spec.storage) ?? 0)
             + MemoryLayout<UnsafePointer<CChar>?>.size
-        let spec = try sized(spec, "spec", initializer: "AMBER_ATTRIBUTE_SPEC_INIT", minimum: published)
+        let spec = try sized(spec, "spec", initializer: "AMBER_ATTRIBUTE_SPEC_INIT", minimum: published,
+                             zero: amber_attribute_spec())
         let attributeName = try name(spec.name, "spec->name")
         guard let type = attributeTypes[Int(spec.type)] else {
             throw CAPIError(AMBER_E_INVALID_VALUE, "spec->type: unknown attribute type \(spec.type)", origin: attributeName)

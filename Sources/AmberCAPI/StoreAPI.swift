@@ -189,7 +189,8 @@ public func amber_context_delete(_ context: OpaquePointer?, _ object: OpaquePoin
 func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws(CAPIError) -> FetchRequest {
     // The struct as ABI 1 published it ends with `offset`: later fields are optional.
     let published = (MemoryLayout<amber_fetch_request>.offset(of: \amber_fetch_request.offset) ?? 0) + MemoryLayout<Int64>.size
-    let request = try sized(request, "request", initializer: "AMBER_FETCH_REQUEST_INIT", minimum: published)
+    let request = try sized(request, "request", initializer: "AMBER_FETCH_REQUEST_INIT", minimum: published,
+                            zero: amber_fetch_request())
     let entity = try name(request.entity, "request->entity")
     var arguments: [Value] = []
     let argumentCount = try count(request.argument_count, "request->argument_count")

@@ -163,30 +163,38 @@ public final class Store {
                             _ body: (StoredRow) throws(AmberError) -> Void) throws(AmberError)
     {
         let mapping = mapping(for: entity)
-        let query = try FetchQuery(request: request, mapping: mapping, columns: mapping.selectColumns)
-        let statement = try query.prepare(on: connection)
-        defer { statement.reset() }
-        while try statement.step() {
-            try body(StoredRow(statement: statement, mapping: mapping))
+        try query(request, mapping, columns: mapping.selectColumns) { (statement) throws(AmberError) in
+            while try statement.step() {
+                try body(StoredRow(statement: statement, mapping: mapping))
+            }
         }
     }
 
     /// How many rows of `entity` `request` matches (its limit and offset included).
     package func count(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> Int {
-        let query = try FetchQuery(request: request, mapping: mapping(for: entity), columns: "count(*)", counting: true)
-        let statement = try query.prepare(on: connection)
-        defer { statement.reset() }
-        return try statement.step() ? Int(statement.int64(0)) : 0
+        try query(request, mapping(for: entity), columns: "count(*)", counting: true) { (statement) throws(AmberError) in
+            try statement.step() ? Int(statement.int64(0)) : 0
+        }
     }
 
     /// The primary keys of the rows of `entity` that `request` matches, in its order.
     package func primaryKeys(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> [Int64] {
-        let query = try FetchQuery(request: request, mapping: mapping(for: entity), columns: "_pk")
-        let statement = try query.prepare(on: connection)
+        try query(request, mapping(for: entity), columns: "_pk") { (statement) throws(AmberError) in
+            var keys: [Int64] = []
+            while try statement.step() { keys.append(statement.int64(0)) }
+            return keys
+        }
+    }
+
+    /// Compiles `request` for `mapping`'s table, selecting `columns`, and
+    /// hands the prepared statement to `body`; it is reset afterwards.
+    private func query<T>(_ request: FetchRequest, _ mapping: TableMapping, columns: String, counting: Bool = false,
+                          _ body: (Statement) throws(AmberError) -> T) throws(AmberError) -> T
+    {
+        let statement = try FetchQuery(request: request, mapping: mapping, columns: columns, counting: counting)
+            .prepare(on: connection)
         defer { statement.reset() }
-        var keys: [Int64] = []
-        while try statement.step() { keys.append(statement.int64(0)) }
-        return keys
+        return try body(statement)
     }
 
     /// Writes `changes` in one transaction: inserts, then updates and deletes

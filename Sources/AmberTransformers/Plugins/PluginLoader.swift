@@ -120,10 +120,7 @@ struct PluginLoader {
         guard declaredSize >= firstSize else {
             throw refuse("descriptor struct_size is \(declaredSize), expected at least \(firstSize)")
         }
-        var descriptor = amber_plugin_descriptor()
-        withUnsafeMutableBytes(of: &descriptor) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: min(declaredSize, target.count)))
-        }
+        let descriptor = readGrowingStruct(pointer, byteCount: declaredSize, over: amber_plugin_descriptor())
         let abi = Int(descriptor.abi_version), hostABI = Int(AMBER_PLUGIN_ABI_VERSION)
         guard abi == hostABI else {
             throw refuse(abi > hostABI ? "ABI \(abi) is newer than this host's \(hostABI)"
@@ -181,16 +178,9 @@ struct PluginLoader {
 
     /// The element at `index` of a plugin array whose stride is the plugin's struct size.
     /// Element `index` of a plugin array whose elements are `stride` bytes
-    /// apart. Only the fields both sides know are read: a larger plugin struct
-    /// has more after them, a smaller one (an earlier minor version) reads as
-    /// zeros past its own size.
+    /// apart, read as far as both sides know it.
     private func element<T>(_ base: UnsafePointer<T>, _ index: Int, stride: Int, zero: T) -> T {
-        var result = zero
-        withUnsafeMutableBytes(of: &result) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(start: UnsafeRawPointer(base).advanced(by: index * stride),
-                                                           count: min(stride, target.count)))
-        }
-        return result
+        readGrowingStruct(UnsafeRawPointer(base).advanced(by: index * stride), byteCount: stride, over: zero)
     }
 
     /// A count from the plugin: size_t arrives signed, and a negative range would trap.

@@ -101,17 +101,14 @@ struct PluginBytePath: @unchecked Sendable {  // the plugin declared these threa
 
 /// A transformer of a plugin, wrapped as a core transformer.
 struct PluginTransformer {
-    let functions: PluginFunctions
     let transformer: Transformer
     let info: PluginInfo.TransformerInfo
 
     init(functions: PluginFunctions, name: String, input: String, output: String, file: String) {
-        self.functions = functions
         self.info = PluginInfo.TransformerInfo(name: name, inputClass: input, outputClass: output,
                                                isReversible: functions.reverse != nil, isThreadSafe: functions.isThreadSafe)
         self.transformer = Transformer(name: name, from: input, to: output, source: file, plugin: functions)
     }
-
 }
 
 /// Values across the plugin boundary.

@@ -16,11 +16,9 @@ public struct CheckedTransformer: Sendable {
     public func forward(_ value: Value) throws(AmberError) -> Value {
         // Nil stays nil without a call, as in a store: no transformer ever sees a missing value.
         if value.isNull { return .null }
-        do throws(TransformerFailure) {
+        return try named { () throws(TransformerFailure) in
             try check(value, is: bound.input, direction: "forward")
             return try bound.forward(value)
-        } catch {
-            throw error.error(at: name)
         }
     }
 
@@ -32,17 +30,19 @@ public struct CheckedTransformer: Sendable {
     /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``
     ///   naming what did not fit, or the transformer's own failure.
     public func forward(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(AmberError) -> Int {
-        do throws(TransformerFailure) {
-            return try bound.forward(bytes: input, into: output)
-        } catch {
-            throw error.error(at: name)
-        }
+        try named { () throws(TransformerFailure) in try bound.forward(bytes: input, into: output) }
     }
 
     /// ``forward(bytes:into:)`` in the other direction.
     public func reverse(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(AmberError) -> Int {
+        try named { () throws(TransformerFailure) in try bound.reverse(bytes: input, into: output) }
+    }
+
+    /// Runs a call, naming this transformer as the place of its failure.
+    @inline(__always)
+    private func named<T>(_ body: () throws(TransformerFailure) -> T) throws(AmberError) -> T {
         do throws(TransformerFailure) {
-            return try bound.reverse(bytes: input, into: output)
+            return try body()
         } catch {
             throw error.error(at: name)
         }
@@ -69,11 +69,9 @@ public struct CheckedTransformer: Sendable {
     /// Converts `value` back from the output class to the input class.
     public func reverse(_ value: Value) throws(AmberError) -> Value {
         if value.isNull { return .null }
-        do throws(TransformerFailure) {
+        return try named { () throws(TransformerFailure) in
             try check(value, is: bound.output, direction: "reverse")
             return try bound.reverse(value)
-        } catch {
-            throw error.error(at: name)
         }
     }
 }

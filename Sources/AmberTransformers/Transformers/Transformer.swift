@@ -48,6 +48,26 @@ public struct Transformer: Sendable {
                 reverse: (@Sendable (Value) throws -> Value)? = nil,
                 forwardBytes: ByteFunction? = nil, reverseBytes: ByteFunction? = nil)
     {
+        self.init(name: name, from: inputClass, to: outputClass, source: source, forward: forward, reverse: reverse,
+                  forwardBytes: forwardBytes, reverseBytes: reverseBytes, plugin: nil)
+    }
+
+    /// A plugin's transformer, called through `functions`.
+    init(name: String, from inputClass: String, to outputClass: String, source: String, plugin functions: PluginFunctions) {
+        let forward = functions.forward
+        var reverse: (@Sendable (Value) throws -> Value)?
+        if let function = functions.reverse {
+            reverse = { value in try functions.call(function, value, customClass: inputClass) }
+        }
+        self.init(name: name, from: inputClass, to: outputClass, source: source,
+                  forward: { value in try functions.call(forward, value, customClass: outputClass) }, reverse: reverse,
+                  forwardBytes: nil, reverseBytes: nil, plugin: functions)
+    }
+
+    private init(name: String, from inputClass: String, to outputClass: String, source: String,
+                 forward: @escaping @Sendable (Value) throws -> Value, reverse: (@Sendable (Value) throws -> Value)?,
+                 forwardBytes: ByteFunction?, reverseBytes: ByteFunction?, plugin: PluginFunctions?)
+    {
         self.name = name
         self.inputClass = inputClass
         self.outputClass = outputClass
@@ -56,25 +76,7 @@ public struct Transformer: Sendable {
         self.reverseFunction = reverse
         self.forwardBytes = forwardBytes
         self.reverseBytes = reverseBytes
-        self.plugin = nil
-    }
-
-    /// A plugin's transformer, called through `functions`.
-    init(name: String, from inputClass: String, to outputClass: String, source: String, plugin functions: PluginFunctions) {
-        self.name = name
-        self.inputClass = inputClass
-        self.outputClass = outputClass
-        self.source = source
-        let (forward, reverse) = (functions.forward, functions.reverse)
-        self.forwardFunction = { value in try functions.call(forward, value, customClass: outputClass) }
-        if let reverse {
-            self.reverseFunction = { value in try functions.call(reverse, value, customClass: inputClass) }
-        } else {
-            self.reverseFunction = nil
-        }
-        self.forwardBytes = nil
-        self.reverseBytes = nil
-        self.plugin = functions
+        self.plugin = plugin
     }
 }
 
@@ -161,25 +163,23 @@ package final class BoundTransformer: Sendable {
         if let size = made.size, output.count < size {
             throw bytesFailure(reverse, "needs \(size) bytes of output for \(to(reverse).name), the buffer holds \(output.count)")
         }
+        // A byte function if there is one: a thread-safe plugin's (no lock, no
+        // reference count), a plugin's behind its lock, or a Swift one.
+        var called: Int?
+        do {
+            if let path = pluginBytes, let function = reverse ? path.reverse : path.forward {
+                called = try PluginFunctions.invokeBytes(function, path.state, input, output)
+            } else if let plugin = transformer.plugin, let function = reverse ? plugin.reverseBytes : plugin.forwardBytes {
+                called = try plugin.callBytes(function, input, output)
+            } else if let function = reverse ? transformer.reverseBytes : transformer.forwardBytes {
+                called = try function(input, output)
+            }
+        } catch {
+            throw bytesFailure(reverse, "failed: \(error)")
+        }
         let written: Int
-        if let path = pluginBytes, let function = reverse ? path.reverse : path.forward {
-            do {
-                written = try PluginFunctions.invokeBytes(function, path.state, input, output)
-            } catch {
-                throw bytesFailure(reverse, "failed: \(error)")
-            }
-        } else if let plugin = transformer.plugin, let function = reverse ? plugin.reverseBytes : plugin.forwardBytes {
-            do {
-                written = try plugin.callBytes(function, input, output)
-            } catch {
-                throw bytesFailure(reverse, "failed: \(error)")
-            }
-        } else if let function = reverse ? transformer.reverseBytes : transformer.forwardBytes {
-            do {
-                written = try function(input, output)
-            } catch {
-                throw bytesFailure(reverse, "failed: \(error)")
-            }
+        if let called {
+            written = called
         } else {
             written = try callBytesThroughValues(reverse: reverse, input, output)
         }
