@@ -175,19 +175,19 @@ public final class Context {
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         let entity = try model.entity(named: request.entityName)
         let template = templates[entity.index]
+        let rows = try store.fetchRows(of: entity, matching: request)
+        let batch = FetchedBatch(rows: rows, entity: entity, template: template)
         var results: [ManagedObject] = []
-        try store.forEachRow(of: entity, matching: request) { (row) throws(AmberError) in
-            let pk = row.primaryKey
+        results.reserveCapacity(rows.count)
+        for index in 0..<rows.count {
+            let pk = rows.primaryKey(index)
             if let existing = registry[entity.index].object(for: pk) {
                 if !existing.deletedFlag { results.append(existing) }
-                return
+                continue
             }
-            var values = entity.initialValues
-            try row.read(into: &values)
             let object = ManagedObject(entity: entity,
                                        objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(pk)),
-                                       context: self, values: values, version: row.version,
-                                       codecState: template.fetchCodecState)
+                                       context: self, batch: batch, index: index, codecState: template.fetchCodecState)
             if !entity.eagerAttributes.isEmpty { object.decodeEagerAttributes() }
             registry[entity.index].insert(object, for: pk)
             results.append(object)

@@ -6,9 +6,11 @@ import Foundation
 
 /// An object of an entity, owned by one ``Context``.
 ///
-/// Its values live in a slot array indexed by ``Attribute/slot``: reading or
-/// writing through an ``Attribute`` handle is an array access plus a type
-/// check, with no name lookup. The by-name methods resolve the name first.
+/// A fetched object reads its values from the fetch's compact rows until it
+/// first changes; then it gets its own slot array, indexed by
+/// ``Attribute/slot``. Either way, reading or writing through an
+/// ``Attribute`` handle is an index plus a type check, with no name lookup.
+/// The by-name methods resolve the name first.
 public final class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's entity.
     public let entity: Entity
@@ -25,8 +27,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// after insert, or its context was released): set only by ``leaveContext()``.
     private(set) var isDetached = false
 
-    /// Current values: one slot per attribute, then a hidden slot per
-    /// transformable attribute holding its encoded (stored) form.
+    /// The fetched row the object reads from while it is unchanged, or nil
+    /// once it has its own `values`. Saved values are the same either way.
+    private(set) var row: FetchedBatch?
+    /// The object's row in `row`.
+    private let rowIndex: Int32
+    /// Current values, while `row` is nil: one slot per attribute, then a
+    /// hidden slot per transformable attribute holding its encoded (stored) form.
     var values: [Value]
     /// Values as last saved or fetched (all slots), kept only once the object
     /// changes: nil means `values` are still the committed ones (or, for a
@@ -51,14 +58,49 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         static let encoded = CodecState(rawValue: 2)
     }
 
+    /// A new object with its own `values`.
     init(entity: Entity, objectID: ObjectID, context: Context, values: [Value], version: Int64, codecState: CodecStates)
     {
         self.entity = entity
         self.objectID = objectID
         self.owner = context
         self.values = values
+        self.row = nil
+        self.rowIndex = 0
         self.version = version
         self.codecState = codecState
+    }
+
+    /// A fetched object reading from row `index` of `batch`.
+    init(entity: Entity, objectID: ObjectID, context: Context, batch: FetchedBatch, index: Int, codecState: CodecStates) {
+        self.entity = entity
+        self.objectID = objectID
+        self.owner = context
+        self.values = []
+        self.row = batch
+        self.rowIndex = Int32(truncatingIfNeeded: index)
+        self.version = batch.rows.version(index)
+        self.codecState = codecState
+    }
+
+    /// The value in `slot` as held now (a transformed attribute's slot holds
+    /// its decoded value only once decoded).
+    @inline(__always)
+    func slotValue(_ slot: Int) -> Value {
+        if let row { return row.value(Int(rowIndex), slot: slot) }
+        return values[slot]
+    }
+
+    /// Gives the object its own slot array, before its first change.
+    private func materialize() {
+        guard let row else { return }
+        var own = entity.initialValues
+        row.rows.read(Int(rowIndex), into: &own)
+        for attribute in entity.codedAttributes where codecState[attribute.slot].contains(.decoded) {
+            own[attribute.slot] = row.decodedValue(Int(rowIndex), attribute)
+        }
+        values = own
+        self.row = nil
     }
 
     /// Leaves the context for good: no longer pending, and every change refused.
@@ -84,10 +126,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     @inline(__always)
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
         guard entity.owns(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
-        if let codec = attribute.codec, !codecState[attribute.slot].contains(.decoded) {
-            try decode(attribute, codec)
+        if let codec = attribute.codec {
+            if !codecState[attribute.slot].contains(.decoded) { try decode(attribute, codec) }
+            if let row { return row.decodedValue(Int(rowIndex), attribute) }
+            return values[attribute.slot]
         }
-        return values[attribute.slot]
+        return slotValue(attribute.slot)
     }
 
     /// The current value of the attribute named `key`.
@@ -114,6 +158,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }
         let checked = try attribute.check(value)
+        materialize()
         // The first change of a saved object keeps the committed values (sharing storage until values change).
         if committed == nil && !insertedFlag { committed = values }
         if let codec = attribute.codec {
@@ -136,17 +181,21 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     private func decode(_ attribute: Attribute, _ codec: Codec) throws(AmberError) {
-        let stored = values[codec.encodedSlot]
+        let stored = slotValue(codec.encodedSlot)
         let decoded: Value
         do throws(TransformerFailure) {
             decoded = try codec.decode(stored)
         } catch {
             throw error.error(at: "\(attribute) of \(objectID)")
         }
+        codecState[attribute.slot].insert(.decoded)
+        if let row {
+            row.setDecoded(decoded, Int(rowIndex), attribute)
+            return
+        }
         values[attribute.slot] = decoded
         // Decoding is not a change: a committed snapshot learns the value too.
         if committed?[codec.encodedSlot] == stored { committed?[attribute.slot] = decoded }
-        codecState[attribute.slot].insert(.decoded)
     }
 
     private func encoded(_ value: Value, _ attribute: Attribute, _ codec: Codec) throws(AmberError) -> Value {
@@ -159,6 +208,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Brings every stale encoded form up to date (before a save).
     func encodePending() -> [SaveProblem] {
+        materialize()
         var problems: [SaveProblem] = []
         for attribute in entity.codedAttributes where !codecState[attribute.slot].contains(.encoded) {
             guard let codec = attribute.codec else { continue }
@@ -182,10 +232,11 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Whether `attribute` has a value, without decoding it.
     func hasValue(_ attribute: Attribute) -> Bool {
-        if let codec = attribute.codec, !codecState[attribute.slot].contains(.decoded) {
-            return !values[codec.encodedSlot].isNull
+        if let codec = attribute.codec {
+            if !codecState[attribute.slot].contains(.decoded) { return !slotValue(codec.encodedSlot).isNull }
+            if let row { return !row.decodedValue(Int(rowIndex), attribute).isNull }
         }
-        return !values[attribute.slot].isNull
+        return !slotValue(attribute.slot).isNull
     }
 
     /// After a rollback or refresh: decoded values are stale, encoded forms current.
@@ -211,6 +262,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// form are unchanged by definition and are not decoded.
     public func changedValues() -> [String: Value] {
         var changed: [String: Value] = [:]
+        guard row == nil else { return changed }  // still reading its fetched row: unchanged
         for attribute in entity.attributes {
             if attribute.codec != nil && !codecState[attribute.slot].contains(.decoded) { continue }
             let current = values[attribute.slot]
@@ -227,17 +279,17 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``.
     public func committedValues() throws(AmberError) -> [String: Value] {
         guard !insertedFlag else { return [:] }
-        let committed = self.committed ?? values
+        let saved = { (slot: Int) in self.committed?[slot] ?? self.slotValue(slot) }
         var result: [String: Value] = [:]
         for attribute in entity.attributes {
             if let codec = attribute.codec {
                 do throws(TransformerFailure) {
-                    result[attribute.name] = try codec.decode(committed[codec.encodedSlot])
+                    result[attribute.name] = try codec.decode(saved(codec.encodedSlot))
                 } catch {
                     throw error.error(at: "\(attribute) of \(objectID)")
                 }
             } else {
-                result[attribute.name] = committed[attribute.slot]
+                result[attribute.name] = saved(attribute.slot)
             }
         }
         return result
@@ -259,7 +311,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 }
 
 extension ManagedObject: RowSource {
-    package var slotValues: [Value] { values }
+    package var slotValues: [Value] {
+        guard let row else { return values }
+        var saved = entity.initialValues
+        row.rows.read(Int(rowIndex), into: &saved)
+        return saved
+    }
     package var rowVersion: Int64 { version }
 }
 
@@ -271,10 +328,52 @@ struct ObjectTemplate {
     /// A fetched object's codec state: every encoded form is current.
     let fetchCodecState: CodecStates
 
+    /// By slot, the attribute's position among the entity's transformed attributes (-1: none).
+    let codedIndex: [Int]
+
     init(_ entity: Entity) {
         let coded = !entity.codedAttributes.isEmpty
         insertCodecState = CodecStates(coded ? entity.attributes.map { $0.defaultValue.isNull ? .encoded : .decoded } : [])
         fetchCodecState = CodecStates(coded ? entity.attributes.map { _ in .encoded } : [])
+        var codedIndex = [Int](repeating: -1, count: entity.attributes.count)
+        for (index, attribute) in entity.codedAttributes.enumerated() { codedIndex[attribute.slot] = index }
+        self.codedIndex = codedIndex
+    }
+}
+
+/// A fetch's rows as its objects read them until they change: the store's
+/// compact rows, each transient attribute's default, and the values decoded
+/// from stored forms (one list for the whole fetch, made on the first decode,
+/// so decoding allocates nothing per object beyond the value itself).
+final class FetchedBatch {
+    let rows: FetchedRows
+    private let entity: Entity
+    private let codedIndex: [Int]
+    private let codedCount: Int
+    /// Row after row, one decoded value per transformed attribute.
+    private var decoded: [Value] = []
+
+    init(rows: FetchedRows, entity: Entity, template: ObjectTemplate) {
+        self.rows = rows
+        self.entity = entity
+        self.codedIndex = template.codedIndex
+        self.codedCount = entity.codedAttributes.count
+    }
+
+    /// The value in `slot` of row `row` (a transient attribute's default if it is not stored).
+    @inline(__always)
+    func value(_ row: Int, slot: Int) -> Value {
+        rows.value(row, slot: slot) ?? entity.initialValues[slot]
+    }
+
+    /// The decoded value of transformed `attribute` in row `row`, as last set by ``setDecoded(_:_:_:)``.
+    func decodedValue(_ row: Int, _ attribute: Attribute) -> Value {
+        decoded.isEmpty ? .null : decoded[row * codedCount + codedIndex[attribute.slot]]
+    }
+
+    func setDecoded(_ value: Value, _ row: Int, _ attribute: Attribute) {
+        if decoded.isEmpty { decoded = Array(repeating: .null, count: rows.count * codedCount) }
+        decoded[row * codedCount + codedIndex[attribute.slot]] = value
     }
 }
 

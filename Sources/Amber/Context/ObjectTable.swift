@@ -4,14 +4,19 @@ import AmberTransformers
 import AmberValues
 
 /// Registered objects of one entity by primary key, without retaining them:
-/// an open-addressing table with Fibonacci hashing and linear probing.
-/// Lookups, inserts and removals happen for every fetched and saved object,
-/// and Dictionary's seeded SipHash made them a tenth of a full fetch.
+/// an open-addressing table with linear probing. Lookups, inserts and
+/// removals happen for every fetched and saved object, and Dictionary's
+/// seeded SipHash made them a tenth of a full fetch.
+///
+/// Row ids come mostly in sequence, so the hash keeps neighbours neighbours
+/// (the low bits, with the higher bits folded in): a fetch or a save in key
+/// order then walks the table instead of missing the cache on every entry.
 struct ObjectTable {
     private var keys: [Int64] = []
     private var objects: [Unmanaged<ManagedObject>?] = []
     private(set) var count = 0
-    private var shift = 64
+    /// log2 of the capacity.
+    private var bits: UInt64 = 0
 
     /// The object registered under `key`, if any.
     func object(for key: Int64) -> ManagedObject? {
@@ -78,8 +83,9 @@ struct ObjectTable {
     var all: [ManagedObject] { objects.compactMap { $0?.takeUnretainedValue() } }
 
     private func slot(for key: Int64) -> Int {
-        // Fibonacci hashing: the top bits of key × 2^64/φ spread sequential row ids well.
-        Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+        let k = UInt64(bitPattern: key)
+        // Folding the next bits in spreads keys that differ only above the mask (strides of the capacity).
+        return Int(truncatingIfNeeded: k ^ (k >> bits)) & (objects.count - 1)
     }
 
     /// Backward-shift deletion: later entries of the same probe run move up, so no tombstones are needed.
@@ -105,10 +111,14 @@ struct ObjectTable {
         let oldKeys = keys, oldObjects = objects
         keys = Array(repeating: 0, count: capacity)
         objects = Array(repeating: nil, count: capacity)
-        shift = 64 - capacity.trailingZeroBitCount
-        count = 0
+        bits = UInt64(capacity.trailingZeroBitCount)
+        // Entries move as unretained references: touching each object to retain it missed the cache per entry.
         for (key, object) in zip(oldKeys, oldObjects) {
-            if let object { insert(object.takeUnretainedValue(), for: key) }
+            guard let object else { continue }
+            var index = slot(for: key)
+            while objects[index] != nil { index = (index + 1) & (capacity - 1) }
+            keys[index] = key
+            objects[index] = object
         }
     }
 }

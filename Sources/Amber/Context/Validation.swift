@@ -16,7 +16,7 @@ enum Validation {
                 if !attribute.isOptional { fail(.required, "a value is required, found nil") }
                 continue
             }
-            let value = object.values[attribute.slot]
+            let value = object.slotValue(attribute.slot)
             let rules = attribute.validation
             if let minimum = rules.minValue, ValueOrder.compare(value, minimum) == .orderedAscending {
                 fail(.minValue, "\(value) is less than the minimum \(minimum)")

@@ -71,7 +71,7 @@ public final class Entity: Sendable, CustomStringConvertible {
     package let columns: [Column]
     /// Slots per object: one per attribute, then one hidden slot per
     /// transformable attribute for its encoded form.
-    let slotCount: Int
+    package let slotCount: Int
     /// Attributes with transformers.
     package let codedAttributes: [Attribute]
     /// Those of them decoded at fetch (usually none, so a fetch skips the step).

@@ -154,19 +154,15 @@ public final class Store {
 
     // MARK: The API contexts use
 
-    /// Calls `body` with each row of `entity` that `request` matches, in the
-    /// request's order. The row is valid only during the call.
+    /// Reads the rows of `entity` that `request` matches, in the request's order.
     ///
     /// - Throws: an unknown attribute or a predicate that does not fit the
-    ///   entity (with its position), a corrupt stored value, or an SQLite error.
-    package func forEachRow(of entity: Entity, matching request: FetchRequest,
-                            _ body: (StoredRow) throws(AmberError) -> Void) throws(AmberError)
-    {
+    ///   entity (with its position), a corrupt stored value (naming its
+    ///   attribute), or an SQLite error.
+    package func fetchRows(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> FetchedRows {
         let mapping = mapping(for: entity)
-        try query(request, mapping, columns: mapping.selectColumns) { (statement) throws(AmberError) in
-            while try statement.step() {
-                try body(StoredRow(statement: statement, mapping: mapping))
-            }
+        return try query(request, mapping, columns: mapping.selectColumns) { (statement) throws(AmberError) in
+            try FetchedRows(reading: statement, mapping: mapping)
         }
     }
 
@@ -246,25 +242,4 @@ package struct ChangeSet<Row: RowSource> {
     package var deletes: [Row] = []
 
     package init() {}
-}
-
-/// A row being read by ``Store/forEachRow(of:matching:_:)``.
-package struct StoredRow {
-    fileprivate let statement: Statement
-    fileprivate let mapping: TableMapping
-
-    /// The row's primary key.
-    package var primaryKey: Int64 { statement.int64(0) }
-    /// The row's version.
-    package var version: Int64 { statement.int64(1) }
-
-    /// Reads every stored column into its slot of `values` (an object's slot array).
-    ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming the
-    ///   attribute, for a stored value of the wrong kind (a corrupt or foreign row).
-    package func read(into values: inout [Value]) throws(AmberError) {
-        for (i, slot) in mapping.slots.enumerated() {
-            values[slot] = try mapping.read(column: i, at: Int32(i) + TableMapping.bookkeepingCount, from: statement)
-        }
-    }
 }

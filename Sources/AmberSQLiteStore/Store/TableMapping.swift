@@ -27,6 +27,8 @@ final class TableMapping {
     /// name would be retained and released per row).
     let slots: [Int]
     let types: [AttributeType]
+    /// By object slot, the column that stores it (-1 for slots not stored).
+    let columnOfSlot: [Int]
 
     /// Bookkeeping columns come first in every select: pk, then version.
     static let bookkeepingCount: Int32 = 2
@@ -37,6 +39,9 @@ final class TableMapping {
         self.columns = entity.columns
         self.slots = entity.columns.map(\.slot)
         self.types = entity.columns.map(\.type)
+        var columnOfSlot = [Int](repeating: -1, count: entity.slotCount)
+        for (column, slot) in slots.enumerated() { columnOfSlot[slot] = column }
+        self.columnOfSlot = columnOfSlot
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version"] + names).joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
@@ -100,58 +105,83 @@ final class TableMapping {
         }
     }
 
-    /// Reads column `index` as a value of `attribute`'s type; a stored value
-    /// of the wrong storage class (written by another tool) is an error naming
-    /// the attribute.
-    func read(column: Int, at index: Int32, from statement: Statement) throws(AmberError) -> Value {
+    /// Copies column `index` of the current row into `cell` (text and blob
+    /// bytes appended to `arena`, decimals and URIs parsed into `boxes`),
+    /// checking that it is a stored value of the column's type: a value of
+    /// the wrong storage class, out of range or malformed (written by another
+    /// tool) is an error naming the attribute.
+    func copy(column: Int, at index: Int32, from statement: Statement, into cell: inout FetchedRows.Cell,
+              arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+    {
         let storage = statement.columnType(index)
-        if storage == SQLITE_NULL { return .null }
+        if storage == SQLITE_NULL { return }
         let type = types[column]
         func corrupt(_ what: String) -> AmberError {
             .invalidValue(place: "\(entity.name).\(columns[column].name)", expected: "a stored \(type)", given: what)
         }
+        func require(_ storages: Int32...) throws(AmberError) {
+            guard storages.contains(storage) else { throw corrupt("a value of SQLite type \(storage)") }
+        }
         switch type {
-        case .integer16, .integer32, .integer64:
-            guard storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
+        case .integer16, .integer32, .integer64, .boolean:
+            try require(SQLITE_INTEGER)
             let value = statement.int64(index)
-            guard type.integerRange?.contains(value) ?? false else { throw corrupt("\(value), out of range") }
-            return .int(value)
-        case .boolean:
-            guard storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
-            return .bool(statement.int64(index) != 0)
+            if type != .boolean, !(type.integerRange?.contains(value) ?? false) { throw corrupt("\(value), out of range") }
+            cell.payload = UInt64(bitPattern: value)
+            cell.kind = .scalar
         case .double, .float, .date:
-            guard storage == SQLITE_FLOAT || storage == SQLITE_INTEGER else { throw corrupt("a value of SQLite type \(storage)") }
-            let d = statement.double(index)
-            switch type {
-            case .float: return .float(Float(d))
-            case .date: return .date(Date(timeIntervalSinceReferenceDate: d))
-            default: return .double(d)
+            try require(SQLITE_FLOAT, SQLITE_INTEGER)
+            let value = statement.double(index)
+            // Exact or refused: an integer beyond 2^53, or a Double no Float equals, would read back changed.
+            if storage == SQLITE_INTEGER, Int64(exactly: value) != statement.int64(index) { throw corrupt("\(statement.int64(index)), not exact as a Double") }
+            if type == .float, !value.isNaN, Double(Float(value)) != value { throw corrupt("\(value), not exact as a Float") }
+            cell.payload = value.bitPattern
+            cell.kind = .scalar
+        case .string, .binary, .uuid:
+            try require(type == .string ? SQLITE_TEXT : SQLITE_BLOB)
+            try statement.withBytes(index) { (bytes) throws(AmberError) in
+                if type == .uuid, bytes.count != 16 { throw corrupt("\(bytes.count) bytes") }
+                if type == .string, !Self.isUTF8(bytes) { throw corrupt("text that is not valid UTF-8") }
+                cell.payload = UInt64(arena.count)
+                cell.length = UInt32(bytes.count)
+                cell.kind = .bytes
+                arena.append(contentsOf: bytes)
             }
-        case .string:
-            guard storage == SQLITE_TEXT else { throw corrupt("a value of SQLite type \(storage)") }
-            return .string(statement.string(index))
-        case .decimal:
+        case .decimal, .uri:
             let text = statement.string(index)
-            guard let decimal = ValueFormat.parseDecimal(text) else { throw corrupt("\"\(text)\"") }
-            return .decimal(decimal)
-        case .uri:
-            let text = statement.string(index)
-            guard let url = Value.exactURI(text) else { throw corrupt("\"\(text)\"") }
-            return .uri(url)
-        case .binary:
-            guard storage == SQLITE_BLOB else { throw corrupt("a value of SQLite type \(storage)") }
-            return .binary(statement.data(index))
-        case .uuid:
-            guard storage == SQLITE_BLOB else { throw corrupt("a value of SQLite type \(storage)") }
-            return try statement.withBytes(index) { (bytes) throws(AmberError) -> Value in
-                guard bytes.count == 16 else { throw corrupt("\(bytes.count) bytes") }
-                var uuid = UUID().uuid
-                withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: bytes) }
-                return .uuid(UUID(uuid: uuid))
-            }
+            let parsed = type == .decimal ? ValueFormat.parseDecimal(text).map(Value.decimal) : Value.exactURI(text).map(Value.uri)
+            guard let parsed else { throw corrupt("\"\(text)\"") }
+            cell.payload = UInt64(boxes.count)
+            cell.kind = .boxed
+            boxes.append(parsed)
         case .transformable, .undefined, .objectID:
             throw corrupt("a column of a type this version cannot read")
         }
+    }
+
+    /// The value of a cell of column `column` that ``copy(column:at:from:into:arena:boxes:)``
+    /// filled with a scalar or bytes (already checked).
+    func value(column: Int, scalar: UInt64, bytes: UnsafeBufferPointer<UInt8>) -> Value {
+        switch types[column] {
+        case .integer16, .integer32, .integer64: .int(Int64(bitPattern: scalar))
+        case .boolean: .bool(scalar != 0)
+        case .double: .double(Double(bitPattern: scalar))
+        // Floats were stored as the Double of a Float, so this is exact.
+        case .float: .float(Float(Double(bitPattern: scalar)))
+        case .date: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: scalar)))
+        case .string: .string(String(decoding: bytes, as: UTF8.self))
+        case .binary: .binary(Data(buffer: bytes))
+        case .uuid:
+            .uuid(UUID(uuid: UnsafeRawBufferPointer(bytes).loadUnaligned(as: uuid_t.self)))
+        case .decimal, .uri, .transformable, .undefined, .objectID: .null  // never stored as scalars or bytes
+        }
+    }
+
+    /// Whether `bytes` are valid UTF-8 (so decoding them changes nothing).
+    private static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // ASCII is the common case and needs no decoder.
+        if !bytes.contains(where: { $0 >= 0x80 }) { return true }
+        return String(validating: bytes, as: UTF8.self) != nil
     }
 }
 

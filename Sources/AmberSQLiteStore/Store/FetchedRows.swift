@@ -1,0 +1,107 @@
+import AmberModel
+import AmberValues
+import CSQLite
+import Foundation
+
+/// The rows of one entity that a fetch read, kept compactly: one 16-byte
+/// cell per stored value with scalars inline, the bytes of every text and
+/// blob in one arena, and decimals and URIs (parsed once, at fetch) in a
+/// side list. Reading a row costs no allocation per row; a ``Value`` is made
+/// only when asked for, and then without allocating for numbers, dates,
+/// Booleans and strings of up to 15 UTF-8 bytes.
+///
+/// Every stored value was checked against its column's type when it was
+/// copied here, so reading one back cannot fail. Immutable once read: objects
+/// of one or more contexts may share it, from any thread.
+package final class FetchedRows: @unchecked Sendable {
+    /// One stored value.
+    struct Cell {
+        enum Kind: UInt8 {
+            case null
+            /// `payload` is an integer, a Boolean (0/1) or a Double's bit pattern.
+            case scalar
+            /// `length` bytes of the arena from offset `payload`.
+            case bytes
+            /// `payload` indexes `boxes`.
+            case boxed
+        }
+
+        var payload: UInt64 = 0
+        var length: UInt32 = 0
+        var kind = Kind.null
+    }
+
+    private let mapping: TableMapping
+    private let primaryKeys: [Int64]
+    private let versions: [Int64]
+    /// Row after row, one cell per column.
+    private let cells: [Cell]
+    private let arena: [UInt8]
+    private let boxes: [Value]
+    private let width: Int
+
+    /// Reads every row `statement` (selecting ``TableMapping/selectColumns``) returns.
+    ///
+    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming the
+    ///   attribute, for a stored value of the wrong kind (a corrupt or foreign
+    ///   row); an SQLite error.
+    init(reading statement: Statement, mapping: TableMapping) throws(AmberError) {
+        var primaryKeys: [Int64] = [], versions: [Int64] = [], cells: [Cell] = []
+        var arena: [UInt8] = [], boxes: [Value] = []
+        let width = mapping.columns.count
+        while try statement.step() {
+            primaryKeys.append(statement.int64(0))
+            versions.append(statement.int64(1))
+            for column in 0..<width {
+                var cell = Cell()
+                try mapping.copy(column: column, at: Int32(column) + TableMapping.bookkeepingCount, from: statement,
+                                 into: &cell, arena: &arena, boxes: &boxes)
+                cells.append(cell)
+            }
+        }
+        self.mapping = mapping
+        self.primaryKeys = primaryKeys
+        self.versions = versions
+        self.cells = cells
+        self.arena = arena
+        self.boxes = boxes
+        self.width = width
+    }
+
+    /// How many rows were read.
+    package var count: Int { primaryKeys.count }
+
+    /// The primary key of row `row`.
+    package func primaryKey(_ row: Int) -> Int64 { primaryKeys[row] }
+
+    /// The version of row `row`, for optimistic locking.
+    package func version(_ row: Int) -> Int64 { versions[row] }
+
+    /// The stored value in object slot `slot` of row `row`, or nil if the
+    /// entity stores nothing in that slot (a transient attribute).
+    package func value(_ row: Int, slot: Int) -> Value? {
+        let column = mapping.columnOfSlot[slot]
+        guard column >= 0 else { return nil }
+        return value(cells[row * width + column], column: column)
+    }
+
+    /// Writes row `row`'s stored values into their slots of `values` (an object's slot array).
+    package func read(_ row: Int, into values: inout [Value]) {
+        for (column, slot) in mapping.slots.enumerated() {
+            values[slot] = value(cells[row * width + column], column: column)
+        }
+    }
+
+    private func value(_ cell: Cell, column: Int) -> Value {
+        switch cell.kind {
+        case .null: return .null
+        case .boxed: return boxes[Int(cell.payload)]
+        case .scalar: return mapping.value(column: column, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
+        case .bytes:
+            let start = Int(cell.payload)
+            return arena.withUnsafeBufferPointer { arena in
+                mapping.value(column: column, scalar: 0, bytes: UnsafeBufferPointer(rebasing: arena[start..<start + Int(cell.length)]))
+            }
+        }
+    }
+}
