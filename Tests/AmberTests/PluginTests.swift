@@ -476,6 +476,12 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         try context.save()
         let reader = Context(store: store)
         let error = amberError { _ = try reader.fetch("Thing")[0].value(forKey: "b") }
-        #expect(error?.description.contains("reverse returned Color of 12 bytes (sizeof Color is 16), but it declares Color") == true)
+        // A fetched row decodes through the plugin's byte function, which is checked as strictly.
+        #expect(error?.description.contains("reverse returned 12 bytes, but it declares Color (16 bytes)") == true, "\(String(describing: error))")
+        // The value path (an object with its own values) catches the same lie.
+        let changed = try reader.fetch("Thing")[0]
+        try changed.setValue(.null, forKey: "c")
+        let valuePathError = amberError { _ = try changed.value(forKey: "b") }
+        #expect(valuePathError?.description.contains("reverse returned Color of 12 bytes (sizeof Color is 16), but it declares Color") == true)
     }
 }

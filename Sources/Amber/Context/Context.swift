@@ -14,11 +14,11 @@ public final class Context {
     /// The store this context reads from and saves to.
     public let store: Store
     /// Objects with pending changes (inserted, set or deleted), each once, in first-touch order.
-    private var pending: [ManagedObject] = []
+    @exclusivity(unchecked) private var pending: [ManagedObject] = []
     /// Saved objects by entity and primary key, without a strong reference:
     /// an unchanged object nobody holds is released, and its deinit removes
     /// it here (cheaper than a weak reference, which allocates per object).
-    private var registry: [ObjectTable]
+    @exclusivity(unchecked) private var registry: [ObjectTable]
 
     /// Per entity, the codec state new and fetched objects start with.
     private let templates: [ObjectTemplate]

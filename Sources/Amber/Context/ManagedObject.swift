@@ -23,31 +23,35 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// reference, which costs atomic operations per object: a context marks
     /// every object it tracks or registers as detached when it goes away.
     private unowned(unsafe) let owner: Context
+    // Dynamic exclusivity checks on every property access were a sixth of
+    // reading a value. An object is used from one thread, and no access to
+    // its state spans a call that could reach the same object again.
+
     /// Whether the object left its context (deleted and saved, rolled back
     /// after insert, or its context was released): set only by ``leaveContext()``.
-    private(set) var isDetached = false
+    @exclusivity(unchecked) private(set) var isDetached = false
 
     /// The fetched row the object reads from while it is unchanged, or nil
     /// once it has its own `values`. Saved values are the same either way.
-    private(set) var row: FetchedBatch?
+    @exclusivity(unchecked) private(set) var row: FetchedBatch?
     /// The object's row in `row`.
     private let rowIndex: Int32
     /// Current values, while `row` is nil: one slot per attribute, then a
     /// hidden slot per transformable attribute holding its encoded (stored) form.
-    var values: [Value]
+    @exclusivity(unchecked) var values: [Value]
     /// Values as last saved or fetched (all slots), kept only once the object
     /// changes: nil means `values` are still the committed ones (or, for a
     /// new object, that there are none). Read-only objects never copy.
-    var committed: [Value]?
+    @exclusivity(unchecked) var committed: [Value]?
     /// For attributes with transformers, by attribute slot: which of the
     /// decoded value and the encoded form is current (empty if the entity has none).
-    var codecState: CodecStates
+    @exclusivity(unchecked) var codecState: CodecStates
     /// The row version last read or written, for optimistic locking.
-    var version: Int64
-    var insertedFlag = false
-    var deletedFlag = false
+    @exclusivity(unchecked) var version: Int64
+    @exclusivity(unchecked) var insertedFlag = false
+    @exclusivity(unchecked) var deletedFlag = false
     /// Whether the context's pending list holds this object.
-    var isPending = false
+    @exclusivity(unchecked) var isPending = false
 
     /// Which forms of a transformed attribute's value are current.
     struct CodecState: OptionSet {
@@ -181,18 +185,29 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     private func decode(_ attribute: Attribute, _ codec: Codec) throws(AmberError) {
-        let stored = slotValue(codec.encodedSlot)
         let decoded: Value
         do throws(TransformerFailure) {
-            decoded = try codec.decode(stored)
+            if let row {
+                // Straight from the fetched bytes where the transformer allows (no stored value is made).
+                let index = Int(rowIndex)
+                let fromBytes = try row.rows.withBytes(index, slot: codec.encodedSlot) { (bytes) throws(TransformerFailure) in
+                    try codec.decode(bytes: bytes)
+                }
+                if let fromBytes = fromBytes ?? nil {
+                    decoded = fromBytes
+                } else {
+                    decoded = try codec.decode(row.value(index, slot: codec.encodedSlot))
+                }
+                codecState[attribute.slot].insert(.decoded)
+                row.setDecoded(decoded, index, attribute)
+                return
+            }
+            decoded = try codec.decode(values[codec.encodedSlot])
         } catch {
             throw error.error(at: "\(attribute) of \(objectID)")
         }
+        let stored = values[codec.encodedSlot]
         codecState[attribute.slot].insert(.decoded)
-        if let row {
-            row.setDecoded(decoded, Int(rowIndex), attribute)
-            return
-        }
         values[attribute.slot] = decoded
         // Decoding is not a change: a committed snapshot learns the value too.
         if committed?[codec.encodedSlot] == stored { committed?[attribute.slot] = decoded }
@@ -351,7 +366,7 @@ final class FetchedBatch {
     private let codedIndex: [Int]
     private let codedCount: Int
     /// Row after row, one decoded value per transformed attribute.
-    private var decoded: [Value] = []
+    @exclusivity(unchecked) private var decoded: [Value] = []
 
     init(rows: FetchedRows, entity: Entity, template: ObjectTemplate) {
         self.rows = rows

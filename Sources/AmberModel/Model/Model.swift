@@ -246,6 +246,15 @@ package struct Codec: Sendable {
         return current
     }
 
+    /// Decodes a stored Binary value from its bytes, for a one-link chain
+    /// whose transformer has a byte function and a fixed-size value class
+    /// (a colour, a rectangle): no value is made for the stored form. nil
+    /// when that path does not apply; then use ``decode(_:)``.
+    package func decode(bytes: UnsafeRawBufferPointer) throws(TransformerFailure) -> Value? {
+        guard chain.count == 1, storedType == .binary else { return nil }
+        return try chain[0].reverseToValue(bytes: bytes)
+    }
+
     /// Reverse through the chain, last link first.
     package func decode(_ stored: Value) throws(TransformerFailure) -> Value {
         if stored.isNull { return .null }

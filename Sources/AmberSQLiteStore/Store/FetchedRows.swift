@@ -85,6 +85,21 @@ package final class FetchedRows: @unchecked Sendable {
         return value(cells[row * width + column], column: column)
     }
 
+    /// Calls `body` with the stored bytes in slot `slot` of row `row` (a text
+    /// or blob column); nil, without calling it, for any other cell.
+    package func withBytes<R, E: Error>(_ row: Int, slot: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? {
+        let column = mapping.columnOfSlot[slot]
+        guard column >= 0 else { return nil }
+        let cell = cells[row * width + column]
+        guard cell.kind == .bytes else { return nil }
+        let start = Int(cell.payload)
+        // Array's withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
+        let result = arena.withUnsafeBytes { arena in
+            Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: arena[start..<start + Int(cell.length)])) }
+        }
+        return try result.get()
+    }
+
     /// Writes row `row`'s stored values into their slots of `values` (an object's slot array).
     package func read(_ row: Int, into values: inout [Value]) {
         for (column, slot) in mapping.slots.enumerated() {

@@ -147,6 +147,24 @@ package final class BoundTransformer: Sendable {
         return try callBytes(reverse: true, input, output)
     }
 
+    /// `reverse` from stored bytes to a value of a fixed-size input class,
+    /// through the transformer's byte function with no `Value` made for the
+    /// input; nil if that path does not apply (no byte function, or an
+    /// input class without a fixed size), and then the caller uses ``reverse(_:)``.
+    package func reverseToValue(bytes input: UnsafeRawBufferPointer) throws(TransformerFailure) -> Value? {
+        guard hasReverseBytes, outputForm != nil, let size = inputForm?.size else { return nil }
+        return try withUnsafeTemporaryAllocation(byteCount: Swift.max(size, 1), alignment: 16) {
+            (buffer) throws(TransformerFailure) -> Value in
+            let written = try reverse(bytes: input, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<size]))
+            return self.input.value(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<written]))
+        }
+    }
+
+    /// Whether `reverse` has a byte function (a plugin's or a Swift one).
+    private var hasReverseBytes: Bool {
+        pluginBytes?.reverse != nil || transformer.plugin?.reverseBytes != nil || transformer.reverseBytes != nil
+    }
+
     /// The byte path either way. The sizes were worked out once, at init, and
     /// the classes are touched only to word an error: the hot path compares
     /// integers and makes no reference count.
