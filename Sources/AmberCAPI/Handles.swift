@@ -48,8 +48,10 @@ enum Handles {
 
     private static let table = Locked(Table())
 
-    /// A new handle for `object`.
-    static func make(_ object: AnyObject, kind: HandleKind) -> OpaquePointer? {
+    /// A new handle for `object`. `owner` is the only thread that may use
+    /// and release it (object and context handles); `attribute`, for an
+    /// attribute handle, what the lock-free path compares it with.
+    static func make(_ object: AnyObject, kind: HandleKind, owner: pthread_t = 0, attribute: Attribute? = nil) -> OpaquePointer? {
         table.withLock { table in
             let index: Int
             if let reused = table.free.popLast() {
@@ -60,7 +62,9 @@ enum Handles {
             }
             table.slots[index].kind = kind
             table.slots[index].object = object
-            return encode(index: index, generation: table.slots[index].generation, kind: kind)
+            let handle = encode(index: index, generation: table.slots[index].generation, kind: kind)
+            Mirror.publish(index: index, handle: handle, owner: owner, object: object, attribute: attribute)
+            return handle
         }
     }
 
@@ -129,6 +133,7 @@ enum Handles {
                 let index = Int(UInt64(UInt(bitPattern: Int(bitPattern: handle))) & 0xFFFF_FFFF) - 1
                 guard index >= 0, index < table.slots.count, let object = table.slots[index].object else { continue }
                 dropped.append(object)
+                Mirror.retract(index: index)
                 let generation = table.slots[index].generation
                 table.slots[index] = Slot(generation: generation &+ 1)
                 // A slot whose generation would wrap is retired, so a stale handle never matches again.
@@ -210,4 +215,86 @@ func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: St
                         origin: parameter)
     }
     return readGrowingStruct(raw, byteCount: given, over: zero)
+}
+
+/// Lock-free reads of live handles on the hot paths (get and set through
+/// attribute handles). For each of the first `capacity` slots it keeps, in
+/// memory that is never moved or freed, the handle the slot is live under (0
+/// when released), its owner thread or attribute position, and the object's
+/// address. Writers hold the handle table's lock; readers take none.
+///
+/// A reader never touches an object it has not proved alive:
+/// - an object or context handle is followed only if the calling thread owns
+///   it, and only the owner releases such handles, so it cannot go away
+///   during the call;
+/// - an attribute handle is never followed: its address is compared with the
+///   object's own entity's attribute at the recorded position, which the
+///   (live) object keeps alive.
+/// Anything else (another thread, a released, forged or unmirrored handle)
+/// takes the locked path, which reports the error.
+enum Mirror {
+    private static let capacity = 1 << 22
+    /// Words per slot: handle, owner thread or attribute position, object address, attribute address.
+    private static let stride = 4
+    /// 128 MiB of address space, reserved, not committed: pages are touched only as slots are used.
+    nonisolated(unsafe) private static let words: UnsafeMutablePointer<Atomic<UInt>>? = {
+        let bytes = capacity * stride * MemoryLayout<UInt>.stride
+        guard let memory = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+              memory != MAP_FAILED
+        else { return nil }
+        // Zero-filled pages: every word is an Atomic<UInt> holding 0 (no handle).
+        return memory.bindMemory(to: Atomic<UInt>.self, capacity: capacity * stride)
+    }()
+
+    /// Records a live slot (under the table's lock): the fields first, then the handle that makes them valid.
+    static func publish(index: Int, handle: OpaquePointer?, owner: pthread_t, object: AnyObject, attribute: Attribute?) {
+        guard index < capacity, let words else { return }
+        let slot = words + index * stride
+        slot[1].store(attribute.map { UInt($0.slot) } ?? UInt(owner), ordering: .relaxed)
+        slot[2].store(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()), ordering: .relaxed)
+        slot[3].store(attribute.map { UInt(bitPattern: ObjectIdentifier($0)) } ?? 0, ordering: .relaxed)
+        slot[0].store(UInt(bitPattern: handle), ordering: .releasing)
+    }
+
+    /// Marks a slot released (under the table's lock), before its object is dropped.
+    static func retract(index: Int) {
+        guard index < capacity, let words else { return }
+        words[index * stride].store(0, ordering: .releasing)
+    }
+
+    /// Words 1–3 of the slot `handle` is live under, read consistently; nil
+    /// if it is not, or `handle` is not of `kind`.
+    @inline(__always)
+    private static func read(_ handle: OpaquePointer?, _ kind: HandleKind) -> (UInt, UInt, UInt)? {
+        let bits = UInt(bitPattern: handle)
+        let index = Int(bits & 0xFFFF_FFFF) &- 1
+        // A live handle of another kind (an object passed as a context) is the locked path's error to report.
+        guard UInt8(truncatingIfNeeded: bits >> 48) == kind.rawValue, index >= 0, index < capacity, let words else { return nil }
+        let slot = words + index * stride
+        guard slot[0].load(ordering: .acquiring) == bits else { return nil }
+        let fields = (slot[1].load(ordering: .relaxed), slot[2].load(ordering: .relaxed), slot[3].load(ordering: .relaxed))
+        // The fields must belong to the handle checked above: re-check after them.
+        atomicMemoryFence(ordering: .acquiring)
+        guard slot[0].load(ordering: .relaxed) == bits else { return nil }
+        return fields
+    }
+
+    /// The object behind a handle of `kind` (object, context) that the calling
+    /// thread owns; nil: take the locked path.
+    @inline(__always)
+    static func owned<T: AnyObject>(_ handle: OpaquePointer?, _ kind: HandleKind, as type: T.Type) -> T? {
+        guard let (owner, address, _) = read(handle, kind), owner == UInt(pthread_self()),
+              let pointer = UnsafeRawPointer(bitPattern: address)
+        else { return nil }
+        // A handle's bits name its kind, and each kind is made from one wrapper class.
+        return unsafeDowncast(Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue(), to: T.self)
+    }
+
+    /// The attribute of `entity` behind an attribute handle; nil: take the locked path.
+    @inline(__always)
+    static func attribute(_ handle: OpaquePointer?, of entity: Entity) -> Attribute? {
+        guard let (position, _, address) = read(handle, .attribute), position < UInt(entity.attributes.count) else { return nil }
+        let candidate = entity.attributes[Int(position)]
+        return UInt(bitPattern: ObjectIdentifier(candidate)) == address ? candidate : nil
+    }
 }

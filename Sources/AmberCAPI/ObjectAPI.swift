@@ -5,6 +5,12 @@ import Foundation
 /// An object and an attribute handle, checked to belong together.
 @inline(__always)
 private func resolve(_ object: OpaquePointer?, _ attribute: OpaquePointer?) throws(CAPIError) -> (CObject, Attribute) {
+    // Without a lock on the owning thread; anything else (and every error) through the table.
+    if let target = Mirror.owned(object, .object, as: CObject.self),
+       let handle = Mirror.attribute(attribute, of: target.object.entity)
+    {
+        return (target, handle)
+    }
     let (target, wrapper): (CObject, CAttribute) = try Handles.resolve(object, as: .object, "object", attribute, as: .attribute, "attribute")
     try target.context.checkThread("object")
     return (target, wrapper.attribute)

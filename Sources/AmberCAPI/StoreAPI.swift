@@ -48,7 +48,8 @@ public func amber_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ st
         guard pthread_equal(wrapper.owner, pthread_self()) != 0 else {
             throw CAPIError(AMBER_E_WRONG_THREAD, "store belongs to another thread (the one that opened it)", origin: "store")
         }
-        result.pointee = Handles.make(CContext(Context(store: wrapper.store), store: wrapper), kind: .context)
+        let context = CContext(Context(store: wrapper.store), store: wrapper)
+        result.pointee = Handles.make(context, kind: .context, owner: context.owner)
     }
 }
 

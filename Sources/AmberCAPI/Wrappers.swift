@@ -90,7 +90,7 @@ final class CEntity: @unchecked Sendable {
     func handle(for attribute: Attribute) -> OpaquePointer? {
         attributeHandles.withLock { handles in
             if let existing = handles[attribute.slot] { return existing }
-            let made = Handles.make(CAttribute(attribute), kind: .attribute)
+            let made = Handles.make(CAttribute(attribute), kind: .attribute, attribute: attribute)
             handles[attribute.slot] = made
             return made
         }
@@ -158,7 +158,7 @@ final class CContext {
     func handle(for object: ManagedObject) -> OpaquePointer? {
         let key = ObjectIdentifier(object)
         if let existing = objectHandles[key] { return existing }
-        let made = Handles.make(CObject(object, context: self), kind: .object)
+        let made = Handles.make(CObject(object, context: self), kind: .object, owner: owner)
         objectHandles[key] = made
         return made
     }
@@ -189,6 +189,7 @@ final class CObject {
 extension Handles {
     /// A context handle, checked to be used on its own thread.
     static func context(_ handle: OpaquePointer?, _ parameter: String = "context") throws(CAPIError) -> CContext {
+        if let context = Mirror.owned(handle, .context, as: CContext.self) { return context }
         let context: CContext = try resolve(handle, as: .context, parameter)
         try context.checkThread(parameter)
         return context
@@ -196,6 +197,7 @@ extension Handles {
 
     /// An object handle, checked to be used on its context's thread.
     static func object(_ handle: OpaquePointer?, _ parameter: String = "object") throws(CAPIError) -> CObject {
+        if let object = Mirror.owned(handle, .object, as: CObject.self) { return object }
         let object: CObject = try resolve(handle, as: .object, parameter)
         try object.context.checkThread(parameter)
         return object

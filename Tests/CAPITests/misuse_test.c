@@ -429,6 +429,87 @@ static void test_field_types(void) {
     FAILS(amber_field_type_info(&type_name, NULL, NULL, 99), AMBER_E_NOT_FOUND, "no field type has code 99");
 }
 
+/* Get and set on the owning thread resolve handles without the table's lock;
+ * every handle the lock-free path cannot prove right falls back to the
+ * locked path and gets its usual error. */
+struct hammer {
+    amber_object **objects;
+    int count;
+    volatile int done;
+    int ok, refused;
+};
+
+static void *get_while_released(void *argument) {
+    struct hammer *h = argument;
+    amber_value v;
+    while (!h->done) {
+        for (int i = 0; i < h->count; i++) {
+            amber_status status = amber_object_get(&v, h->objects[i], title);
+            if (status == AMBER_OK) {
+                h->ok++;
+                amber_value_release(&v);
+            } else if (status == AMBER_E_WRONG_THREAD || status == AMBER_E_INVALID_HANDLE) {
+                h->refused++;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void test_lock_free_lookups(void) {
+    amber_object *object = NULL;
+    OK(amber_context_insert(&object, context, book));
+    amber_value v = {AMBER_VALUE_INT, {.integer = 7}};
+    OK(amber_object_set(object, pages, &v));
+    OK(amber_object_get(&v, object, pages));
+    CHECK(v.type == AMBER_VALUE_INT && v.v.integer == 7);
+
+    /* Live handles of the wrong kind, on the owning thread. */
+    FAILS(amber_context_save((amber_context *)object), AMBER_E_WRONG_HANDLE_TYPE, "is an amber_object, expected an amber_context");
+    FAILS(amber_object_get(&v, (amber_object *)title, pages), AMBER_E_WRONG_HANDLE_TYPE, "expected an amber_object");
+    FAILS(amber_object_get(&v, object, (amber_attribute *)object), AMBER_E_WRONG_HANDLE_TYPE, "expected an amber_attribute");
+    FAILS(amber_object_set(object, (amber_attribute *)context, &v), AMBER_E_WRONG_HANDLE_TYPE, "expected an amber_attribute");
+
+    /* An attribute at the same position of another model's entity is not this object's. */
+    amber_model *twin = NULL;
+    amber_entity *twin_book = NULL;
+    amber_attribute *twin_pages = NULL;
+    OK(amber_model_from_json(&twin, model_json, sizeof model_json - 1, NULL));
+    OK(amber_model_entity(&twin_book, twin, "Book"));
+    OK(amber_entity_attribute(&twin_pages, twin_book, "pages"));
+    FAILS(amber_object_get(&v, object, twin_pages), AMBER_E_NOT_FOUND, "Book.pages is not an attribute of");
+    OK(amber_model_free(twin));
+
+    /* A released object handle is stale at once, and stays so when its slot is reused. */
+    OK(amber_object_release(object));
+    FAILS(amber_object_get(&v, object, pages), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    amber_object *reused = NULL;
+    OK(amber_context_insert(&reused, context, book));
+    FAILS(amber_object_get(&v, object, pages), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+    OK(amber_object_get(&v, reused, pages));
+
+    /* Another thread using this thread's handles while they are released and
+     * remade is refused every time, never served and never a crash. */
+    enum { count = 64 };
+    amber_object *objects[count];
+    for (int i = 0; i < count; i++) OK(amber_context_insert(&objects[i], context, book));
+    struct hammer h = {objects, count, 0, 0, 0};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, get_while_released, &h) == 0);
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < count; i++) {
+            amber_object *fresh = NULL;
+            if (amber_object_release(objects[i]) != AMBER_OK || amber_context_insert(&fresh, context, book) != AMBER_OK) CHECK(0);
+            objects[i] = fresh;
+        }
+    }
+    h.done = 1;
+    CHECK(pthread_join(thread, NULL) == 0);
+    CHECK(h.ok == 0);
+    CHECK(h.refused > 0);
+    OK(amber_context_rollback(context));
+}
+
 int main(void) {
     set_up();
     test_sized_structs();
@@ -438,6 +519,7 @@ int main(void) {
     test_null_arguments();
     test_stale_forged_and_wrong_type_handles();
     test_wrong_thread();
+    test_lock_free_lookups();
     test_invalid_utf8_and_unknown_names();
     test_bad_models_and_predicates();
     test_transformers();
