@@ -55,11 +55,11 @@ private struct BatchWriter {
             let offset = arena.count
             data.withUnsafeBytes { arena.append(contentsOf: $0) }
             fixups.append((values.count, offset, data.count, -1))
-        case .custom(let className, let bytes):
+        case .custom(let custom):
             c.type = Int32(AMBER_VALUE_CUSTOM)
             let offset = arena.count
-            bytes.withUnsafeBytes { arena.append(contentsOf: $0) }
-            fixups.append((values.count, offset, bytes.count, classNameOffset(className)))
+            custom.withUnsafeBytes { arena.append(contentsOf: $0) }
+            fixups.append((values.count, offset, custom.count, classNameOffset(custom.className)))
         }
         values.append(c)
     }

@@ -45,7 +45,7 @@ enum CValue {
         case inPlace(amber_value)
         case text(Int32, String)
         case bytes(Data)
-        case custom(className: String, bytes: Data)
+        case custom(CustomValue)
     }
 
     static func form(_ value: Value) throws(CAPIError) -> Form {
@@ -67,17 +67,17 @@ enum CValue {
         case .array, .dictionary:
             return .text(Int32(AMBER_VALUE_PLIST), try core { () throws(AmberError) in try value.propertyListJSON() })
         case .binary(let d): return .bytes(d)
-        case .custom(let custom): return .custom(className: custom.className, bytes: custom.bytes)
+        case .custom(let custom): return .custom(custom)
         }
         return .inPlace(c)
     }
 
     /// Fills `out` with `value`, allocating what it points to (released by amber_value_release).
     static func write(_ value: Value, to out: UnsafeMutablePointer<amber_value>) throws(CAPIError) {
-        func copy(_ data: Data) throws(CAPIError) -> UnsafeMutableRawPointer? {
-            guard !data.isEmpty else { return nil }
-            guard let buffer = malloc(data.count) else { throw CAPIError(AMBER_E_INTERNAL, "out of memory") }
-            data.copyBytes(to: buffer.assumingMemoryBound(to: UInt8.self), count: data.count)
+        func copy(_ bytes: UnsafeRawBufferPointer) throws(CAPIError) -> UnsafeMutableRawPointer? {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return nil }
+            guard let buffer = malloc(bytes.count) else { throw CAPIError(AMBER_E_INTERNAL, "out of memory") }
+            buffer.copyMemory(from: source, byteCount: bytes.count)
             return buffer
         }
         var c = amber_value()
@@ -91,13 +91,14 @@ enum CValue {
             c.v.text.length = length
         case .bytes(let data):
             c.type = Int32(AMBER_VALUE_BINARY)
-            c.v.bytes.data = UnsafeRawPointer(try copy(data))
+            // Data's withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
+            c.v.bytes.data = UnsafeRawPointer(try data.withUnsafeBytes { raw in Result { () throws(CAPIError) in try copy(raw) } }.get())
             c.v.bytes.length = data.count
-        case .custom(let className, let bytes):
+        case .custom(let custom):
             c.type = Int32(AMBER_VALUE_CUSTOM)
-            c.v.custom.class_name = UnsafePointer(try mallocString(className).0)
-            c.v.custom.data = UnsafeRawPointer(try copy(bytes))
-            c.v.custom.length = bytes.count
+            c.v.custom.class_name = UnsafePointer(try mallocString(custom.className).0)
+            c.v.custom.data = UnsafeRawPointer(try custom.withUnsafeBytes { (raw) throws(CAPIError) in try copy(raw) })
+            c.v.custom.length = custom.count
         }
         out.pointee = c
     }

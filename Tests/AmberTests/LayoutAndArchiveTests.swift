@@ -199,3 +199,28 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Custom values keep up to 16 bytes inline and more in a Data: either way
+/// the bytes read back exactly, and equality and hashing depend only on the
+/// class name and the bytes.
+@Test func customValuesKeepTheirBytesExactlyInlineOrNot() {
+    var random = SplitMix64(seed: 7)
+    for length in 0...40 {
+        let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let fromData = CustomValue(className: "Blob", bytes: bytes)
+        let copied = bytes.withUnsafeBytes { CustomValue(className: "Blob", copying: $0) }
+        #expect(fromData.bytes == bytes)
+        #expect(fromData.count == length)
+        #expect(copied.withUnsafeBytes { Data($0) } == bytes)
+        #expect(fromData == copied)
+        #expect(fromData.hashValue == copied.hashValue)
+        #expect(CustomValue(className: "Other", bytes: bytes) != fromData)
+        if length > 0 {
+            var changed = bytes
+            changed[length - 1] ^= 1
+            #expect(CustomValue(className: "Blob", bytes: changed) != fromData)
+        }
+        // Trailing zeros are bytes too: a shorter value is a different value.
+        #expect(CustomValue(className: "Blob", bytes: bytes + [0]) != fromData)
+    }
+}

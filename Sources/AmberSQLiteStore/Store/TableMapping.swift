@@ -91,7 +91,7 @@ final class TableMapping {
     static func bind(_ value: Value, at index: Int32, in statement: Statement) {
         switch value {
         case .null, .objectID, .array, .dictionary: statement.bindNull(index)
-        case .custom(let c): c.bytes.withUnsafeBytes { statement.bind(index, bytes: $0) }
+        case .custom(let c): c.withUnsafeBytes { statement.bind(index, bytes: $0) }
         case .bool(let b): statement.bind(index, b ? Int64(1) : 0)
         case .int(let i): statement.bind(index, i)
         case .double(let d): statement.bind(index, d)

@@ -61,7 +61,7 @@ package enum CValueBridge {
             guard let url = Value.exactURI(literal) else { throw problem("\"\(literal)\" is not a URI") }
             return .uri(url)
         case AMBER_PLUGIN_VALUE_CUSTOM:
-            return .custom(CustomValue(className: parts.className ?? "", bytes: Data(try bytes(parts))))
+            return .custom(CustomValue(className: parts.className ?? "", copying: try bytes(parts)))
         case objectIDType:
             let literal = try text(parts)
             guard let url = Value.exactURI(literal), let id = ObjectID(uri: url) else {

@@ -143,7 +143,7 @@ enum PluginValue {
         case .decimal(let d): return try text(AMBER_PLUGIN_VALUE_DECIMAL, d.description)
         case .uri(let u): return try text(AMBER_PLUGIN_VALUE_URI, u.absoluteString)
         case .binary(let d): return try d.withUnsafeBytes { try body(bytes(AMBER_PLUGIN_VALUE_BINARY, $0)) }
-        case .custom(let c): return try c.bytes.withUnsafeBytes { try body(bytes(AMBER_PLUGIN_VALUE_CUSTOM, $0)) }
+        case .custom(let c): return try c.withUnsafeBytes { try body(bytes(AMBER_PLUGIN_VALUE_CUSTOM, $0)) }
         case .uuid(let u): return try withUnsafeBytes(of: u.uuid) { try body(bytes(AMBER_PLUGIN_VALUE_UUID, $0)) }
         case .objectID, .array, .dictionary:
             throw Unsupported(description: "a \(value.className) value cannot cross the plugin boundary")

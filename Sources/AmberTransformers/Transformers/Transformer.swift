@@ -282,10 +282,10 @@ package enum ResolvedClass: Sendable {
             return value.isPropertyList ? nil : "\(value.className) \(value), which is not plist-like"
         case .structure(let s):
             guard case .custom(let custom) = value, custom.className == s.name else { return "\(value.className) \(value)" }
-            return custom.bytes.count == s.size ? nil : "\(s.name) of \(custom.bytes.count) bytes (sizeof \(s.name) is \(s.size))"
+            return custom.count == s.size ? nil : "\(s.name) of \(custom.count) bytes (sizeof \(s.name) is \(s.size))"
         case .opaque(let o):
             guard case .custom(let custom) = value, custom.className == o.name else { return "\(value.className) \(value)" }
-            if let size = o.size, custom.bytes.count != size { return "\(o.name) of \(custom.bytes.count) bytes (\(size) expected)" }
+            if let size = o.size, custom.count != size { return "\(o.name) of \(custom.count) bytes (\(size) expected)" }
             return nil
         }
     }
@@ -309,7 +309,7 @@ package enum ResolvedClass: Sendable {
     /// A value of this byte-form class holding a copy of `bytes`.
     func value(bytes: UnsafeRawBufferPointer) -> Value {
         if case .builtin = self { return .binary(Data(bytes)) }
-        return .custom(CustomValue(className: name, bytes: Data(bytes)))
+        return .custom(CustomValue(className: name, copying: bytes))
     }
 
     /// Whether a transformer accepting `self` accepts values of `other` too.

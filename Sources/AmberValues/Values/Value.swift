@@ -133,7 +133,7 @@ extension Value: CustomStringConvertible {
         case .array(let a): "[" + a.map(\.description).joined(separator: ", ") + "]"
         case .dictionary(let d):
             "{" + d.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
-        case .custom(let c): "\(c.className)<\(c.bytes.count) bytes>"
+        case .custom(let c): "\(c.className)<\(c.count) bytes>"
         }
     }
 }

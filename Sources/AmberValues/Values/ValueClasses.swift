@@ -182,34 +182,34 @@ public final class StructClass: Sendable, CustomStringConvertible {
         guard case .custom(let custom) = value, custom.className == name else {
             throw .invalidValue(place: name, expected: name, given: "\(value.className) \(value)")
         }
-        guard custom.bytes.count == size else {
-            throw .invalidValue(place: name, expected: "\(size) bytes", given: "\(custom.bytes.count) bytes")
+        guard custom.count == size else {
+            throw .invalidValue(place: name, expected: "\(size) bytes", given: "\(custom.count) bytes")
         }
         var result: [String: Value] = [:]
-        for field in fields { result[field.name] = read(field, from: custom.bytes) }
+        custom.withUnsafeBytes { raw in
+            for field in fields { result[field.name] = read(field, from: raw) }
+        }
         return result
     }
 
-    private func read(_ field: Field, from bytes: Data) -> Value {
-        bytes.withUnsafeBytes { raw -> Value in
-            let at = field.offset
-            switch field.type {
-            case .int8: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: Int8.self)))
-            case .int16: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: Int16.self)))
-            case .int32: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: Int32.self)))
-            case .int64: return .int(raw.loadUnaligned(fromByteOffset: at, as: Int64.self))
-            case .uint8: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: UInt8.self)))
-            case .uint16: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
-            case .uint32: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-            // UInt64 values above Int64.max keep their bits (read back with UInt64(bitPattern:)).
-            case .uint64: return .int(Int64(bitPattern: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
-            case .float: return .float(raw.loadUnaligned(fromByteOffset: at, as: Float.self))
-            case .double: return .double(raw.loadUnaligned(fromByteOffset: at, as: Double.self))
-            case .bool: return .bool(raw.loadUnaligned(fromByteOffset: at, as: UInt8.self) != 0)
-            case .structure:
-                guard let nested = field.nested else { return .null }
-                return .custom(CustomValue(className: nested.name, bytes: Data(raw[at..<(at + nested.size)])))
-            }
+    private func read(_ field: Field, from raw: UnsafeRawBufferPointer) -> Value {
+        let at = field.offset
+        switch field.type {
+        case .int8: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: Int8.self)))
+        case .int16: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: Int16.self)))
+        case .int32: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: Int32.self)))
+        case .int64: return .int(raw.loadUnaligned(fromByteOffset: at, as: Int64.self))
+        case .uint8: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: UInt8.self)))
+        case .uint16: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+        case .uint32: return .int(Int64(raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        // UInt64 values above Int64.max keep their bits (read back with UInt64(bitPattern:)).
+        case .uint64: return .int(Int64(bitPattern: raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+        case .float: return .float(raw.loadUnaligned(fromByteOffset: at, as: Float.self))
+        case .double: return .double(raw.loadUnaligned(fromByteOffset: at, as: Double.self))
+        case .bool: return .bool(raw.loadUnaligned(fromByteOffset: at, as: UInt8.self) != 0)
+        case .structure:
+            guard let nested = field.nested else { return .null }
+            return .custom(CustomValue(className: nested.name, copying: UnsafeRawBufferPointer(rebasing: raw[at..<(at + nested.size)])))
         }
     }
 
@@ -252,7 +252,7 @@ public final class StructClass: Sendable, CustomStringConvertible {
             guard let nested = field.nested else { return }
             var inner = value
             if case .dictionary(let fields) = value { inner = try nested.value(fields) }
-            guard case .custom(let custom) = inner, custom.className == nested.name, custom.bytes.count == nested.size else {
+            guard case .custom(let custom) = inner, custom.className == nested.name, custom.count == nested.size else {
                 throw .invalidValue(place: place, expected: "\(nested.name) (\(nested.size) bytes)", given: "\(value.className) \(value)")
             }
             scratch = Array(custom.bytes)
