@@ -190,10 +190,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             if let row {
                 // Straight from the fetched bytes where the transformer allows (no stored value is made).
                 let index = Int(rowIndex)
-                let fromBytes = try row.rows.withBytes(index, slot: codec.encodedSlot) { (bytes) throws(TransformerFailure) in
-                    try codec.decode(bytes: bytes)
-                }
-                if let fromBytes = fromBytes ?? nil {
+                if let fromBytes = try row.rows.decode(index, slot: codec.encodedSlot, codec.decode(bytes:)) {
                     decoded = fromBytes
                 } else {
                     decoded = try codec.decode(row.value(index, slot: codec.encodedSlot))

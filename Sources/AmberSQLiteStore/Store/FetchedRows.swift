@@ -1,4 +1,5 @@
 import AmberModel
+import AmberTransformers
 import AmberValues
 import CSQLite
 import Foundation
@@ -85,9 +86,13 @@ package final class FetchedRows: @unchecked Sendable {
         return value(cells[row * width + column], column: column)
     }
 
-    /// Calls `body` with the stored bytes in slot `slot` of row `row` (a text
-    /// or blob column); nil, without calling it, for any other cell.
-    package func withBytes<R, E: Error>(_ row: Int, slot: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? {
+    /// Decodes the stored bytes in slot `slot` of row `row` (a text or blob
+    /// column) with `decode`; nil, without calling it, for any other cell.
+    /// Not generic: called once per decoded value from another module, where
+    /// a generic call would look up type metadata each time.
+    package func decode(_ row: Int, slot: Int, _ decode: (UnsafeRawBufferPointer) throws(TransformerFailure) -> Value?)
+        throws(TransformerFailure) -> Value?
+    {
         let column = mapping.columnOfSlot[slot]
         guard column >= 0 else { return nil }
         let cell = cells[row * width + column]
@@ -95,7 +100,9 @@ package final class FetchedRows: @unchecked Sendable {
         let start = Int(cell.payload)
         // Array's withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
         let result = arena.withUnsafeBytes { arena in
-            Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: arena[start..<start + Int(cell.length)])) }
+            Result { () throws(TransformerFailure) -> Value? in
+                try decode(UnsafeRawBufferPointer(rebasing: arena[start..<start + Int(cell.length)]))
+            }
         }
         return try result.get()
     }

@@ -10,9 +10,9 @@ import Foundation
 public struct CustomValue: Sendable, Hashable {
     /// The value class's name.
     public let className: String
-    private let storage: Storage
+    @usableFromInline let storage: Storage
 
-    private enum Storage: Sendable {
+    @usableFromInline enum Storage: Sendable {
         case inline(UInt64, UInt64, count: UInt8)
         case data(Data)
     }
@@ -61,6 +61,9 @@ public struct CustomValue: Sendable, Hashable {
     }
 
     /// Calls `body` with the value's bytes, valid only during the call.
+    /// Inlinable, so callers in other modules get it specialized (a generic
+    /// call would look up type metadata on every call).
+    @inlinable
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         switch storage {
         case .inline(let first, let second, let count):
