@@ -167,7 +167,7 @@ func name(_ pointer: UnsafePointer<CChar>?, _ parameter: String) throws(CAPIErro
     guard let pointer else { throw .null(parameter) }
     let length = strlen(pointer)
     let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
-    guard let text = String(validating: bytes, as: UTF8.self) else {
+    guard let text = String(exactUTF8: bytes) else {
         throw CAPIError(AMBER_E_INVALID_UTF8, "\(parameter) is not valid UTF-8", origin: parameter)
     }
     return text

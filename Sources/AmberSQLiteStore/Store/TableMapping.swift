@@ -141,7 +141,7 @@ final class TableMapping {
             try require(type == .string ? SQLITE_TEXT : SQLITE_BLOB)
             try statement.withBytes(index) { (bytes) throws(AmberError) in
                 if type == .uuid, bytes.count != 16 { throw corrupt("\(bytes.count) bytes") }
-                if type == .string, !Self.isUTF8(bytes) { throw corrupt("text that is not valid UTF-8") }
+                if type == .string, !String.isValidUTF8(bytes) { throw corrupt("text that is not valid UTF-8") }
                 cell.payload = UInt64(arena.count)
                 cell.length = UInt32(bytes.count)
                 cell.kind = .bytes
@@ -175,13 +175,6 @@ final class TableMapping {
             .uuid(UUID(uuid: UnsafeRawBufferPointer(bytes).loadUnaligned(as: uuid_t.self)))
         case .decimal, .uri, .transformable, .undefined, .objectID: .null  // never stored as scalars or bytes
         }
-    }
-
-    /// Whether `bytes` are valid UTF-8 (so decoding them changes nothing).
-    private static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        // ASCII is the common case and needs no decoder.
-        if !bytes.contains(where: { $0 >= 0x80 }) { return true }
-        return String(validating: bytes, as: UTF8.self) != nil
     }
 }
 

@@ -95,7 +95,7 @@ package enum CValueBridge {
     }
 
     private static func text(_ parts: Parts) throws(Problem) -> String {
-        guard let string = String(validating: try bytes(parts), as: UTF8.self) else {
+        guard let string = String(exactUTF8: try bytes(parts)) else {
             throw Problem(description: "the string is not valid UTF-8", isUTF8: true)
         }
         return string

@@ -19,3 +19,28 @@ extension Value {
         return url
     }
 }
+
+extension String {
+    /// `bytes` as a string if they are valid UTF-8, else nil (never repaired
+    /// with U+FFFD). ASCII, the common case, is checked with a plain loop:
+    /// `String(validating:as:)` is generic and looked up type metadata on
+    /// every call from another module.
+    package init?(exactUTF8 bytes: UnsafeRawBufferPointer) {
+        if Self.isASCII(bytes) {
+            self = String(decoding: bytes, as: UTF8.self)
+        } else if let text = String(validating: bytes, as: UTF8.self) {
+            self = text
+        } else {
+            return nil
+        }
+    }
+
+    /// Whether `bytes` are valid UTF-8, without making a string for ASCII.
+    package static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        isASCII(bytes) || String(validating: bytes, as: UTF8.self) != nil
+    }
+
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        !bytes.contains { $0 >= 0x80 }
+    }
+}
