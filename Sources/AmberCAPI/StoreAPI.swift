@@ -220,6 +220,7 @@ func handleArray(_ objects: [ManagedObject], _ context: CContext) throws(CAPIErr
     guard let array = malloc(objects.count * MemoryLayout<OpaquePointer?>.stride)?.assumingMemoryBound(to: OpaquePointer?.self) else {
         throw CAPIError(AMBER_E_INTERNAL, "out of memory")
     }
+    context.reserveHandles(objects.count)
     for (i, object) in objects.enumerated() { array[i] = context.handle(for: object) }
     return array
 }

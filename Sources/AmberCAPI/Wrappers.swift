@@ -140,7 +140,9 @@ final class CContext {
     let context: Context
     let owner = pthread_self()
     let store: CStore
-    private var objectHandles: [ObjectIdentifier: OpaquePointer] = [:]
+    /// Every object with a live handle, each once; a CObject knows its
+    /// position, so releasing one handle is a swap, not a search.
+    private var live: [CObject] = []
 
     init(_ context: Context, store: CStore) {
         self.context = context
@@ -154,35 +156,57 @@ final class CContext {
         }
     }
 
-    /// The handle of `object`: the same one every time it is returned.
+    /// The handle of `object`: the same one every time it is returned. The
+    /// object keeps its handle in its binding word, so this is a load.
     func handle(for object: ManagedObject) -> OpaquePointer? {
-        let key = ObjectIdentifier(object)
-        if let existing = objectHandles[key] { return existing }
-        let made = Handles.make(CObject(object, context: self), kind: .object, owner: owner)
-        objectHandles[key] = made
+        if object.bindingWord != 0 { return OpaquePointer(bitPattern: object.bindingWord) }
+        let wrapper = CObject(object, context: self, position: live.count)
+        let made = Handles.make(wrapper, kind: .object, owner: owner)
+        wrapper.handle = made
+        object.bindingWord = UInt(bitPattern: made)
+        live.append(wrapper)
         return made
     }
+
+    /// Makes room for `count` more handles.
+    func reserveHandles(_ count: Int) { live.reserveCapacity(live.count + count) }
 
     /// Drops the handle of `object` (amber_object_release); the context keeps
     /// the object itself while it has pending changes.
     func releaseHandle(of object: CObject, _ handle: OpaquePointer?) throws(CAPIError) {
-        objectHandles[ObjectIdentifier(object.object)] = nil
         try Handles.release(handle, as: .object, "object")
+        forget(object)
+    }
+
+    private func forget(_ object: CObject) {
+        object.object.bindingWord = 0
+        let position = object.position
+        guard position < live.count, live[position] === object else { return }
+        let last = live.removeLast()
+        if last !== object {
+            live[position] = last
+            last.position = position
+        }
     }
 
     func releaseObjectHandles() {
-        let handles = Array(objectHandles.values)
-        objectHandles.removeAll()
-        Handles.releaseUnchecked(handles)
+        let released = live
+        live.removeAll()
+        for object in released { object.object.bindingWord = 0 }
+        Handles.releaseUnchecked(released.map(\.handle))
     }
 }
 
 final class CObject {
     let object: ManagedObject
     let context: CContext
-    init(_ object: ManagedObject, context: CContext) {
+    /// Its handle, and its place in the context's list of live handles.
+    var handle: OpaquePointer?
+    var position: Int
+    init(_ object: ManagedObject, context: CContext, position: Int) {
         self.object = object
         self.context = context
+        self.position = position
     }
 }
 

@@ -26,16 +26,21 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     // Dynamic exclusivity checks on every property access were a sixth of
     // reading a value. An object is used from one thread, and no access to
     // its state spans a call that could reach the same object again.
-
-    /// Whether the object left its context (deleted and saved, rolled back
-    /// after insert, or its context was released): set only by ``leaveContext()``.
-    @exclusivity(unchecked) private(set) var isDetached = false
+    // Fields are ordered so the small ones share a word: an object is
+    // allocated per row, and its size decides its malloc size class.
 
     /// The fetched row the object reads from while it is unchanged, or nil
     /// once it has its own `values`. Saved values are the same either way.
     @exclusivity(unchecked) private(set) var row: FetchedBatch?
     /// The object's row in `row`.
     private let rowIndex: Int32
+    /// Whether the object left its context (deleted and saved, rolled back
+    /// after insert, or its context was released): set only by ``leaveContext()``.
+    @exclusivity(unchecked) private(set) var isDetached = false
+    @exclusivity(unchecked) var insertedFlag = false
+    @exclusivity(unchecked) var deletedFlag = false
+    /// Whether the context's pending list holds this object.
+    @exclusivity(unchecked) var isPending = false
     /// Current values, while `row` is nil: one slot per attribute, then a
     /// hidden slot per transformable attribute holding its encoded (stored) form.
     @exclusivity(unchecked) var values: [Value]
@@ -48,10 +53,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var codecState: CodecStates
     /// The row version last read or written, for optimistic locking.
     @exclusivity(unchecked) var version: Int64
-    @exclusivity(unchecked) var insertedFlag = false
-    @exclusivity(unchecked) var deletedFlag = false
-    /// Whether the context's pending list holds this object.
-    @exclusivity(unchecked) var isPending = false
+    /// A word a binding layer keeps with the object (the C API: the
+    /// object's handle), so finding it needs no table; 0 when unused.
+    @exclusivity(unchecked) package var bindingWord: UInt = 0
 
     /// Which forms of a transformed attribute's value are current.
     struct CodecState: OptionSet {
