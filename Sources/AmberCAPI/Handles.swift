@@ -249,6 +249,10 @@ enum Mirror {
     /// Records a live slot (under the table's lock): the fields first, then the handle that makes them valid.
     static func publish(index: Int, handle: OpaquePointer?, owner: pthread_t, object: AnyObject, attribute: Attribute?) {
         guard index < capacity, let words else { return }
+        // A reused slot: its new fields must not be seen before its retraction. Readers
+        // would reject a mix anyway (an owner only this thread can have written; an
+        // attribute compared by identity), but they must not rely on that.
+        atomicMemoryFence(ordering: .releasing)
         let slot = words + index * stride
         slot[1].store(attribute.map { UInt($0.slot) } ?? UInt(owner), ordering: .relaxed)
         slot[2].store(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()), ordering: .relaxed)

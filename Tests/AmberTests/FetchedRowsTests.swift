@@ -127,6 +127,7 @@ import Testing
         ("key", "x'0102'", "2 bytes"),
         ("price", "'twelve'", "\"twelve\""),
         ("flag", "'yes'", "SQLite type 3"),
+        ("flag", "2", "2, out of range"),
         ("link", "'not a uri with spaces'", "\"not a uri with spaces\""),
     ])
     func storedValuesAmberWouldNeverWriteAreRefusedNamingTheAttribute(column: String, sql: String, given: String) throws {
@@ -195,5 +196,73 @@ import Testing
         let check = Context(store: store)
         let again = try check.fetch("Book", where: "title == %@", "Retitled")
         #expect(try again.first?.value(forKey: "cover") == cover)
+    }
+
+    /// A transformer that reaches the object it is decoding (a callback
+    /// setting a value) does not leave a stale cache behind: later reads see
+    /// the decoded value, whichever representation the object ended in.
+    @Test func aTransformerChangingItsObjectWhileDecodingLeavesNoStaleCache() throws {
+        final class Target: @unchecked Sendable { var object: ManagedObject? }
+        let target = Target()
+        let registry = Registry()
+        try registry.declare(.structure(name: "Color", fields: ["r", "g", "b", "a"].map { FieldDescription($0, .float) }))
+        try registry.register(Transformer(
+            name: "ColorToData", from: "Color", to: "Binary", source: "test",
+            forward: { value in
+                guard case .custom(let color) = value else { return .null }
+                return .binary(color.bytes)
+            },
+            reverse: { value in
+                // Re-entering: the first decode changes another attribute of the same object.
+                if let object = target.object {
+                    target.object = nil
+                    try object.setValue(.string("changed while decoding"), forKey: "title")
+                }
+                guard case .binary(let data) = value else { return .null }
+                return .custom(CustomValue(className: "Color", bytes: data))
+            }))
+        let model = try coverModel(registry)
+        let store = try Store.inMemory(model: model)
+        let writer = Context(store: store)
+        let book = try writer.insert("Book")
+        try book.setValue(.string("Dune"), forKey: "title")
+        let cover = try color(1, 2, 3, 4, in: registry)
+        try book.setValue(cover, forKey: "cover")
+        try writer.save()
+
+        let reader = Context(store: store)
+        let fetched = try #require(try reader.fetch(FetchRequest("Book")).first)
+        target.object = fetched
+        #expect(try fetched.value(forKey: "cover") == cover)
+        #expect(fetched.row == nil, "the callback's change gave the object its own values")
+        #expect(try fetched.value(forKey: "cover") == cover, "no stale cache: the second read decodes again or reads the right value")
+        #expect(try fetched.value(forKey: "title") == .string("changed while decoding"))
+        #expect(fetched.changedValues().keys.sorted() == ["title"])
+    }
+
+    /// Decoded values of a fetch are dropped as their objects change or go
+    /// away, so one surviving object does not keep every decoded value alive.
+    @Test func decodedValuesLeaveWithTheirObjects() throws {
+        let registry = try colorRegistry()
+        let store = try Store.inMemory(model: try coverModel(registry))
+        let writer = Context(store: store)
+        for i in 0..<3 {
+            let book = try writer.insert("Book")
+            try book.setValue(.string("Book \(i)"), forKey: "title")
+            try book.setValue(try color(Float(i), 0, 0, 1, in: registry), forKey: "cover")
+        }
+        try writer.save()
+        let reader = Context(store: store)
+        let cover = try store.model.entity(named: "Book").attribute(named: "cover")
+        var books: [ManagedObject] = try reader.fetch(FetchRequest("Book", sortedBy: [SortKey("title")]))
+        for book in books { _ = try book.value(for: cover) }
+        let batch = try #require(books[0].row)
+        #expect(batch.decodedValue(1, cover) == (try color(1, 0, 0, 1, in: registry)))
+        try books[2].setValue(.string("Changed"), forKey: "title")
+        #expect(batch.decodedValue(2, cover) == .null, "a changed object took its decoded value along")
+        #expect(try books[2].value(for: cover) == (try color(2, 0, 0, 1, in: registry)))
+        books.remove(at: 1)
+        #expect(batch.decodedValue(1, cover) == .null, "a freed object's decoded value is dropped")
+        #expect(try books[0].value(for: cover) == (try color(0, 0, 0, 1, in: registry)))
     }
 }

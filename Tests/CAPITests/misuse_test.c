@@ -3,6 +3,7 @@
 #include <amber.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -433,18 +434,18 @@ static void test_field_types(void) {
  * every handle the lock-free path cannot prove right falls back to the
  * locked path and gets its usual error. */
 struct hammer {
-    amber_object **objects;
+    _Atomic(amber_object *) *objects;
     int count;
-    volatile int done;
+    atomic_int done;
     int ok, refused;
 };
 
 static void *get_while_released(void *argument) {
     struct hammer *h = argument;
     amber_value v;
-    while (!h->done) {
+    while (!atomic_load(&h->done)) {
         for (int i = 0; i < h->count; i++) {
-            amber_status status = amber_object_get(&v, h->objects[i], title);
+            amber_status status = amber_object_get(&v, atomic_load(&h->objects[i]), title);
             if (status == AMBER_OK) {
                 h->ok++;
                 amber_value_release(&v);
@@ -491,19 +492,23 @@ static void test_lock_free_lookups(void) {
     /* Another thread using this thread's handles while they are released and
      * remade is refused every time, never served and never a crash. */
     enum { count = 64 };
-    amber_object *objects[count];
-    for (int i = 0; i < count; i++) OK(amber_context_insert(&objects[i], context, book));
+    _Atomic(amber_object *) objects[count];
+    for (int i = 0; i < count; i++) {
+        amber_object *made = NULL;
+        OK(amber_context_insert(&made, context, book));
+        atomic_init(&objects[i], made);
+    }
     struct hammer h = {objects, count, 0, 0, 0};
     pthread_t thread;
     CHECK(pthread_create(&thread, NULL, get_while_released, &h) == 0);
     for (int round = 0; round < 200; round++) {
         for (int i = 0; i < count; i++) {
             amber_object *fresh = NULL;
-            if (amber_object_release(objects[i]) != AMBER_OK || amber_context_insert(&fresh, context, book) != AMBER_OK) CHECK(0);
-            objects[i] = fresh;
+            if (amber_object_release(atomic_load(&objects[i])) != AMBER_OK || amber_context_insert(&fresh, context, book) != AMBER_OK) CHECK(0);
+            atomic_store(&objects[i], fresh);
         }
     }
-    h.done = 1;
+    atomic_store(&h.done, 1);
     CHECK(pthread_join(thread, NULL) == 0);
     CHECK(h.ok == 0);
     CHECK(h.refused > 0);

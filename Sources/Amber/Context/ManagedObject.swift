@@ -25,7 +25,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     private unowned(unsafe) let owner: Context
     // Dynamic exclusivity checks on every property access were a sixth of
     // reading a value. An object is used from one thread, and no access to
-    // its state spans a call that could reach the same object again.
+    // its state spans a call that could reach the same object again (a
+    // transformer may: decoding reads what it needs first and re-checks after).
     // Fields are ordered so the small ones share a word: an object is
     // allocated per row, and its size decides its malloc size class.
 
@@ -108,6 +109,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             own[attribute.slot] = row.decodedValue(Int(rowIndex), attribute)
         }
         values = own
+        row.forget(Int(rowIndex))
         self.row = nil
     }
 
@@ -119,6 +121,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     deinit {
         if !isDetached, let pk = objectID.primaryKey { owner.unregister(self, primaryKey: pk) }
+        row?.forget(Int(rowIndex))
     }
 
     // MARK: Reading and writing values
@@ -135,7 +138,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
         guard entity.owns(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
         if let codec = attribute.codec {
-            if !codecState[attribute.slot].contains(.decoded) { try decode(attribute, codec) }
+            if !codecState[attribute.slot].contains(.decoded) { return try decode(attribute, codec) }
             if let row { return row.decodedValue(Int(rowIndex), attribute) }
             return values[attribute.slot]
         }
@@ -188,30 +191,39 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         try setValue(value, for: entity.attribute(named: key))
     }
 
-    private func decode(_ attribute: Attribute, _ codec: Codec) throws(AmberError) {
+    /// Decodes `attribute`'s stored form and caches the result.
+    @discardableResult
+    private func decode(_ attribute: Attribute, _ codec: Codec) throws(AmberError) -> Value {
+        let source = row, index = Int(rowIndex)
+        let stored = source == nil ? values[codec.encodedSlot] : .null
         let decoded: Value
         do throws(TransformerFailure) {
-            if let row {
+            if let source {
                 // Straight from the fetched bytes where the transformer allows (no stored value is made).
-                let index = Int(rowIndex)
-                if let fromBytes = try row.rows.decode(index, slot: codec.encodedSlot, codec.decode(bytes:)) {
+                if let fromBytes = try source.rows.decode(index, slot: codec.encodedSlot, codec.decode(bytes:)) {
                     decoded = fromBytes
                 } else {
-                    decoded = try codec.decode(row.value(index, slot: codec.encodedSlot))
+                    decoded = try codec.decode(source.value(index, slot: codec.encodedSlot))
                 }
-                codecState[attribute.slot].insert(.decoded)
-                row.setDecoded(decoded, index, attribute)
-                return
+            } else {
+                decoded = try codec.decode(stored)
             }
-            decoded = try codec.decode(values[codec.encodedSlot])
         } catch {
             throw error.error(at: "\(attribute) of \(objectID)")
         }
-        let stored = values[codec.encodedSlot]
+        // The transformer may have reached this object (a C or Python callback
+        // setting a value) while it ran: cache only if nothing moved meanwhile.
+        guard row === source, !codecState[attribute.slot].contains(.decoded) else { return decoded }
+        if let source {
+            source.setDecoded(decoded, index, attribute)
+        } else {
+            guard values[codec.encodedSlot] == stored else { return decoded }
+            values[attribute.slot] = decoded
+            // Decoding is not a change: a committed snapshot learns the value too.
+            if committed?[codec.encodedSlot] == stored { committed?[attribute.slot] = decoded }
+        }
         codecState[attribute.slot].insert(.decoded)
-        values[attribute.slot] = decoded
-        // Decoding is not a change: a committed snapshot learns the value too.
-        if committed?[codec.encodedSlot] == stored { committed?[attribute.slot] = decoded }
+        return decoded
     }
 
     private func encoded(_ value: Value, _ attribute: Attribute, _ codec: Codec) throws(AmberError) -> Value {
@@ -242,7 +254,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// attribute undecoded, so reading it reports the error.
     func decodeEagerAttributes() {
         for attribute in entity.eagerAttributes {
-            if let codec = attribute.codec { try? decode(attribute, codec) }
+            if let codec = attribute.codec { _ = try? decode(attribute, codec) }
         }
     }
 
@@ -390,6 +402,14 @@ final class FetchedBatch {
     func setDecoded(_ value: Value, _ row: Int, _ attribute: Attribute) {
         if decoded.isEmpty { decoded = Array(repeating: .null, count: rows.count * codedCount) }
         decoded[row * codedCount + codedIndex[attribute.slot]] = value
+    }
+
+    /// Drops row `row`'s decoded values once no object reads them (it
+    /// changed, or went away), so a large decoded value is not kept for the
+    /// life of the whole fetch.
+    func forget(_ row: Int) {
+        guard !decoded.isEmpty else { return }
+        for index in row * codedCount..<(row + 1) * codedCount { decoded[index] = .null }
     }
 }
 

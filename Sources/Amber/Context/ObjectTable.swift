@@ -60,6 +60,9 @@ struct ObjectTable {
         guard count > 0 else { return }
         var index = slot(for: key)
         while let entry = objects[index] {
+            #if DEBUG
+            probes += 1
+            #endif
             if keys[index] == key {
                 guard entry.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else { return }
                 delete(at: index)

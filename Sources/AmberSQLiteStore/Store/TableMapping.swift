@@ -126,7 +126,8 @@ final class TableMapping {
         case .integer16, .integer32, .integer64, .boolean:
             try require(SQLITE_INTEGER)
             let value = statement.int64(index)
-            if type != .boolean, !(type.integerRange?.contains(value) ?? false) { throw corrupt("\(value), out of range") }
+            let range = type == .boolean ? 0...1 : type.integerRange ?? 0...0
+            if !range.contains(value) { throw corrupt("\(value), out of range") }
             cell.payload = UInt64(bitPattern: value)
             cell.kind = .scalar
         case .double, .float, .date:
