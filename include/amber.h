@@ -603,8 +603,14 @@ typedef struct amber_fetch_request {
  *  out). *out_objects is an array of *out_count handles owned by the
  *  context; the array itself is the caller's (amber_free). With no match,
  *  *out_objects is NULL and *out_count 0.
+ *  Memory: the objects of one fetch share its row storage (every fetched
+ *  value, compactly) until each is changed or released; the storage is
+ *  freed with the last of them. Release objects you no longer need
+ *  (amber_object_release) when keeping a few out of a large fetch.
  *  Errors: AMBER_E_NOT_FOUND (entity, attribute), AMBER_E_INVALID_PREDICATE
- *  (the message has the 1-based position), AMBER_E_SQLITE. */
+ *  (the message has the 1-based position), AMBER_E_SQLITE, AMBER_E_INVALID_VALUE
+ *  (a stored value another program wrote that would read back changed, such
+ *  as text that is not UTF-8; the origin is Entity.attribute). */
 amber_status amber_context_fetch(amber_object ***out_objects, size_t *out_count, amber_context *context,
                                  const amber_fetch_request *request);
 

@@ -170,8 +170,15 @@ public final class Context {
     /// pending changes), and objects deleted here are left out. Unsaved new
     /// objects are not included.
     ///
+    /// The objects of one fetch read their values from the fetch's shared,
+    /// compact rows until each first changes; the rows are freed with the
+    /// last object that reads them. Keeping a few objects of a very large
+    /// fetch keeps its rows: refetch those few to let the rest go.
+    ///
     /// - Throws: an unknown entity or attribute, a predicate that does not
-    ///   fit the entity (with its position), or a store error.
+    ///   fit the entity (with its position), a stored value another program
+    ///   wrote that would read back changed (``AmberError/invalidValue(place:expected:given:)``
+    ///   naming the attribute), or a store error.
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         let entity = try model.entity(named: request.entityName)
         let template = templates[entity.index]
