@@ -172,8 +172,9 @@ public final class Context {
     ///
     /// The objects of one fetch read their values from the fetch's shared,
     /// compact rows until each first changes; the rows are freed with the
-    /// last object that reads them. Keeping a few objects of a very large
-    /// fetch keeps its rows: refetch those few to let the rest go.
+    /// last object that reads them: keeping a few objects of a very large
+    /// fetch keeps all its rows (16 bytes per stored value, plus the bytes
+    /// of its text and blobs).
     ///
     /// - Throws: an unknown entity or attribute, a predicate that does not
     ///   fit the entity (with its position), a stored value another program
