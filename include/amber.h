@@ -570,6 +570,86 @@ amber_status amber_context_insert_many(amber_object **out_objects, amber_context
                                        amber_attribute *const *attributes, size_t attribute_count,
                                        const amber_value *values, size_t row_count);
 
+/** The `type` of an amber_column whose data is an array of row_count
+ *  amber_value, each read as amber_object_set reads one: the column form of
+ *  amber_context_insert_many, for values no typed column holds (plist-like
+ *  values, a mix of types). */
+enum { AMBER_COLUMN_VALUES = 64 };
+
+/** One attribute's values for amber_context_insert_columns: one element per
+ *  row, all of `type`. Start from AMBER_COLUMN_INIT (which sets `size` and
+ *  zero-fills the rest) and set what applies; every pointer is borrowed for
+ *  the call.
+ *
+ *  What `data` holds, by `type` (row after row; a row marked in `nulls`
+ *  still takes its place, and its element is ignored):
+ *    AMBER_VALUE_BOOL      uint8_t, 0 or 1 (anything else is refused)
+ *    AMBER_VALUE_INT       int64_t
+ *    AMBER_VALUE_DOUBLE    double
+ *    AMBER_VALUE_FLOAT     float
+ *    AMBER_VALUE_DATE      double: seconds since 1970-01-01 00:00 UTC
+ *    AMBER_VALUE_UUID      16 bytes each
+ *    AMBER_VALUE_STRING, _DECIMAL, _URI, _OBJECT_ID, _PLIST
+ *                          UTF-8 text of every row, one after the other;
+ *                          `lengths` gives each row's byte count (a null
+ *                          row's is normally 0); they must fit in `data_size`
+ *    AMBER_VALUE_BINARY    bytes, with `lengths` and `data_size` as for text
+ *    AMBER_VALUE_CUSTOM    values of class `class_name` (NULL: the
+ *                          attribute's value class): `element_size` bytes
+ *                          each (a struct class's size; the C struct
+ *                          itself), or, with element_size 0, `lengths` and
+ *                          `data_size` as for text (an opaque class of any size)
+ *    AMBER_COLUMN_VALUES   amber_value, each as amber_object_set reads one
+ *  The text types are read as amber_value reads them (a decimal's digits, a
+ *  URI that must read back as given, an object ID's URI, plist JSON). */
+typedef struct amber_column {
+    size_t size;                /**< sizeof(amber_column) as the caller was compiled: set by the _INIT */
+    amber_attribute *attribute; /**< the attribute the column sets: an attribute of the entity inserted */
+    int32_t type;               /**< an AMBER_VALUE_* constant (not NULL) or AMBER_COLUMN_VALUES */
+    const void *data;           /**< the elements (may be NULL only when there are no bytes to read) */
+    const size_t *lengths;      /**< text, binary, custom without element_size: row_count byte counts; else NULL */
+    size_t data_size;           /**< bytes readable at `data`: required with `lengths`; else 0 (not checked) or at least row_count elements */
+    size_t element_size;        /**< AMBER_VALUE_CUSTOM: bytes per value, or 0 with `lengths` */
+    const char *class_name;     /**< AMBER_VALUE_CUSTOM: the values' class, or NULL for the attribute's */
+    const uint8_t *nulls;       /**< NULL, or row_count flags: nonzero sets that row's value to nil */
+} amber_column;
+
+/** Initializer of amber_column:
+ *  `amber_column column = AMBER_COLUMN_INIT; column.attribute = title; …` */
+#define AMBER_COLUMN_INIT { sizeof(amber_column), NULL, 0, NULL, NULL, 0, 0, NULL, NULL }
+
+/** Inserts `row_count` objects of `entity` in one call from `column_count`
+ *  columns, each holding one attribute's values for every row (see
+ *  amber_column): amber_context_insert_many for data kept in arrays, with
+ *  no amber_value to fill per field. Every value goes through the checks of
+ *  amber_object_set, row by row (type, range, value class, struct size;
+ *  immediate encoding). All or nothing: if any column or value is refused,
+ *  no object of the call stays.
+ *
+ *  `out_objects` may be NULL (no handles made, the fastest path); otherwise
+ *  it is an array of row_count the library fills with handles owned by the
+ *  context. Every pointer in `columns` is borrowed for the call only.
+ *  Call it on the context's thread.
+ *
+ *  `columns` is an array of column_count amber_column made with one header:
+ *  the first column's `size` is the array's stride.
+ *
+ *  Errors: AMBER_E_NULL_ARGUMENT (columns, a column's attribute, or its data
+ *  or lengths where needed), AMBER_E_INVALID_VALUE (a column's `size` not
+ *  set by AMBER_COLUMN_INIT, an unknown type, lengths or elements beyond
+ *  data_size, a Boolean other than 0 or 1, a malformed decimal, URI, object
+ *  ID or plist, a value the attribute refuses: out of range, of another
+ *  type or class, a struct of another size; column_count 0),
+ *  AMBER_E_INVALID_UTF8, AMBER_E_NOT_FOUND (an attribute of another
+ *  entity), AMBER_E_TRANSFORMER (immediate encoding), AMBER_E_WRONG_THREAD.
+ *  A problem with a column's own fields or bytes is named as
+ *  "columns[i] (Entity.attribute)" with the 0-based row where there is one
+ *  (origin: Entity.attribute); a value the attribute refuses as
+ *  "Entity.attribute in row N", as amber_context_insert_many names it
+ *  (origin: the same place). */
+amber_status amber_context_insert_columns(amber_object **out_objects, amber_context *context, amber_entity *entity,
+                                          const amber_column *columns, size_t column_count, size_t row_count);
+
 /** Marks `object` for deletion at the next save (a new object is dropped). */
 amber_status amber_context_delete(amber_context *context, amber_object *object);
 

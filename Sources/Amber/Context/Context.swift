@@ -101,6 +101,13 @@ public final class Context {
         return objects
     }
 
+    /// Drops a refused batch: `objects` are the last ones tracked, and none
+    /// of them stays (used by the column-wise insert in Context+Columns.swift).
+    func dropBatch(_ objects: [ManagedObject]) {
+        pending.removeLast(objects.count)
+        for dropped in objects { detach(dropped) }
+    }
+
     /// Marks `object` for deletion at the next save (a new object is simply dropped).
     ///
     /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the object belongs to another context.

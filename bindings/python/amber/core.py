@@ -11,14 +11,17 @@ import json
 import os
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Optional, Sequence, Union, overload
+import operator
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union, overload
 
 from ._ffi import ffi, lib
+from ._columns import ColumnFiller
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, from_c, struct_codec, to_c
 from .errors import MisuseError, NotFoundError, check, last_error
 
 _packer = RowPacker()
 _reader = BatchReader()
+_columns = ColumnFiller(_packer)
 
 
 def _out(ctype: str) -> Any:
@@ -662,8 +665,10 @@ class Context(_Owner):
             except (TypeError, ValueError) as error:
                 raise type(error)(f"{entity.name}.{attribute.name}: {error}") from None
 
+        # A str is a URI for URI attributes and for attributes whose value class is URI, as to_c decides.
+        kinds = [lib.AMBER_TYPE_URI if a.value_class == "URI" else a.type for a in attributes]
         try:
-            values, keep = _packer.pack(rows, [a.type for a in attributes], [a.codec for a in attributes], slow)
+            values, keep = _packer.pack(rows, kinds, [a.codec for a in attributes], slow)
         except TypeError as error:  # a struct value that does not pack
             raise TypeError(f"{entity.name}: {error}") from None
         return handles, values, keep + slow_keep
@@ -681,14 +686,59 @@ class Context(_Owner):
 
     def insert_many(self, entity: str, attributes: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
         """Inserts one object per row (values in `attributes` order) in one call:
-        the fast path for bulk loads. All or nothing. Returns the count."""
+        the fast path for bulk loads. All or nothing. Returns the count.
+
+        The rows are sent column by column (see `insert_columns`): a column
+        whose values are all of one type (with or without None) is converted
+        at C speed, any other value by value, exactly as `insert` converts it."""
         target = self.model.entity(entity)
-        rows = list(rows)
+        rows = rows if isinstance(rows, list) else list(rows)
         if not rows:
             return 0
-        handles, array, _keep = self._fill(target, attributes, rows)
-        check(lib.amber_context_insert_many(ffi.NULL, self._handle, target.handle, handles, len(attributes), array, len(rows)))
+        width = len(attributes)
+        if set(map(len, rows)) != {width}:
+            odd = next(row for row in rows if len(row) != width)
+            raise TypeError(f"{target.name}: a row has {len(odd)} values for {width} attributes")
+        # One pass per column with a C-level getter: zip(*rows) makes an iterator per row,
+        # and the garbage collector runs over them (about twice as slow at 100,000 rows).
+        columns = [list(map(operator.itemgetter(index), rows)) for index in range(width)]
+        self._insert_columns(target, attributes, columns, len(rows))
         return len(rows)
+
+    def insert_columns(self, entity: str, columns: Mapping[str, Sequence[Any]]) -> int:
+        """Inserts one object per row of `columns`: attribute name -> that
+        attribute's values, one per row, every column of the same length.
+        All or nothing. Returns the count.
+
+            ctx.insert_columns("Book", {"title": titles, "price": prices})
+
+        A column whose values are all of one type (bool, int, float, str,
+        bytes, datetime, UUID, Decimal, or tuples of the attribute's struct
+        class), with or without None, goes to the C API as one array; any
+        other column value by value, exactly as `insert` converts it. No value
+        is converted inexactly on the way: a column mixing int and float, or
+        holding an int beyond 64 bits, goes value by value (and is refused or
+        converted as a single set would be)."""
+        target = self.model.entity(entity)
+        names = list(columns)
+        values = [column if isinstance(column, (list, tuple)) else list(column) for column in columns.values()]
+        lengths = set(map(len, values))
+        if len(lengths) > 1:
+            described = ", ".join(f"{name}: {len(column)}" for name, column in zip(names, values))
+            raise ValueError(f"{target.name}: columns of different lengths ({described})")
+        rows = lengths.pop() if lengths else 0
+        if rows == 0:
+            return 0
+        self._insert_columns(target, names, values, rows)
+        return rows
+
+    def _insert_columns(self, entity: Entity, names: Sequence[str], columns: Sequence[Sequence[Any]], rows: int) -> None:
+        attributes = [entity.attribute(name) for name in names]
+        array = ffi.new("amber_column[]", len(attributes))
+        keep: list = []
+        for target, attribute, values in zip(array, attributes, columns):
+            _columns.fill(target, values, attribute, entity.name, keep)
+        check(lib.amber_context_insert_columns(ffi.NULL, self._handle, entity.handle, array, len(attributes), rows))
 
     def _request(self, entity: str, predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
                  limit: Optional[int], offset: int, keep: list) -> Any:

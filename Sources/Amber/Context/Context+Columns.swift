@@ -1,0 +1,71 @@
+import AmberModel
+import AmberValues
+
+extension Context {
+    /// Inserts one object of `entity` per row of `columns`, which hold the
+    /// values of `attributes` column by column (`columns[i]` for
+    /// `attributes[i]`, every column with the same number of rows): the
+    /// column-wise form of ``insert(_:setting:to:)``, for callers that keep
+    /// their data in columns (C arrays, Python lists) and should not build a
+    /// ``Value`` per field themselves.
+    ///
+    /// Each value is set with ``ManagedObject/setValue(_:for:)``, row by row,
+    /// so every check of a single set applies (type, range, value class and
+    /// struct size; an immediate encode policy encodes on set). All or
+    /// nothing: if any value is refused, no object of the batch stays.
+    ///
+    /// - Returns: the new objects, in row order.
+    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` for a
+    ///   refused value, naming `Entity.attribute in row N` (0-based), or for
+    ///   columns that do not fit (`attributes` and `columns` of different
+    ///   counts, columns of different lengths, a null mask of another length,
+    ///   custom bytes that are not whole strides); ``AmberError/foreignAttribute(attribute:object:)``
+    ///   for an attribute of another entity; ``AmberError/transformerFailed(place:transformer:source:message:)``
+    ///   naming the row, when an immediate encode fails.
+    @discardableResult
+    public func insert(_ entity: Entity, setting attributes: [Attribute], columns: [ColumnValues]) throws(AmberError) -> [ManagedObject] {
+        guard !attributes.isEmpty, attributes.count == columns.count else {
+            throw .invalidValue(place: "\(entity.name) columns", expected: "one column per attribute (\(attributes.count))",
+                                given: "\(columns.count) columns")
+        }
+        guard entity.index < model.entities.count, model.entities[entity.index] === entity else {
+            throw .unknownEntity(name: "\(entity.name) (of another model)", suggestion: nil)
+        }
+        for attribute in attributes where !entity.owns(attribute) {
+            throw .foreignAttribute(attribute: attribute.description, object: "an object of \(entity.name)")
+        }
+        let rows = columns[0].count
+        var classNames: [String?] = []
+        classNames.reserveCapacity(columns.count)
+        for (index, (attribute, column)) in zip(attributes, columns).enumerated() {
+            classNames.append(try column.resolvedClassName(for: attribute, rows: rows, column: index))
+        }
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows)
+        for row in 0..<rows {
+            let object = try insert(entity)
+            objects.append(object)
+            for index in 0..<attributes.count {
+                do throws(AmberError) {
+                    try object.setValue(columns[index].value(at: row, className: classNames[index]), for: attributes[index])
+                } catch {
+                    dropBatch(objects)
+                    throw Self.naming(row, in: error)
+                }
+            }
+        }
+        return objects
+    }
+
+    /// `error` with its place followed by `in row N`, for the errors a set names a place in.
+    static func naming(_ row: Int, in error: AmberError) -> AmberError {
+        switch error {
+        case .invalidValue(let place, let expected, let given):
+            return .invalidValue(place: "\(place) in row \(row)", expected: expected, given: given)
+        case .transformerFailed(let place, let transformer, let source, let message):
+            return .transformerFailed(place: "\(place) in row \(row)", transformer: transformer, source: source, message: message)
+        default:
+            return error
+        }
+    }
+}
