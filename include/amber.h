@@ -368,6 +368,45 @@ amber_status amber_transformer_forward_bytes(size_t *out_length, amber_transform
 amber_status amber_transformer_reverse_bytes(size_t *out_length, amber_transformer *transformer, const void *input,
                                              size_t input_length, void *output, size_t output_capacity);
 
+/** The byte path for `count` values in one call: amber_transformer_forward_bytes
+ *  on each, with the same class and size checks, one transformer call each,
+ *  and no per-value call across the C boundary (what makes it worth having
+ *  from languages whose foreign calls are slow, such as Python).
+ *
+ *  Input: the `input_size` bytes at `input` hold the values. With
+ *  `input_lengths` NULL, value i is the `input_stride` bytes at
+ *  i × input_stride (a C array of structs: input_stride is their size);
+ *  otherwise value i has input_lengths[i] bytes, right after value i − 1,
+ *  and input_stride must be 0.
+ *
+ *  Output: with `output_stride` > 0, result i is written at
+ *  i × output_stride with output_stride bytes of room (use the output
+ *  class's size); with output_stride 0, each result is written right after
+ *  the previous one, with the rest of the buffer as its room.
+ *  `output_size` is the buffer's size. out_lengths (may be NULL) receives
+ *  each result's byte count: an array of `count` the caller provides.
+ *
+ *  Everything is borrowed for the call. Any thread may call it, as for the
+ *  single-value form.
+ *  Errors: AMBER_E_TRANSFORMER for the first value that fails (a wrong size,
+ *  no room for its result, the transformer's own failure); the message names
+ *  the transformer and "element i". Results before element i are written
+ *  (and their lengths), nothing after it is converted.
+ *  AMBER_E_INVALID_VALUE for a layout that does not fit its buffer (lengths
+ *  or count × stride beyond input_size, count × output_stride beyond
+ *  output_size, both input_stride and input_lengths set);
+ *  AMBER_E_NULL_ARGUMENT for a NULL buffer that should hold bytes. */
+amber_status amber_transformer_forward_bytes_array(size_t *out_lengths, amber_transformer *transformer, size_t count,
+                                                   const void *input, size_t input_size, size_t input_stride,
+                                                   const size_t *input_lengths, void *output, size_t output_size,
+                                                   size_t output_stride);
+
+/** amber_transformer_forward_bytes_array in the other direction. */
+amber_status amber_transformer_reverse_bytes_array(size_t *out_lengths, amber_transformer *transformer, size_t count,
+                                                   const void *input, size_t input_size, size_t input_stride,
+                                                   const size_t *input_lengths, void *output, size_t output_size,
+                                                   size_t output_stride);
+
 /** Loads the plugin (a shared library exporting amber_plugin_entry, see
  *  amber_plugin.h) at `path` into `registry` (NULL: shared): its value
  *  classes and transformers are registered all at once, or not at all.

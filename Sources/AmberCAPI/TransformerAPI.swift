@@ -107,3 +107,62 @@ public func amber_transformer_reverse_bytes(_ out_length: UnsafeMutablePointer<I
 {
     transformBytes(out_length, transformer, input, input_length, output, output_capacity, reverse: true)
 }
+
+// MARK: Many values per call
+
+/// `count` values' bytes through a transformer handle, either way: the C
+/// buffers checked and laid over ``ByteValues``, then the Swift array form.
+private func transformByteArray(_ out_lengths: UnsafeMutablePointer<Int>?, _ transformer: OpaquePointer?, _ count: Int,
+                                _ input: UnsafeRawPointer?, _ input_size: Int, _ input_stride: Int,
+                                _ input_lengths: UnsafePointer<Int>?, _ output: UnsafeMutableRawPointer?, _ output_size: Int,
+                                _ output_stride: Int, reverse: Bool) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let wrapper: CTransformer = try Handles.resolve(transformer, as: .transformer, "transformer")
+        let values = try AmberCAPI.count(count, "count")
+        let inputSize = try AmberCAPI.count(input_size, "input_size"), outputSize = try AmberCAPI.count(output_size, "output_size")
+        let inputStride = try AmberCAPI.count(input_stride, "input_stride"), outputStride = try AmberCAPI.count(output_stride, "output_stride")
+        guard inputSize == 0 || input != nil else { throw .null("input") }
+        guard outputSize == 0 || output != nil else { throw .null("output") }
+        let source = UnsafeRawBufferPointer(start: input, count: inputSize)
+        let layout: ByteValues
+        if let input_lengths {
+            guard inputStride == 0 else {
+                throw CAPIError(AMBER_E_INVALID_VALUE, "input_stride (\(inputStride)) and input_lengths are both set; give one",
+                                origin: "input_stride")
+            }
+            layout = try core { () throws(AmberError) in try ByteValues(source, lengths: UnsafeBufferPointer(start: input_lengths, count: values)) }
+        } else {
+            layout = try core { () throws(AmberError) in try ByteValues(source, count: values, stride: inputStride) }
+        }
+        let target = UnsafeMutableRawBufferPointer(start: output, count: outputSize)
+        let lengths = out_lengths.map { UnsafeMutableBufferPointer(start: $0, count: values) }
+        try core { () throws(AmberError) in
+            if reverse {
+                try wrapper.transformer.reverse(layout, into: target, stride: outputStride, lengths: lengths)
+            } else {
+                try wrapper.transformer.forward(layout, into: target, stride: outputStride, lengths: lengths)
+            }
+        }
+    }
+}
+
+@c @implementation
+public func amber_transformer_forward_bytes_array(_ out_lengths: UnsafeMutablePointer<Int>?, _ transformer: OpaquePointer?,
+                                                  _ count: Int, _ input: UnsafeRawPointer?, _ input_size: Int, _ input_stride: Int,
+                                                  _ input_lengths: UnsafePointer<Int>?, _ output: UnsafeMutableRawPointer?,
+                                                  _ output_size: Int, _ output_stride: Int) -> amber_status
+{
+    transformByteArray(out_lengths, transformer, count, input, input_size, input_stride, input_lengths, output, output_size,
+                       output_stride, reverse: false)
+}
+
+@c @implementation
+public func amber_transformer_reverse_bytes_array(_ out_lengths: UnsafeMutablePointer<Int>?, _ transformer: OpaquePointer?,
+                                                  _ count: Int, _ input: UnsafeRawPointer?, _ input_size: Int, _ input_stride: Int,
+                                                  _ input_lengths: UnsafePointer<Int>?, _ output: UnsafeMutableRawPointer?,
+                                                  _ output_size: Int, _ output_stride: Int) -> amber_status
+{
+    transformByteArray(out_lengths, transformer, count, input, input_size, input_stride, input_lengths, output, output_size,
+                       output_stride, reverse: true)
+}

@@ -73,7 +73,8 @@ class StructCodec:
         self._scalar_reader = struct.Struct(layout).unpack_from
         self._flat = all(nested is None for _name, _kind, nested, _offset in fields)
         # One value's scalars and its trailing padding, for values packed back to back as a C array holds them.
-        self._pack_element = struct.Struct(layout + (f"{size - end}x" if size > end else "")).pack
+        self._element = struct.Struct(layout + (f"{size - end}x" if size > end else ""))
+        self._pack_element = self._element.pack
         self._make = functools.partial(tuple.__new__, self.type)  # no Python-level __new__ per value
 
     def _scalars(self, base: int) -> list[tuple[int, str]]:
@@ -136,6 +137,12 @@ class StructCodec:
         if self._flat:
             return list(map(self._make, map(self._scalar_reader, itertools.repeat(data), starts)))
         return [self.unpack(data, start) for start in starts]
+
+    def unpack_array(self, data: Any) -> list:
+        """The values of a C array of the struct: `data` holds them back to back."""
+        if self._flat and self._element.size == self.size:
+            return list(map(self._make, self._element.iter_unpack(data)))
+        return self.unpack_many(data, range(0, len(data), self.size))
 
     def _assemble(self, scalars: Iterator[Any]) -> Any:
         return self._make([next(scalars) if nested is None else nested._assemble(scalars)
