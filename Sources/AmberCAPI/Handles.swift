@@ -163,12 +163,13 @@ func count(_ value: Int, _ parameter: @autoclosure () -> String) throws(CAPIErro
 }
 
 /// A NUL-terminated UTF-8 name argument, checked.
-func name(_ pointer: UnsafePointer<CChar>?, _ parameter: String) throws(CAPIError) -> String {
-    guard let pointer else { throw .null(parameter) }
+func name(_ pointer: UnsafePointer<CChar>?, _ parameter: @autoclosure () -> String) throws(CAPIError) -> String {
+    guard let pointer else { throw .null(parameter()) }
     let length = strlen(pointer)
     let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
     guard let text = String(exactUTF8: bytes) else {
-        throw CAPIError(AMBER_E_INVALID_UTF8, "\(parameter) is not valid UTF-8", origin: parameter)
+        let place = parameter()
+        throw CAPIError(AMBER_E_INVALID_UTF8, "\(place) is not valid UTF-8", origin: place)
     }
     return text
 }

@@ -5,8 +5,9 @@ import Foundation
 /// Conversions between `amber_value` and ``Value``.
 enum CValue {
     /// Reads a caller-filled value (borrowed memory), copying what it points to.
-    static func read(_ pointer: UnsafePointer<amber_value>?, _ parameter: String) throws(CAPIError) -> Value {
-        guard let pointer else { throw .null(parameter) }
+    /// `parameter` is worded only for an error: batch inserts name each value by row.
+    static func read(_ pointer: UnsafePointer<amber_value>?, _ parameter: @autoclosure () -> String) throws(CAPIError) -> Value {
+        guard let pointer else { throw .null(parameter()) }
         let c = pointer.pointee
         var parts = CValueBridge.Parts(type: c.type)
         switch Int(c.type) {
@@ -17,24 +18,25 @@ enum CValue {
         case AMBER_VALUE_DATE: parts.real = c.v.date
         case AMBER_VALUE_BINARY: (parts.data, parts.length) = (c.v.bytes.data, c.v.bytes.length)
         case AMBER_VALUE_CUSTOM:
-            parts.className = try name(c.v.custom.class_name, "\(parameter)->v.custom.class_name")
+            parts.className = try name(c.v.custom.class_name, "\(parameter())->v.custom.class_name")
             (parts.data, parts.length) = (c.v.custom.data, c.v.custom.length)
         case AMBER_VALUE_UUID:
             // Inline bytes: the bridge copies them before this frame ends.
             return try withUnsafeBytes(of: c.v.uuid) { (raw) throws(CAPIError) in
                 (parts.data, parts.length) = (raw.baseAddress, raw.count)
-                return try bridge(parts, parameter)
+                return try bridge(parts, parameter())
             }
         default: (parts.data, parts.length) = (UnsafeRawPointer(c.v.text.data), c.v.text.length)
         }
-        return try bridge(parts, parameter)
+        return try bridge(parts, parameter())
     }
 
-    private static func bridge(_ parts: CValueBridge.Parts, _ parameter: String) throws(CAPIError) -> Value {
+    private static func bridge(_ parts: CValueBridge.Parts, _ parameter: @autoclosure () -> String) throws(CAPIError) -> Value {
         do throws(CValueBridge.Problem) {
             return try CValueBridge.value(parts)
         } catch {
-            throw CAPIError(error.isUTF8 ? AMBER_E_INVALID_UTF8 : AMBER_E_INVALID_VALUE, "\(parameter): \(error)", origin: parameter)
+            let place = parameter()
+            throw CAPIError(error.isUTF8 ? AMBER_E_INVALID_UTF8 : AMBER_E_INVALID_VALUE, "\(place): \(error)", origin: place)
         }
     }
 
