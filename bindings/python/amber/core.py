@@ -546,11 +546,17 @@ class Entity:
         # keeps the row of values it came with, and either row gives an attribute one position.
         self.everything = self.prefetched + [a for a in self.attributes.values() if a.type == lib.AMBER_TYPE_TRANSFORMABLE]
         self.everything_handles = ffi.new("amber_attribute *[]", [a.handle for a in self.everything])
-        self.positions: dict[str, int] = {a.name: position for position, a in enumerate(self.everything)}
-        # A subclass of Object with a property per attribute: `book.title` is a
-        # descriptor lookup, not a failed attribute search ending in __getattr__.
-        self.object_class = type(self.name, (Object,), {"__slots__": (), "_entity": self, **{
-            name: _attribute_property(name, self.positions.get(name)) for name in self.attributes if not name.startswith("_")}})
+        # A subclass of Object with a slot per fetched attribute: a fetch fills the
+        # slots, and `book.title` reads one in C. An empty slot (not fetched, or
+        # cleared by a set or a rollback) ends in __getattr__, which asks the
+        # library. Attributes never fetched (transient) get a property that asks.
+        slotted = [a.name for a in self.everything if not a.name.startswith("_")]
+        self.object_class = type(self.name, (Object,), {"__slots__": tuple(slotted), "_entity": self, **{
+            name: _attribute_property(name) for name in self.attributes
+            if not name.startswith("_") and name not in slotted}})
+        self.slots: dict[str, Any] = {name: getattr(self.object_class, name) for name in slotted}
+        # In `everything` order (so `prefetched` is a prefix): each slot's setter, None for unslotted names.
+        self.slot_setters = [self.slots[a.name].__set__ if a.name in self.slots else None for a in self.everything]
 
     def attribute(self, name: str) -> Attribute:
         try:
@@ -561,18 +567,9 @@ class Entity:
             raise
 
 
-def _attribute_property(name: str, position: Optional[int]) -> property:
+def _attribute_property(name: str) -> property:
     # Read-only as a descriptor: Object.__setattr__ takes every assignment.
-    if position is None:  # never fetched with the object (a transient attribute)
-        return property(lambda self: self._get(name), doc=f"The {name} attribute.")
-
-    def get(self: "Object") -> Any:
-        row = self._cache
-        if row is not None and position < len(row):
-            return row[position]
-        return self._get(name)
-
-    return property(get, doc=f"The {name} attribute.")
+    return property(lambda self: self._get(name), doc=f"The {name} attribute.")
 
 
 class Model(_Owner):
@@ -748,7 +745,6 @@ class Context(_Owner):
         made = list(map(_new_object, itertools.repeat(entity.object_class, len(handles))))
         _each(map(_set_context, made, itertools.repeat(self)))
         _each(map(_set_handle, made, handles))
-        _each(map(_set_cache, made, itertools.repeat(None)))
         refs = list(map(_Ref, made, itertools.repeat(self._forget)))
         _each(map(_set_ref_handle, refs, handles))
         self._objects.update(zip(handles, refs))
@@ -908,10 +904,12 @@ class Context(_Owner):
         try:
             result = self._fetched(handles[0], count[0], target)
             if result:
-                rows = zip(*_reader.columns(values[0], count[0], width, self.model._codec))
-                for obj, row in zip(result, rows):
-                    if obj._cache is None:  # an object already cached keeps its row: the same values
-                        _set_cache(obj, row)
+                # Column by column into the objects' slots, in C loops. An object fetched
+                # before gets the same values it has here (pending changes included).
+                columns = _reader.columns(values[0], count[0], width, self.model._codec)
+                for setter, column in zip(target.slot_setters, columns):
+                    if setter is not None:
+                        _each(map(setter, result, column))
         finally:
             freed = lib.amber_batch_free(batch[0])
         check(freed)
@@ -951,7 +949,7 @@ class Context(_Owner):
         for ref in list(self._objects.values()):
             obj = ref()
             if obj is not None:
-                obj._cache = None
+                obj._forget_values()
 
     @property
     def has_changes(self) -> bool:
@@ -1011,10 +1009,10 @@ class Object:
     (`book.title`) or items (`book["title"]`). Its handle is released when the
     Object goes away; pending changes stay in the context until saved or rolled back."""
 
-    # Made by Context._make, which sets every slot: _cache holds the row of values read
-    # with the fetch (positions as Entity.positions gives them) until a set or rollback.
-    # _entity is a class attribute of each entity's subclass.
-    __slots__ = ("_context", "_handle", "_cache", "__weakref__")
+    # Made by Context._make, which sets these slots; each entity's subclass adds a slot
+    # per fetched attribute, holding the value read with the fetch until a set or a
+    # rollback clears it. _entity is a class attribute of each entity's subclass.
+    __slots__ = ("_context", "_handle", "__weakref__")
     _entity: Entity
     _release_handle = staticmethod(lib.amber_object_release)  # through the class, which outlives every instance
 
@@ -1048,9 +1046,12 @@ class Object:
         return out[0]
 
     def _get(self, name: str) -> Any:
-        row, position = self._cache, self._entity.positions.get(name)
-        if row is not None and position is not None and position < len(row):
-            return row[position]
+        slot = self._entity.slots.get(name)
+        if slot is not None:
+            try:
+                return slot.__get__(self)
+            except AttributeError:  # not fetched, or cleared: ask the library
+                pass
         attribute = self._entity.attribute(name)
         value = ffi.new("amber_value *")
         check(lib.amber_object_get(value, self._handle, attribute.handle))
@@ -1066,7 +1067,15 @@ class Object:
         to_c(new, value, keep, attribute.type, attribute.value_class, attribute.codec)
         check(lib.amber_object_set(self._handle, attribute.handle, value))
         # A set can change other stored values too (a shadow attribute's storage): read afresh.
-        object.__setattr__(self, "_cache", None)
+        self._forget_values()
+
+    def _forget_values(self) -> None:
+        """Empties the slots a fetch filled, so every attribute is read afresh."""
+        for slot in self._entity.slots.values():
+            try:
+                slot.__delete__(self)
+            except AttributeError:  # already empty
+                pass
 
     def __getattr__(self, name: str) -> Any:
         # Only names that are not attributes reach here (attributes are properties of the entity's class).
@@ -1098,7 +1107,6 @@ class Object:
 _new_object = object.__new__
 _set_context = Object._context.__set__  # type: ignore[attr-defined]
 _set_handle = Object._handle.__set__  # type: ignore[attr-defined]
-_set_cache = Object._cache.__set__  # type: ignore[attr-defined]
 
 
 class _Ref(weakref.ref):

@@ -57,3 +57,15 @@ def plugin_dir():
     if not directory or not os.path.exists(os.path.join(directory, "libAmberColorPlugin.so")):
         pytest.fail("set AMBER_PLUGIN_DIR to the folder with the sample plugins (swift build --show-bin-path)")
     return directory
+
+
+def filled(obj) -> list:
+    """The attributes whose values came with the object's fetch (its filled slots)."""
+    names = []
+    for name, slot in obj._entity.slots.items():
+        try:
+            slot.__get__(obj)
+        except AttributeError:
+            continue
+        names.append(name)
+    return names

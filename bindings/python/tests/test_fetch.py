@@ -9,6 +9,7 @@ import pytest
 
 import amber
 from amber import _values, core, ffi, lib
+from conftest import filled
 
 
 class RecordingLibrary:
@@ -130,7 +131,7 @@ def test_an_entity_with_nothing_to_read_with_the_fetch():
             ctx.save()
         with store.context() as ctx:
             lazy = ctx.fetch("Secret", sort=["word"])  # no attribute is prefetched: no batch, objects only
-            assert [secret._cache for secret in lazy] == [None, None]
+            assert [filled(secret) for secret in lazy] == [[], []]
             assert sorted(secret.word for secret in lazy) == ["amber", "resin"]
             assert ctx.fetch("Secret", "word == 'none'") == []
         with store.context() as ctx:
@@ -158,7 +159,7 @@ def test_struct_values_nested_or_not_and_opaque_bytes_read_with_the_fetch():
         for decode in (False, True):
             with store.context() as ctx:
                 holders = ctx.fetch("Holder", sort=["n"], decode=decode)
-                assert [len(holder._cache) for holder in holders] == [3 if decode else 1] * 3
+                assert [len(filled(holder)) for holder in holders] == [3 if decode else 1] * 3
                 assert [(holder.tagged, holder.blob) for holder in holders] == [
                     (Tagged(-3, Point(1.5, -2.0), True), b"\x01\x02\x03\x04"), (None, None), (Tagged(7, Point(0.0, 0.5), False), b"abcd")]
                 assert type(holders[0].tagged) is model.struct_type("Tagged")

@@ -6,6 +6,7 @@ from decimal import Decimal
 import pytest
 
 import amber
+from conftest import filled
 from amber import _values, ffi
 from conftest import BOOKS
 
@@ -74,7 +75,7 @@ def test_every_prefetched_column_reads_nulls(context):
     context.insert("Book", title="t", available=None)
     context.save()
     book, = context.fetch("Book")
-    assert book._cache is not None  # read with the fetch
+    assert "pages" in filled(book)  # read with the fetch
     assert [book[name] for name in ("pages", "rating", "published", "key", "available")] == [None] * 5
 
 
@@ -92,7 +93,7 @@ def test_decode_reads_transformed_struct_values_with_the_fetch(plugin_dir):
         with store.context() as ctx:
             swatches = ctx.fetch("Swatch", decode=True)
             # Each object's row of fetched values reaches the color's position: decoded with the fetch.
-            assert all(len(swatch._cache) > swatch._entity.positions["color"] for swatch in swatches)
+            assert all("color" in filled(swatch) for swatch in swatches)
             assert sorted((swatch.name or "", swatch.color) for swatch in swatches) == [
                 ("", None), ("sand", Color(0.5, 0.25, 0.125, 1.0))]
 
@@ -112,3 +113,21 @@ def test_the_primary_key_comes_with_the_first_save(store):
         dune, emma = ctx.fetch("Book", sort=["title"])
         assert dune.primary_key == key and emma.primary_key != key
         assert ctx.object(f"{dune.uri.rsplit('/', 1)[0]}/p{emma.primary_key}") is emma
+
+
+def test_fetched_values_live_in_slots_until_a_set_or_a_rollback(store):
+    with store.context() as ctx:
+        ctx.insert("Book", title="First", pages=10)
+        ctx.save()
+    with store.context() as ctx:
+        book, = ctx.fetch("Book")
+        assert {"title", "pages"} <= set(filled(book))
+        assert (book.title, book["pages"]) == ("First", 10)
+        book.pages = 11  # a set empties every slot: values are read afresh from the library
+        assert filled(book) == []
+        assert (book.title, book.pages) == ("First", 11)
+        again, = ctx.fetch("Book")  # the same object, its slots filled with its current (pending) values
+        assert again is book and book.pages == 11 and "pages" in filled(book)
+        ctx.rollback()
+        assert filled(book) == []
+        assert book.pages == 10
