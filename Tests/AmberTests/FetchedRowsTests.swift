@@ -265,4 +265,42 @@ import Testing
         #expect(batch.decodedValue(1, cover) == .null, "a freed object's decoded value is dropped")
         #expect(try books[0].value(for: cover) == (try color(0, 0, 0, 1, in: registry)))
     }
+
+    /// A save writes only the columns that changed: a value another program
+    /// wrote to a column this context did not change survives the update.
+    /// An object whose only change is unstored still moves to the row's new
+    /// version, so its next save meets no conflict.
+    @Test func updatesWriteOnlyTheChangedColumns() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("partial.amber").path
+        let model = try booksModel()
+        do {
+            let context = Context(store: try Store(path: path, model: model))
+            try insertBook(context, "Dune", "Herbert", pages: .int(412))
+            try context.save()
+        }
+        let context = Context(store: try Store(path: path, model: model))
+        let book = try #require(try context.fetch(FetchRequest("Book")).first)
+        var db: OpaquePointer?
+        #expect(sqlite3_open(path, &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        #expect(sqlite3_exec(db, "UPDATE Book SET author = 'F. Herbert'", nil, nil, nil) == SQLITE_OK)
+        try book.setValue(.int(500), forKey: "pages")
+        try context.save()
+        var statement: OpaquePointer?
+        #expect(sqlite3_prepare_v2(db, "SELECT author, pages, _version FROM Book", -1, &statement, nil) == SQLITE_OK)
+        defer { sqlite3_finalize(statement) }
+        #expect(sqlite3_step(statement) == SQLITE_ROW)
+        #expect(String(cString: sqlite3_column_text(statement, 0)) == "F. Herbert", "an unchanged column was rewritten")
+        #expect(sqlite3_column_int64(statement, 1) == 500)
+        #expect(sqlite3_column_int64(statement, 2) == 2)
+
+        try book.setValue(.string("a note"), forKey: "note")  // transient: no column changes
+        try context.save()
+        try book.setValue(.int(501), forKey: "pages")
+        try context.save()  // no conflict: the transient-only save moved the object to the row's version
+        let check = Context(store: try Store(path: path, model: model))
+        #expect(try check.fetch(FetchRequest("Book")).first?.value(forKey: "pages") == .int(501))
+    }
 }

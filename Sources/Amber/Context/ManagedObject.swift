@@ -346,6 +346,7 @@ extension ManagedObject: RowSource {
         return saved
     }
     package var rowVersion: Int64 { version }
+    package var savedSlotValues: [Value]? { committed }
 }
 
 /// How an entity's objects start out in a context.

@@ -231,6 +231,9 @@ package protocol RowSource: AnyObject {
     var objectID: ObjectID { get }
     /// The object's slots, with every encoded form current (``Entity/columns`` say which slot each column reads).
     var slotValues: [Value] { get }
+    /// The slots as last saved or fetched, if the object keeps them (nil:
+    /// every column is written).
+    var savedSlotValues: [Value]? { get }
     /// The row version last read or written, checked by updates and deletes.
     var rowVersion: Int64 { get }
 }

@@ -45,17 +45,24 @@ struct StoreWriter<Row: RowSource> {
         return keys
     }
 
-    /// Updates `objects` whose row still has the version they were read at.
+    /// Updates the changed columns of `objects` whose row still has the
+    /// version they were read at (every object's version is raised, even if
+    /// only its unstored attributes changed, so its version stays the row's).
     func update(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) {
         for object in objects {
             let mapping = store.mapping(for: object.entity)
-            let statement = try store.connection.statement(mapping.updateSQL)
             let values = object.slotValues
-            for (i, slot) in mapping.slots.enumerated() {
-                TableMapping.bind(values[slot], at: Int32(i), in: statement)
+            let saved = object.savedSlotValues
+            let columns = mapping.slots.indices.filter { column in
+                let slot = mapping.slots[column]
+                return saved.map { $0[slot] != values[slot] } ?? true
             }
-            statement.bind(Int32(mapping.columns.count), object.objectID.primaryKey ?? 0)
-            statement.bind(Int32(mapping.columns.count + 1), object.rowVersion)
+            let statement = try store.connection.statement(mapping.updateSQL(columns: columns))
+            for (parameter, column) in columns.enumerated() {
+                TableMapping.bind(values[mapping.slots[column]], at: Int32(parameter), in: statement)
+            }
+            statement.bind(Int32(columns.count), object.objectID.primaryKey ?? 0)
+            statement.bind(Int32(columns.count + 1), object.rowVersion)
             if try run(statement, for: object, problems: &problems), store.connection.changes == 0 {
                 problems.append(conflict(object, "was changed or deleted in the store since it was read"))
             }

@@ -18,7 +18,6 @@ final class TableMapping {
     /// `_pk, _version, "a", "b", …` — the select list for fetching objects.
     let selectColumns: String
     let insertSQL: String
-    let updateSQL: String
     let deleteSQL: String
     /// The stored columns, in order.
     let columns: [Column]
@@ -46,9 +45,27 @@ final class TableMapping {
         selectColumns = (["_pk", "_version"] + names).joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
         insertSQL = "INSERT INTO \(table) (_entity, \(names.joined(separator: ", "))) VALUES (\(placeholders))"
-        let assignments = names.map { "\($0) = ?" } + ["_version = _version + 1"]
-        updateSQL = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE _pk = ? AND _version = ?"
         deleteSQL = "DELETE FROM \(table) WHERE _pk = ? AND _version = ?"
+    }
+
+    /// UPDATE statements by the set of columns they write (bit i: column i),
+    /// made on first use. A store is used from one thread at a time.
+    private var updates: [UInt64: String] = [:]
+
+    /// The UPDATE writing `columns` (column indices, ascending) and raising
+    /// the version, of the row with a given primary key and version (the
+    /// last two parameters). Only changed columns are written, so a save
+    /// does not rewrite values it did not change (large blobs, encrypted
+    /// values) and two programs changing different attributes of one row
+    /// write only their own.
+    func updateSQL(columns: [Int]) -> String {
+        var mask: UInt64 = 0
+        for column in columns where column < 64 { mask |= 1 << UInt64(column) }
+        if self.columns.count <= 64, let known = updates[mask] { return known }
+        let assignments = columns.map { "\(quote(self.columns[$0].name)) = ?" } + ["_version = _version + 1"]
+        let sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE _pk = ? AND _version = ?"
+        if self.columns.count <= 64 { updates[mask] = sql }
+        return sql
     }
 
     /// CREATE statements for the table, its indexes and unique constraints.
