@@ -331,7 +331,11 @@ amber_status amber_registry_register_transformer(amber_registry *registry, const
  *  Errors: AMBER_E_NOT_FOUND (the message has the nearest name). */
 amber_status amber_registry_transformer(amber_transformer **out, amber_registry *registry, const char *name);
 
-/** Releases a transformer handle. */
+/** Releases a transformer handle. Any thread may release it, also while
+ *  other threads are calling through it: their calls finish normally, and
+ *  every later call through the handle fails with AMBER_E_INVALID_HANDLE.
+ *  Calls through a live handle take no lock (beyond a plugin transformer's
+ *  own, if it is not thread-safe). */
 amber_status amber_transformer_free(amber_transformer *transformer);
 
 /** The transformer's input and output classes (static for the handle's

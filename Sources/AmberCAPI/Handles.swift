@@ -39,6 +39,9 @@ enum Handles {
         var generation: UInt16 = 0
         var kind: HandleKind?
         var object: AnyObject?
+        /// Released while lock-free readers were inside it: `object` is dropped,
+        /// and the slot reused, when the last of them leaves.
+        var retiring = false
     }
 
     private struct Table {
@@ -79,6 +82,19 @@ enum Handles {
         // Each kind is only ever made from one wrapper class, so the kind check in lookup
         // is the type check; a dynamic cast here would cost more than the lookup.
         return unsafeDowncast(object, to: T.self)
+    }
+
+    /// Runs `body` on the object behind `handle`, a live handle of a kind any
+    /// thread may use and release (a transformer): lock-free when the handle
+    /// is mirrored, else under the lock.
+    @inline(__always)
+    static func withShared<T: AnyObject, R>(_ handle: OpaquePointer?, as kind: HandleKind, _ parameter: String,
+                                            _ body: (T) throws(CAPIError) -> R) throws(CAPIError) -> R
+    {
+        if let result = try Mirror.withShared(handle, kind, as: T.self, body) { return result }
+        // Not mirrored or not live: the locked path reports a bad handle; a live one beyond the mirror is held here.
+        let object: T = try resolve(handle, as: kind, parameter)
+        return try withExtendedLifetime(object) { () throws(CAPIError) in try body(object) }
     }
 
     /// Two handles under one lock: the per-value calls (get, set) resolve an object and an attribute.
@@ -131,16 +147,38 @@ enum Handles {
             for handle in handles {
                 guard let handle else { continue }
                 let index = Int(UInt64(UInt(bitPattern: Int(bitPattern: handle))) & 0xFFFF_FFFF) - 1
-                guard index >= 0, index < table.slots.count, let object = table.slots[index].object else { continue }
-                dropped.append(object)
-                Mirror.retract(index: index)
-                let generation = table.slots[index].generation
-                table.slots[index] = Slot(generation: generation &+ 1)
-                // A slot whose generation would wrap is retired, so a stale handle never matches again.
-                if generation < UInt16.max - 1 { table.free.append(index) }
+                guard index >= 0, index < table.slots.count, !table.slots[index].retiring,
+                      table.slots[index].object != nil
+                else { continue }
+                // Stale from here on, in both tables, whoever still holds the handle.
+                table.slots[index].generation &+= 1
+                if Mirror.retract(index: index) {
+                    vacate(index, in: &table, dropping: &dropped)
+                } else {
+                    table.slots[index].retiring = true  // the last reader out calls finishRetiring
+                }
             }
         }
         dropped.removeAll()
+    }
+
+    /// Drops a retiring slot's object once the lock-free readers inside it have left.
+    static func finishRetiring(index: Int) {
+        var dropped: [AnyObject] = []
+        table.withLock { table in
+            guard index < table.slots.count, table.slots[index].retiring, Mirror.drained(index: index) else { return }
+            vacate(index, in: &table, dropping: &dropped)
+        }
+        dropped.removeAll()
+    }
+
+    /// Empties a released slot (its generation already bumped) and makes it reusable.
+    private static func vacate(_ index: Int, in table: inout Table, dropping dropped: inout [AnyObject]) {
+        if let object = table.slots[index].object { dropped.append(object) }
+        let generation = table.slots[index].generation
+        table.slots[index] = Slot(generation: generation)
+        // A slot whose generation would wrap is retired for good, so a stale handle never matches again.
+        if generation < UInt16.max { table.free.append(index) }
     }
 }
 
@@ -219,10 +257,11 @@ func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: St
 }
 
 /// Lock-free reads of live handles on the hot paths (get and set through
-/// attribute handles). For each of the first `capacity` slots it keeps, in
-/// memory that is never moved or freed, the handle the slot is live under (0
-/// when released), its owner thread or attribute position, and the object's
-/// address. Writers hold the handle table's lock; readers take none.
+/// attribute handles, transformer calls). For each of the first `capacity`
+/// slots it keeps, in memory that is never moved or freed, the handle the
+/// slot is live under (0 when released), its owner thread or attribute
+/// position, the object's address and the number of readers inside a shared
+/// handle. Writers hold the handle table's lock; readers take none.
 ///
 /// A reader never touches an object it has not proved alive:
 /// - an object or context handle is followed only if the calling thread owns
@@ -230,26 +269,44 @@ func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: St
 ///   during the call;
 /// - an attribute handle is never followed: its address is compared with the
 ///   object's own entity's attribute at the recorded position, which the
-///   (live) object keeps alive.
+///   (live) object keeps alive;
+/// - a shared handle (a transformer, which any thread may use and release)
+///   is followed between entering and leaving its slot's reader count: a
+///   release while readers are inside marks the count retiring and leaves the
+///   object to the last reader out (``Handles/finishRetiring(index:)``).
 /// Anything else (another thread, a released, forged or unmirrored handle)
 /// takes the locked path, which reports the error.
 enum Mirror {
     private static let capacity = 1 << 22
-    /// Words per slot: handle, owner thread or attribute position, object address, attribute address.
-    private static let stride = 4
-    /// 128 MiB of address space, reserved, not committed: pages are touched only as slots are used.
-    nonisolated(unsafe) private static let words: UnsafeMutablePointer<Atomic<UInt>>? = {
-        let bytes = capacity * stride * MemoryLayout<UInt>.stride
-        guard let memory = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
-              memory != MAP_FAILED
-        else { return nil }
-        // Zero-filled pages: every word is an Atomic<UInt> holding 0 (no handle).
-        return memory.bindMemory(to: Atomic<UInt>.self, capacity: capacity * stride)
-    }()
+    /// Words per slot: handle, owner thread or attribute position, object address, attribute address, readers.
+    private static let stride = 5
+    /// The reader count's flag for a released slot that readers were inside.
+    private static let retiring: UInt = 1 << (UInt.bitWidth - 1)
+    /// 160 MiB of address space, reserved (not committed: pages are touched
+    /// only as slots are used) by the first publish, under the table's lock.
+    /// A constant initial value, so reads need no lazy-initialisation check;
+    /// the pointer is written once, before any handle it mirrors exists.
+    nonisolated(unsafe) private static var words: UnsafeMutablePointer<Atomic<UInt>>? = nil
+    nonisolated(unsafe) private static var reserved = false
+
+    /// The mirror's memory, reserved on first use; nil if the system refused it (every read then takes the locked path).
+    private static func reserve() -> UnsafeMutablePointer<Atomic<UInt>>? {
+        if !reserved {
+            reserved = true
+            let bytes = capacity * stride * MemoryLayout<UInt>.stride
+            if let memory = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+               memory != MAP_FAILED
+            {
+                // Zero-filled pages: every word is an Atomic<UInt> holding 0 (no handle).
+                words = memory.bindMemory(to: Atomic<UInt>.self, capacity: capacity * stride)
+            }
+        }
+        return words
+    }
 
     /// Records a live slot (under the table's lock): the fields first, then the handle that makes them valid.
     static func publish(index: Int, handle: OpaquePointer?, owner: pthread_t, object: AnyObject, attribute: Attribute?) {
-        guard index < capacity, let words else { return }
+        guard index < capacity, let words = reserve() else { return }
         // A reused slot: its new fields must not be seen before its retraction. Readers
         // would reject a mix anyway (an owner only this thread can have written; an
         // attribute compared by identity), but they must not rely on that.
@@ -261,10 +318,50 @@ enum Mirror {
         slot[0].store(UInt(bitPattern: handle), ordering: .releasing)
     }
 
-    /// Marks a slot released (under the table's lock), before its object is dropped.
-    static func retract(index: Int) {
-        guard index < capacity, let words else { return }
-        words[index * stride].store(0, ordering: .releasing)
+    /// Marks a slot released (under the table's lock): true if its object may
+    /// be dropped now, false if readers are inside and the last of them will
+    /// call ``Handles/finishRetiring(index:)``.
+    static func retract(index: Int) -> Bool {
+        guard index < capacity, let words else { return true }
+        let slot = words + index * stride
+        slot[0].store(0, ordering: .sequentiallyConsistent)
+        // One read-modify-write on the count orders this release against every
+        // reader's entry and exit: exactly one side sees "retiring, no readers".
+        // No reader inside: take the flag back, unless one entered meanwhile (it will leave after us).
+        return slot[4].bitwiseOr(retiring, ordering: .sequentiallyConsistent).oldValue == 0 && drained(index: index)
+    }
+
+    /// Whether a retiring slot's readers have all left; if so, clears the flag.
+    static func drained(index: Int) -> Bool {
+        guard index < capacity, let words else { return true }
+        return words[index * stride + 4].compareExchange(expected: retiring, desired: 0, ordering: .sequentiallyConsistent).exchanged
+    }
+
+    /// Runs `body` on the object behind a shared handle of `kind` without the
+    /// table's lock; nil (and `body` not run) if the handle is not live here:
+    /// take the locked path.
+    @inline(__always)
+    static func withShared<T: AnyObject, R, E: Error>(_ handle: OpaquePointer?, _ kind: HandleKind, as type: T.Type,
+                                                       _ body: (T) throws(E) -> R) throws(E) -> R?
+    {
+        let bits = UInt(bitPattern: handle)
+        let index = Int(bits & 0xFFFF_FFFF) &- 1
+        guard UInt8(truncatingIfNeeded: bits >> 48) == kind.rawValue, index >= 0, index < capacity, let words else { return nil }
+        let slot = words + index * stride
+        slot[4].wrappingAdd(1, ordering: .sequentiallyConsistent)
+        defer {
+            if slot[4].wrappingSubtract(1, ordering: .sequentiallyConsistent).oldValue == retiring | 1 {
+                Handles.finishRetiring(index: index)
+            }
+        }
+        // Inside the count, a slot live under `handle` stays so until we leave.
+        guard slot[0].load(ordering: .sequentiallyConsistent) == bits,
+              let pointer = UnsafeRawPointer(bitPattern: slot[2].load(ordering: .relaxed))
+        else { return nil }
+        // Borrowed, not retained: the count keeps it alive. (The borrow does not carry typed throws.)
+        var result: Result<R, E>?
+        Unmanaged<T>.fromOpaque(pointer)._withUnsafeGuaranteedRef { object in result = Result { () throws(E) in try body(object) } }
+        return try result.unsafelyUnwrapped.get()
     }
 
     /// Words 1–3 of the slot `handle` is live under, read consistently; nil

@@ -34,12 +34,13 @@ public func amber_transformer_classes(_ out_input_class: UnsafeMutablePointer<Un
                                       _ out_output_size: UnsafeMutablePointer<Int>?, _ transformer: OpaquePointer?) -> amber_status
 {
     api { () throws(CAPIError) in
-        let wrapper: CTransformer = try Handles.resolve(transformer, as: .transformer, "transformer")
-        let checked = wrapper.transformer
-        out_input_class?.pointee = wrapper.strings.cString(checked.inputClass)
-        out_input_size?.pointee = checked.inputSize ?? 0
-        out_output_class?.pointee = wrapper.strings.cString(checked.outputClass)
-        out_output_size?.pointee = checked.outputSize ?? 0
+        try Handles.withShared(transformer, as: .transformer, "transformer") { (wrapper: CTransformer) in
+            let checked = wrapper.transformer
+            out_input_class?.pointee = wrapper.strings.cString(checked.inputClass)
+            out_input_size?.pointee = checked.inputSize ?? 0
+            out_output_class?.pointee = wrapper.strings.cString(checked.outputClass)
+            out_output_size?.pointee = checked.outputSize ?? 0
+        }
     }
 }
 
@@ -49,10 +50,11 @@ private func transform(_ out: UnsafeMutablePointer<amber_value>?, _ transformer:
 {
     api { () throws(CAPIError) in
         let result = try require(out, "out")
-        let wrapper: CTransformer = try Handles.resolve(transformer, as: .transformer, "transformer")
         let value = try CValue.read(input, "input")
-        let converted = try core { () throws(AmberError) in
-            reverse ? try wrapper.transformer.reverse(value) : try wrapper.transformer.forward(value)
+        let converted = try Handles.withShared(transformer, as: .transformer, "transformer") { (wrapper: CTransformer) throws(CAPIError) in
+            try core { () throws(AmberError) in
+                reverse ? try wrapper.transformer.reverse(value) : try wrapper.transformer.forward(value)
+            }
         }
         try CValue.write(converted, to: result)
     }
@@ -79,15 +81,17 @@ private func transformBytes(_ out_length: UnsafeMutablePointer<Int>?, _ transfor
 {
     api { () throws(CAPIError) in
         let lengthOut = try require(out_length, "out_length")
-        let wrapper: CTransformer = try Handles.resolve(transformer, as: .transformer, "transformer")
-        let inputCount = try count(input_length, "input_length"), capacity = try count(output_capacity, "output_capacity")
-        guard inputCount == 0 || input != nil else { throw .null("input") }
-        guard capacity == 0 || output != nil else { throw .null("output") }
-        let source = UnsafeRawBufferPointer(start: input, count: inputCount)
-        let target = UnsafeMutableRawBufferPointer(start: output, count: capacity)
-        lengthOut.pointee = try core { () throws(AmberError) in
-            reverse ? try wrapper.transformer.reverse(bytes: source, into: target)
-                    : try wrapper.transformer.forward(bytes: source, into: target)
+        lengthOut.pointee = try Handles.withShared(transformer, as: .transformer, "transformer") {
+            (wrapper: CTransformer) throws(CAPIError) in
+            let inputCount = try count(input_length, "input_length"), capacity = try count(output_capacity, "output_capacity")
+            guard inputCount == 0 || input != nil else { throw .null("input") }
+            guard capacity == 0 || output != nil else { throw .null("output") }
+            let source = UnsafeRawBufferPointer(start: input, count: inputCount)
+            let target = UnsafeMutableRawBufferPointer(start: output, count: capacity)
+            return try core { () throws(AmberError) in
+                reverse ? try wrapper.transformer.reverse(bytes: source, into: target)
+                        : try wrapper.transformer.forward(bytes: source, into: target)
+            }
         }
     }
 }
@@ -118,30 +122,31 @@ private func transformByteArray(_ out_lengths: UnsafeMutablePointer<Int>?, _ tra
                                 _ output_stride: Int, reverse: Bool) -> amber_status
 {
     api { () throws(CAPIError) in
-        let wrapper: CTransformer = try Handles.resolve(transformer, as: .transformer, "transformer")
-        let values = try AmberCAPI.count(count, "count")
-        let inputSize = try AmberCAPI.count(input_size, "input_size"), outputSize = try AmberCAPI.count(output_size, "output_size")
-        let inputStride = try AmberCAPI.count(input_stride, "input_stride"), outputStride = try AmberCAPI.count(output_stride, "output_stride")
-        guard inputSize == 0 || input != nil else { throw .null("input") }
-        guard outputSize == 0 || output != nil else { throw .null("output") }
-        let source = UnsafeRawBufferPointer(start: input, count: inputSize)
-        let layout: ByteValues
-        if let input_lengths {
-            guard inputStride == 0 else {
-                throw CAPIError(AMBER_E_INVALID_VALUE, "input_stride (\(inputStride)) and input_lengths are both set; give one",
-                                origin: "input_stride")
-            }
-            layout = try core { () throws(AmberError) in try ByteValues(source, lengths: UnsafeBufferPointer(start: input_lengths, count: values)) }
-        } else {
-            layout = try core { () throws(AmberError) in try ByteValues(source, count: values, stride: inputStride) }
-        }
-        let target = UnsafeMutableRawBufferPointer(start: output, count: outputSize)
-        let lengths = out_lengths.map { UnsafeMutableBufferPointer(start: $0, count: values) }
-        try core { () throws(AmberError) in
-            if reverse {
-                try wrapper.transformer.reverse(layout, into: target, stride: outputStride, lengths: lengths)
+        try Handles.withShared(transformer, as: .transformer, "transformer") { (wrapper: CTransformer) throws(CAPIError) in
+            let values = try AmberCAPI.count(count, "count")
+            let inputSize = try AmberCAPI.count(input_size, "input_size"), outputSize = try AmberCAPI.count(output_size, "output_size")
+            let inputStride = try AmberCAPI.count(input_stride, "input_stride"), outputStride = try AmberCAPI.count(output_stride, "output_stride")
+            guard inputSize == 0 || input != nil else { throw .null("input") }
+            guard outputSize == 0 || output != nil else { throw .null("output") }
+            let source = UnsafeRawBufferPointer(start: input, count: inputSize)
+            let layout: ByteValues
+            if let input_lengths {
+                guard inputStride == 0 else {
+                    throw CAPIError(AMBER_E_INVALID_VALUE, "input_stride (\(inputStride)) and input_lengths are both set; give one",
+                                    origin: "input_stride")
+                }
+                layout = try core { () throws(AmberError) in try ByteValues(source, lengths: UnsafeBufferPointer(start: input_lengths, count: values)) }
             } else {
-                try wrapper.transformer.forward(layout, into: target, stride: outputStride, lengths: lengths)
+                layout = try core { () throws(AmberError) in try ByteValues(source, count: values, stride: inputStride) }
+            }
+            let target = UnsafeMutableRawBufferPointer(start: output, count: outputSize)
+            let lengths = out_lengths.map { UnsafeMutableBufferPointer(start: $0, count: values) }
+            try core { () throws(AmberError) in
+                if reverse {
+                    try wrapper.transformer.reverse(layout, into: target, stride: outputStride, lengths: lengths)
+                } else {
+                    try wrapper.transformer.forward(layout, into: target, stride: outputStride, lengths: lengths)
+                }
             }
         }
     }

@@ -515,6 +515,66 @@ static void test_lock_free_lookups(void) {
     OK(amber_context_rollback(context));
 }
 
+/* Transformer handles are shared by every thread and resolved without the
+ * table's lock: a handle released while other threads are inside a call
+ * through it stays alive until the last of them leaves, later calls are
+ * refused as stale, and the transformer is dropped exactly once. */
+static atomic_int shared_frees;
+static void count_shared_free(void *userdata) { (void)userdata; atomic_fetch_add(&shared_frees, 1); }
+
+struct caller {
+    _Atomic(amber_transformer *) *current;
+    atomic_int *done;
+    int ok, stale, wrong;
+};
+
+static void *call_while_released(void *argument) {
+    struct caller *c = argument;
+    unsigned char in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+    while (!atomic_load(c->done)) {
+        size_t written = 0;
+        memset(out, 0, sizeof out);
+        amber_status status = amber_transformer_forward_bytes(&written, atomic_load(c->current), in, sizeof in, out, sizeof out);
+        if (status == AMBER_OK && written == sizeof in && memcmp(in, out, sizeof in) == 0) c->ok++;
+        else if (status == AMBER_E_INVALID_HANDLE) c->stale++;
+        else c->wrong++;
+    }
+    return NULL;
+}
+
+static void test_transformer_released_during_calls(void) {
+    amber_registry *registry = NULL;
+    OK(amber_registry_new(&registry));
+    OK(amber_registry_register_transformer(registry, "Shared", "Binary", "Binary", identity, identity, NULL, NULL, count_shared_free));
+    amber_transformer *first = NULL;
+    OK(amber_registry_transformer(&first, registry, "Shared"));
+    _Atomic(amber_transformer *) current;
+    atomic_init(&current, first);
+    atomic_int done;
+    atomic_init(&done, 0);
+    struct caller callers[2] = {{&current, &done, 0, 0, 0}, {&current, &done, 0, 0, 0}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++) CHECK(pthread_create(&threads[i], NULL, call_while_released, &callers[i]) == 0);
+    /* Handles made and released under the callers, slots reused. */
+    for (int round = 0; round < 100; round++) {
+        amber_transformer *fresh = NULL;
+        if (amber_registry_transformer(&fresh, registry, "Shared") != AMBER_OK) CHECK(0);
+        if (amber_transformer_free(atomic_exchange(&current, fresh)) != AMBER_OK) CHECK(0);
+    }
+    /* The last handle goes while calls run, with no registry left to hold the transformer. */
+    OK(amber_registry_free(registry));
+    CHECK(atomic_load(&shared_frees) == 0);
+    OK(amber_transformer_free(atomic_load(&current)));
+    atomic_store(&done, 1);
+    for (int i = 0; i < 2; i++) CHECK(pthread_join(threads[i], NULL) == 0);
+    CHECK(callers[0].ok + callers[1].ok > 0);
+    CHECK(callers[0].wrong + callers[1].wrong == 0);
+    CHECK(atomic_load(&shared_frees) == 1);
+    size_t written = 0;
+    unsigned char byte = 0;
+    FAILS(amber_transformer_forward_bytes(&written, first, &byte, 1, &byte, 1), AMBER_E_INVALID_HANDLE, "released (stale) handle");
+}
+
 int main(void) {
     set_up();
     test_sized_structs();
@@ -525,6 +585,7 @@ int main(void) {
     test_stale_forged_and_wrong_type_handles();
     test_wrong_thread();
     test_lock_free_lookups();
+    test_transformer_released_during_calls();
     test_invalid_utf8_and_unknown_names();
     test_bad_models_and_predicates();
     test_transformers();

@@ -111,6 +111,20 @@ package final class BoundTransformer: Sendable {
     private let outputForm: ResolvedClass.ByteForm?
     /// A thread-safe plugin's byte functions, called with no reference count per call.
     private let pluginBytes: PluginBytePath?
+    /// The same functions with the sizes they are called with, per direction:
+    /// a call is then two size compares, the function and a compare of what
+    /// it wrote.
+    private let directForward: DirectBytes?
+    private let directReverse: DirectBytes?
+
+    /// A thread-safe plugin's byte function between two byte forms, one direction.
+    private struct DirectBytes: @unchecked Sendable {  // the plugin declared its functions thread-safe
+        let function: PluginFunctions.BytesFunction
+        let state: UnsafeMutableRawPointer?
+        /// The classes' sizes; nil for a class of any size (Binary).
+        let inputSize: Int?
+        let outputSize: Int?
+    }
 
     package init(transformer: Transformer, input: ResolvedClass, output: ResolvedClass) {
         self.transformer = transformer
@@ -118,7 +132,18 @@ package final class BoundTransformer: Sendable {
         self.output = output
         self.inputForm = input.byteForm
         self.outputForm = output.byteForm
-        self.pluginBytes = PluginBytePath(transformer.plugin)
+        let pluginBytes = PluginBytePath(transformer.plugin)
+        self.pluginBytes = pluginBytes
+        if let pluginBytes, let inputForm, let outputForm {
+            directForward = pluginBytes.forward.map {
+                DirectBytes(function: $0, state: pluginBytes.state, inputSize: inputForm.size, outputSize: outputForm.size)
+            }
+            directReverse = transformer.reverseFunction == nil ? nil : pluginBytes.reverse.map {
+                DirectBytes(function: $0, state: pluginBytes.state, inputSize: outputForm.size, outputSize: inputForm.size)
+            }
+        } else {
+            (directForward, directReverse) = (nil, nil)
+        }
     }
 
     package func forward(_ value: Value) throws(TransformerFailure) -> Value {
@@ -136,11 +161,13 @@ package final class BoundTransformer: Sendable {
     /// size, for a fixed-size class), and the result, written to `output`, is
     /// checked against the output class's size.
     package func forward(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(TransformerFailure) -> Int {
-        try callBytes(reverse: false, input, output)
+        if let direct = directForward, let written = try callDirect(direct, reverse: false, input, output) { return written }
+        return try callBytes(reverse: false, input, output)
     }
 
     /// `reverse` on bytes, checked as ``forward(bytes:into:)`` is.
     package func reverse(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(TransformerFailure) -> Int {
+        if let direct = directReverse, let written = try callDirect(direct, reverse: true, input, output) { return written }
         guard transformer.reverseFunction != nil else {
             throw TransformerFailure(transformer: transformer, message: "is not reversible")
         }
@@ -168,6 +195,7 @@ package final class BoundTransformer: Sendable {
     /// The byte path either way. The sizes were worked out once, at init, and
     /// the classes are touched only to word an error: the hot path compares
     /// integers and makes no reference count.
+    @inline(never)  // the slow path: keeps the direct path's frame small
     private func callBytes(reverse: Bool, _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer)
         throws(TransformerFailure) -> Int
     {
@@ -201,13 +229,37 @@ package final class BoundTransformer: Sendable {
         } else {
             written = try callBytesThroughValues(reverse: reverse, input, output)
         }
+        try check(written: written, reverse: reverse, size: made.size, output)
+        return written
+    }
+
+    /// The direct path; nil (nothing called) when the buffers' sizes do not
+    /// fit, and then ``callBytes(reverse:_:_:)`` words the error.
+    @inline(__always)
+    private func callDirect(_ direct: DirectBytes, reverse: Bool, _ input: UnsafeRawBufferPointer,
+                            _ output: UnsafeMutableRawBufferPointer) throws(TransformerFailure) -> Int?
+    {
+        guard input.count == direct.inputSize ?? input.count, output.count >= direct.outputSize ?? 0 else { return nil }
+        let written: Int
+        do {
+            written = try PluginFunctions.invokeBytes(direct.function, direct.state, input, output)
+        } catch {
+            throw bytesFailure(reverse, "failed: \(error)")
+        }
+        if written != direct.outputSize ?? written || written < 0 || written > output.count {
+            try check(written: written, reverse: reverse, size: direct.outputSize, output)
+        }
+        return written
+    }
+
+    /// What a byte function says it wrote must fit the buffer and the class's size.
+    private func check(written: Int, reverse: Bool, size: Int?, _ output: UnsafeMutableRawBufferPointer) throws(TransformerFailure) {
         guard written >= 0, written <= output.count else {
             throw bytesFailure(reverse, "reported \(written) bytes written to a buffer of \(output.count)")
         }
-        if let size = made.size, written != size {
+        if let size, written != size {
             throw bytesFailure(reverse, "returned \(written) bytes, but it declares \(to(reverse).name) (\(size) bytes)")
         }
-        return written
     }
 
     private func from(_ reverse: Bool) -> ResolvedClass { reverse ? output : input }
