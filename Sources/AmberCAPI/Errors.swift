@@ -23,6 +23,7 @@ struct CAPIError: Error {
         case .unknownEntity(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
         case .unknownTransformer(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
         case .unknownAttribute(let entity, let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: "\(entity).\(name)")
+        case .unknownRelationship(let entity, let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: "\(entity).\(name)")
         case .invalidValue(let place, _, _): self.init(AMBER_E_INVALID_VALUE, message, origin: place)
         case .foreignAttribute(let attribute, _): self.init(AMBER_E_NOT_FOUND, message, origin: attribute)
         case .invalidPredicate(let position, _): self.init(AMBER_E_INVALID_PREDICATE, message, origin: "position \(position)")

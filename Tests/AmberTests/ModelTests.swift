@@ -39,7 +39,7 @@ import Testing
         #expect(lines.contains("Book.uniquenessConstraints[0]: Book.author: no such attribute"))
         #expect(lines.contains("Book.indexes[0]: names no attributes"))
         #expect(lines.contains("Book: duplicate entity name (names are case-insensitive)"))
-        #expect(lines.contains("Book: has no attributes"))
+        #expect(lines.contains("Book: has no attributes or relationships"))
         #expect(problems.count == 13)
     }
 
@@ -57,7 +57,7 @@ import Testing
             return
         }
         #expect(problems.map(\.description) == [
-            "Thing.owner: type objectID needs relationships, which this version does not support yet",
+            "Thing.owner: type objectID is not an attribute type; point at other objects with a relationship",
             "Thing.scratch: type undefined is only allowed for transient attributes",
         ])
     }

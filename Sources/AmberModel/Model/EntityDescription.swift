@@ -6,17 +6,19 @@ import AmberValues
 /// ```swift
 /// EntityDescription("Book") {
 ///     Attribute.string("title").required()
-///     Attribute.string("author")
 ///     Attribute.decimal("price").min(0)
+///     Relationship.toOne("author", "Author", inverse: "books")
 /// }
-/// .unique("title", "author")
-/// .index("author", "title")
+/// .unique("title")
+/// .index("title", "price")
 /// ```
 public struct EntityDescription: Sendable, Hashable {
     /// The entity's name, unique within its model; also its table name.
     public var name: String
     /// Its attributes, in order.
     public var attributes: [AttributeDescription]
+    /// Its relationships, in order.
+    public var relationships: [RelationshipDescription] = []
     /// Compound indexes: each is a list of attribute names.
     public var indexes: [[String]] = []
     /// Uniqueness constraints: each is a list of attribute names whose
@@ -25,15 +27,22 @@ public struct EntityDescription: Sendable, Hashable {
     /// Free-form key/value pairs for the program's own use.
     public var userInfo: [String: String] = [:]
 
-    /// An entity named `name` with `attributes`.
-    public init(_ name: String, attributes: [AttributeDescription] = []) {
+    /// An entity named `name` with `attributes` and `relationships`.
+    public init(_ name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = []) {
         self.name = name
         self.attributes = attributes
+        self.relationships = relationships
     }
 
-    /// An entity named `name` whose attributes are listed in the closure.
-    public init(_ name: String, @AttributeListBuilder _ attributes: () -> [AttributeDescription]) {
-        self.init(name, attributes: attributes())
+    /// An entity named `name` whose attributes and relationships are listed in the closure.
+    public init(_ name: String, @PropertyListBuilder _ properties: () -> [PropertyDescription]) {
+        self.init(name)
+        for property in properties() {
+            switch property {
+            case .attribute(let attribute): attributes.append(attribute)
+            case .relationship(let relationship): relationships.append(relationship)
+            }
+        }
     }
 
     /// Adds a compound index over `attributes`, in that order.
@@ -79,21 +88,31 @@ public struct ModelDescription: Sendable, Hashable {
     }
 }
 
-/// Collects attribute descriptions in ``EntityDescription/init(_:_:)``.
+/// One line of an entity's body: an attribute or a relationship.
+public enum PropertyDescription: Sendable, Hashable {
+    /// An attribute.
+    case attribute(AttributeDescription)
+    /// A relationship.
+    case relationship(RelationshipDescription)
+}
+
+/// Collects attribute and relationship descriptions in ``EntityDescription/init(_:_:)``.
 @resultBuilder
-public enum AttributeListBuilder {
+public enum PropertyListBuilder {
     /// One attribute line.
-    public static func buildExpression(_ attribute: AttributeDescription) -> [AttributeDescription] { [attribute] }
+    public static func buildExpression(_ attribute: AttributeDescription) -> [PropertyDescription] { [.attribute(attribute)] }
+    /// One relationship line.
+    public static func buildExpression(_ relationship: RelationshipDescription) -> [PropertyDescription] { [.relationship(relationship)] }
     /// The lines of a block, in order.
-    public static func buildBlock(_ parts: [AttributeDescription]...) -> [AttributeDescription] { parts.flatMap { $0 } }
+    public static func buildBlock(_ parts: [PropertyDescription]...) -> [PropertyDescription] { parts.flatMap { $0 } }
     /// An `if` without `else`.
-    public static func buildOptional(_ part: [AttributeDescription]?) -> [AttributeDescription] { part ?? [] }
+    public static func buildOptional(_ part: [PropertyDescription]?) -> [PropertyDescription] { part ?? [] }
     /// The first branch of an `if`/`else`.
-    public static func buildEither(first part: [AttributeDescription]) -> [AttributeDescription] { part }
+    public static func buildEither(first part: [PropertyDescription]) -> [PropertyDescription] { part }
     /// The second branch of an `if`/`else`.
-    public static func buildEither(second part: [AttributeDescription]) -> [AttributeDescription] { part }
+    public static func buildEither(second part: [PropertyDescription]) -> [PropertyDescription] { part }
     /// A `for` loop.
-    public static func buildArray(_ parts: [[AttributeDescription]]) -> [AttributeDescription] { parts.flatMap { $0 } }
+    public static func buildArray(_ parts: [[PropertyDescription]]) -> [PropertyDescription] { parts.flatMap { $0 } }
 }
 
 /// Collects entity descriptions in ``ModelDescription/init(_:)``.

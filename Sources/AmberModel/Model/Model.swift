@@ -32,7 +32,8 @@ public final class Model: Sendable {
         let plan = try ModelChecker.plan(description, registry: registry.snapshot())
         self.description = description
         self.entities = description.entities.enumerated().map {
-            Entity(description: $0.element, index: $0.offset, plans: plan.attributes[$0.offset])
+            Entity(description: $0.element, index: $0.offset, plans: plan.attributes[$0.offset],
+                   relationshipPlans: plan.relationships[$0.offset])
         }
         self.entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.versionHash = ModelFingerprint(description).hash
@@ -55,6 +56,14 @@ public final class Model: Sendable {
         }
         return entity
     }
+
+    /// The entity `relationship` points at.
+    public func destination(of relationship: Relationship) -> Entity { entities[relationship.destinationIndex] }
+
+    /// The relationship on the destination that points back; nil for a one-way relationship.
+    public func inverse(of relationship: Relationship) -> Relationship? {
+        relationship.inverseIndex.map { entities[relationship.destinationIndex].relationships[$0] }
+    }
 }
 
 /// A bound entity: its attributes resolved to slots.
@@ -67,10 +76,14 @@ public final class Entity: Sendable, CustomStringConvertible {
     public let attributes: [Attribute]
     /// The attributes that have a column in the store, in column order.
     public let persistentAttributes: [Attribute]
-    /// The stored columns, in order (one per persistent attribute).
+    /// Its relationships; `relationships[i].index == i`.
+    public let relationships: [Relationship]
+    /// The stored columns, in order: one per persistent attribute, then one
+    /// per to-one relationship (the destination's primary key).
     package let columns: [Column]
     /// Slots per object: one per attribute, then one hidden slot per
-    /// transformable attribute for its encoded form.
+    /// transformable attribute for its encoded form, then one per to-one
+    /// relationship for the destination's primary key.
     package let slotCount: Int
     /// Attributes with transformers.
     package let codedAttributes: [Attribute]
@@ -90,8 +103,9 @@ public final class Entity: Sendable, CustomStringConvertible {
     /// Attributes with a rule to check at save (required, or with validation).
     package let checkedAttributes: [Attribute]
     private let attributesByName: [String: Attribute]
+    private let relationshipsByName: [String: Relationship]
 
-    init(description: EntityDescription, index: Int, plans: [AttributePlan]) {
+    init(description: EntityDescription, index: Int, plans: [AttributePlan], relationshipPlans: [RelationshipPlan]) {
         self.name = description.name
         self.index = index
         let slotsByName = Dictionary(description.attributes.enumerated().map { ($0.element.name, $0.offset) },
@@ -114,11 +128,22 @@ public final class Entity: Sendable, CustomStringConvertible {
             }
             return Attribute(description: attribute, entity: description.name, slot: slot, plan: plan, codec: codec)
         }
+        self.relationships = description.relationships.enumerated().map { position, relationship in
+            let plan = relationshipPlans[position]
+            var storage = plan.toManyStorage ?? .inverseForeignKey(orderColumn: nil)
+            if !relationship.isToMany {
+                storage = .foreignKey(slot: nextHiddenSlot)
+                nextHiddenSlot += 1
+            }
+            return Relationship(description: relationship, entity: description.name, index: position, plan: plan, storage: storage)
+        }
         self.slotCount = nextHiddenSlot
         self.persistentAttributes = attributes.filter { !$0.isTransient }
         self.columns = persistentAttributes.map { attribute in
             Column(name: attribute.name, type: attribute.codec?.storedType ?? attribute.type,
                    slot: attribute.codec?.encodedSlot ?? attribute.slot)
+        } + relationships.compactMap { relationship in
+            relationship.slot.map { Column(name: relationship.name, type: .integer64, slot: $0) }
         }
         self.codedAttributes = attributes.filter { $0.codec != nil }
         self.eagerAttributes = codedAttributes.filter { $0.codec?.decodePolicy == .eager }
@@ -127,6 +152,7 @@ public final class Entity: Sendable, CustomStringConvertible {
         self.encodedFormOf = encodedFormOf
         self.initialValues = attributes.map(\.defaultValue)
             + Array(repeating: Value.null, count: nextHiddenSlot - attributes.count)
+        self.relationshipsByName = Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0) })
         self.checkedAttributes = attributes.filter { !$0.isOptional || !$0.validation.isEmpty }
         let byName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0) })
         self.attributesByName = byName
@@ -144,6 +170,22 @@ public final class Entity: Sendable, CustomStringConvertible {
                                     suggestion: nearestName(to: name, in: attributes.map(\.name)))
         }
         return attribute
+    }
+
+    /// The relationship named `name`.
+    ///
+    /// - Throws: ``AmberError/unknownRelationship(entity:name:suggestion:)`` with the nearest name.
+    public func relationship(named name: String) throws(AmberError) -> Relationship {
+        guard let relationship = relationshipsByName[name] else {
+            throw .unknownRelationship(entity: self.name, name: name,
+                                       suggestion: nearestName(to: name, in: relationships.map(\.name)))
+        }
+        return relationship
+    }
+
+    /// Whether `relationship` is one of this entity's own handles.
+    package func owns(_ relationship: Relationship) -> Bool {
+        relationship.index < relationships.count && relationships[relationship.index] === relationship
     }
 
     /// Whether `attribute` is one of this entity's own handles.

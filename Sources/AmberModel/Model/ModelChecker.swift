@@ -18,6 +18,8 @@ struct AttributePlan {
 struct BindingPlan {
     let scope: ClassScope
     let attributes: [[AttributePlan]]
+    /// `relationships[entity][relationship]`, in description order.
+    let relationships: [[RelationshipPlan]]
 }
 
 /// Checks a model description as a whole and lists every problem, so a
@@ -54,14 +56,15 @@ enum ModelChecker {
             }
             plans.append(check(entity, scope: scope, problems: &problems))
         }
+        let relationships = RelationshipChecker(model).plans(problems: &problems)
         guard problems.isEmpty else { throw .invalidModel(problems) }
-        return BindingPlan(scope: scope, attributes: plans)
+        return BindingPlan(scope: scope, attributes: plans, relationships: relationships)
     }
 
     private static func check(_ entity: EntityDescription, scope: ClassScope, problems: inout [ModelProblem]) -> [AttributePlan] {
         var plans = [AttributePlan](repeating: AttributePlan(), count: entity.attributes.count)
-        if entity.attributes.isEmpty {
-            problems.append(ModelProblem(place: entity.name, message: "has no attributes"))
+        if entity.attributes.isEmpty && entity.relationships.isEmpty {
+            problems.append(ModelProblem(place: entity.name, message: "has no attributes or relationships"))
         }
         var seen: Set<String> = []
         for (index, attribute) in entity.attributes.enumerated() {
@@ -121,7 +124,7 @@ enum ModelChecker {
         let type = attribute.type
         switch type {
         case .objectID:
-            problem("type objectID needs relationships, which this version does not support yet")
+            problem("type objectID is not an attribute type; point at other objects with a relationship")
         case .undefined where !attribute.isTransient:
             problem("type undefined is only allowed for transient attributes")
         default:

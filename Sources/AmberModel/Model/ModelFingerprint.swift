@@ -30,6 +30,13 @@ package struct ModelFingerprint {
                 parts["\(entity.name).\(storage)"] = part + ", stores \(shadow.name) " + (shadow.valueClassName ?? ValueClass.propertyListName)
                     + " via " + shadow.transformerNames.joined(separator: " > ")
             }
+            // Links are part of the store's shape: a to-one is a column, a to-many a column elsewhere or a join table.
+            for relationship in entity.relationships {
+                var text = (relationship.isToMany ? "to-many " : "to-one ") + relationship.destination
+                text += relationship.inverse.map { " inverse \($0)" } ?? " one-way"
+                if relationship.isOrdered { text += ", ordered" }
+                parts["\(entity.name).\(relationship.name)"] = text
+            }
             let render = { (lists: [[String]]) in lists.map { "(" + $0.joined(separator: ", ") + ")" }.sorted().joined(separator: " ") }
             if !entity.indexes.isEmpty { parts["\(entity.name) indexes"] = render(entity.indexes) }
             if !entity.uniquenessConstraints.isEmpty { parts["\(entity.name) uniqueness constraints"] = render(entity.uniquenessConstraints) }

@@ -45,6 +45,7 @@ extension ModelDescription {
                 "name": .string(entity.name),
                 "attributes": .array(entity.attributes.map(\.json)),
             ]
+            if !entity.relationships.isEmpty { object["relationships"] = .array(entity.relationships.map(\.json)) }
             if !entity.indexes.isEmpty { object["indexes"] = .array(entity.indexes.map { .array($0.map(JSONValue.string)) }) }
             if !entity.uniquenessConstraints.isEmpty {
                 object["uniquenessConstraints"] = .array(entity.uniquenessConstraints.map { .array($0.map(JSONValue.string)) })
@@ -60,11 +61,14 @@ extension ModelDescription {
 
 extension EntityDescription {
     init(json reader: JSONReader) throws(AmberError) {
-        try reader.allowOnly(["name", "attributes", "indexes", "uniquenessConstraints", "userInfo"])
+        try reader.allowOnly(["name", "attributes", "relationships", "indexes", "uniquenessConstraints", "userInfo"])
         self.init(try reader.string("name"))
-        self.attributes = try reader.array("attributes").map { (attribute: JSONReader) throws(AmberError) in
+        self.attributes = try reader.optionalArray("attributes")?.map { (attribute: JSONReader) throws(AmberError) in
             try AttributeDescription(json: attribute)
-        }
+        } ?? []
+        self.relationships = try reader.optionalArray("relationships")?.map { (relationship: JSONReader) throws(AmberError) in
+            try RelationshipDescription(json: relationship)
+        } ?? []
         self.indexes = try reader.optionalArray("indexes")?.map { (list: JSONReader) throws(AmberError) in try list.stringList() } ?? []
         self.uniquenessConstraints = try reader.optionalArray("uniquenessConstraints")?.map {
             (list: JSONReader) throws(AmberError) in try list.stringList()
@@ -131,6 +135,44 @@ extension AttributeDescription {
         if let storageAttribute { object["storage"] = .string(storageAttribute) }
         if decodePolicy != .lazy { object["decode"] = .string(decodePolicy.rawValue) }
         if encodePolicy != .onSave { object["encode"] = .string(encodePolicy.rawValue) }
+        return .object(object)
+    }
+}
+
+extension RelationshipDescription {
+    private static let keys = ["name", "destination", "inverse", "toMany", "ordered", "optional", "deleteRule", "minCount",
+                               "maxCount", "oneWay", "userInfo"]
+
+    init(json reader: JSONReader) throws(AmberError) {
+        try reader.allowOnly(Self.keys)
+        self.init(try reader.string("name"), destination: try reader.string("destination"),
+                  inverse: try reader.optionalString("inverse"), toMany: try reader.optionalBool("toMany") ?? false)
+        isOrdered = try reader.optionalBool("ordered") ?? false
+        isOptional = try reader.optionalBool("optional") ?? true
+        isOneWay = try reader.optionalBool("oneWay") ?? false
+        minCount = try reader.optionalInt("minCount")
+        maxCount = try reader.optionalInt("maxCount")
+        userInfo = try reader.optionalStringMap("userInfo") ?? [:]
+        if let text = try reader.optionalString("deleteRule") {
+            guard let rule = DeleteRule(rawValue: text) else {
+                throw .invalidJSON(path: reader.path + ".deleteRule", message: "unknown delete rule \"\(text)\""
+                    + AmberError.hint(nearestName(to: text, in: DeleteRule.allCases.map(\.rawValue))))
+            }
+            deleteRule = rule
+        }
+    }
+
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["name": .string(name), "destination": .string(destination)]
+        if let inverse { object["inverse"] = .string(inverse) }
+        if isToMany { object["toMany"] = .bool(true) }
+        if isOrdered { object["ordered"] = .bool(true) }
+        if !isOptional { object["optional"] = .bool(false) }
+        if isOneWay { object["oneWay"] = .bool(true) }
+        if deleteRule != .nullify { object["deleteRule"] = .string(deleteRule.rawValue) }
+        if let minCount { object["minCount"] = .int(Int64(minCount)) }
+        if let maxCount { object["maxCount"] = .int(Int64(maxCount)) }
+        if !userInfo.isEmpty { object["userInfo"] = .object(userInfo.mapValues(JSONValue.string)) }
         return .object(object)
     }
 }

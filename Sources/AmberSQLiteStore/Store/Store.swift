@@ -67,7 +67,7 @@ public final class Store {
         self.connection = connection
         self.path = path
         self.model = model
-        self.mappings = model.entities.map(TableMapping.init)
+        self.mappings = model.entities.map { TableMapping(entity: $0, model: model) }
         let place = path ?? ":memory:"
         try Self.configure(connection, inMemory: path == nil, place: place)
         let metadata = try Self.readMetadata(connection, path: place)
@@ -133,6 +133,7 @@ public final class Store {
             for mapping in mappings {
                 for sql in mapping.createSQL { try connection.execute(sql) }
             }
+            for sql in TableMapping.joinTableSQL(model: model) { try connection.execute(sql) }
             let insert = try connection.statement("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?)")
             for (key, value) in [("format", Self.formatVersion), ("store_uuid", identifier.uuidString),
                                  ("model_hash", model.versionHash), ("model", model.description.jsonText()),

@@ -11,9 +11,15 @@ import Foundation
 /// Layout: table `"Entity"` with bookkeeping columns `_pk` (INTEGER PRIMARY
 /// KEY), `_entity` (the entity's number in the model, 1-based) and `_version`
 /// (raised on every update, for optimistic locking), then one column per
-/// persistent attribute, named as the attribute.
+/// persistent attribute, named as the attribute, and one per to-one
+/// relationship, named as the relationship, holding the destination's `_pk`
+/// (indexed). An ordered to-many whose inverse is a to-one keeps each
+/// member's position in the member's table (`_order_<inverse>`); a
+/// many-to-many or one-way to-many has a join table (see ``joinTableSQL(model:)``).
 final class TableMapping {
     let entity: Entity
+    /// Position columns other entities' ordered to-many relationships keep in this table.
+    let orderColumns: [String]
     let table: String
     /// `_pk, _version, "a", "b", …` — the select list for fetching objects.
     let selectColumns: String
@@ -32,8 +38,14 @@ final class TableMapping {
     /// Bookkeeping columns come first in every select: pk, then version.
     static let bookkeepingCount: Int32 = 2
 
-    init(entity: Entity) {
+    init(entity: Entity, model: Model) {
         self.entity = entity
+        self.orderColumns = model.entities.flatMap { source in
+            source.relationships.compactMap { relationship -> String? in
+                guard relationship.destinationIndex == entity.index, case .inverseForeignKey(let column?) = relationship.storage else { return nil }
+                return column
+            }
+        }
         self.table = quote(entity.name)
         self.columns = entity.columns
         self.slots = entity.columns.map(\.slot)
@@ -44,7 +56,7 @@ final class TableMapping {
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version"] + names).joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
-        insertSQL = "INSERT INTO \(table) (_entity, \(names.joined(separator: ", "))) VALUES (\(placeholders))"
+        insertSQL = "INSERT INTO \(table) (\((["_entity"] + names).joined(separator: ", "))) VALUES (\(placeholders))"
         deleteSQL = "DELETE FROM \(table) WHERE _pk = ? AND _version = ?"
     }
 
@@ -72,6 +84,7 @@ final class TableMapping {
     var createSQL: [String] {
         var definitions = ["_pk INTEGER PRIMARY KEY", "_entity INTEGER NOT NULL", "_version INTEGER NOT NULL DEFAULT 1"]
         definitions += columns.map { "\(quote($0.name)) \(Self.columnType($0.type))" }
+        definitions += orderColumns.map { "\(quote($0)) INTEGER" }
         for constraint in entity.uniquenessConstraints {
             definitions.append("CONSTRAINT \(quote(Self.constraintName(entity: entity, constraint))) UNIQUE (\(constraint.map { quote($0.name) }.joined(separator: ", ")))")
         }
@@ -79,10 +92,31 @@ final class TableMapping {
         for attribute in entity.persistentAttributes where attribute.isIndexed {
             sql.append("CREATE INDEX \(quote("\(entity.name)_\(attribute.name)_index")) ON \(table) (\(quote(attribute.name)))")
         }
+        for relationship in entity.relationships where relationship.slot != nil {
+            sql.append("CREATE INDEX \(quote("\(entity.name)_\(relationship.name)_index")) ON \(table) (\(quote(relationship.name)))")
+        }
         for (i, index) in entity.indexes.enumerated() {
             sql.append("CREATE INDEX \(quote("\(entity.name)_index\(i)")) ON \(table) (\(index.map { quote($0.name) }.joined(separator: ", ")))")
         }
         return sql
+    }
+
+    /// CREATE statements for every join table of `model` (one per
+    /// many-to-many pair or one-way to-many): a row per link, `source` the
+    /// key of the side that names the table, `target` the other's, indexed
+    /// from both ends, with a position column per ordered side.
+    static func joinTableSQL(model: Model) -> [String] {
+        var positions: [String: Set<String>] = [:]
+        for relationship in model.entities.flatMap(\.relationships) {
+            guard case .joinTable(let table, _, _, let order) = relationship.storage else { continue }
+            positions[table, default: []].formUnion(order.map { [$0] } ?? [])
+        }
+        return positions.keys.sorted().flatMap { table -> [String] in
+            let definitions = ["source INTEGER NOT NULL", "target INTEGER NOT NULL"]
+                + (positions[table] ?? []).sorted().map { "\($0) INTEGER" } + ["PRIMARY KEY (source, target)"]
+            return ["CREATE TABLE \(quote(table)) (\(definitions.joined(separator: ", "))) WITHOUT ROWID",
+                    "CREATE INDEX \(quote("\(table)_target_index")) ON \(quote(table)) (target, source)"]
+        }
     }
 
     /// `Book(title, author)`: how errors name a uniqueness constraint.
