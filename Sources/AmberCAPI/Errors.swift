@@ -26,6 +26,7 @@ struct CAPIError: Error {
         case .unknownRelationship(let entity, let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: "\(entity).\(name)")
         case .invalidValue(let place, _, _): self.init(AMBER_E_INVALID_VALUE, message, origin: place)
         case .foreignAttribute(let attribute, _): self.init(AMBER_E_NOT_FOUND, message, origin: attribute)
+        case .foreignRelationship(let relationship, _): self.init(AMBER_E_NOT_FOUND, message, origin: relationship)
         case .invalidPredicate(let position, _): self.init(AMBER_E_INVALID_PREDICATE, message, origin: "position \(position)")
         case .saveFailed(let problems): self.init(AMBER_E_SAVE_FAILED, message, origin: problems.first?.place ?? "")
         case .modelMismatch(let store, _): self.init(AMBER_E_MODEL_MISMATCH, message, origin: store)

@@ -22,6 +22,14 @@ public final class Context {
 
     /// Per entity, the codec state new and fetched objects start with.
     private let templates: [ObjectTemplate]
+    /// New objects that other objects' to-one slots point at, by provisional key.
+    @exclusivity(unchecked) var provisional: [Int64: ManagedObject] = [:]
+    /// Raised by a rollback: loaded to-many members of an older generation are read again.
+    @exclusivity(unchecked) var generation = 0
+    /// Objects whose to-many members changed since the last save (their counts are checked at save).
+    @exclusivity(unchecked) var relinked: [ObjectIdentifier: ManagedObject] = [:]
+    /// Join-table rows added (true) or removed (false) since the last save.
+    @exclusivity(unchecked) var pendingLinks: [JoinRow: Bool] = [:]
 
     /// A context over `store`.
     public init(store: Store) {
@@ -41,6 +49,9 @@ public final class Context {
 
     /// The model of the store.
     public var model: Model { store.model }
+
+    /// How `entity`'s objects start out.
+    func template(for entity: Entity) -> ObjectTemplate { templates[entity.index] }
 
     // MARK: Inserting and deleting
 
@@ -113,8 +124,12 @@ public final class Context {
     /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the object belongs to another context.
     public func delete(_ object: ManagedObject) throws(AmberError) {
         guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
-        object.deletedFlag = true
-        track(object)
+        if object.entity.relationships.isEmpty {
+            object.deletedFlag = true
+            track(object)
+            return
+        }
+        try deleteApplyingRules(object)
     }
 
     /// The one way an object leaves this context (deleted and saved, dropped
@@ -136,6 +151,15 @@ public final class Context {
         registry[object.entity.index].remove(object, for: primaryKey)
     }
 
+    /// The saved object of `entity` with primary key `key`, if registered here.
+    func registered(_ entity: Entity, _ key: Int64) -> ManagedObject? { registry[entity.index].object(for: key) }
+
+    /// Registers a saved object (a fault made for a relationship).
+    func register(_ object: ManagedObject, _ key: Int64) { registry[object.entity.index].insert(object, for: key) }
+
+    /// Objects with pending changes, in first-touch order.
+    var pendingObjects: [ManagedObject] { pending }
+
     func track(_ object: ManagedObject) {
         guard !object.isPending else { return }
         object.isPending = true
@@ -156,6 +180,10 @@ public final class Context {
     /// Discards every pending change: new objects leave the context, changed
     /// ones get their committed values back, deleted ones are kept.
     public func rollback() {
+        generation += 1
+        provisional.removeAll()
+        relinked.removeAll()
+        pendingLinks.removeAll()
         for object in pending {
             object.isPending = false
             object.deletedFlag = false
@@ -189,14 +217,20 @@ public final class Context {
     ///   naming the attribute), or a store error.
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         let entity = try model.entity(named: request.entityName)
+        return objects(from: try store.fetchRows(of: entity, matching: request), of: entity)
+    }
+
+    /// The objects of fetched `rows`: those registered here as they are here
+    /// (a fault gets its row), the rest made and registered; deleted ones left out.
+    func objects(from rows: FetchedRows, of entity: Entity) -> [ManagedObject] {
         let template = templates[entity.index]
-        let rows = try store.fetchRows(of: entity, matching: request)
         let batch = FetchedBatch(rows: rows, entity: entity, template: template)
         var results: [ManagedObject] = []
         results.reserveCapacity(rows.count)
         for index in 0..<rows.count {
             let pk = rows.primaryKey(index)
             if let existing = registry[entity.index].object(for: pk) {
+                existing.fill(batch, index: index)
                 if !existing.deletedFlag { results.append(existing) }
                 continue
             }
@@ -270,8 +304,17 @@ public final class Context {
             for object in list where !object.entity.codedAttributes.isEmpty { problems += object.encodePending() }
             for object in list where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
         }
+        if model.hasRelationships {
+            problems += try relationshipProblems(changes)
+            if problems.isEmpty { try addLinks(to: &changes) }
+        }
         guard problems.isEmpty else { throw .saveFailed(problems) }
         let newKeys = try store.write(changes)
+        var keys: [Int64: Int64] = [:]
+        if !provisional.isEmpty {
+            for (object, pk) in zip(changes.inserts, newKeys) { keys[object.provisionalKey] = pk }
+        }
+        resolveProvisionalKeys(keys)
         commit(changes, newKeys: newKeys)
     }
 
@@ -295,5 +338,8 @@ public final class Context {
             if object.insertedFlag { detach(object) }
         }
         pending.removeAll(keepingCapacity: false)
+        provisional.removeAll()
+        relinked.removeAll()
+        pendingLinks.removeAll()
     }
 }

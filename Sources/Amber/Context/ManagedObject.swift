@@ -22,7 +22,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// The owning context, valid while the object is not detached. Not a weak
     /// reference, which costs atomic operations per object: a context marks
     /// every object it tracks or registers as detached when it goes away.
-    private unowned(unsafe) let owner: Context
+    unowned(unsafe) let owner: Context
     // Dynamic exclusivity checks on every property access were a sixth of
     // reading a value. An object is used from one thread, and no access to
     // its state spans a call that could reach the same object again (a
@@ -34,7 +34,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// once it has its own `values`. Saved values are the same either way.
     @exclusivity(unchecked) private(set) var row: FetchedBatch?
     /// The object's row in `row`.
-    private let rowIndex: Int32
+    @exclusivity(unchecked) private var rowIndex: Int32
     /// Whether the object left its context (deleted and saved, rolled back
     /// after insert, or its context was released): set only by ``leaveContext()``.
     @exclusivity(unchecked) private(set) var isDetached = false
@@ -42,6 +42,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var deletedFlag = false
     /// Whether the context's pending list holds this object.
     @exclusivity(unchecked) var isPending = false
+    /// A saved object reached through a relationship whose row is not read
+    /// yet: it has neither `row` nor `values` until the first read fires it.
+    @exclusivity(unchecked) var isFault = false
     /// Current values, while `row` is nil: one slot per attribute, then a
     /// hidden slot per transformable attribute holding its encoded (stored) form.
     @exclusivity(unchecked) var values: [Value]
@@ -57,6 +60,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// A word a binding layer keeps with the object (the C API: the
     /// object's handle), so finding it needs no table; 0 when unused.
     @exclusivity(unchecked) package var bindingWord: UInt = 0
+    /// The loaded members of its to-many relationships (nil until one is read).
+    @exclusivity(unchecked) var links: Links?
 
     /// Which forms of a transformed attribute's value are current.
     struct CodecState: OptionSet {
@@ -100,6 +105,26 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         return values[slot]
     }
 
+    /// Reads a fault's row: from then on it reads its values like a fetched object.
+    ///
+    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the row is gone from the store.
+    func fire() throws(AmberError) {
+        guard isFault, let pk = objectID.primaryKey else { return }
+        let rows = try owner.store.fetchRows(of: entity, where: .primaryKey, in: [pk])
+        guard rows.count == 1 else { throw .objectUnavailable(objectID, reason: "its row was deleted from the store") }
+        fill(FetchedBatch(rows: rows, entity: entity, template: owner.template(for: entity)), index: 0)
+    }
+
+    /// Gives a fault its row, read by a fetch or a prefetch.
+    func fill(_ batch: FetchedBatch, index: Int) {
+        guard isFault else { return }
+        row = batch
+        rowIndex = Int32(truncatingIfNeeded: index)
+        version = batch.rows.version(index)
+        isFault = false
+        if !entity.eagerAttributes.isEmpty { decodeEagerAttributes() }
+    }
+
     /// Gives the object its own slot array, before its first change.
     private func materialize() {
         guard let row else { return }
@@ -137,6 +162,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     @inline(__always)
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
         guard entity.owns(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
+        if isFault { try fire() }
         if let codec = attribute.codec {
             if !codecState[attribute.slot].contains(.decoded) { return try decode(attribute, codec) }
             if let row { return row.decodedValue(Int(rowIndex), attribute) }
@@ -169,6 +195,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }
         let checked = try attribute.check(value)
+        if isFault { try fire() }
         materialize()
         // The first change of a saved object keeps the committed values (sharing storage until values change).
         if committed == nil && !insertedFlag { committed = values }
@@ -183,6 +210,16 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         values[attribute.slot] = checked
         // Setting a shadow pattern's storage attribute makes its transient partner decode afresh.
         if let partner = entity.encodedFormOf[attribute.slot] { codecState[partner.slot] = .encoded }
+        if !isPending { owner.track(self) }
+    }
+
+    /// Sets a hidden slot (a to-one's destination key), tracking the change
+    /// like a set; the caller checked the object is not deleted or detached.
+    func setSlot(_ slot: Int, to value: Value) throws(AmberError) {
+        if isFault { try fire() }
+        materialize()
+        if committed == nil && !insertedFlag { committed = values }
+        values[slot] = value
         if !isPending { owner.track(self) }
     }
 
@@ -290,7 +327,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// form are unchanged by definition and are not decoded.
     public func changedValues() -> [String: Value] {
         var changed: [String: Value] = [:]
-        guard row == nil else { return changed }  // still reading its fetched row: unchanged
+        guard row == nil, !isFault else { return changed }  // still reading its fetched row, or not read: unchanged
         for attribute in entity.attributes {
             if attribute.codec != nil && !codecState[attribute.slot].contains(.decoded) { continue }
             let current = values[attribute.slot]
@@ -307,6 +344,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``.
     public func committedValues() throws(AmberError) -> [String: Value] {
         guard !insertedFlag else { return [:] }
+        try fire()
         let saved = { (slot: Int) in self.committed?[slot] ?? self.slotValue(slot) }
         var result: [String: Value] = [:]
         for attribute in entity.attributes {
@@ -347,6 +385,10 @@ extension ManagedObject: RowSource {
     }
     package var rowVersion: Int64 { version }
     package var savedSlotValues: [Value]? { committed }
+    package var provisionalKey: Int64 {
+        if case .temporary(let number) = objectID.key { return -Int64(truncatingIfNeeded: number) - 1 }
+        return 0
+    }
 }
 
 /// How an entity's objects start out in a context.

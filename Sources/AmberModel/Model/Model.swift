@@ -16,6 +16,8 @@ public final class Model: Sendable {
     /// types, optionality, indexes, constraints); two models with the same hash
     /// can share a store.
     public let versionHash: String
+    /// Whether any entity has a relationship (saves check links only then).
+    package let hasRelationships: Bool
     private let entitiesByName: [String: Entity]
     /// Custom value classes this model can use: the registry's at bind time and its own.
     private let customClasses: [String: ResolvedClass]
@@ -36,6 +38,7 @@ public final class Model: Sendable {
                    relationshipPlans: plan.relationships[$0.offset])
         }
         self.entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
+        self.hasRelationships = entities.contains { !$0.relationships.isEmpty }
         self.versionHash = ModelFingerprint(description).hash
         self.customClasses = plan.scope.classes.mapValues(\.item)
     }

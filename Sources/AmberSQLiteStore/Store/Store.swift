@@ -167,6 +167,85 @@ public final class Store {
         }
     }
 
+    /// A column rows can be looked up by, for relationships.
+    package enum KeyColumn {
+        /// The row's own primary key.
+        case primaryKey
+        /// A to-one relationship of the entity: the destination's key it holds.
+        case foreignKey(Relationship)
+    }
+
+    /// Reads the rows of `entity` whose `column` holds one of `keys`, in
+    /// primary-key order (after `order`, a column of positions, if given):
+    /// the rows of faults, the members of to-many relationships, and
+    /// prefetches, one statement for any number of keys.
+    package func fetchRows(of entity: Entity, where column: KeyColumn, in keys: [Int64], orderedBy order: String? = nil)
+        throws(AmberError) -> FetchedRows
+    {
+        let mapping = mapping(for: entity)
+        let statement = try connection.statement("SELECT \(mapping.selectColumns) FROM \(mapping.table) WHERE \(Self.name(of: column)) "
+            + "IN (SELECT value FROM json_each(?)) ORDER BY \(order.map { "\(quote($0)), " } ?? "")_pk")
+        defer { statement.reset() }
+        statement.bind(0, Self.jsonArray(keys))
+        return try FetchedRows(reading: statement, mapping: mapping)
+    }
+
+    /// The rows of `entity` whose to-one `relationship` holds one of `keys`,
+    /// as (primary key, destination key) pairs.
+    package func links(of entity: Entity, through relationship: Relationship, to keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
+        let mapping = mapping(for: entity), column = Self.name(of: .foreignKey(relationship))
+        let statement = try connection.statement(
+            "SELECT _pk, \(column) FROM \(mapping.table) WHERE \(column) IN (SELECT value FROM json_each(?)) ORDER BY _pk")
+        defer { statement.reset() }
+        statement.bind(0, Self.jsonArray(keys))
+        var pairs: [(Int64, Int64)] = []
+        while try statement.step() { pairs.append((statement.int64(0), statement.int64(1))) }
+        return pairs
+    }
+
+    /// The keys linked to `key` through join-table `relationship` (in its
+    /// order, if ordered, else by key).
+    package func joinedKeys(through relationship: Relationship, from key: Int64) throws(AmberError) -> [Int64] {
+        guard case .joinTable(let table, let mine, let theirs, let order) = relationship.storage else { return [] }
+        let statement = try connection.statement(
+            "SELECT \(theirs) FROM \(quote(table)) WHERE \(mine) = ? ORDER BY \(order.map { "\($0), " } ?? "")\(theirs)")
+        defer { statement.reset() }
+        statement.bind(0, key)
+        var keys: [Int64] = []
+        while try statement.step() { keys.append(statement.int64(0)) }
+        return keys
+    }
+
+    /// How many keys are linked to `key` through join-table `relationship`.
+    package func joinedCount(through relationship: Relationship, from key: Int64) throws(AmberError) -> Int {
+        guard case .joinTable(let table, let mine, _, _) = relationship.storage else { return 0 }
+        let statement = try connection.statement("SELECT count(*) FROM \(quote(table)) WHERE \(mine) = ?")
+        defer { statement.reset() }
+        statement.bind(0, key)
+        return try statement.step() ? Int(statement.int64(0)) : 0
+    }
+
+    /// How many rows of `entity` have `key` in to-one `relationship`.
+    package func count(of entity: Entity, through relationship: Relationship, to key: Int64) throws(AmberError) -> Int {
+        let statement = try connection.statement(
+            "SELECT count(*) FROM \(mapping(for: entity).table) WHERE \(Self.name(of: .foreignKey(relationship))) = ?")
+        defer { statement.reset() }
+        statement.bind(0, key)
+        return try statement.step() ? Int(statement.int64(0)) : 0
+    }
+
+    private static func name(of column: KeyColumn) -> String {
+        switch column {
+        case .primaryKey: "_pk"
+        case .foreignKey(let relationship): quote(relationship.name)
+        }
+    }
+
+    /// `[1,2,3]`: keys for `json_each`, one statement whatever their number.
+    private static func jsonArray(_ keys: [Int64]) -> String {
+        "[" + keys.map(String.init).joined(separator: ",") + "]"
+    }
+
     /// How many rows of `entity` `request` matches (its limit and offset included).
     package func count(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> Int {
         try query(request, mapping(for: entity), columns: "count(*)", counting: true) { (statement) throws(AmberError) in
@@ -208,9 +287,11 @@ public final class Store {
         var newKeys: [Int64] = []
         do throws(AmberError) {
             try connection.execute("BEGIN IMMEDIATE")
-            newKeys = try writer.insert(changes.inserts, problems: &problems)
+            newKeys = try writer.assignKeys(changes.inserts)
+            try writer.insert(changes.inserts, keys: newKeys, problems: &problems)
             try writer.update(changes.updates, problems: &problems)
             try writer.delete(changes.deletes, problems: &problems)
+            try writer.link(changes.links, positions: changes.positions, deleted: changes.deletes)
             if problems.isEmpty { try connection.execute("COMMIT") }
         } catch {
             problems.append(SaveProblem(objectID: nil, place: path ?? ":memory:", rule: .store, message: "\(error)"))
@@ -220,6 +301,35 @@ public final class Store {
             throw .saveFailed(problems)
         }
         return newKeys
+    }
+}
+
+/// One row of a join table: `source` and `target` as the table names them.
+package struct JoinRow: Hashable, Sendable {
+    package let table: String
+    package let source: Int64
+    package let target: Int64
+
+    package init(table: String, source: Int64, target: Int64) {
+        (self.table, self.source, self.target) = (table, source, target)
+    }
+}
+
+/// A member's position in an ordered to-many relationship: in a join table
+/// (the row `keyColumn` = `key`, `otherColumn` = `other`), or in the
+/// member's own table (`otherColumn` nil: the row `_pk` = `key`).
+package struct Position: Sendable {
+    package let table: String
+    package let keyColumn: String
+    package let key: Int64
+    package let otherColumn: String?
+    package let other: Int64
+    package let orderColumn: String
+    package let position: Int64
+
+    package init(table: String, keyColumn: String, key: Int64, otherColumn: String?, other: Int64, orderColumn: String, position: Int64) {
+        (self.table, self.keyColumn, self.key, self.otherColumn, self.other) = (table, keyColumn, key, otherColumn, other)
+        (self.orderColumn, self.position) = (orderColumn, position)
     }
 }
 
@@ -237,6 +347,9 @@ package protocol RowSource: AnyObject {
     var savedSlotValues: [Value]? { get }
     /// The row version last read or written, checked by updates and deletes.
     var rowVersion: Int64 { get }
+    /// For a new object, the negative key that stands for its primary key in
+    /// other objects' foreign-key slots until it is saved.
+    var provisionalKey: Int64 { get }
 }
 
 /// The rows one save writes.
@@ -244,6 +357,10 @@ package struct ChangeSet<Row: RowSource> {
     package var inserts: [Row] = []
     package var updates: [Row] = []
     package var deletes: [Row] = []
+    /// Rows of join tables to add (true) or remove (false); keys may be provisional.
+    package var links: [JoinRow: Bool] = [:]
+    /// Positions of the members of ordered to-many relationships.
+    package var positions: [Position] = []
 
     package init() {}
 }

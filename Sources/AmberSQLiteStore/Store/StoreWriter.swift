@@ -12,14 +12,45 @@ struct StoreWriter<Row: RowSource> {
     private let sqliteConstraintUnique = SQLITE_CONSTRAINT | (8 << 8)
 
     let store: Store
+    /// Provisional keys of this write's new objects → their primary keys.
+    private let provisional = Box<[Int64: Int64]>([:])
 
-    /// Inserts `objects`; returns their new primary keys in order (a failed row gets 0).
-    func insert(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
+    /// A value the writer's methods share (the writer itself is a value).
+    private final class Box<T> {
+        var value: T
+        init(_ value: T) { self.value = value }
+    }
+
+    /// Gives every new object its primary key before any row is written, so
+    /// rows can point at each other in one pass (a book at its new author, two
+    /// new objects at each other): per table, the keys after its largest,
+    /// in order (what SQLite would choose, inside this write transaction).
+    func assignKeys(_ objects: [Row]) throws(AmberError) -> [Int64] {
+        var next = [Int64?](repeating: nil, count: store.mappings.count)
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
+        for object in objects {
+            let index = object.entity.index
+            if next[index] == nil {
+                let statement = try store.connection.statement("SELECT max(_pk) FROM \(store.mappings[index].table)")
+                defer { statement.reset() }
+                next[index] = try statement.step() ? statement.int64(0) &+ 1 : 1
+            }
+            let key = next[index] ?? 1
+            keys.append(key)
+            next[index] = key + 1
+        }
+        var provisional: [Int64: Int64] = [:]
+        for (object, key) in zip(objects, keys) where object.provisionalKey < 0 { provisional[object.provisionalKey] = key }
+        self.provisional.value = provisional
+        return keys
+    }
+
+    /// Inserts `objects` with the primary keys ``assignKeys(_:)`` gave them.
+    func insert(_ objects: [Row], keys: [Int64], problems: inout [SaveProblem]) throws(AmberError) {
         // One statement per entity for the whole save, found by entity index (no hashing per row).
         var statements = [Statement?](repeating: nil, count: store.mappings.count)
-        for object in objects {
+        for (object, key) in zip(objects, keys) {
             let entityIndex = object.entity.index
             let mapping = store.mappings[entityIndex]
             let statement: Statement
@@ -29,20 +60,31 @@ struct StoreWriter<Row: RowSource> {
                 statement = try store.connection.statement(mapping.insertSQL)
                 statements[entityIndex] = statement
             }
-            statement.bind(0, Int64(entityIndex + 1))
+            statement.bind(0, key)
+            statement.bind(1, Int64(entityIndex + 1))
             let values = object.slotValues
-            var parameter: Int32 = 1
-            for slot in mapping.slots {
-                TableMapping.bind(values[slot], at: parameter, in: statement)
-                parameter += 1
+            for column in mapping.slots.indices {
+                try bind(values[mapping.slots[column]], column: column, at: Int32(column) + 2, mapping, statement, object)
             }
-            if try run(statement, for: object, problems: &problems) {
-                keys.append(store.connection.lastInsertRowID)
-            } else {
-                keys.append(0)
-            }
+            _ = try run(statement, for: object, problems: &problems)
         }
-        return keys
+    }
+
+    /// Binds one column's value; a foreign key that stands for a new object
+    /// gets that object's new primary key.
+    private func bind(_ value: Value, column: Int, at parameter: Int32, _ mapping: TableMapping, _ statement: Statement,
+                      _ object: Row) throws(AmberError)
+    {
+        guard mapping.foreignKeys[column], case .int(let key) = value, key < 0 else {
+            TableMapping.bind(value, at: parameter, in: statement)
+            return
+        }
+        guard let saved = provisional.value[key] else {
+            // The context checks links before writing; this is its backstop.
+            throw .saveFailed([SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)",
+                                           rule: .relationship, message: "points at a new object that is not being saved")])
+        }
+        statement.bind(parameter, saved)
     }
 
     /// Updates the changed columns of `objects` whose row still has the
@@ -59,7 +101,7 @@ struct StoreWriter<Row: RowSource> {
             }
             let statement = try store.connection.statement(mapping.updateSQL(columns: columns))
             for (parameter, column) in columns.enumerated() {
-                TableMapping.bind(values[mapping.slots[column]], at: Int32(parameter), in: statement)
+                try bind(values[mapping.slots[column]], column: column, at: Int32(parameter), mapping, statement, object)
             }
             statement.bind(Int32(columns.count), object.objectID.primaryKey ?? 0)
             statement.bind(Int32(columns.count + 1), object.rowVersion)
@@ -79,6 +121,53 @@ struct StoreWriter<Row: RowSource> {
                 problems.append(conflict(object, "was changed or deleted in the store since it was read"))
             }
         }
+    }
+
+    /// Writes join-table rows (the links added and removed, then every row
+    /// of a deleted object) and the positions of ordered members. Keys that
+    /// stand for new objects become their primary keys.
+    func link(_ links: [JoinRow: Bool], positions: [Position], deleted: [Row]) throws(AmberError) {
+        for (row, added) in links.sorted(by: { ($0.key.table, $0.key.source, $0.key.target) < ($1.key.table, $1.key.source, $1.key.target) }) {
+            let statement = try store.connection.statement(added
+                ? "INSERT OR IGNORE INTO \(quote(row.table)) (source, target) VALUES (?, ?)"
+                : "DELETE FROM \(quote(row.table)) WHERE source = ? AND target = ?")
+            statement.bind(0, try saved(row.source))
+            statement.bind(1, try saved(row.target))
+            try step(statement)
+        }
+        for object in deleted {
+            guard let pk = object.objectID.primaryKey else { continue }
+            for relationship in object.entity.relationships {
+                guard case .joinTable(let table, let mine, _, _) = relationship.storage else { continue }
+                let statement = try store.connection.statement("DELETE FROM \(quote(table)) WHERE \(mine) = ?")
+                statement.bind(0, pk)
+                try step(statement)
+            }
+        }
+        for position in positions {
+            let condition = position.otherColumn.map { " AND \($0) = ?" } ?? ""
+            let statement = try store.connection.statement(
+                "UPDATE \(quote(position.table)) SET \(quote(position.orderColumn)) = ? WHERE \(position.keyColumn) = ?\(condition)")
+            statement.bind(0, position.position)
+            statement.bind(1, try saved(position.key))
+            if position.otherColumn != nil { statement.bind(2, try saved(position.other)) }
+            try step(statement)
+        }
+    }
+
+    /// A key as stored: a provisional one becomes its new object's primary key.
+    private func saved(_ key: Int64) throws(AmberError) -> Int64 {
+        guard key < 0 else { return key }
+        guard let pk = provisional.value[key] else {
+            throw .saveFailed([SaveProblem(objectID: nil, place: "link", rule: .relationship, message: "links a new object that is not being saved")])
+        }
+        return pk
+    }
+
+    private func step(_ statement: Statement) throws(AmberError) {
+        defer { sqlite3_reset(statement.handle) }
+        let rc = sqlite3_step(statement.handle)
+        guard rc == SQLITE_DONE else { throw store.connection.error(rc) }
     }
 
     private func conflict(_ object: Row, _ message: String) -> SaveProblem {

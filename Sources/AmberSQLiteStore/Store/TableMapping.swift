@@ -34,12 +34,17 @@ final class TableMapping {
     let types: [AttributeType]
     /// By object slot, the column that stores it (-1 for slots not stored).
     let columnOfSlot: [Int]
+    /// By column, whether it holds a to-one relationship's destination key.
+    let foreignKeys: [Bool]
+    /// The model, for the tables relationships point at.
+    private let model: Model
 
     /// Bookkeeping columns come first in every select: pk, then version.
     static let bookkeepingCount: Int32 = 2
 
     init(entity: Entity, model: Model) {
         self.entity = entity
+        self.model = model
         self.orderColumns = model.entities.flatMap { source in
             source.relationships.compactMap { relationship -> String? in
                 guard relationship.destinationIndex == entity.index, case .inverseForeignKey(let column?) = relationship.storage else { return nil }
@@ -55,8 +60,10 @@ final class TableMapping {
         self.columnOfSlot = columnOfSlot
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version"] + names).joined(separator: ", ")
-        let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
-        insertSQL = "INSERT INTO \(table) (\((["_entity"] + names).joined(separator: ", "))) VALUES (\(placeholders))"
+        let placeholders = Array(repeating: "?", count: names.count + 2).joined(separator: ", ")
+        insertSQL = "INSERT INTO \(table) (\((["_pk", "_entity"] + names).joined(separator: ", "))) VALUES (\(placeholders))"
+        let keySlots = Set(entity.relationships.compactMap(\.slot))
+        self.foreignKeys = slots.map { keySlots.contains($0) }
         deleteSQL = "DELETE FROM \(table) WHERE _pk = ? AND _version = ?"
     }
 
@@ -84,6 +91,10 @@ final class TableMapping {
     var createSQL: [String] {
         var definitions = ["_pk INTEGER PRIMARY KEY", "_entity INTEGER NOT NULL", "_version INTEGER NOT NULL DEFAULT 1"]
         definitions += columns.map { "\(quote($0.name)) \(Self.columnType($0.type))" }
+        // Checked by SQLite at commit: no save leaves a link to a row that is gone.
+        for relationship in entity.relationships where relationship.slot != nil {
+            definitions.append("FOREIGN KEY (\(quote(relationship.name))) REFERENCES \(quote(model.destination(of: relationship).name)) (_pk) DEFERRABLE INITIALLY DEFERRED")
+        }
         definitions += orderColumns.map { "\(quote($0)) INTEGER" }
         for constraint in entity.uniquenessConstraints {
             definitions.append("CONSTRAINT \(quote(Self.constraintName(entity: entity, constraint))) UNIQUE (\(constraint.map { quote($0.name) }.joined(separator: ", ")))")

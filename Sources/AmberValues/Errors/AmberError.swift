@@ -20,6 +20,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidValue(place: String, expected: String, given: String)
     /// An attribute handle of another entity or model was used with an object.
     case foreignAttribute(attribute: String, object: String)
+    /// A relationship handle of another entity or model was used with an object.
+    case foreignRelationship(relationship: String, object: String)
     /// Predicate text could not be parsed or compiled; `position` is 1-based, in characters.
     case invalidPredicate(position: Int, message: String)
     /// A save failed; nothing was written and every pending change is kept.
@@ -64,6 +66,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(place): expected \(expected), given \(given)"
         case .foreignAttribute(let attribute, let object):
             return "\(attribute) is not an attribute of \(object)"
+        case .foreignRelationship(let relationship, let object):
+            return "\(relationship) is not a relationship of \(object)"
         case .invalidPredicate(let position, let message):
             return "predicate, position \(position): \(message)"
         case .saveFailed(let problems):
@@ -117,6 +121,12 @@ public struct SaveProblem: Sendable, Equatable, CustomStringConvertible {
     /// The kind of rule that was broken.
     public enum Rule: String, Sendable, Equatable {
         case required, minValue, maxValue, minLength, maxLength, pattern, uniqueness, conflict, store, transformer
+        /// A to-many relationship with fewer or more members than its model allows.
+        case count
+        /// A deleted object whose relationship with the deny rule still points at objects.
+        case deny
+        /// A link to an object that is deleted or not saved (a one-way or no-action relationship's).
+        case relationship
     }
 
     /// The object concerned (nil for a failure of the store itself).

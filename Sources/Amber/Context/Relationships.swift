@@ -1,0 +1,515 @@
+import AmberModel
+import AmberSQLiteStore
+import AmberValues
+
+/// The loaded members of an object's to-many relationships, by relationship
+/// index, valid for one context generation (a rollback starts a new one).
+final class Links {
+    let generation: Int
+    var members: [Int: [ManagedObject]] = [:]
+
+    init(generation: Int) { self.generation = generation }
+}
+
+// MARK: - Reading and changing relationships
+
+extension ManagedObject {
+    /// The object to-one `relationship` points at, or nil. A saved object not
+    /// read yet comes back as a fault: its row is read on first use.
+    ///
+    /// - Throws: ``AmberError/foreignRelationship(relationship:object:)`` for
+    ///   a relationship of another entity; ``AmberError/invalidValue(place:expected:given:)``
+    ///   for a to-many relationship.
+    public func object(for relationship: Relationship) throws(AmberError) -> ManagedObject? {
+        let slot = try toOneSlot(of: relationship)
+        if isFault { try fire() }
+        return try owner.destination(of: slotValue(slot), through: relationship)
+    }
+
+    /// The object the to-one relationship named `key` points at.
+    public func object(forKey key: String) throws(AmberError) -> ManagedObject? {
+        try object(for: entity.relationship(named: key))
+    }
+
+    /// Points to-one `relationship` at `destination` (nil: at nothing). The
+    /// inverse follows at once: the object leaves its old destination's
+    /// inverse and joins the new one's (for a one-to-one, the new
+    /// destination's old partner lets go of it).
+    ///
+    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming the
+    ///   relationship for an object of the wrong entity, of another context,
+    ///   or deleted (nothing changes); ``AmberError/objectUnavailable(_:reason:)``
+    ///   if this object is deleted.
+    public func setObject(_ destination: ManagedObject?, for relationship: Relationship) throws(AmberError) {
+        let slot = try toOneSlot(of: relationship)
+        try checkChangeable()
+        if let destination { try owner.check(destination, for: relationship) }
+        if isFault { try fire() }
+        let old = try owner.destination(of: slotValue(slot), through: relationship)
+        guard old !== destination else { return }
+        try owner.link(self, to: destination, replacing: old, through: relationship, slot: slot)
+    }
+
+    /// Points the to-one relationship named `key` at `destination`.
+    public func setObject(_ destination: ManagedObject?, forKey key: String) throws(AmberError) {
+        try setObject(destination, for: entity.relationship(named: key))
+    }
+
+    /// The members of to-many `relationship`, as this context sees them
+    /// (pending changes included, deleted objects left out). The first read
+    /// loads them in one query; later reads and changes use what was loaded.
+    public func objects(for relationship: Relationship) throws(AmberError) -> [ManagedObject] {
+        try checkToMany(relationship)
+        return try owner.members(of: self, relationship)
+    }
+
+    /// The members of the to-many relationship named `key`.
+    public func objects(forKey key: String) throws(AmberError) -> [ManagedObject] {
+        try objects(for: entity.relationship(named: key))
+    }
+
+    /// How many members to-many `relationship` has, without loading them if
+    /// they are not loaded yet (one `count(*)`, corrected by pending changes).
+    public func count(of relationship: Relationship) throws(AmberError) -> Int {
+        try checkToMany(relationship)
+        return try owner.memberCount(of: self, relationship)
+    }
+
+    /// Adds `member` to to-many `relationship` (nothing if it is one already);
+    /// the inverse follows.
+    ///
+    /// - Throws: as ``setObject(_:for:)`` does.
+    public func add(_ member: ManagedObject, to relationship: Relationship) throws(AmberError) {
+        try checkToMany(relationship)
+        try checkChangeable()
+        try owner.check(member, for: relationship)
+        try owner.addLink(from: self, to: member, through: relationship)
+    }
+
+    /// Removes `member` from to-many `relationship` (nothing if it is not one); the inverse follows.
+    public func remove(_ member: ManagedObject, from relationship: Relationship) throws(AmberError) {
+        try checkToMany(relationship)
+        try checkChangeable()
+        try owner.check(member, for: relationship)
+        try owner.removeLink(from: self, to: member, through: relationship)
+    }
+
+    /// The slot of to-one `relationship`, which must be this entity's.
+    private func toOneSlot(of relationship: Relationship) throws(AmberError) -> Int {
+        guard entity.owns(relationship) else { throw .foreignRelationship(relationship: relationship.description, object: description) }
+        guard let slot = relationship.slot else {
+            throw .invalidValue(place: relationship.description, expected: "a to-one relationship", given: "a to-many relationship")
+        }
+        return slot
+    }
+
+    private func checkToMany(_ relationship: Relationship) throws(AmberError) {
+        guard entity.owns(relationship) else { throw .foreignRelationship(relationship: relationship.description, object: description) }
+        guard relationship.isToMany else {
+            throw .invalidValue(place: relationship.description, expected: "a to-many relationship", given: "a to-one relationship")
+        }
+    }
+
+    /// A deleted or detached object refuses changes.
+    private func checkChangeable() throws(AmberError) {
+        guard !deletedFlag, !isDetached else {
+            throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : "the object belongs to no context")
+        }
+    }
+
+    /// The value of `slot` now, reading a fault's row first.
+    func currentSlot(_ slot: Int) throws(AmberError) -> Value {
+        if isFault { try fire() }
+        return slotValue(slot)
+    }
+}
+
+// MARK: - The graph, kept by the context
+
+extension Context {
+    /// What a to-one slot holds for `object`: its primary key, or for a new
+    /// object its provisional key (remembered, so the slot leads back to it).
+    func key(of object: ManagedObject?) -> Value {
+        guard let object else { return .null }
+        if let pk = object.objectID.primaryKey { return .int(pk) }
+        let key = object.provisionalKey
+        provisional[key] = object
+        return .int(key)
+    }
+
+    /// The object a to-one slot's `value` stands for: a new object, one
+    /// registered here, or a fault registered now.
+    func destination(of value: Value, through relationship: Relationship) throws(AmberError) -> ManagedObject? {
+        guard case .int(let key) = value else { return nil }
+        if key < 0 { return provisional[key] }
+        let entity = model.destination(of: relationship)
+        return object(of: entity, primaryKey: key)
+    }
+
+    /// The object of `entity` with primary key `key`: registered here, or a fault registered now.
+    func object(of entity: Entity, primaryKey key: Int64) -> ManagedObject {
+        if let known = registered(entity, key) { return known }
+        let fault = ManagedObject(entity: entity, objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(key)),
+                                  context: self, values: [], version: 0, codecState: template(for: entity).fetchCodecState)
+        fault.isFault = true
+        register(fault, key)
+        return fault
+    }
+
+    /// `destination` may be linked through `relationship`: of its destination
+    /// entity, in this context, not deleted.
+    func check(_ destination: ManagedObject, for relationship: Relationship) throws(AmberError) {
+        let expected = model.destination(of: relationship)
+        guard destination.entity === expected else {
+            throw .invalidValue(place: relationship.description, expected: "a \(expected.name)", given: "\(destination.objectID)")
+        }
+        guard destination.context === self else {
+            throw .invalidValue(place: relationship.description, expected: "an object of this context",
+                                given: "\(destination.objectID), of \(destination.context == nil ? "no context" : "another context")")
+        }
+        guard !destination.deletedFlag else {
+            throw .invalidValue(place: relationship.description, expected: "an object that is not deleted", given: "\(destination.objectID)")
+        }
+    }
+
+    /// Points `source`'s to-one `relationship` (in `slot`) at `destination`
+    /// instead of `old`, and keeps the inverse in step.
+    func link(_ source: ManagedObject, to destination: ManagedObject?, replacing old: ManagedObject?,
+              through relationship: Relationship, slot: Int) throws(AmberError)
+    {
+        guard let inverse = model.inverse(of: relationship) else {
+            try source.setSlot(slot, to: key(of: destination))
+            return
+        }
+        if inverse.isToMany {
+            try source.setSlot(slot, to: key(of: destination))
+            if let old { forget(source, in: old, inverse) }
+            if let destination { remember(source, in: destination, inverse) }
+            return
+        }
+        guard let inverseSlot = inverse.slot else { return }
+        // One-to-one: the old destination lets go of the source, and the new
+        // destination's old partner lets go of the new destination.
+        if let old, try old.currentSlot(inverseSlot) == key(of: source) { try old.setSlot(inverseSlot, to: .null) }
+        if let destination {
+            if let partner = try self.destination(of: destination.currentSlot(inverseSlot), through: inverse), partner !== source {
+                try partner.setSlot(slot, to: .null)
+            }
+            try destination.setSlot(inverseSlot, to: key(of: source))
+        }
+        try source.setSlot(slot, to: key(of: destination))
+    }
+
+    /// Adds `member` to `owner`'s to-many `relationship`.
+    func addLink(from owner: ManagedObject, to member: ManagedObject, through relationship: Relationship) throws(AmberError) {
+        switch relationship.storage {
+        case .inverseForeignKey:
+            guard let inverse = model.inverse(of: relationship) else { return }
+            try member.setObject(owner, for: inverse)
+        case .joinTable:
+            guard try !members(of: owner, relationship).contains(where: { $0 === member }) else { return }
+            pendingLinks[joinRow(owner, member, relationship)] = true
+            remember(member, in: owner, relationship)
+            if let inverse = model.inverse(of: relationship) {
+                pendingLinks[joinRow(member, owner, inverse)] = true
+                remember(owner, in: member, inverse)
+            }
+        case .foreignKey:
+            break
+        }
+    }
+
+    /// Removes `member` from `owner`'s to-many `relationship`, if it is one.
+    func removeLink(from owner: ManagedObject, to member: ManagedObject, through relationship: Relationship) throws(AmberError) {
+        switch relationship.storage {
+        case .inverseForeignKey:
+            guard let inverse = model.inverse(of: relationship) else { return }
+            if try member.object(for: inverse) === owner { try member.setObject(nil, for: inverse) }
+        case .joinTable:
+            guard try members(of: owner, relationship).contains(where: { $0 === member }) else { return }
+            pendingLinks[joinRow(owner, member, relationship)] = false
+            forget(member, in: owner, relationship)
+            if let inverse = model.inverse(of: relationship) {
+                pendingLinks[joinRow(member, owner, inverse)] = false
+                forget(owner, in: member, inverse)
+            }
+        case .foreignKey:
+            break
+        }
+    }
+
+    /// The key a slot or a join row holds for `object` (provisional for a new one).
+    private func rawKey(of object: ManagedObject) -> Int64 {
+        guard case .int(let key) = key(of: object) else { return 0 }
+        return key
+    }
+
+    /// The join-table row linking `owner` to `member` through `relationship`.
+    private func joinRow(_ owner: ManagedObject, _ member: ManagedObject, _ relationship: Relationship) -> JoinRow {
+        guard case .joinTable(let table, let mine, _, _) = relationship.storage else { return JoinRow(table: "", source: 0, target: 0) }
+        let (ownerKey, memberKey) = (rawKey(of: owner), rawKey(of: member))
+        return mine == "source" ? JoinRow(table: table, source: ownerKey, target: memberKey)
+                                : JoinRow(table: table, source: memberKey, target: ownerKey)
+    }
+
+    /// The object a join row's or slot's key stands for.
+    private func object(of entity: Entity, key: Int64) -> ManagedObject? {
+        key < 0 ? provisional[key] : object(of: entity, primaryKey: key)
+    }
+
+    /// The loaded members of `owner`'s `relationship`, if loaded in this generation.
+    private func loaded(_ owner: ManagedObject, _ relationship: Relationship) -> [ManagedObject]? {
+        guard let links = owner.links, links.generation == generation else { return nil }
+        return links.members[relationship.index]
+    }
+
+    private func setLoaded(_ members: [ManagedObject], _ owner: ManagedObject, _ relationship: Relationship) {
+        if owner.links?.generation != generation { owner.links = Links(generation: generation) }
+        owner.links?.members[relationship.index] = members
+    }
+
+    /// `member` joined `owner`'s `relationship` in memory.
+    private func remember(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
+        relinked[ObjectIdentifier(owner)] = owner
+        guard var members = loaded(owner, relationship), !members.contains(where: { $0 === member }) else { return }
+        members.append(member)
+        setLoaded(members, owner, relationship)
+    }
+
+    /// `member` left `owner`'s `relationship` in memory.
+    func forget(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
+        relinked[ObjectIdentifier(owner)] = owner
+        guard var members = loaded(owner, relationship) else { return }
+        members.removeAll { $0 === member }
+        setLoaded(members, owner, relationship)
+    }
+
+    /// The members of `owner`'s to-many `relationship`: loaded, or read now.
+    func members(of owner: ManagedObject, _ relationship: Relationship) throws(AmberError) -> [ManagedObject] {
+        if let members = loaded(owner, relationship) { return members.filter { !$0.deletedFlag } }
+        if case .joinTable = relationship.storage { return try joinedMembers(of: owner, relationship) }
+        guard let inverse = model.inverse(of: relationship), let slot = inverse.slot else { return [] }
+        let entity = model.destination(of: relationship), ownerKey = key(of: owner)
+        var members: [ManagedObject] = []
+        if let pk = owner.objectID.primaryKey {
+            // Saved members, as this context has them: some may point elsewhere now.
+            var order: String?
+            if case .inverseForeignKey(let column) = relationship.storage { order = column }
+            let rows = try store.fetchRows(of: entity, where: .foreignKey(inverse), in: [pk], orderedBy: order)
+            // A fetch fills faults, so every object read here has its values.
+            members = objects(from: rows, of: entity).filter { $0.slotValue(slot) == ownerKey }
+        }
+        var known = Set(members.map(ObjectIdentifier.init))
+        for candidate in pendingObjects where candidate.entity === entity && !candidate.deletedFlag
+            && known.insert(ObjectIdentifier(candidate)).inserted && candidate.slotValue(slot) == ownerKey
+        {
+            members.append(candidate)
+        }
+        setLoaded(members, owner, relationship)
+        return members
+    }
+
+    /// The members of a join-table relationship: the saved links (their
+    /// objects read in one query), then this context's pending links.
+    private func joinedMembers(of owner: ManagedObject, _ relationship: Relationship) throws(AmberError) -> [ManagedObject] {
+        guard case .joinTable(let table, let mine, _, _) = relationship.storage else { return [] }
+        let entity = model.destination(of: relationship)
+        var members: [ManagedObject] = []
+        if let pk = owner.objectID.primaryKey {
+            let keys = try store.joinedKeys(through: relationship, from: pk)
+            let unread = keys.filter { registered(entity, $0) == nil }
+            if !unread.isEmpty { _ = objects(from: try store.fetchRows(of: entity, where: .primaryKey, in: unread), of: entity) }
+            members = keys.map { object(of: entity, primaryKey: $0) }
+        }
+        let ownerKey = rawKey(of: owner)
+        for (row, added) in pendingLinks where row.table == table {
+            let (near, far) = mine == "source" ? (row.source, row.target) : (row.target, row.source)
+            guard near == ownerKey, let member = object(of: entity, key: far) else { continue }
+            let present = members.contains { $0 === member }
+            if added && !present { members.append(member) } else if !added && present { members.removeAll { $0 === member } }
+        }
+        members.removeAll { $0.deletedFlag }
+        setLoaded(members, owner, relationship)
+        return members
+    }
+
+    /// How many members `owner`'s to-many `relationship` has, without loading them.
+    func memberCount(of owner: ManagedObject, _ relationship: Relationship) throws(AmberError) -> Int {
+        if let members = loaded(owner, relationship) { return members.count { !$0.deletedFlag } }
+        if case .joinTable(let table, _, _, _) = relationship.storage {
+            // Saved links are counted unless this context changed some of this table's or deleted a destination.
+            let destination = model.destination(of: relationship)
+            guard let pk = owner.objectID.primaryKey, !pendingLinks.keys.contains(where: { $0.table == table }),
+                  !pendingObjects.contains(where: { $0.entity === destination && $0.deletedFlag })
+            else { return try members(of: owner, relationship).count }
+            return try store.joinedCount(through: relationship, from: pk)
+        }
+        guard let inverse = model.inverse(of: relationship), let slot = inverse.slot else { return 0 }
+        guard let pk = owner.objectID.primaryKey else { return try members(of: owner, relationship).count }
+        let entity = model.destination(of: relationship), ownerKey = Value.int(pk)
+        var count = try store.count(of: entity, through: inverse, to: pk)
+        // Pending objects moved in or out since they were read (or are new, or deleted).
+        for candidate in pendingObjects where candidate.entity === entity {
+            let stored = !candidate.insertedFlag && (candidate.committed?[slot] ?? candidate.slotValue(slot)) == ownerKey
+            let here = !candidate.deletedFlag && candidate.slotValue(slot) == ownerKey
+            count += (here ? 1 : 0) - (stored ? 1 : 0)
+        }
+        return count
+    }
+
+    /// The other ends of `object`'s `relationship`, not deleted.
+    func destinations(of object: ManagedObject, _ relationship: Relationship) throws(AmberError) -> [ManagedObject] {
+        if relationship.isToMany { return try members(of: object, relationship) }
+        guard let slot = relationship.slot, let destination = try destination(of: object.currentSlot(slot), through: relationship),
+              !destination.deletedFlag
+        else { return [] }
+        return [destination]
+    }
+
+    // MARK: Delete rules
+
+    /// Marks `object` deleted and applies its relationships' delete rules:
+    /// cascading to destinations (iteratively, each object once), and
+    /// taking deleted objects out of their destinations' inverses.
+    func deleteApplyingRules(_ object: ManagedObject) throws(AmberError) {
+        var work = [object]
+        while let next = work.popLast() {
+            guard !next.deletedFlag else { continue }
+            if next.isFault { try next.fire() }
+            // The ends as they are before the object goes (a deleted object has none).
+            let allEnds = try next.entity.relationships.map { (relationship) throws(AmberError) in
+                try self.destinations(of: next, relationship)
+            }
+            next.deletedFlag = true
+            track(next)
+            for (relationship, ends) in zip(next.entity.relationships, allEnds) {
+                if relationship.deleteRule == .cascade { work += ends }
+                guard let inverse = model.inverse(of: relationship) else { continue }
+                for end in ends {
+                    if inverse.isToMany {
+                        forget(next, in: end, inverse)
+                    } else if relationship.deleteRule == .nullify, let inverseSlot = inverse.slot,
+                              !end.deletedFlag, try end.currentSlot(inverseSlot) == key(of: next)
+                    {
+                        try end.setSlot(inverseSlot, to: .null)
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Saving
+
+    /// Every relationship rule a save would break: required to-ones, counts,
+    /// deny rules, and links to objects that are deleted or not saved
+    /// (including saved rows that point at objects this save deletes).
+    func relationshipProblems(_ changes: ChangeSet<ManagedObject>) throws(AmberError) -> [SaveProblem] {
+        var problems: [SaveProblem] = []
+        func problem(_ object: ManagedObject, _ relationship: Relationship, _ rule: SaveProblem.Rule, _ message: String) {
+            problems.append(SaveProblem(objectID: object.objectID, place: relationship.description, rule: rule, message: message))
+        }
+        for object in changes.inserts + changes.updates {
+            for relationship in object.entity.relationships {
+                guard let slot = relationship.slot else { continue }
+                guard case .int(let key) = object.slotValue(slot) else {
+                    if !relationship.isOptional { problem(object, relationship, .required, "is required") }
+                    continue
+                }
+                let end = key < 0 ? provisional[key] : registered(model.destination(of: relationship), key)
+                if key < 0, end == nil || end?.deletedFlag == true || end?.isDetached == true {
+                    problem(object, relationship, .relationship, "points at a new object that is not being saved")
+                } else if let end, end.deletedFlag {
+                    problem(object, relationship, .relationship, "points at \(end.objectID), which is deleted")
+                }
+            }
+        }
+        // Counts, for every object whose members may have changed.
+        var counted = Set<ObjectIdentifier>()
+        for object in changes.inserts + changes.updates + Array(relinked.values)
+            where !object.deletedFlag && !object.isDetached && counted.insert(ObjectIdentifier(object)).inserted
+        {
+            for relationship in object.entity.relationships where relationship.minCount != nil || relationship.maxCount != nil {
+                let count = try memberCount(of: object, relationship)
+                if let low = relationship.minCount, count < low {
+                    problem(object, relationship, .count, "has \(count) \(count == 1 ? "member" : "members"), fewer than its minimum of \(low)")
+                }
+                if let high = relationship.maxCount, count > high {
+                    problem(object, relationship, .count, "has \(count) members, more than its maximum of \(high)")
+                }
+            }
+        }
+        for object in changes.deletes {
+            for relationship in object.entity.relationships where relationship.deleteRule == .deny {
+                let ends = try destinations(of: object, relationship)
+                if !ends.isEmpty {
+                    problem(object, relationship, .deny, "has the deny rule and still points at \(ends.count == 1 ? "\(ends[0].objectID)" : "\(ends.count) objects")")
+                }
+            }
+        }
+        problems += try linksIntoDeleted(changes.deletes)
+        return problems
+    }
+
+    /// Saved rows that would still point at an object this save deletes
+    /// (through a one-way to-one, or one whose inverse did not let go).
+    private func linksIntoDeleted(_ deletes: [ManagedObject]) throws(AmberError) -> [SaveProblem] {
+        var deletedKeys: [Int: [Int64]] = [:]
+        for object in deletes { if let pk = object.objectID.primaryKey { deletedKeys[object.entity.index, default: []].append(pk) } }
+        guard !deletedKeys.isEmpty else { return [] }
+        var problems: [SaveProblem] = []
+        for source in model.entities {
+            for relationship in source.relationships {
+                guard let slot = relationship.slot, let keys = deletedKeys[relationship.destinationIndex] else { continue }
+                for (pk, target) in try store.links(of: source, through: relationship, to: keys) {
+                    if let here = registered(source, pk), here.deletedFlag || here.slotValue(slot) != .int(target) { continue }
+                    let id = ObjectID(entityName: source.name, store: store.identifier, key: .permanent(pk))
+                    let gone = ObjectID(entityName: model.destination(of: relationship).name, store: store.identifier, key: .permanent(target))
+                    problems.append(SaveProblem(objectID: id, place: relationship.description, rule: .relationship,
+                                                message: "points at \(gone), which this save deletes"))
+                }
+            }
+        }
+        return problems
+    }
+
+    /// Puts this save's join-table rows and ordered positions into `changes`:
+    /// links whose ends are both saved or being inserted, and the position of
+    /// every member of each ordered relationship whose members changed.
+    func addLinks(to changes: inout ChangeSet<ManagedObject>) throws(AmberError) {
+        for (row, added) in pendingLinks {
+            let dropped = [row.source, row.target].contains { key in
+                key < 0 && (provisional[key].map { !$0.insertedFlag || $0.deletedFlag } ?? true)
+            }
+            if !dropped { changes.links[row] = added }
+        }
+        for owner in relinked.values where !owner.deletedFlag && !owner.isDetached {
+            for relationship in owner.entity.relationships where relationship.isOrdered {
+                let ownerKey = rawKey(of: owner)
+                for (position, member) in try members(of: owner, relationship).enumerated() {
+                    switch relationship.storage {
+                    case .joinTable(let table, let mine, let theirs, let order?):
+                        changes.positions.append(Position(table: table, keyColumn: mine, key: ownerKey, otherColumn: theirs,
+                                                          other: rawKey(of: member), orderColumn: order, position: Int64(position)))
+                    case .inverseForeignKey(let order?):
+                        changes.positions.append(Position(table: model.destination(of: relationship).name, keyColumn: "_pk",
+                                                          key: rawKey(of: member), otherColumn: nil, other: 0, orderColumn: order,
+                                                          position: Int64(position)))
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    /// After COMMIT: to-one slots that held new objects' provisional keys get their primary keys.
+    func resolveProvisionalKeys(_ keys: [Int64: Int64]) {
+        guard !keys.isEmpty else { return }
+        for object in pendingObjects where !object.deletedFlag && object.row == nil {
+            for relationship in object.entity.relationships {
+                guard let slot = relationship.slot, case .int(let key) = object.slotValue(slot), key < 0, let pk = keys[key] else { continue }
+                object.values[slot] = .int(pk)
+            }
+        }
+    }
+}
