@@ -110,6 +110,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the row is gone from the store.
     func fire() throws(AmberError) {
         guard isFault, let pk = objectID.primaryKey else { return }
+        guard !isDetached else { throw .objectUnavailable(objectID, reason: Self.noContext) }
         let rows = try owner.store.fetchRows(of: entity, where: .primaryKey, in: [pk])
         guard rows.count == 1 else { throw .objectUnavailable(objectID, reason: "its row was deleted from the store") }
         fill(FetchedBatch(rows: rows, entity: entity, template: owner.template(for: entity)), index: 0)
@@ -309,7 +310,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         for attribute in entity.codedAttributes { codecState[attribute.slot] = .encoded }
     }
 
-    private static let noContext = "the object belongs to no context (it was rolled back, or its context was released)"
+    static let noContext = "the object belongs to no context (it was rolled back, or its context was released)"
 
     // MARK: Change tracking
 

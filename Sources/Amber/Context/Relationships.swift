@@ -97,6 +97,7 @@ extension ManagedObject {
     /// The slot of to-one `relationship`, which must be this entity's.
     private func toOneSlot(of relationship: Relationship) throws(AmberError) -> Int {
         guard entity.owns(relationship) else { throw .foreignRelationship(relationship: relationship.description, object: description) }
+        try checkInContext()
         guard let slot = relationship.slot else {
             throw .invalidValue(place: relationship.description, expected: "a to-one relationship", given: "a to-many relationship")
         }
@@ -105,16 +106,20 @@ extension ManagedObject {
 
     private func checkToMany(_ relationship: Relationship) throws(AmberError) {
         guard entity.owns(relationship) else { throw .foreignRelationship(relationship: relationship.description, object: description) }
+        try checkInContext()
         guard relationship.isToMany else {
             throw .invalidValue(place: relationship.description, expected: "a to-many relationship", given: "a to-one relationship")
         }
     }
 
-    /// A deleted or detached object refuses changes.
+    /// Relationships lead through the context: an object that left it has none to follow.
+    private func checkInContext() throws(AmberError) {
+        guard !isDetached else { throw .objectUnavailable(objectID, reason: Self.noContext) }
+    }
+
+    /// A deleted object refuses changes.
     private func checkChangeable() throws(AmberError) {
-        guard !deletedFlag, !isDetached else {
-            throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : "the object belongs to no context")
-        }
+        guard !deletedFlag else { throw .objectUnavailable(objectID, reason: "the object is deleted") }
     }
 
     /// The value of `slot` now, reading a fault's row first.
@@ -458,6 +463,19 @@ extension Context {
         guard !deletedKeys.isEmpty else { return [] }
         var problems: [SaveProblem] = []
         for source in model.entities {
+            // A one-way to-many still listing an object this save deletes (unless this context removed it).
+            for relationship in source.relationships where relationship.inverseIndex == nil {
+                guard case .joinTable(let table, let mine, _, _) = relationship.storage,
+                      let keys = deletedKeys[relationship.destinationIndex] else { continue }
+                for (owner, member) in try store.joinedLinks(through: relationship, to: keys) {
+                    let row = mine == "source" ? JoinRow(table: table, source: owner, target: member) : JoinRow(table: table, source: member, target: owner)
+                    if pendingLinks[row] == false || registered(source, owner)?.deletedFlag == true { continue }
+                    let id = ObjectID(entityName: source.name, store: store.identifier, key: .permanent(owner))
+                    let gone = ObjectID(entityName: model.destination(of: relationship).name, store: store.identifier, key: .permanent(member))
+                    problems.append(SaveProblem(objectID: id, place: relationship.description, rule: .relationship,
+                                                message: "still lists \(gone), which this save deletes"))
+                }
+            }
             for relationship in source.relationships {
                 guard let slot = relationship.slot, let keys = deletedKeys[relationship.destinationIndex] else { continue }
                 for (pk, target) in try store.links(of: source, through: relationship, to: keys) {

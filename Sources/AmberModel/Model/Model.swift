@@ -138,7 +138,8 @@ public final class Entity: Sendable, CustomStringConvertible {
                 storage = .foreignKey(slot: nextHiddenSlot)
                 nextHiddenSlot += 1
             }
-            return Relationship(description: relationship, entity: description.name, index: position, plan: plan, storage: storage)
+            return Relationship(description: relationship, entity: description.name, entityIndex: index, index: position, plan: plan,
+                                storage: storage)
         }
         self.slotCount = nextHiddenSlot
         self.persistentAttributes = attributes.filter { !$0.isTransient }

@@ -27,6 +27,8 @@ public final class Relationship: Sendable, CustomStringConvertible {
     public let userInfo: [String: String]
     /// Its position in its entity's ``Entity/relationships``.
     public let index: Int
+    /// Its entity's position in the model.
+    package let entityIndex: Int
     /// The destination entity's position in the model.
     package let destinationIndex: Int
     /// The inverse's position in the destination's relationships.
@@ -49,9 +51,10 @@ public final class Relationship: Sendable, CustomStringConvertible {
         case joinTable(table: String, sourceColumn: String, destinationColumn: String, orderColumn: String?)
     }
 
-    init(description: RelationshipDescription, entity: String, index: Int, plan: RelationshipPlan, storage: Storage) {
+    init(description: RelationshipDescription, entity: String, entityIndex: Int, index: Int, plan: RelationshipPlan, storage: Storage) {
         self.name = description.name
         self.entityName = entity
+        self.entityIndex = entityIndex
         self.destinationName = description.destination
         self.inverseName = description.isOneWay ? nil : description.inverse
         self.isToMany = description.isToMany

@@ -216,6 +216,19 @@ public final class Store {
         return keys
     }
 
+    /// The rows of join-table `relationship` whose far end is one of `keys`,
+    /// as (near end, far end) pairs.
+    package func joinedLinks(through relationship: Relationship, to keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
+        guard case .joinTable(let table, let mine, let theirs, _) = relationship.storage else { return [] }
+        let statement = try connection.statement(
+            "SELECT \(mine), \(theirs) FROM \(quote(table)) WHERE \(theirs) IN (SELECT value FROM json_each(?)) ORDER BY 1, 2")
+        defer { statement.reset() }
+        statement.bind(0, Self.jsonArray(keys))
+        var pairs: [(Int64, Int64)] = []
+        while try statement.step() { pairs.append((statement.int64(0), statement.int64(1))) }
+        return pairs
+    }
+
     /// How many keys are linked to `key` through join-table `relationship`.
     package func joinedCount(through relationship: Relationship, from key: Int64) throws(AmberError) -> Int {
         guard case .joinTable(let table, let mine, _, _) = relationship.storage else { return 0 }

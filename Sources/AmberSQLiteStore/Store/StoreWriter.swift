@@ -135,13 +135,21 @@ struct StoreWriter<Row: RowSource> {
             statement.bind(1, try saved(row.target))
             try step(statement)
         }
+        // A deleted object's rows in every join table that names its entity, from either end.
+        var cleared: Set<String> = []
         for object in deleted {
             guard let pk = object.objectID.primaryKey else { continue }
-            for relationship in object.entity.relationships {
-                guard case .joinTable(let table, let mine, _, _) = relationship.storage else { continue }
-                let statement = try store.connection.statement("DELETE FROM \(quote(table)) WHERE \(mine) = ?")
-                statement.bind(0, pk)
-                try step(statement)
+            for relationship in store.model.entities.flatMap(\.relationships) {
+                guard case .joinTable(let table, let mine, let theirs, _) = relationship.storage else { continue }
+                for (column, index) in [(mine, relationship.entityIndex), (theirs, relationship.destinationIndex)]
+                    where index == object.entity.index
+                {
+                    let sql = "DELETE FROM \(quote(table)) WHERE \(column) = ?"
+                    guard cleared.insert("\(pk) \(sql)").inserted else { continue }
+                    let statement = try store.connection.statement(sql)
+                    statement.bind(0, pk)
+                    try step(statement)
+                }
             }
         }
         for position in positions {
