@@ -140,6 +140,7 @@ typedef struct amber_model amber_model;         /**< a bound, immutable model */
 typedef struct amber_model_builder amber_model_builder; /**< a model being built in code */
 typedef struct amber_entity amber_entity;       /**< an entity of a model (owned by the model) */
 typedef struct amber_attribute amber_attribute; /**< an attribute of an entity (owned by the model) */
+typedef struct amber_relationship amber_relationship; /**< a relationship of an entity (owned by the model) */
 typedef struct amber_store amber_store;         /**< an open store */
 typedef struct amber_context amber_context;     /**< a scratchpad of objects over a store */
 typedef struct amber_object amber_object;       /**< an object (owned by its context) */
@@ -545,6 +546,66 @@ amber_status amber_model_builder_add_entity(amber_model_builder *builder, const 
 amber_status amber_model_builder_add_attribute(amber_model_builder *builder, const char *entity,
                                                const amber_attribute_spec *spec);
 
+/** Flags of amber_relationship_spec. */
+enum {
+    AMBER_RELATIONSHIP_TO_MANY = 1, /**< a collection of objects (else one object or none) */
+    AMBER_RELATIONSHIP_ORDERED = 2, /**< to-many: members keep the order they are given */
+    AMBER_RELATIONSHIP_REQUIRED = 4, /**< a to-one must point at an object at save; a to-many have a member */
+    AMBER_RELATIONSHIP_ONE_WAY = 8  /**< declared without an inverse, on purpose (docs/model-json.md) */
+};
+
+/** Delete rules: what deleting the source does to the destinations. */
+enum {
+    AMBER_DELETE_NULLIFY = 0,  /**< they forget the deleted object (the default) */
+    AMBER_DELETE_CASCADE = 1,  /**< they are deleted too */
+    AMBER_DELETE_DENY = 2,     /**< the save fails while any remain */
+    AMBER_DELETE_NO_ACTION = 3 /**< nothing; a save that would leave a link to the deleted object fails */
+};
+
+/** A relationship to add with amber_model_builder_add_relationship, or one
+ *  described by amber_relationship_describe. Start from
+ *  AMBER_RELATIONSHIP_SPEC_INIT; every pointer is borrowed for the call (or,
+ *  from amber_relationship_describe, owned by the relationship handle). */
+typedef struct amber_relationship_spec {
+    size_t size;             /**< sizeof(amber_relationship_spec) as the caller was compiled: set by the _INIT */
+    const char *name;
+    const char *destination; /**< the entity it points at */
+    const char *inverse;     /**< the destination's relationship that points back; NULL only with ONE_WAY */
+    uint32_t flags;          /**< AMBER_RELATIONSHIP_* flags, or-ed */
+    int32_t delete_rule;     /**< an AMBER_DELETE_* constant */
+    int64_t min_count;       /**< to-many: the fewest members at save; -1: none */
+    int64_t max_count;       /**< to-many: the most members at save; -1: none */
+} amber_relationship_spec;
+
+/** Initializer of amber_relationship_spec:
+ *  `amber_relationship_spec spec = AMBER_RELATIONSHIP_SPEC_INIT;` */
+#define AMBER_RELATIONSHIP_SPEC_INIT { sizeof(amber_relationship_spec), NULL, NULL, NULL, 0, 0, -1, -1 }
+
+/** Adds a relationship to the entity named `entity` (added before). Inverses,
+ *  destinations and counts are checked when the model is bound, every
+ *  problem listed with its place (`Book.author`) and the nearest names.
+ *  Errors: AMBER_E_NOT_FOUND (entity), AMBER_E_INVALID_VALUE (an unknown
+ *  delete rule or flag). */
+amber_status amber_model_builder_add_relationship(amber_model_builder *builder, const char *entity,
+                                                  const amber_relationship_spec *spec);
+
+/** The relationship named `name` of `entity`. The handle is owned by the
+ *  model, like attribute handles. Errors: AMBER_E_NOT_FOUND (the message
+ *  has the nearest name). */
+amber_status amber_entity_relationship(amber_relationship **out, amber_entity *entity, const char *name);
+
+/** The number of relationships of `entity`. */
+amber_status amber_entity_relationship_count(size_t *out, amber_entity *entity);
+
+/** The relationship at `index` (0-based, model order) of `entity`. */
+amber_status amber_entity_relationship_at(amber_relationship **out, amber_entity *entity, size_t index);
+
+/** Describes `relationship` in `*out` (whose `size` the caller set with
+ *  AMBER_RELATIONSHIP_SPEC_INIT): its name, destination, inverse (NULL for
+ *  a one-way relationship), flags, delete rule and counts. The strings are
+ *  owned by the relationship handle. */
+amber_status amber_relationship_describe(amber_relationship_spec *out, amber_relationship *relationship);
+
 /** Adds a compound index over `count` attributes of `entity`. */
 amber_status amber_model_builder_add_index(amber_model_builder *builder, const char *entity,
                                            const char *const *attributes, size_t count);
@@ -855,6 +916,47 @@ amber_status amber_object_release(amber_object *object);
  *  handle is not a live object handle of the calling thread, none is
  *  released and the error names its index. */
 amber_status amber_objects_release(amber_object *const *objects, size_t count);
+
+/* ---- Relationships ------------------------------------------------------
+ * Objects point at objects through relationships. Setting one side updates
+ * the inverse in memory at once; saves write both. Every call here takes
+ * object handles of one context, on its thread (AMBER_E_WRONG_THREAD
+ * otherwise). Objects returned are handles like amber_context_fetch's: the
+ * same handle for the same object, released with amber_object_release. A
+ * saved object not read yet comes back as a fault whose row is read on its
+ * first use (which may then fail with AMBER_E_UNAVAILABLE if another
+ * program deleted it). */
+
+/** The object to-one `relationship` of `object` points at; *out is NULL if
+ *  none. Errors: AMBER_E_NOT_FOUND (a relationship of another entity),
+ *  AMBER_E_INVALID_VALUE (a to-many relationship), AMBER_E_UNAVAILABLE. */
+amber_status amber_object_get_object(amber_object **out, amber_object *object, amber_relationship *relationship);
+
+/** Points to-one `relationship` of `object` at `destination` (NULL: at
+ *  nothing); the inverse follows. Errors: AMBER_E_INVALID_VALUE naming the
+ *  relationship for a destination of the wrong entity, of another context
+ *  or deleted (nothing changes); AMBER_E_UNAVAILABLE if `object` is deleted. */
+amber_status amber_object_set_object(amber_object *object, amber_relationship *relationship, amber_object *destination);
+
+/** The number of members of to-many `relationship`, pending changes
+ *  included; when the members are not loaded yet, counted in the store
+ *  without loading them. */
+amber_status amber_object_count_objects(size_t *out, amber_object *object, amber_relationship *relationship);
+
+/** The members of to-many `relationship` (in order, for an ordered one),
+ *  pending changes included: a malloc'd array of `*out_count` handles (NULL
+ *  when empty) for the caller to amber_free; the handles as described above. */
+amber_status amber_object_objects(amber_object ***out_objects, size_t *out_count, amber_object *object,
+                                  amber_relationship *relationship);
+
+/** Adds `member` to to-many `relationship` of `object` (last, if ordered;
+ *  nothing if it is a member already); the inverse follows. Errors as
+ *  amber_object_set_object. */
+amber_status amber_object_add_object(amber_object *object, amber_relationship *relationship, amber_object *member);
+
+/** Removes `member` from to-many `relationship` of `object` (nothing if it
+ *  is not a member); the inverse follows. */
+amber_status amber_object_remove_object(amber_object *object, amber_relationship *relationship, amber_object *member);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// The kinds of handle, encoded in every handle so a handle of one kind
 /// passed where another is expected is caught.
 enum HandleKind: UInt8, CustomStringConvertible {
-    case registry = 1, model, builder, entity, attribute, store, context, object, transformer, batch
+    case registry = 1, model, builder, entity, attribute, store, context, object, transformer, batch, relationship
 
     var description: String {
         switch self {
@@ -20,6 +20,7 @@ enum HandleKind: UInt8, CustomStringConvertible {
         case .object: "amber_object"
         case .transformer: "amber_transformer"
         case .batch: "amber_batch"
+        case .relationship: "amber_relationship"
         }
     }
 }

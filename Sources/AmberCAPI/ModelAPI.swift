@@ -173,7 +173,7 @@ public func amber_model_builder_free(_ builder: OpaquePointer?) -> amber_status 
 }
 
 /// Runs `change` on the entity named `entity` of the builder's model.
-private func withEntity(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
+func withEntity(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
                         _ change: (inout EntityDescription) throws(CAPIError) -> Void) throws(CAPIError)
 {
     let wrapper: CBuilder = try Handles.resolve(builder, as: .builder, "builder")

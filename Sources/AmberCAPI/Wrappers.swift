@@ -77,6 +77,7 @@ final class CModel: @unchecked Sendable {
 final class CEntity: @unchecked Sendable {
     let entity: Entity
     private let attributeHandles = Locked<[Int: OpaquePointer]>([:])
+    private let relationshipHandles = Locked<[Int: OpaquePointer]>([:])
     /// The entity's name as a C string owned by this handle.
     let cName: UnsafeMutablePointer<CChar>
 
@@ -96,11 +97,45 @@ final class CEntity: @unchecked Sendable {
         }
     }
 
+    func handle(for relationship: Relationship) -> OpaquePointer? {
+        relationshipHandles.withLock { handles in
+            if let existing = handles[relationship.index] { return existing }
+            let made = Handles.make(CRelationship(relationship), kind: .relationship)
+            handles[relationship.index] = made
+            return made
+        }
+    }
+
     func releaseAttributeHandles() {
         Handles.releaseUnchecked(attributeHandles.withLock { handles in
             defer { handles.removeAll() }
             return Array(handles.values)
         })
+        Handles.releaseUnchecked(relationshipHandles.withLock { handles in
+            defer { handles.removeAll() }
+            return Array(handles.values)
+        })
+    }
+}
+
+/// A relationship, with its description as C strings owned by this handle.
+final class CRelationship {
+    let relationship: Relationship
+    let cName: UnsafeMutablePointer<CChar>
+    let cDestination: UnsafeMutablePointer<CChar>
+    let cInverse: UnsafeMutablePointer<CChar>?
+
+    init(_ relationship: Relationship) {
+        self.relationship = relationship
+        self.cName = strdup(relationship.name)
+        self.cDestination = strdup(relationship.destinationName)
+        self.cInverse = relationship.inverseName.map { strdup($0) }
+    }
+
+    deinit {
+        free(cName)
+        free(cDestination)
+        free(cInverse)
     }
 }
 

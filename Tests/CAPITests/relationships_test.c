@@ -1,0 +1,217 @@
+/* Relationships through the C API: declared with the builder and described
+ * back, to-one and to-many changed from either side with the inverse in
+ * step, saved and read back from the store file (faults), delete rules and
+ * the save checks in the last error, and misuse: a destination of the wrong
+ * entity or another context, a to-many used as a to-one, NULL members. */
+#include <amber.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static amber_model *model;
+static amber_entity *author_entity, *book_entity;
+static amber_attribute *name_attribute, *title_attribute;
+static amber_relationship *books, *writer;
+
+static void add_relationship(amber_model_builder *builder, const char *entity, const char *name, const char *destination,
+                             const char *inverse, uint32_t flags, int32_t rule) {
+    amber_relationship_spec spec = AMBER_RELATIONSHIP_SPEC_INIT;
+    spec.name = name;
+    spec.destination = destination;
+    spec.inverse = inverse;
+    spec.flags = flags;
+    spec.delete_rule = rule;
+    OK(amber_model_builder_add_relationship(builder, entity, &spec));
+}
+
+static void add_string(amber_model_builder *builder, const char *entity, const char *name) {
+    amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
+    spec.name = name;
+    spec.type = AMBER_TYPE_STRING;
+    OK(amber_model_builder_add_attribute(builder, entity, &spec));
+}
+
+static void build_model(void) {
+    amber_model_builder *builder = NULL;
+    OK(amber_model_builder_new(&builder));
+    OK(amber_model_builder_add_entity(builder, "Author"));
+    OK(amber_model_builder_add_entity(builder, "Book"));
+    add_string(builder, "Author", "name");
+    add_string(builder, "Book", "title");
+    add_relationship(builder, "Author", "books", "Book", "author", AMBER_RELATIONSHIP_TO_MANY, AMBER_DELETE_CASCADE);
+    add_relationship(builder, "Book", "author", "Author", "books", AMBER_RELATIONSHIP_REQUIRED, AMBER_DELETE_NULLIFY);
+
+    /* Spec misuse is refused at once; model rules at bind, with every problem. */
+    amber_relationship_spec bad = AMBER_RELATIONSHIP_SPEC_INIT;
+    bad.name = "x";
+    bad.destination = "Book";
+    bad.delete_rule = 9;
+    FAILS(amber_model_builder_add_relationship(builder, "Author", &bad), AMBER_E_INVALID_VALUE, "unknown delete rule 9");
+    bad.delete_rule = AMBER_DELETE_DENY;
+    bad.min_count = -5;
+    FAILS(amber_model_builder_add_relationship(builder, "Author", &bad), AMBER_E_INVALID_VALUE, "spec->min_count is -5");
+    bad.min_count = -1;
+    bad.flags = 64;
+    FAILS(amber_model_builder_add_relationship(builder, "Author", &bad), AMBER_E_INVALID_VALUE, "unknown flags 64");
+    FAILS(amber_model_builder_add_relationship(builder, "Nobody", &(amber_relationship_spec)AMBER_RELATIONSHIP_SPEC_INIT),
+          AMBER_E_NULL_ARGUMENT, "spec->name");
+
+    amber_model_builder *broken = NULL;
+    amber_model *unbound = NULL;
+    OK(amber_model_builder_new(&broken));
+    OK(amber_model_builder_add_entity(broken, "Author"));
+    add_string(broken, "Author", "name");
+    add_relationship(broken, "Author", "books", "Bok", "author", AMBER_RELATIONSHIP_TO_MANY, AMBER_DELETE_NULLIFY);
+    add_relationship(broken, "Author", "friend", "Author", NULL, 0, AMBER_DELETE_NULLIFY);
+    FAILS(amber_model_builder_bind(&unbound, broken, NULL), AMBER_E_INVALID_MODEL, "Author.books: destination \"Bok\": no such entity");
+    CHECK(strstr(amber_last_error_message(), "Author.friend: has no inverse") != NULL);
+    OK(amber_model_builder_free(broken));
+
+    OK(amber_model_builder_bind(&model, builder, NULL));
+    OK(amber_model_builder_free(builder));
+    OK(amber_model_entity(&author_entity, model, "Author"));
+    OK(amber_model_entity(&book_entity, model, "Book"));
+    OK(amber_entity_attribute(&name_attribute, author_entity, "name"));
+    OK(amber_entity_attribute(&title_attribute, book_entity, "title"));
+    OK(amber_entity_relationship(&books, author_entity, "books"));
+    OK(amber_entity_relationship(&writer, book_entity, "author"));
+}
+
+static void test_introspection(void) {
+    size_t count = 0;
+    OK(amber_entity_relationship_count(&count, book_entity));
+    CHECK(count == 1);
+    amber_relationship *at = NULL;
+    OK(amber_entity_relationship_at(&at, book_entity, 0));
+    CHECK(at == writer);
+    FAILS(amber_entity_relationship_at(&at, book_entity, 1), AMBER_E_NOT_FOUND, "Book has 1 relationships; index 1 is past them");
+    FAILS(amber_entity_relationship(&at, book_entity, "autor"), AMBER_E_NOT_FOUND, "Book.autor: no such relationship; did you mean author?");
+    amber_relationship_spec spec = AMBER_RELATIONSHIP_SPEC_INIT;
+    OK(amber_relationship_describe(&spec, books));
+    CHECK(strcmp(spec.name, "books") == 0 && strcmp(spec.destination, "Book") == 0 && strcmp(spec.inverse, "author") == 0);
+    CHECK(spec.flags == AMBER_RELATIONSHIP_TO_MANY && spec.delete_rule == AMBER_DELETE_CASCADE && spec.min_count == -1);
+    OK(amber_relationship_describe(&spec, writer));
+    CHECK(spec.flags == AMBER_RELATIONSHIP_REQUIRED && spec.delete_rule == AMBER_DELETE_NULLIFY);
+    amber_relationship_spec unsized = {0};
+    FAILS(amber_relationship_describe(&unsized, writer), AMBER_E_INVALID_VALUE, "start from AMBER_RELATIONSHIP_SPEC_INIT");
+    FAILS(amber_relationship_describe(&spec, (amber_relationship *)name_attribute), AMBER_E_WRONG_HANDLE_TYPE,
+          "expected an amber_relationship");
+}
+
+static amber_object *insert(amber_context *context, amber_entity *entity, amber_attribute *attribute, const char *text) {
+    amber_object *object = NULL;
+    OK(amber_context_insert(&object, context, entity));
+    amber_value value = {.type = AMBER_VALUE_STRING};
+    value.v.text.data = text;
+    value.v.text.length = strlen(text);
+    OK(amber_object_set(object, attribute, &value));
+    return object;
+}
+
+/* The title or name of `object`, compared with `expected`. */
+static int is(amber_object *object, amber_attribute *attribute, const char *expected) {
+    amber_value value;
+    if (object == NULL || amber_object_get(&value, object, attribute) != AMBER_OK) return 0;
+    int same = value.type == AMBER_VALUE_STRING && value.v.text.length == strlen(expected) &&
+               memcmp(value.v.text.data, expected, value.v.text.length) == 0;
+    amber_value_release(&value);
+    return same;
+}
+
+static void test_graph(const char *path) {
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    OK(amber_store_open(&store, path, model));
+    OK(amber_context_new(&context, store));
+    amber_object *tolkien = insert(context, author_entity, name_attribute, "Tolkien");
+    amber_object *austen = insert(context, author_entity, name_attribute, "Austen");
+    amber_object *hobbit = insert(context, book_entity, title_attribute, "Hobbit");
+    amber_object *emma = insert(context, book_entity, title_attribute, "Emma");
+
+    OK(amber_object_set_object(hobbit, writer, tolkien));
+    OK(amber_object_add_object(austen, books, emma));
+    amber_object *found = NULL;
+    OK(amber_object_get_object(&found, emma, writer));
+    CHECK(found == austen);
+    size_t count = 0;
+    OK(amber_object_count_objects(&count, tolkien, books));
+    CHECK(count == 1);
+    amber_object **members = NULL;
+    OK(amber_object_objects(&members, &count, tolkien, books));
+    CHECK(count == 1 && members[0] == hobbit);
+    amber_free(members);
+    /* Moving from the other side, then back. */
+    OK(amber_object_add_object(tolkien, books, emma));
+    OK(amber_object_count_objects(&count, austen, books));
+    CHECK(count == 0);
+    OK(amber_object_remove_object(tolkien, books, emma));
+    OK(amber_object_get_object(&found, emma, writer));
+    CHECK(found == NULL);
+    OK(amber_object_set_object(emma, writer, austen));
+
+    /* Misuse changes nothing. */
+    FAILS(amber_object_set_object(hobbit, writer, emma), AMBER_E_INVALID_VALUE, "Book.author: expected a Author");
+    FAILS(amber_object_get_object(&found, tolkien, books), AMBER_E_INVALID_VALUE, "expected a to-one relationship");
+    FAILS(amber_object_get_object(&found, hobbit, books), AMBER_E_NOT_FOUND, "Author.books is not a relationship of");
+    FAILS(amber_object_add_object(tolkien, books, NULL), AMBER_E_NULL_ARGUMENT, "member");
+    FAILS(amber_object_objects(&members, &count, tolkien, (amber_relationship *)title_attribute), AMBER_E_WRONG_HANDLE_TYPE,
+          "expected an amber_relationship");
+    amber_context *other = NULL;
+    OK(amber_context_new(&other, store));
+    amber_object *stranger = insert(other, author_entity, name_attribute, "Stranger");
+    FAILS(amber_object_set_object(hobbit, writer, stranger), AMBER_E_INVALID_VALUE, "of another context");
+    OK(amber_context_free(other));
+    OK(amber_object_get_object(&found, hobbit, writer));
+    CHECK(found == tolkien);
+
+    /* A required to-one is checked at save; the changes stay. */
+    amber_object *orphan = insert(context, book_entity, title_attribute, "Orphan");
+    FAILS(amber_context_save(context), AMBER_E_SAVE_FAILED, "Book.author: is required");
+    OK(amber_object_set_object(orphan, writer, austen));
+    OK(amber_context_save(context));
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+
+    /* Read back from the file: faults that are uniqued and fire on first read. */
+    OK(amber_store_open(&store, path, model));
+    OK(amber_context_new(&context, store));
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Book";
+    amber_sort sort = {"title", 0, 0};
+    request.sort = &sort;
+    request.sort_count = 1;
+    amber_object **fetched = NULL;
+    OK(amber_context_fetch(&fetched, &count, context, &request));
+    CHECK(count == 3); /* Emma, Hobbit, Orphan */
+    amber_object *first = NULL, *third = NULL;
+    OK(amber_object_get_object(&first, fetched[0], writer));
+    OK(amber_object_get_object(&third, fetched[2], writer));
+    CHECK(first == third && is(first, name_attribute, "Austen"));
+    OK(amber_object_count_objects(&count, first, books));
+    CHECK(count == 2);
+
+    /* Cascade: deleting an author deletes its books in the same save. */
+    OK(amber_context_delete(context, first));
+    OK(amber_context_save(context));
+    amber_free(fetched);
+    OK(amber_context_fetch(&fetched, &count, context, &request));
+    CHECK(count == 1 && is(fetched[0], title_attribute, "Hobbit"));
+    amber_free(fetched);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+}
+
+int main(int argc, char **argv) {
+    const char *path = argc > 1 ? argv[1] : "relationships_test.amber";
+    remove(path);
+    build_model();
+    test_introspection();
+    test_graph(path);
+    OK(amber_model_free(model));
+    FAILS(amber_relationship_describe(&(amber_relationship_spec)AMBER_RELATIONSHIP_SPEC_INIT, books), AMBER_E_INVALID_HANDLE,
+          "released (stale) handle");
+    remove(path);
+    return report();
+}
