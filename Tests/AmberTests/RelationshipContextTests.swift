@@ -98,7 +98,7 @@ import Testing
         let tolkien = try library.insert(context, library.author, "Tolkien"), hobbit = try library.insert(context, library.book, "Hobbit")
         let ann = try library.insert(context, library.person, "Ann")
         try hobbit.setObject(tolkien, for: library.writer)
-        #expect(amberError { try hobbit.setObject(ann, for: library.writer) }?.description.hasPrefix("Book.author: expected a Author, given amber://") == true)
+        #expect(amberError { try hobbit.setObject(ann, for: library.writer) }?.description.hasPrefix("Book.author: expected an Author, given amber://") == true)
         let stranger = try library.insert(other, library.author, "Stranger")
         #expect(amberError { try hobbit.setObject(stranger, for: library.writer) }?.description.contains("of another context") == true)
         #expect(amberError { try tolkien.add(ann, to: library.books) }?.description.hasPrefix("Author.books: expected a Book") == true)

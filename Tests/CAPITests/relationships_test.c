@@ -152,7 +152,7 @@ static void test_graph(const char *path) {
     OK(amber_object_set_object(emma, writer, austen));
 
     /* Misuse changes nothing. */
-    FAILS(amber_object_set_object(hobbit, writer, emma), AMBER_E_INVALID_VALUE, "Book.author: expected a Author");
+    FAILS(amber_object_set_object(hobbit, writer, emma), AMBER_E_INVALID_VALUE, "Book.author: expected an Author");
     FAILS(amber_object_get_object(&found, tolkien, books), AMBER_E_INVALID_VALUE, "expected a to-one relationship");
     FAILS(amber_object_get_object(&found, hobbit, books), AMBER_E_NOT_FOUND, "Author.books is not a relationship of");
     FAILS(amber_object_add_object(tolkien, books, NULL), AMBER_E_NULL_ARGUMENT, "member");

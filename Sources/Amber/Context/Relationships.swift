@@ -166,7 +166,8 @@ extension Context {
     func check(_ destination: ManagedObject, for relationship: Relationship) throws(AmberError) {
         let expected = model.destination(of: relationship)
         guard destination.entity === expected else {
-            throw .invalidValue(place: relationship.description, expected: "a \(expected.name)", given: "\(destination.objectID)")
+            let article = expected.name.first.map { "AEIOU".contains($0) } == true ? "an" : "a"
+            throw .invalidValue(place: relationship.description, expected: "\(article) \(expected.name)", given: "\(destination.objectID)")
         }
         guard destination.context === self else {
             throw .invalidValue(place: relationship.description, expected: "an object of this context",

@@ -11,7 +11,8 @@ over SQLite, through Amber's C API.
                 print(book.title, book.price)
 """
 from ._ffi import ffi, lib
-from .core import Attribute, Context, Entity, Model, Object, Registry, Store, Transformer, open, shared_registry
+from .core import (Attribute, Context, Entity, Model, Object, Registry, RelatedObjects, Relationship, Store, Transformer, open,
+                   shared_registry)
 from .errors import (Error, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, StoreError,
                      TransformerError, ValidationError, ValueClassError)
 
@@ -19,6 +20,6 @@ __version__ = ffi.string(lib.amber_version()).decode()
 
 __all__ = [
     "Attribute", "Context", "Entity", "Error", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
-    "PluginError", "PredicateError", "Registry", "Store", "StoreError", "Transformer", "TransformerError",
+    "PluginError", "PredicateError", "Registry", "RelatedObjects", "Relationship", "Store", "StoreError", "Transformer", "TransformerError",
     "ValidationError", "ValueClassError", "open", "shared_registry",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import collections.abc
 import functools
 import itertools
 import json
@@ -522,8 +523,37 @@ class Attribute:
         self.codec = model._codec(self.value_class)
 
 
+class Relationship:
+    """A relationship of an entity, resolved once: where it points and how."""
+
+    __slots__ = ("handle", "name", "destination", "inverse", "to_many", "ordered", "required", "delete_rule",
+                 "min_count", "max_count")
+
+    _RULES = {lib.AMBER_DELETE_NULLIFY: "nullify", lib.AMBER_DELETE_CASCADE: "cascade", lib.AMBER_DELETE_DENY: "deny",
+              lib.AMBER_DELETE_NO_ACTION: "noAction"}
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        spec = ffi.new("amber_relationship_spec *", {"size": ffi.sizeof("amber_relationship_spec"), "min_count": -1,
+                                                      "max_count": -1})
+        check(lib.amber_relationship_describe(spec, handle))
+        self.name: str = ffi.string(spec.name).decode()
+        self.destination: str = ffi.string(spec.destination).decode()
+        self.inverse: Optional[str] = ffi.string(spec.inverse).decode() if spec.inverse != ffi.NULL else None
+        self.to_many = bool(spec.flags & lib.AMBER_RELATIONSHIP_TO_MANY)
+        self.ordered = bool(spec.flags & lib.AMBER_RELATIONSHIP_ORDERED)
+        self.required = bool(spec.flags & lib.AMBER_RELATIONSHIP_REQUIRED)
+        self.delete_rule: str = self._RULES[spec.delete_rule]
+        self.min_count: Optional[int] = spec.min_count if spec.min_count >= 0 else None
+        self.max_count: Optional[int] = spec.max_count if spec.max_count >= 0 else None
+
+    def __repr__(self) -> str:
+        kind = ("ordered to-many" if self.ordered else "to-many") if self.to_many else "to-one"
+        return f"<amber.Relationship {self.name}: {kind} {self.destination}, inverse {self.inverse}, {self.delete_rule}>"
+
+
 class Entity:
-    """An entity of a bound model: its handle and its attributes by name."""
+    """An entity of a bound model: its handle, its attributes and its relationships by name."""
 
     def __init__(self, handle: Any, model: "Model") -> None:
         self.handle = handle
@@ -537,6 +567,13 @@ class Entity:
             check(lib.amber_entity_attribute_at(out, handle, index))
             attribute = Attribute(out[0], model)
             self.attributes[attribute.name] = attribute
+        self.relationships: dict[str, Relationship] = {}
+        check(lib.amber_entity_relationship_count(count, handle))
+        for index in range(count[0]):
+            out = _out("amber_relationship **")
+            check(lib.amber_entity_relationship_at(out, handle, index))
+            relationship = Relationship(out[0])
+            self.relationships[relationship.name] = relationship
         # Read in one batch at fetch: everything but transformed values, which keep
         # their decode policy (lazy by default: decoded on first access, if ever).
         self.prefetched = [a for a in self.attributes.values()
@@ -553,7 +590,8 @@ class Entity:
         slotted = [a.name for a in self.everything if not a.name.startswith("_")]
         self.object_class = type(self.name, (Object,), {"__slots__": tuple(slotted), "_entity": self, **{
             name: _attribute_property(name) for name in self.attributes
-            if not name.startswith("_") and name not in slotted}})
+            if not name.startswith("_") and name not in slotted}, **{
+            name: _relationship_property(name) for name in self.relationships if not name.startswith("_")}})
         self.slots: dict[str, Any] = {name: getattr(self.object_class, name) for name in slotted}
         # In `everything` order (so `prefetched` is a prefix): each slot's setter, None for unslotted names.
         self.slot_setters = [self.slots[a.name].__set__ if a.name in self.slots else None for a in self.everything]
@@ -570,6 +608,68 @@ class Entity:
 def _attribute_property(name: str) -> property:
     # Read-only as a descriptor: Object.__setattr__ takes every assignment.
     return property(lambda self: self._get(name), doc=f"The {name} attribute.")
+
+
+def _relationship_property(name: str) -> property:
+    # A to-one reads as its object (or None), a to-many as a live collection; Object.__setattr__ takes assignments.
+    return property(lambda self: self._related(name), doc=f"The {name} relationship.")
+
+
+class RelatedObjects(collections.abc.MutableSet):
+    """The members of a to-many relationship of one object, live: every
+    read asks the context, so it sees pending changes, and `add`, `discard`
+    and `remove` change the relationship (the inverse follows at once). An
+    ordered relationship iterates in its order and can be indexed."""
+
+    __slots__ = ("_owner", "_relationship")
+
+    def __init__(self, owner: "Object", relationship: Relationship) -> None:
+        self._owner = owner
+        self._relationship = relationship
+
+    def _members(self) -> list["Object"]:
+        objects, count = _out("amber_object ***"), _out("size_t *")
+        check(lib.amber_object_objects(objects, count, self._owner._handle, self._relationship.handle))
+        try:
+            context = self._owner._context
+            return context._adopt(ffi.unpack(objects[0], count[0]), context.model.entity(self._relationship.destination)) \
+                if count[0] else []
+        finally:
+            lib.amber_free(objects[0])
+
+    def __len__(self) -> int:
+        """Counted without loading the members, when they are not loaded yet."""
+        out = _out("size_t *")
+        check(lib.amber_object_count_objects(out, self._owner._handle, self._relationship.handle))
+        return out[0]
+
+    def __iter__(self) -> Any:
+        return iter(self._members())
+
+    def __contains__(self, item: object) -> bool:
+        return any(member is item for member in self._members())
+
+    def __getitem__(self, index: Any) -> Any:
+        if not self._relationship.ordered:
+            raise TypeError(f"{self._owner._entity.name}.{self._relationship.name} is not ordered; iterate it instead")
+        return self._members()[index]
+
+    def add(self, value: "Object") -> None:
+        """Makes `value` a member (last, if ordered); nothing if it is one."""
+        check(lib.amber_object_add_object(self._owner._handle, self._relationship.handle, _handle_of(value, self)))
+
+    def discard(self, value: "Object") -> None:
+        """Removes `value` if it is a member."""
+        check(lib.amber_object_remove_object(self._owner._handle, self._relationship.handle, _handle_of(value, self)))
+
+    def __repr__(self) -> str:
+        return f"<amber.RelatedObjects {self._owner._entity.name}.{self._relationship.name}: {len(self)} objects>"
+
+
+def _handle_of(value: Any, place: Any) -> Any:
+    if not isinstance(value, Object):
+        raise TypeError(f"{place!r} holds amber objects, not {type(value).__name__}")
+    return value._handle
 
 
 class Model(_Owner):
@@ -1046,6 +1146,8 @@ class Object:
         return out[0]
 
     def _get(self, name: str) -> Any:
+        if name in self._entity.relationships:
+            return self._related(name)
         slot = self._entity.slots.get(name)
         if slot is not None:
             try:
@@ -1060,7 +1162,36 @@ class Object:
         finally:
             lib.amber_value_release(value)
 
+    def _related(self, name: str) -> Any:
+        """A to-one's object (None if none), or a to-many's live members."""
+        relationship = self._entity.relationships[name]
+        if relationship.to_many:
+            return RelatedObjects(self, relationship)
+        out = _out("amber_object **")
+        check(lib.amber_object_get_object(out, self._handle, relationship.handle))
+        if out[0] == ffi.NULL:
+            return None
+        return self._context._object(out[0], self._context.model.entity(relationship.destination))
+
+    def _set_related(self, relationship: Relationship, new: Any) -> None:
+        if relationship.to_many:
+            # Replacing the members: those not in `new` leave, the rest join (in `new`'s order).
+            members = RelatedObjects(self, relationship)
+            wanted = list(new)
+            for member in list(members):
+                if not any(member is kept for kept in wanted):
+                    members.discard(member)
+            for member in wanted:
+                members.add(member)
+            return
+        destination = ffi.NULL if new is None else _handle_of(new, f"{self._entity.name}.{relationship.name}")
+        check(lib.amber_object_set_object(self._handle, relationship.handle, destination))
+
     def _set(self, name: str, new: Any) -> None:
+        relationship = self._entity.relationships.get(name)
+        if relationship is not None:
+            self._set_related(relationship, new)
+            return
         attribute = self._entity.attribute(name)
         value = ffi.new("amber_value *")
         keep: list = []

@@ -1,0 +1,136 @@
+"""Relationships from Python: to-one attributes, live to-many collections,
+both sides kept in step, saves and faults, delete rules and the errors."""
+import random
+
+import pytest
+
+import amber
+
+LIBRARY = {"entities": [
+    {"name": "Author", "attributes": [{"name": "name", "type": "string"}],
+     "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": True,
+                        "deleteRule": "cascade"}]},
+    {"name": "Book", "attributes": [{"name": "title", "type": "string"}],
+     "relationships": [{"name": "author", "destination": "Author", "inverse": "books"},
+                       {"name": "tags", "destination": "Tag", "inverse": "books", "toMany": True, "ordered": True}]},
+    {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
+     "relationships": [{"name": "books", "destination": "Book", "inverse": "tags", "toMany": True, "maxCount": 2}]},
+]}
+
+
+@pytest.fixture
+def library(tmp_path):
+    model = amber.Model.from_dict(LIBRARY, amber.Registry())
+    path = tmp_path / "library.amber"
+    with amber.open(path, model) as store:
+        yield store, path, model
+
+
+def test_relationships_are_described():
+    model = amber.Model.from_dict(LIBRARY, amber.Registry())
+    books = model.entity("Author").relationships["books"]
+    assert (books.destination, books.inverse, books.to_many, books.delete_rule) == ("Book", "author", True, "cascade")
+    tags = model.entity("Book").relationships["tags"]
+    assert tags.ordered and tags.max_count is None and model.entity("Tag").relationships["books"].max_count == 2
+    assert "ordered to-many Tag" in repr(tags)
+    broken = {"entities": [LIBRARY["entities"][0], {
+        "name": "Book", "attributes": [{"name": "title", "type": "string"}],
+        "relationships": [{"name": "writer", "destination": "Author", "inverse": "books"}]}]}
+    with pytest.raises(amber.ModelError, match=r"(?s)Author.books: inverse Book.author: no such relationship.*"
+                                               r"Book.writer: inverse Author.books names Book.author as its inverse"):
+        amber.Model.from_dict(broken, amber.Registry()).bind()
+
+
+def test_both_sides_stay_in_step(library):
+    store, _, _ = library
+    with store.context() as ctx:
+        tolkien, austen = ctx.insert("Author", name="Tolkien"), ctx.insert("Author", name="Austen")
+        hobbit, emma = ctx.insert("Book", title="Hobbit"), ctx.insert("Book", title="Emma")
+        hobbit.author = tolkien
+        assert list(tolkien.books) == [hobbit] and len(tolkien.books) == 1 and hobbit in tolkien.books
+        austen.books.add(emma)
+        assert emma.author is austen
+        tolkien.books.add(emma)  # moves it
+        assert list(austen.books) == [] and {b.title for b in tolkien.books} == {"Hobbit", "Emma"}
+        tolkien.books.remove(emma)
+        assert emma.author is None
+        with pytest.raises(KeyError):
+            tolkien.books.remove(emma)
+        austen.books = [emma, hobbit]  # replaces the members
+        assert hobbit.author is austen and len(tolkien.books) == 0
+        assert hobbit["author"] is austen
+        # Many-to-many, ordered on the book's side.
+        fantasy, classic = ctx.insert("Tag", label="fantasy"), ctx.insert("Tag", label="classic")
+        hobbit.tags.add(fantasy)
+        hobbit.tags.add(classic)
+        assert [t.label for t in hobbit.tags] == ["fantasy", "classic"] and hobbit.tags[1] is classic
+        assert list(fantasy.books) == [hobbit]
+        with pytest.raises(TypeError, match="not ordered"):
+            fantasy.books[0]
+        ctx.save()
+
+
+def test_wrong_destinations_raise_and_change_nothing(library):
+    store, _, _ = library
+    with store.context() as ctx, store.context() as other:
+        tolkien, hobbit = ctx.insert("Author", name="Tolkien"), ctx.insert("Book", title="Hobbit")
+        hobbit.author = tolkien
+        with pytest.raises(amber.ValueClassError, match="Book.author: expected an Author"):
+            hobbit.author = ctx.insert("Tag", label="x")
+        with pytest.raises(amber.ValueClassError, match="of another context"):
+            hobbit.author = other.insert("Author", name="Stranger")
+        with pytest.raises(TypeError, match="holds amber objects"):
+            tolkien.books.add("Hobbit")
+        with pytest.raises(TypeError):
+            hobbit.author = "Tolkien"
+        assert hobbit.author is tolkien
+
+
+def test_saved_graphs_read_back_and_delete_rules_run(library):
+    store, path, model = library
+    with store.context() as ctx:
+        for name, titles in [("Tolkien", ["Hobbit", "Silmarillion"]), ("Austen", ["Emma"])]:
+            author = ctx.insert("Author", name=name)
+            for title in titles:
+                ctx.insert("Book", title=title).author = author
+        ctx.save()
+    with amber.open(path, model) as again, again.context() as ctx:
+        books = ctx.fetch("Book", sort=["title"])
+        assert [b.author.name for b in books] == ["Austen", "Tolkien", "Tolkien"]
+        assert books[1].author is books[2].author
+        tolkien = books[1].author
+        assert len(tolkien.books) == 2
+        ctx.delete(tolkien)  # cascade
+        assert len(ctx.deleted) == 3
+        ctx.save()
+        assert [b.title for b in ctx.fetch("Book")] == ["Emma"]
+        # A count rule: at most two books per tag.
+        tag = ctx.insert("Tag", label="t")
+        for title in ["A", "B", "C"]:
+            ctx.insert("Book", title=title).tags.add(tag)
+        with pytest.raises(amber.ValidationError, match="Tag.books: has 3 members, more than its maximum of 2"):
+            ctx.save()
+        ctx.rollback()
+        assert ctx.count("Tag") == 0
+
+
+def test_random_moves_match_a_plain_reference(library):
+    store, _, _ = library
+    rng = random.Random(7)
+    with store.context() as ctx:
+        authors = [ctx.insert("Author", name=f"A{i}") for i in range(3)]
+        books = [ctx.insert("Book", title=f"B{i}") for i in range(12)]
+        reference = {}
+        for step in range(300):
+            book = rng.choice(books)
+            author = rng.choice(authors + [None])
+            if rng.random() < 0.5 or author is None:
+                book.author = author
+            else:
+                author.books.add(book)
+            reference[book.title] = author.name if author else None
+            if step % 50 == 49:
+                ctx.save()
+            for a in authors:
+                assert sorted(b.title for b in a.books) == sorted(t for t, n in reference.items() if n == a.name)
+                assert len(a.books) == sum(1 for n in reference.values() if n == a.name)
