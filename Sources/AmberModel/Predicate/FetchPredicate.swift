@@ -3,7 +3,12 @@ import AmberValues
 
 /// A parsed predicate in Core Data's predicate format syntax.
 ///
-/// Supported: comparisons `== = != <> < <= > >=`; string operators
+/// Supported: comparisons `== = != <> < <= > >=`; key paths through to-one
+/// relationships (`author.name`); `ANY`/`SOME`, `ALL` and `NONE` before a key
+/// path through a to-many relationship (`ANY books.price > 10`); the
+/// collection operators `@count`, `@sum`, `@avg`, `@min` and `@max`
+/// (`books.@count > 3`, `books.@sum.price`); objects compared by object ID
+/// (`author == %@`, `SELF IN %@`); string operators
 /// `BEGINSWITH ENDSWITH CONTAINS LIKE MATCHES` with the modifiers `[c]`
 /// (case-insensitive), `[d]` (diacritic-insensitive) and `[cd]`; `IN` a list;
 /// `BETWEEN {low, high}`; `AND OR NOT` (also `&& || !`); `nil`/`NULL`;
@@ -45,13 +50,20 @@ package indirect enum PredicateNode: Sendable {
     case comparison(Comparison)
 }
 
-/// `lhs op[options] rhs`, with the position of the operator for errors.
+/// `[quantifier] lhs op[options] rhs`, with the position of the operator for errors.
 package struct Comparison: Sendable {
     package var lhs: Operand
     package var op: ComparisonOperator
     package var options: ComparisonOptions
     package var rhs: Operand
     package var position: Int
+    /// `ANY`/`SOME`, `ALL` or `NONE` before a key path through a to-many relationship.
+    package var quantifier: Quantifier?
+}
+
+/// How a comparison over a to-many key path combines its members' results.
+package enum Quantifier: String, Sendable {
+    case any = "ANY", all = "ALL", none = "NONE"
 }
 
 package enum ComparisonOperator: String, Sendable {

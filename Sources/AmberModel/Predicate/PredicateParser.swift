@@ -7,9 +7,10 @@ import AmberValues
 ///     or         := and (("OR" | "||") and)*
 ///     and        := unary (("AND" | "&&") unary)*
 ///     unary      := ("NOT" | "!") unary | "(" predicate ")" | TRUEPREDICATE | FALSEPREDICATE | comparison
-///     comparison := operand operator operand
+///     comparison := [ANY | SOME | ALL | NONE] operand operator operand
 ///     operator   := ("==" | "=" | "!=" | "<>" | "<" | "<=" | "=<" | ">" | ">=" | "=>"
 ///                   | BEGINSWITH | ENDSWITH | CONTAINS | LIKE | MATCHES | IN | BETWEEN) ["[" c|d|n... "]"]
+///     keypath    := name ("." name)*  (a name may be a collection operator: @count, @sum, @avg, @min, @max)
 ///     operand    := keypath | SELF | %K | %@ | string | number | nil | NULL | TRUE | YES | FALSE | NO
 ///                   | "{" [operand ("," operand)*] "}"
 ///
@@ -83,6 +84,17 @@ struct PredicateParser {
     private mutating func parseComparison() throws(AmberError) -> Comparison {
         comparisons += 1
         guard comparisons <= Self.maximumComparisons else { throw fail("more than \(Self.maximumComparisons) comparisons") }
+        skipSpace()
+        var quantifier: Quantifier?
+        if try acceptWord("ANY") {
+            quantifier = .any
+        } else if try acceptWord("SOME") {
+            quantifier = .any
+        } else if try acceptWord("ALL") {
+            quantifier = .all
+        } else if try acceptWord("NONE") {
+            quantifier = Quantifier.none  // not Optional.none
+        }
         let lhs = try parseOperand()
         skipSpace()
         let position = index + 1
@@ -91,7 +103,7 @@ struct PredicateParser {
         }
         let options = try parseOptions()
         let rhs = try parseOperand()
-        return Comparison(lhs: lhs, op: op, options: options, rhs: rhs, position: position)
+        return Comparison(lhs: lhs, op: op, options: options, rhs: rhs, position: position, quantifier: quantifier)
     }
 
     private mutating func parseOperator() throws(AmberError) -> ComparisonOperator? {
@@ -295,7 +307,7 @@ struct PredicateParser {
         return true
     }
 
-    private func isWordCharacter(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" || c == "." }
+    private func isWordCharacter(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" || c == "." || c == "@" }
 
     private mutating func readWord() -> String { readWhile(isWordCharacter) }
 

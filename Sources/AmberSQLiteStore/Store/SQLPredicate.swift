@@ -8,17 +8,43 @@ import Foundation
 struct SQLFragment {
     var sql: String
     var bindings: [Value] = []
-    /// The attribute type the fragment yields, when it is a column.
+    /// The attribute type the fragment yields, when it is a column (`.objectID`: a primary or foreign key).
     var type: AttributeType?
-
-    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
-        SQLFragment(sql: lhs.sql + rhs.sql, bindings: lhs.bindings + rhs.bindings)
-    }
+    /// The key path it reads, for errors (`Book.author.name`).
+    var name: String?
 }
 
 /// Compiles a predicate for one entity into an SQL condition.
+///
+/// Columns are qualified by the alias of the table they are read from: the
+/// fetched table's name at the top, a fresh alias inside each subquery. A key
+/// path through to-one relationships reads its value with one correlated
+/// subquery per hop; a to-many relationship becomes `EXISTS` over its members
+/// (`ANY`, `NONE`; `ALL` as "no member fails") or an aggregate (`@count`,
+/// `@sum`, …), so the fetched rows are never multiplied by a join.
 struct PredicateCompiler {
     let entity: Entity
+    let model: Model
+    /// The alias columns of `entity` are read through here.
+    private let alias: String
+    /// Numbers subquery aliases so nested ones never clash.
+    private let counter: Counter
+
+    final class Counter {
+        var next = 0
+        func alias() -> String {
+            next += 1
+            return "a\(next)"
+        }
+    }
+
+    init(entity: Entity, model: Model) {
+        self.init(entity: entity, model: model, alias: quote(entity.name), counter: Counter())
+    }
+
+    private init(entity: Entity, model: Model, alias: String, counter: Counter) {
+        (self.entity, self.model, self.alias, self.counter) = (entity, model, alias, counter)
+    }
 
     func compile(_ node: PredicateNode) throws(AmberError) -> SQLFragment {
         switch node {
@@ -70,11 +96,15 @@ struct PredicateCompiler {
         if case .value = c.lhs, !isValue(c.rhs), let swapped = c.op.swapped {
             (c.lhs, c.rhs, c.op) = (c.rhs, c.lhs, swapped)
         }
-        if case .keyPath(let name, let position) = c.lhs {
-            let lhs = try attribute(name, position)
-            if let codec = lhs.codec { return try compileEncoded(c, lhs, codec) }
+        if let quantifier = c.quantifier { return try compileQuantified(c, quantifier) }
+        if case .keyPath(let name, let position) = c.lhs, case .attribute(let target, let attribute) = try resolve(name, position),
+           let codec = attribute.codec
+        {
+            return try compileEncoded(c, target, attribute, codec)
         }
+        if case .this = c.lhs, c.op == .in { return try compileSelfIn(c) }
         let lhsType = try type(of: c.lhs)
+        if lhsType == .objectID, case .keyPath(let name, let position) = c.lhs { return try compileLink(c, name, position) }
         switch c.op {
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
             return try compileOrdering(c, lhsType: lhsType)
@@ -153,8 +183,8 @@ struct PredicateCompiler {
     /// A transformable attribute compares by its stored form: each constant is
     /// checked against the value class and encoded through the chain, so only
     /// equality (`==`, `!=`, `IN`) means anything.
-    private func compileEncoded(_ c: Comparison, _ attribute: Attribute, _ codec: Codec) throws(AmberError) -> SQLFragment {
-        let column = quote(attribute.name)
+    private func compileEncoded(_ c: Comparison, _ target: SQLFragment, _ attribute: Attribute, _ codec: Codec) throws(AmberError) -> SQLFragment {
+        let column = target.sql, columnBindings = target.bindings
         func encode(_ operand: Operand) throws(AmberError) -> Value {
             guard case .value(let value, let position) = operand else {
                 throw .invalidPredicate(position: operand.position, message: "\(attribute) is transformed; compare it with values, not with attributes")
@@ -173,13 +203,13 @@ struct PredicateCompiler {
         switch c.op {
         case .equal, .notEqual:
             let value = try encode(c.rhs)
-            if value.isNull { return SQLFragment(sql: "\(column) IS \(c.op == .equal ? "" : "NOT ")NULL") }
-            return SQLFragment(sql: "\(column) \(c.op == .equal ? "=" : "IS NOT") ?", bindings: [value])
+            if value.isNull { return SQLFragment(sql: "\(column) IS \(c.op == .equal ? "" : "NOT ")NULL", bindings: columnBindings) }
+            return SQLFragment(sql: "\(column) \(c.op == .equal ? "=" : "IS NOT") ?", bindings: columnBindings + [value])
         case .in:
             let values = try listItems(c.rhs, "IN").map { (item) throws(AmberError) in try encode(item) }
             guard !values.isEmpty else { return SQLFragment(sql: "0") }
             return SQLFragment(sql: "\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))",
-                               bindings: values)
+                               bindings: columnBindings + values)
         default:
             throw .invalidPredicate(position: c.position,
                                     message: "\(attribute) is transformed; only ==, != and IN can compare its stored form")
@@ -214,8 +244,213 @@ struct PredicateCompiler {
             throw .invalidPredicate(position: position, message: "SELF is compared with an object ID, given \(value.valueClass) \(value)")
         }
         guard id.entityName == entity.name, let pk = id.primaryKey else { return SQLFragment(sql: c.op == .equal ? "0" : "1") }
-        return SQLFragment(sql: c.op == .equal ? "_pk = ?" : "_pk <> ?", bindings: [.int(pk)])
+        return SQLFragment(sql: c.op == .equal ? "\(alias)._pk = ?" : "\(alias)._pk <> ?", bindings: [.int(pk)])
     }
+
+    /// `SELF IN %@` with object IDs.
+    private func compileSelfIn(_ c: Comparison) throws(AmberError) -> SQLFragment {
+        let keys = try keys(of: listItems(c.rhs, "IN"), in: entity)
+        guard !keys.isEmpty else { return SQLFragment(sql: "0") }
+        return SQLFragment(sql: "\(alias)._pk IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))",
+                           bindings: keys.map(Value.int))
+    }
+
+    /// A to-one relationship compared with objects: `author == %@`, `author != nil`, `author IN %@`.
+    private func compileLink(_ c: Comparison, _ name: String, _ position: Int) throws(AmberError) -> SQLFragment {
+        guard case .link(let link, let relationship) = try resolve(name, position) else { return SQLFragment(sql: "0") }
+        let destination = model.destination(of: relationship)
+        if case .value(.null, _) = c.rhs {
+            guard c.op == .equal || c.op == .notEqual else { return SQLFragment(sql: "0") }
+            return SQLFragment(sql: "\(link.sql) IS \(c.op == .equal ? "" : "NOT ")NULL", bindings: link.bindings)
+        }
+        switch c.op {
+        case .equal, .notEqual:
+            // Another entity's object, or one never saved: no stored row points at it.
+            guard let pk = try key(of: c.rhs, in: destination) else { return SQLFragment(sql: c.op == .equal ? "0" : "1") }
+            return SQLFragment(sql: "\(link.sql) \(c.op == .equal ? "=" : "IS NOT") ?", bindings: link.bindings + [.int(pk)])
+        case .in:
+            let keys = try keys(of: listItems(c.rhs, "IN"), in: destination)
+            guard !keys.isEmpty else { return SQLFragment(sql: "0") }
+            return SQLFragment(sql: "\(link.sql) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))",
+                               bindings: link.bindings + keys.map(Value.int))
+        default:
+            throw .invalidPredicate(position: c.position, message: "\(name) is a relationship: compare it with ==, != or IN")
+        }
+    }
+
+    /// The primary keys of the objects of `entity` among `items`.
+    private func keys(of items: [Operand], in entity: Entity) throws(AmberError) -> [Int64] {
+        var keys: [Int64] = []
+        for item in items { if let key = try key(of: item, in: entity) { keys.append(key) } }
+        return keys
+    }
+
+    /// The primary key an operand names as an object of `entity`; nil when no
+    /// stored row can be it (another entity's object, or one never saved).
+    private func key(of operand: Operand, in entity: Entity) throws(AmberError) -> Int64? {
+        guard case .value(let value, let position) = operand else {
+            throw .invalidPredicate(position: operand.position, message: "an object is compared with an object ID, not with a key path")
+        }
+        guard case .objectID(let id) = value else {
+            throw .invalidPredicate(position: position, message: "an object is compared with an object ID, given \(value.valueClass) \(value)")
+        }
+        guard id.entityName == entity.name else { return nil }
+        return id.primaryKey
+    }
+
+    // MARK: Key paths
+
+    /// What a key path reads.
+    private enum Target {
+        /// An attribute's value.
+        case attribute(SQLFragment, Attribute)
+        /// A to-one relationship's destination key.
+        case link(SQLFragment, Relationship)
+        /// A collection operator's result.
+        case aggregate(SQLFragment)
+    }
+
+    /// The SQL of the key of what `relationship` (a to-one of `entity`, whose
+    /// own key is `key`) points at: its column directly at the first hop, a
+    /// correlated subquery after.
+    private func hop(_ relationship: Relationship, from entity: Entity, key: String) -> String {
+        key == "\(alias)._pk" ? "\(alias).\(quote(relationship.name))"
+            : "(SELECT \(quote(relationship.name)) FROM \(quote(entity.name)) WHERE _pk = \(key))"
+    }
+
+    /// Resolves a key path without quantifier: attributes and to-one
+    /// relationships, reached through to-one relationships, or a collection
+    /// operator over a to-many.
+    private func resolve(_ path: String, _ position: Int) throws(AmberError) -> Target {
+        let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var current = entity
+        var key = "\(alias)._pk"
+        for (index, name) in names.enumerated() {
+            let place = "\(current.name).\(name)"
+            let last = index == names.count - 1
+            if let relationship = current.relationships.first(where: { $0.name == name }) {
+                if relationship.isToMany {
+                    if index + 1 < names.count, names[index + 1].hasPrefix("@") {
+                        return .aggregate(try aggregate(relationship, owner: key, operation: names[index + 1],
+                                                        attribute: names[(index + 2)...].joined(separator: "."), path: path, position))
+                    }
+                    let prefix = names[...index].joined(separator: ".")
+                    throw .invalidPredicate(position: position, message: "\(path): \(place) is a to-many relationship; put ANY, ALL "
+                        + "or NONE before the key path, or use a collection operator such as \(prefix).@count")
+                }
+                let link = hop(relationship, from: current, key: key)
+                if last { return .link(SQLFragment(sql: link, type: .objectID, name: place), relationship) }
+                key = link
+                current = model.destination(of: relationship)
+                continue
+            }
+            guard let attribute = current.attributes.first(where: { $0.name == name }) else {
+                let known = current.attributes.map(\.name) + current.relationships.map(\.name)
+                let what = current.relationships.isEmpty ? "attribute" : "attribute or relationship"
+                throw .invalidPredicate(position: position, message: (names.count > 1 ? "\(path): " : "") + "\(place): no such \(what)"
+                    + AmberError.hint(nearestName(to: name, in: known)))
+            }
+            guard last else {
+                throw .invalidPredicate(position: position, message: "\(path): \(place) is an attribute; a key path cannot go on from it")
+            }
+            guard !attribute.isTransient else {
+                throw .invalidPredicate(position: position, message: "\(attribute) is transient: it is not stored, so a fetch cannot test it")
+            }
+            let sql = key == "\(alias)._pk" ? "\(alias).\(quote(name))"
+                : "(SELECT \(quote(name)) FROM \(quote(current.name)) WHERE _pk = \(key))"
+            return .attribute(SQLFragment(sql: sql, type: attribute.type, name: "\(attribute)"), attribute)
+        }
+        throw .invalidPredicate(position: position, message: "\(path): an empty key path")
+    }
+
+    /// The members of to-many `relationship` of the object whose key is
+    /// `owner`: a `FROM … WHERE …` over alias `member`.
+    private func members(_ relationship: Relationship, owner: String, member: String) -> String {
+        let destination = quote(model.destination(of: relationship).name)
+        if case .joinTable(let table, let mine, let theirs, _) = relationship.storage {
+            return "FROM \(destination) \(member) JOIN \(quote(table)) \(member)j ON \(member)j.\(theirs) = \(member)._pk "
+                + "WHERE \(member)j.\(mine) = \(owner)"
+        }
+        let inverse = model.inverse(of: relationship)?.name ?? ""
+        return "FROM \(destination) \(member) WHERE \(member).\(quote(inverse)) = \(owner)"
+    }
+
+    /// `books.@count`; `books.@sum.price`, `@avg`, `@min`, `@max` (0 for the sum of none, nil for the others).
+    private func aggregate(_ relationship: Relationship, owner: String, operation: String, attribute name: String, path: String,
+                           _ position: Int) throws(AmberError) -> SQLFragment
+    {
+        let member = counter.alias()
+        let from = members(relationship, owner: owner, member: member)
+        if operation == "@count" {
+            guard name.isEmpty else { throw .invalidPredicate(position: position, message: "\(path): nothing may follow @count") }
+            return SQLFragment(sql: "(SELECT count(*) \(from))", type: .integer64, name: path)
+        }
+        let functions = ["@sum": "total", "@avg": "avg", "@min": "min", "@max": "max"]
+        guard let function = functions[operation] else {
+            throw .invalidPredicate(position: position, message: "\(path): unknown collection operator \(operation)"
+                + AmberError.hint(nearestName(to: operation, in: ["@count"] + functions.keys.sorted())))
+        }
+        let destination = model.destination(of: relationship)
+        guard let attribute = destination.attributes.first(where: { $0.name == name }), !attribute.isTransient else {
+            throw .invalidPredicate(position: position, message: "\(path): \(operation) needs a stored attribute of \(destination.name) after it"
+                + AmberError.hint(nearestName(to: name, in: destination.attributes.map(\.name))))
+        }
+        let ordered = operation == "@min" || operation == "@max"
+        guard attribute.type.isNumeric || (ordered && attribute.type == .date) else {
+            throw .invalidPredicate(position: position, message: "\(path): \(operation) needs numbers; \(attribute) is \(attribute.type)")
+        }
+        var column = "\(member).\(quote(attribute.name))"
+        if attribute.type == .decimal { column = "CAST(\(column) AS REAL)" }
+        let type: AttributeType = ordered && attribute.type != .decimal ? attribute.type : .double
+        return SQLFragment(sql: "(SELECT \(function)(\(column)) \(from))", type: type, name: path)
+    }
+
+    /// `ANY books.price > 10`: the comparison compiled for the members (in their
+    /// own scope) inside `EXISTS`; a further to-many hop nests another.
+    private func compileQuantified(_ c: Comparison, _ quantifier: Quantifier) throws(AmberError) -> SQLFragment {
+        guard case .keyPath(let path, let position) = c.lhs else {
+            throw .invalidPredicate(position: c.lhs.position, message: "\(quantifier.rawValue) needs a key path through a to-many relationship")
+        }
+        let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var current = entity
+        var key = "\(alias)._pk"
+        for (index, name) in names.enumerated() {
+            guard let relationship = current.relationships.first(where: { $0.name == name }) else { break }
+            guard relationship.isToMany else {
+                key = hop(relationship, from: current, key: key)
+                current = model.destination(of: relationship)
+                continue
+            }
+            let member = counter.alias()
+            let scope = PredicateCompiler(entity: model.destination(of: relationship), model: model, alias: member, counter: counter)
+            let rest = names[(index + 1)...].joined(separator: ".")
+            var inner = c
+            inner.lhs = rest.isEmpty ? .this(position: position) : .keyPath(rest, position: position)
+            // A further to-many hop quantifies over the flattened members: ANY and NONE ask for some, ALL keeps all.
+            inner.quantifier = scope.hasToMany(rest) ? (quantifier == .all ? .all : .any) : nil
+            let condition = try scope.compile(inner)
+            let from = members(relationship, owner: key, member: member)
+            let sql = switch quantifier {
+            case .any: "EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
+            case .none: "NOT EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
+            case .all: "NOT EXISTS (SELECT 1 \(from) AND NOT coalesce((\(condition.sql)), 0))"
+            }
+            return SQLFragment(sql: sql, bindings: condition.bindings)
+        }
+        throw .invalidPredicate(position: position, message: "\(quantifier.rawValue) \(path): the key path has no to-many relationship to quantify over")
+    }
+
+    /// Whether key path `path` (from this scope's entity) goes through a to-many relationship.
+    private func hasToMany(_ path: String) -> Bool {
+        var current = entity
+        for name in path.split(separator: ".") {
+            guard let relationship = current.relationships.first(where: { $0.name == name }) else { return false }
+            if relationship.isToMany { return true }
+            current = model.destination(of: relationship)
+        }
+        return false
+    }
+
 
     // MARK: Operands
 
@@ -224,26 +459,10 @@ struct PredicateCompiler {
         return false
     }
 
-    /// The attribute type of a key path operand; nil for constants.
+    /// The type of a key path operand (`.objectID` for a to-one relationship); nil for constants.
     private func type(of operand: Operand) throws(AmberError) -> AttributeType? {
-        if case .keyPath(let name, let position) = operand { return try attribute(name, position).type }
-        return nil
-    }
-
-    private func attribute(_ name: String, _ position: Int) throws(AmberError) -> Attribute {
-        if name.contains(".") {
-            throw .invalidPredicate(position: position, message: "\(name): key paths through relationships are not supported yet")
-        }
-        let attribute: Attribute
-        do throws(AmberError) {
-            attribute = try entity.attribute(named: name)
-        } catch {
-            throw .invalidPredicate(position: position, message: "\(error)")
-        }
-        guard !attribute.isTransient else {
-            throw .invalidPredicate(position: position, message: "\(attribute) is transient: it is not stored, so a fetch cannot test it")
-        }
-        return attribute
+        guard case .keyPath = operand else { return nil }
+        return try self.operand(operand, as: nil).type
     }
 
     /// SQL for an operand. A constant compared with an attribute of `type` is
@@ -251,10 +470,11 @@ struct PredicateCompiler {
     private func operand(_ operand: Operand, as type: AttributeType?) throws(AmberError) -> SQLFragment {
         switch operand {
         case .keyPath(let name, let position):
-            let attribute = try attribute(name, position)
-            return SQLFragment(sql: quote(attribute.name), type: attribute.type)
+            switch try resolve(name, position) {
+            case .attribute(let fragment, _), .link(let fragment, _), .aggregate(let fragment): return fragment
+            }
         case .this:
-            return SQLFragment(sql: "_pk", type: .objectID)
+            return SQLFragment(sql: "\(alias)._pk", type: .objectID)
         case .value(let value, let position):
             guard let type, type != .objectID else { return SQLFragment(sql: "?", bindings: [value]) }
             var candidate = value
@@ -293,7 +513,7 @@ struct PredicateCompiler {
 
     private func requireString(_ fragment: SQLFragment, _ operand: Operand, _ op: String) throws(AmberError) {
         if let type = fragment.type, type != .string {
-            throw .invalidPredicate(position: operand.position, message: "\(op) needs a string attribute; \(entity.name).\(fragment.sql.trimmingCharacters(in: ["\""])) is \(type)")
+            throw .invalidPredicate(position: operand.position, message: "\(op) needs a string attribute; \(fragment.name ?? "the value") is \(type)")
         }
     }
 
@@ -302,7 +522,8 @@ struct PredicateCompiler {
         if fragment.sql == "?", fragment.bindings.count == 1, case .string(let s) = fragment.bindings[0] {
             return SQLFragment(sql: "?", bindings: [.string(fold(s, options))], type: .string)
         }
-        return SQLFragment(sql: "amber_fold(\(fragment.sql), \(options.rawValue))", bindings: fragment.bindings, type: fragment.type)
+        return SQLFragment(sql: "amber_fold(\(fragment.sql), \(options.rawValue))", bindings: fragment.bindings, type: fragment.type,
+                           name: fragment.name)
     }
 
     private func fold(_ s: String, _ options: ComparisonOptions) -> String {
@@ -315,8 +536,25 @@ struct PredicateCompiler {
         if fragment.sql == "?", case .decimal(let d) = fragment.bindings.first {
             return SQLFragment(sql: "?", bindings: [.double(NSDecimalNumber(decimal: d).doubleValue)])
         }
-        return SQLFragment(sql: "CAST(\(fragment.sql) AS REAL)", bindings: fragment.bindings)
+        return SQLFragment(sql: "CAST(\(fragment.sql) AS REAL)", bindings: fragment.bindings, name: fragment.name)
     }
+    /// The SQL of a sort key: an attribute, or one reached through to-one relationships.
+    func sortTerm(_ key: String) throws(AmberError) -> SQLFragment {
+        let target: Target
+        do throws(AmberError) {
+            target = try resolve(key, 1)
+        } catch {
+            guard case .invalidPredicate(_, let message) = error else { throw error }
+            throw .invalidValue(place: "\(entity.name).\(key)", expected: "a stored attribute to sort by", given: message)
+        }
+        guard case .attribute(var term, let attribute) = target else {
+            throw .invalidValue(place: "\(entity.name).\(key)", expected: "a stored attribute to sort by",
+                                given: "a relationship or a collection operator")
+        }
+        if attribute.type == .decimal { term.sql = "CAST(\(term.sql) AS REAL)" }
+        return term
+    }
+
 
     /// Core Data's LIKE (`*` any run, `?` one character, `\` escapes) as an SQLite GLOB pattern.
     static func glob(fromLike pattern: String) -> String {
@@ -343,25 +581,29 @@ struct FetchQuery {
     let sql: String
     let bindings: [Value]
 
-    init(request: FetchRequest, mapping: TableMapping, columns: String, counting: Bool = false) throws(AmberError) {
+    init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, counting: Bool = false) throws(AmberError) {
         var sql = "SELECT \(counting ? "1" : columns) FROM \(mapping.table)"
         var bindings: [Value] = []
+        let compiler = PredicateCompiler(entity: mapping.entity, model: model)
         if let predicate = request.predicate {
-            let condition = try PredicateCompiler(entity: mapping.entity).compile(predicate.root)
+            let condition = try compiler.compile(predicate.root)
             sql += " WHERE \(condition.sql)"
             bindings = condition.bindings
         }
         if !counting {
             var terms: [String] = []
             for key in request.sortKeys {
-                let attribute = try mapping.entity.attribute(named: key.key)
-                guard !attribute.isTransient else {
-                    throw .invalidValue(place: attribute.description, expected: "a stored attribute to sort by", given: "a transient one")
+                // A plain attribute keeps the sort's own errors (unknown, transient).
+                if !key.key.contains(".") {
+                    let attribute = try mapping.entity.attribute(named: key.key)
+                    guard !attribute.isTransient else {
+                        throw .invalidValue(place: attribute.description, expected: "a stored attribute to sort by", given: "a transient one")
+                    }
                 }
-                var term = quote(attribute.name)
-                if attribute.type == .decimal { term = "CAST(\(term) AS REAL)" }
-                if key.caseInsensitive && attribute.type == .string { term = "amber_fold(\(term), 1)" }
-                terms.append(term + (key.ascending ? " ASC" : " DESC"))
+                var term = try compiler.sortTerm(key.key)
+                if key.caseInsensitive && term.type == .string { term.sql = "amber_fold(\(term.sql), 1)" }
+                terms.append(term.sql + (key.ascending ? " ASC" : " DESC"))
+                bindings += term.bindings
             }
             terms.append("_pk ASC")
             sql += " ORDER BY " + terms.joined(separator: ", ")

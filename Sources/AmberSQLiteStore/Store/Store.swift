@@ -280,7 +280,7 @@ public final class Store {
     private func query<T>(_ request: FetchRequest, _ mapping: TableMapping, columns: String, counting: Bool = false,
                           _ body: (Statement) throws(AmberError) -> T) throws(AmberError) -> T
     {
-        let statement = try FetchQuery(request: request, mapping: mapping, columns: columns, counting: counting)
+        let statement = try FetchQuery(request: request, mapping: mapping, model: model, columns: columns, counting: counting)
             .prepare(on: connection)
         defer { statement.reset() }
         return try body(statement)
