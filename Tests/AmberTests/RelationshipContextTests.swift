@@ -427,4 +427,57 @@ import Testing
             try check(step)
         }
     }
+
+    /// Counted statements, not timings: a prefetch reads each relationship of
+    /// a fetch in one query, and a fault fires once.
+    @Test func prefetchReadsEachRelationshipInOneQueryAndFaultsFireOnce() throws {
+        let library = try Library()
+        defer { library.remove() }
+        let tags = try library.book.relationship(named: "tags")
+        do {
+            let context = try library.context()
+            let labels = try (0..<4).map { (index) throws -> ManagedObject in
+                let tag = try context.insert("Tag")
+                try tag.setValue(.string("t\(index)"), forKey: "label")
+                return tag
+            }
+            for a in 0..<20 {
+                let author = try library.insert(context, library.author, "A\(a)")
+                for b in 0..<5 {
+                    let book = try library.insert(context, library.book, "A\(a)B\(b)")
+                    try book.setObject(author, for: library.writer)
+                    try book.add(labels[(a + b) % 4], to: tags)
+                }
+            }
+            try context.save()
+        }
+        let context = try library.context()
+        let store = context.store
+        var before = store.statementCount
+        let books = try context.fetch(FetchRequest("Book", prefetching: ["author"]))
+        #expect(store.statementCount - before == 2 && books.count == 100)
+        before = store.statementCount
+        let names = try Set(books.map { try #require(try $0.object(for: library.writer)).value(forKey: "name") })
+        #expect(names.count == 20 && store.statementCount == before)
+
+        before = store.statementCount
+        let authors = try context.fetch(FetchRequest("Author", prefetching: ["books", "books.tags"]))
+        #expect(store.statementCount - before <= 4)
+        before = store.statementCount
+        var links = 0
+        for author in authors {
+            #expect(try author.count(of: library.books) == 5)
+            for book in try author.objects(for: library.books) { links += try book.objects(for: tags).count }
+        }
+        #expect(links == 100 && store.statementCount == before)
+
+        // Without a prefetch, each author is a fault read once, however often it is read.
+        let fresh = try library.context()
+        let plain = try fresh.fetch(FetchRequest("Book"))
+        before = fresh.store.statementCount
+        for _ in 0..<3 { for book in plain { _ = try book.object(for: library.writer)?.value(forKey: "name") } }
+        #expect(fresh.store.statementCount - before == 20)
+        #expect(amberError { _ = try fresh.fetch(FetchRequest("Book", prefetching: ["autor"])) }?.description
+            == "Book.autor: no such relationship; did you mean author?")
+    }
 }

@@ -41,10 +41,11 @@ public final class Context {
     deinit {
         // Objects the caller still holds outlive their context: they must refuse changes
         // and never touch it again. Every live object is pending or registered.
-        for object in pending { object.leaveContext() }
-        for table in registry {
-            for object in table.all { object.leaveContext() }
-        }
+        // Held here, so none goes away while the others are told (the registry does not retain them).
+        let live = pending + registry.flatMap(\.all)
+        for object in live { object.leaveContext() }
+        // Links hold objects strongly, and inverses make cycles: break them all.
+        for object in live { object.links = nil }
     }
 
     /// The model of the store.
@@ -211,13 +212,18 @@ public final class Context {
     /// fetch keeps all its rows (16 bytes per stored value, plus the bytes
     /// of its text and blobs).
     ///
-    /// - Throws: an unknown entity or attribute, a predicate that does not
+    /// Key paths in `prefetchKeyPaths` are read with the objects, one query
+    /// per relationship, so following them later reads nothing more.
+    ///
+    /// - Throws: an unknown entity, attribute or relationship, a predicate that does not
     ///   fit the entity (with its position), a stored value another program
     ///   wrote that would read back changed (``AmberError/invalidValue(place:expected:given:)``
     ///   naming the attribute), or a store error.
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         let entity = try model.entity(named: request.entityName)
-        return objects(from: try store.fetchRows(of: entity, matching: request), of: entity)
+        let results = objects(from: try store.fetchRows(of: entity, matching: request), of: entity)
+        if !request.prefetchKeyPaths.isEmpty { try prefetch(request.prefetchKeyPaths, from: results, of: entity) }
+        return results
     }
 
     /// The objects of fetched `rows`: those registered here as they are here

@@ -2,11 +2,17 @@ import AmberModel
 import AmberSQLiteStore
 import AmberValues
 
-/// The loaded members of an object's to-many relationships, by relationship
-/// index, valid for one context generation (a rollback starts a new one).
+/// An object's links to the objects it reached, by relationship index, valid
+/// for one context generation (a rollback starts a new one): the loaded
+/// members of its to-many relationships, and the destinations of its to-ones
+/// (kept while the slot still holds their key). Holding them keeps a
+/// prefetched or once-faulted graph alive as long as the objects that reach
+/// it; the context clears every object's links when it goes, which breaks
+/// the cycles inverses make.
 final class Links {
     let generation: Int
     var members: [Int: [ManagedObject]] = [:]
+    var destinations: [Int: ManagedObject] = [:]
 
     init(generation: Int) { self.generation = generation }
 }
@@ -23,7 +29,7 @@ extension ManagedObject {
     public func object(for relationship: Relationship) throws(AmberError) -> ManagedObject? {
         let slot = try toOneSlot(of: relationship)
         if isFault { try fire() }
-        return try owner.destination(of: slotValue(slot), through: relationship)
+        return try owner.linkedDestination(of: self, relationship, slot)
     }
 
     /// The object the to-one relationship named `key` points at.
@@ -140,6 +146,21 @@ extension Context {
         let key = object.provisionalKey
         provisional[key] = object
         return .int(key)
+    }
+
+    /// The destination of `object`'s to-one `relationship` (in `slot`),
+    /// remembered on the object while its slot keeps pointing at it.
+    func linkedDestination(of object: ManagedObject, _ relationship: Relationship, _ slot: Int) throws(AmberError) -> ManagedObject? {
+        let value = object.slotValue(slot)
+        if let links = object.links, links.generation == generation, let known = links.destinations[relationship.index],
+           key(of: known) == value
+        {
+            return known
+        }
+        guard let destination = try destination(of: value, through: relationship) else { return nil }
+        if object.links?.generation != generation { object.links = Links(generation: generation) }
+        object.links?.destinations[relationship.index] = destination
+        return destination
     }
 
     /// The object a to-one slot's `value` stands for: a new object, one
@@ -293,50 +314,87 @@ extension Context {
     /// The members of `owner`'s to-many `relationship`: loaded, or read now.
     func members(of owner: ManagedObject, _ relationship: Relationship) throws(AmberError) -> [ManagedObject] {
         if let members = loaded(owner, relationship) { return members.filter { !$0.deletedFlag } }
-        if case .joinTable = relationship.storage { return try joinedMembers(of: owner, relationship) }
-        guard let inverse = model.inverse(of: relationship), let slot = inverse.slot else { return [] }
-        let entity = model.destination(of: relationship), ownerKey = key(of: owner)
-        var members: [ManagedObject] = []
-        if let pk = owner.objectID.primaryKey {
-            // Saved members, as this context has them: some may point elsewhere now.
-            var order: String?
-            if case .inverseForeignKey(let column) = relationship.storage { order = column }
-            let rows = try store.fetchRows(of: entity, where: .foreignKey(inverse), in: [pk], orderedBy: order)
-            // A fetch fills faults, so every object read here has its values.
-            members = objects(from: rows, of: entity).filter { $0.slotValue(slot) == ownerKey }
-        }
-        var known = Set(members.map(ObjectIdentifier.init))
-        for candidate in pendingObjects where candidate.entity === entity && !candidate.deletedFlag
-            && known.insert(ObjectIdentifier(candidate)).inserted && candidate.slotValue(slot) == ownerKey
-        {
-            members.append(candidate)
-        }
-        setLoaded(members, owner, relationship)
-        return members
+        try loadMembers(of: [owner], relationship)
+        return loaded(owner, relationship) ?? []
     }
 
-    /// The members of a join-table relationship: the saved links (their
-    /// objects read in one query), then this context's pending links.
-    private func joinedMembers(of owner: ManagedObject, _ relationship: Relationship) throws(AmberError) -> [ManagedObject] {
-        guard case .joinTable(let table, let mine, _, _) = relationship.storage else { return [] }
+    /// Loads the members of `relationship` for every owner not loaded yet, in
+    /// one query for them all (two for a join table: its rows, then the
+    /// members not read yet), then adds this context's pending changes.
+    func loadMembers(of owners: [ManagedObject], _ relationship: Relationship) throws(AmberError) {
+        let owners = owners.filter { loaded($0, relationship) == nil }
+        guard !owners.isEmpty else { return }
         let entity = model.destination(of: relationship)
-        var members: [ManagedObject] = []
-        if let pk = owner.objectID.primaryKey {
-            let keys = try store.joinedKeys(through: relationship, from: pk)
-            let unread = keys.filter { registered(entity, $0) == nil }
-            if !unread.isEmpty { _ = objects(from: try store.fetchRows(of: entity, where: .primaryKey, in: unread), of: entity) }
-            members = keys.map { object(of: entity, primaryKey: $0) }
+        let saved = owners.compactMap(\.objectID.primaryKey)
+        // By owner key (as a slot or join row holds it), the members in order.
+        var groups: [Int64: [ManagedObject]] = [:]
+        switch relationship.storage {
+        case .joinTable(let table, let mine, _, _):
+            if !saved.isEmpty {
+                let pairs = try store.joinedPairs(through: relationship, from: saved)
+                let unread = Array(Set(pairs.map(\.1).filter { registered(entity, $0) == nil }))
+                let read = unread.isEmpty ? [] : objects(from: try store.fetchRows(of: entity, where: .primaryKey, in: unread), of: entity)
+                for (owner, member) in pairs { groups[owner, default: []].append(object(of: entity, primaryKey: member)) }
+                withExtendedLifetime(read) {}
+            }
+            for (row, added) in pendingLinks where row.table == table {
+                let (near, far) = mine == "source" ? (row.source, row.target) : (row.target, row.source)
+                guard let member = object(of: entity, key: far) else { continue }
+                let present = groups[near]?.contains { $0 === member } ?? false
+                if added && !present { groups[near, default: []].append(member) }
+                if !added && present { groups[near]?.removeAll { $0 === member } }
+            }
+        case .inverseForeignKey(let order):
+            guard let inverse = model.inverse(of: relationship), let slot = inverse.slot else { return }
+            if !saved.isEmpty {
+                // Saved members as this context has them (a fetch fills faults): some may point elsewhere now.
+                let rows = try store.fetchRows(of: entity, where: .foreignKey(inverse), in: saved, orderedBy: order)
+                for member in objects(from: rows, of: entity) {
+                    if case .int(let key) = member.slotValue(slot) { groups[key, default: []].append(member) }
+                }
+            }
+            var known = Set(groups.values.joined().map(ObjectIdentifier.init))
+            for candidate in pendingObjects where candidate.entity === entity && !candidate.deletedFlag
+                && known.insert(ObjectIdentifier(candidate)).inserted
+            {
+                if case .int(let key) = candidate.slotValue(slot) { groups[key, default: []].append(candidate) }
+            }
+        case .foreignKey:
+            return
         }
-        let ownerKey = rawKey(of: owner)
-        for (row, added) in pendingLinks where row.table == table {
-            let (near, far) = mine == "source" ? (row.source, row.target) : (row.target, row.source)
-            guard near == ownerKey, let member = object(of: entity, key: far) else { continue }
-            let present = members.contains { $0 === member }
-            if added && !present { members.append(member) } else if !added && present { members.removeAll { $0 === member } }
+        for owner in owners {
+            setLoaded((groups[rawKey(of: owner)] ?? []).filter { !$0.deletedFlag }, owner, relationship)
         }
-        members.removeAll { $0.deletedFlag }
-        setLoaded(members, owner, relationship)
-        return members
+    }
+
+    /// Reads what `keyPaths` lead to from `objects` (all of `entity`): per
+    /// relationship, one query for every object of the level before.
+    func prefetch(_ keyPaths: [String], from objects: [ManagedObject], of entity: Entity) throws(AmberError) {
+        for path in keyPaths {
+            var level = objects, current = entity
+            for name in path.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+                let relationship = try current.relationship(named: name)
+                let destination = model.destination(of: relationship)
+                var next: [ManagedObject] = []
+                if let slot = relationship.slot {
+                    let keys = level.compactMap { object -> Int64? in
+                        guard !object.isFault, case .int(let key) = object.slotValue(slot), key > 0 else { return nil }
+                        return key
+                    }
+                    let unread = Array(Set(keys.filter { registered(destination, $0)?.isFault ?? true }))
+                    // Held until each source remembers its destination (the registry does not retain them).
+                    let read = unread.isEmpty ? [] : self.objects(from: try store.fetchRows(of: destination, where: .primaryKey, in: unread), of: destination)
+                    for object in level { if let end = try object.object(for: relationship) { next.append(end) } }
+                    withExtendedLifetime(read) {}
+                } else {
+                    try loadMembers(of: level, relationship)
+                    next = level.flatMap { loaded($0, relationship) ?? [] }
+                }
+                var seen = Set<ObjectIdentifier>()
+                level = next.filter { seen.insert(ObjectIdentifier($0)).inserted }
+                current = destination
+            }
+        }
     }
 
     /// How many members `owner`'s to-many `relationship` has, without loading them.

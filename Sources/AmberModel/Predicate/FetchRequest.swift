@@ -18,26 +18,31 @@ public struct FetchRequest: Sendable {
     public var limit: Int?
     /// Skip this many objects first.
     public var offset: Int
+    /// Relationship key paths (`"author"`, `"books"`, `"author.publisher"`)
+    /// whose destinations are read with the objects: one query per
+    /// relationship for the whole fetch, not one per object.
+    public var prefetchKeyPaths: [String]
 
     /// A request for `entityName` objects.
     public init(_ entityName: String, predicate: FetchPredicate? = nil, sortedBy sortKeys: [SortKey] = [],
-                limit: Int? = nil, offset: Int = 0)
+                limit: Int? = nil, offset: Int = 0, prefetching prefetchKeyPaths: [String] = [])
     {
         self.entityName = entityName
         self.predicate = predicate
         self.sortKeys = sortKeys
         self.limit = limit
         self.offset = offset
+        self.prefetchKeyPaths = prefetchKeyPaths
     }
 
     /// A request for `entityName` objects matching predicate text with `%@` / `%K` arguments.
     ///
     /// - Throws: ``AmberError/invalidPredicate(position:message:)`` with the position of the problem.
     public init(_ entityName: String, where format: String, _ arguments: Value..., sortedBy sortKeys: [SortKey] = [],
-                limit: Int? = nil, offset: Int = 0) throws(AmberError)
+                limit: Int? = nil, offset: Int = 0, prefetching prefetchKeyPaths: [String] = []) throws(AmberError)
     {
         self.init(entityName, predicate: try FetchPredicate(format, arguments: arguments), sortedBy: sortKeys,
-                  limit: limit, offset: offset)
+                  limit: limit, offset: offset, prefetching: prefetchKeyPaths)
     }
 }
 

@@ -46,6 +46,7 @@ final class Connection {
 
     /// A cached prepared statement for `sql`, reset and with no bindings.
     func statement(_ sql: String) throws(AmberError) -> Statement {
+        statementCount &+= 1
         if let cached = cache[sql] {
             cached.reset()
             return cached
@@ -62,6 +63,9 @@ final class Connection {
     func error(_ rc: Int32) -> AmberError {
         .sqlite(code: rc, message: String(cString: sqlite3_errmsg(db)))
     }
+
+    /// Statements handed out so far: tests count queries with it (prefetching, faults).
+    private(set) var statementCount = 0
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
     var changes: Int { Int(sqlite3_changes(db)) }

@@ -229,6 +229,22 @@ public final class Store {
         return pairs
     }
 
+    /// The links of join-table `relationship` from any of `keys`, as (near
+    /// end, far end) pairs in the relationship's order: a prefetch's one query.
+    package func joinedPairs(through relationship: Relationship, from keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
+        guard case .joinTable(let table, let mine, let theirs, let order) = relationship.storage else { return [] }
+        let statement = try connection.statement("SELECT \(mine), \(theirs) FROM \(quote(table)) WHERE \(mine) IN "
+            + "(SELECT value FROM json_each(?)) ORDER BY \(mine), \(order.map { "\($0), " } ?? "")\(theirs)")
+        defer { statement.reset() }
+        statement.bind(0, Self.jsonArray(keys))
+        var pairs: [(Int64, Int64)] = []
+        while try statement.step() { pairs.append((statement.int64(0), statement.int64(1))) }
+        return pairs
+    }
+
+    /// Statements used so far on this store's connection (for tests that count queries).
+    package var statementCount: Int { connection.statementCount }
+
     /// How many keys are linked to `key` through join-table `relationship`.
     package func joinedCount(through relationship: Relationship, from key: Int64) throws(AmberError) -> Int {
         guard case .joinTable(let table, let mine, _, _) = relationship.storage else { return 0 }
