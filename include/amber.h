@@ -776,11 +776,13 @@ typedef struct amber_fetch_request {
     size_t sort_count;
     int64_t limit;                /**< at most this many; 0 or negative: no limit */
     int64_t offset;               /**< skip this many first */
+    const char *const *prefetch;  /**< relationship key paths ("author", "books.tags") read with the objects, one query each; NULL: none */
+    size_t prefetch_count;
 } amber_fetch_request;
 
 /** Initializer of amber_fetch_request:
  *  `amber_fetch_request request = AMBER_FETCH_REQUEST_INIT; request.entity = "Book";` */
-#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0 }
+#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0 }
 
 /** Fetches the objects matching `request` (as saved; objects already in the
  *  context come with their pending changes; objects deleted here are left

@@ -187,7 +187,7 @@ func withEntity(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
 }
 
 /// A list of `count` names.
-private func names(_ list: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int, _ parameter: String) throws(CAPIError) -> [String] {
+func names(_ list: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int, _ parameter: String) throws(CAPIError) -> [String] {
     let checked = try AmberCAPI.count(count, "count")
     guard checked == 0 || list != nil else { throw .null(parameter) }
     var result: [String] = []

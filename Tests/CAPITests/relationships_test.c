@@ -185,6 +185,19 @@ static void test_graph(const char *path) {
     amber_object **fetched = NULL;
     OK(amber_context_fetch(&fetched, &count, context, &request));
     CHECK(count == 3); /* Emma, Hobbit, Orphan */
+    /* A prefetch reads the authors with the books; a misspelled key path names the nearest relationship. */
+    const char *prefetch[] = {"author"};
+    request.prefetch = prefetch;
+    request.prefetch_count = 1;
+    amber_free(fetched);
+    OK(amber_context_fetch(&fetched, &count, context, &request));
+    CHECK(count == 3);
+    const char *misspelled[] = {"autor"};
+    request.prefetch = misspelled;
+    FAILS(amber_context_fetch(&fetched, &count, context, &request), AMBER_E_NOT_FOUND, "Book.autor: no such relationship; did you mean author?");
+    request.prefetch = NULL;
+    FAILS(amber_context_fetch(&fetched, &count, context, &request), AMBER_E_NULL_ARGUMENT, "request->prefetch");
+    request.prefetch_count = 0;
     amber_object *first = NULL, *third = NULL;
     OK(amber_object_get_object(&first, fetched[0], writer));
     OK(amber_object_get_object(&third, fetched[2], writer));

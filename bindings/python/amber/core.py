@@ -942,7 +942,7 @@ class Context(_Owner):
         check(lib.amber_context_insert_columns(ffi.NULL, self._handle, entity.handle, array, len(attributes), rows))
 
     def _request(self, entity: str, predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
-                 limit: Optional[int], offset: int, keep: list) -> Any:
+                 limit: Optional[int], offset: int, keep: list, prefetch: Sequence[str] = ()) -> Any:
         request = ffi.new("amber_fetch_request *")
         request.size = ffi.sizeof("amber_fetch_request")  # what AMBER_FETCH_REQUEST_INIT sets in C
         name = ffi.new("char[]", entity.encode())
@@ -956,7 +956,14 @@ class Context(_Owner):
             values = ffi.new("amber_value[]", len(arguments))
             keep.append(values)
             for slot, argument in zip(values, arguments):
-                to_c(argument, slot, keep)
+                if isinstance(argument, Object):  # an object stands for its ID (author == %@)
+                    uri = ffi.new("char[]", argument.uri.encode())
+                    keep.append(uri)
+                    slot.type = lib.AMBER_VALUE_OBJECT_ID
+                    slot.v.text.data = uri
+                    slot.v.text.length = len(uri) - 1
+                else:
+                    to_c(argument, slot, keep)
             request.arguments = values
             request.argument_count = len(arguments)
         if sort:
@@ -972,10 +979,18 @@ class Context(_Owner):
             request.sort_count = len(sort)
         request.limit = limit or 0
         request.offset = offset
+        if prefetch:
+            paths = [ffi.new("char[]", path.encode()) for path in prefetch]
+            keep.extend(paths)
+            array = ffi.new("char *[]", paths)
+            keep.append(array)
+            request.prefetch = array
+            request.prefetch_count = len(paths)
         return request
 
     def fetch(self, entity: str, predicate: Optional[str] = None, *arguments: Any, sort: Optional[Sequence[str]] = None,
-              limit: Optional[int] = None, offset: int = 0, decode: bool = False) -> list["Object"]:
+              limit: Optional[int] = None, offset: int = 0, decode: bool = False,
+              prefetch: Sequence[str] = ()) -> list["Object"]:
         """Objects of `entity` matching `predicate` (Core Data syntax, `%@` and
         `%K` filled from `arguments`), sorted by `sort` keys ("price", "-price"
         for descending), at most `limit`, after skipping `offset`.
@@ -983,10 +998,16 @@ class Context(_Owner):
         Stored values come in the same C call as the objects. Transformed
         values keep their decode policy (lazy: on first access) unless
         `decode=True`, which decodes them in the batch too: faster when you
-        will read them all."""
+        will read them all.
+
+        Predicates follow relationships (`author.name == %@`, `ANY books.price
+        > %@`, `books.@count > 3`) and compare objects (`author == %@` with an
+        Object). `prefetch` names relationship key paths (`["author"]`,
+        `["books", "books.tags"]`) read with the objects, one query each, so
+        following them later reads nothing more."""
         target = self.model.entity(entity)
         keep: list = []
-        request = self._request(entity, predicate, arguments, sort, limit, offset, keep)
+        request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch)
         read = target.everything if decode else target.prefetched
         width, count = len(read), _out("size_t *")
         if not width:  # nothing to read with the objects (the batch needs at least one attribute)

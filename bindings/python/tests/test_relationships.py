@@ -134,3 +134,25 @@ def test_random_moves_match_a_plain_reference(library):
             for a in authors:
                 assert sorted(b.title for b in a.books) == sorted(t for t, n in reference.items() if n == a.name)
                 assert len(a.books) == sum(1 for n in reference.values() if n == a.name)
+
+
+def test_predicates_follow_relationships_and_prefetch(library):
+    store, _, _ = library
+    with store.context() as ctx:
+        for name, titles in [("Tolkien", ["Hobbit", "Silmarillion"]), ("Austen", ["Emma"]), ("Nobody", [])]:
+            author = ctx.insert("Author", name=name)
+            for title in titles:
+                ctx.insert("Book", title=title).author = author
+        ctx.save()
+        tolkien = ctx.fetch("Author", "name == 'Tolkien'")[0]
+        assert sorted(b.title for b in ctx.fetch("Book", "author.name BEGINSWITH %@", "Tol")) == ["Hobbit", "Silmarillion"]
+        assert [b.title for b in ctx.fetch("Book", "author == %@", tolkien, sort=["title"])] == ["Hobbit", "Silmarillion"]
+        assert [a.name for a in ctx.fetch("Author", "books.@count >= 1", sort=["name"])] == ["Austen", "Tolkien"]
+        assert [a.name for a in ctx.fetch("Author", "NONE books.title == 'Emma'", sort=["name"])] == ["Nobody", "Tolkien"]
+        assert [b.title for b in ctx.fetch("Book", sort=["author.name", "title"])] == ["Emma", "Hobbit", "Silmarillion"]
+        books = ctx.fetch("Book", prefetch=["author"])
+        assert {b.author.name for b in books} == {"Tolkien", "Austen"}
+        with pytest.raises(amber.PredicateError, match="Author.books is a to-many relationship"):
+            ctx.fetch("Author", "books.title == 'x'")
+        with pytest.raises(amber.NotFoundError, match="did you mean author"):
+            ctx.fetch("Book", prefetch=["autor"])
