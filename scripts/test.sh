@@ -75,6 +75,13 @@ expect() {  # description, then a command whose output must contain the descript
 expect "Inserted 12 sample books" cli demo --store "$work/books.amber"
 expect "notes (stored compressed, then sealed with AES-256-GCM)" cli demo --store "$work/books.amber"
 expect "coverColor: transformable, optional, class Color, via ColorToData" cli schema "$work/books.amber"
+expect "author: to-one Author, inverse books, required, delete rule nullify" cli schema "$work/books.amber"
+expect "books: to-many Book, inverse author, delete rule cascade" cli schema "$work/books.amber"
+expect "The Lincoln Highway" cli query "$work/books.amber" Book --where "author.name BEGINSWITH 'A'" --include author
+expect "(3 objects)" cli query "$work/books.amber" Book --where "author.name BEGINSWITH 'A'"
+expect "(12 objects)" cli query "$work/books.amber" Author --where "books.@count >= 1"
+expect '"name" : "Albert Camus"' cli query "$work/books.amber" Book --where "title == \"L'Étranger\"" --json --include author
+expect "Author.books is a to-many relationship" cli query "$work/books.amber" Author --where "books.title == 'x'"
 expect '"title" : "Der Zauberberg"' cli query "$work/books.amber" Book --where "language == 'de' AND pages > 500" --json
 expect "predicate, position 13: expected a value or attribute name, found the end" cli query "$work/books.amber" Book --where "language == "
 expect "Bok: no such entity; did you mean Book?" cli query "$work/books.amber" Bok
@@ -107,7 +114,9 @@ import json, sys
 results = json.load(open(sys.argv[1]))
 workloads = ["W1 insert + save", "W2 fetch all + read", "W3 CONTAINS[c] + sum", "W4 update every 10th + save",
              "W5 colour round trips"]
-expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read", "W5 plugin against Swift transformer"] \
+expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read", "W5 plugin against Swift transformer",
+                       "W6 authors and books insert + save", "W7 fetch authors, prefetch books, sum prices",
+                       "W8 ANY books.price > 50"] \
     + [f"{side} {row}" for side in ("C API", "Python") for row in workloads]
 missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
 assert not missing, f"benchmark rows missing or empty: {missing}"

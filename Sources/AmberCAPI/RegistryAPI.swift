@@ -217,7 +217,7 @@ public func amber_registry_load_plugin(_ registry: OpaquePointer?, _ path: Unsaf
         let target = try Handles.registry(registry)
         let file = try name(path, "path")
         let settings = try optionalName(configuration, "configuration")
-        try core { () throws(AmberError) in try target.loadPlugin(at: file, configuration: settings) }
+        _ = try core { () throws(AmberError) in try target.loadPlugin(at: file, configuration: settings) }
     }
 }
 

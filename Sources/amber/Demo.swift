@@ -58,9 +58,14 @@ struct Demo: ParsableCommand {
 /// The Books sample: its model and sample data.
 enum BooksSample {
     static let model = ModelDescription {
+        EntityDescription("Author") {
+            Attribute.string("name").required().length(atLeast: 1)
+            Relationship.toMany("books", "Book", inverse: "author").deleteRule(.cascade)
+        }
+        .unique("name")
         EntityDescription("Book") {
             Attribute.string("title").required().length(atLeast: 1).indexed()
-            Attribute.string("author").required()
+            Relationship.toOne("author", "Author", inverse: "books").required()
             Attribute.date("published").required().indexed()
             Attribute.decimal("price").min(0)
             Attribute.integer16("pages").min(1)
@@ -70,7 +75,7 @@ enum BooksSample {
             Attribute.transformable("coverColor", valueClass: "Color", transformers: ["ColorToData"])
             Attribute.transformable("notes", valueClass: "String", transformers: ["UTF8", "Deflate", "AESGCM"])
         }
-        .unique("title", "author")
+        .unique("title")
     }
 
     /// The demo's plugin settings: a fixed, public AES key. Real programs pass their own key
@@ -107,16 +112,25 @@ enum BooksSample {
 
     static func insertSampleBooks(into context: Context) throws {
         // Resolve each attribute once; the loop then sets values by handle.
-        let entity = try context.model.entity(named: "Book")
-        let names = ["title", "author", "published", "price", "pages", "language", "rating", "id", "coverColor", "notes"]
+        let entity = try context.model.entity(named: "Book"), authorEntity = try context.model.entity(named: "Author")
+        let names = ["title", "published", "price", "pages", "language", "rating", "id", "coverColor", "notes"]
         let attributes = try names.map { try entity.attribute(named: $0) }
+        let writtenBy = try entity.relationship(named: "author")
+        var authors: [String: ManagedObject] = [:]
         guard let colorClass = Registry.shared.structClass(named: "Color") else {
             throw AmberError.unknownEntity(name: "value class Color (load the color plugin)", suggestion: nil)
         }
         for (title, author, date, price, pages, language, rating, rgb) in books {
             let book = try context.insert(entity)
+            let writer = try authors[author] ?? {
+                let made = try context.insert(authorEntity)
+                try made.setValue(.string(author), forKey: "name")
+                authors[author] = made
+                return made
+            }()
+            try book.setObject(writer, for: writtenBy)
             let values: [Value] = [
-                .string(title), .string(author), .date(try Date("\(date)T12:00:00Z", strategy: .iso8601)),
+                .string(title), .date(try Date("\(date)T12:00:00Z", strategy: .iso8601)),
                 Decimal(string: price).map(Value.decimal) ?? .null, .int(pages), .string(language), .double(rating),
                 .uuid(UUID()),
                 try colorClass.value(["r": .float(rgb.0), "g": .float(rgb.1), "b": .float(rgb.2), "a": .float(1)]),
@@ -140,7 +154,7 @@ enum BooksSample {
 
     static func line(for book: ManagedObject) throws -> String {
         let title = display(try book.value(forKey: "title"))
-        let author = display(try book.value(forKey: "author"))
+        let author = display(try book.object(forKey: "author")?.value(forKey: "name") ?? .null)
         var price = display(try book.value(forKey: "price"))
         if case .decimal(let amount) = try book.value(forKey: "price") {
             price = amount.formatted(.number.precision(.fractionLength(2)).locale(Locale(identifier: "en_US_POSIX")))

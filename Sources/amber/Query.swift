@@ -7,8 +7,12 @@ struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the objects of an entity that match a predicate.",
         discussion: """
-            Predicates use Core Data's format syntax, for example:
+            Predicates use Core Data's format syntax and follow relationships, for example:
               amber query books.amber Book --where "title CONTAINS[cd] 'etranger'" --sort published:desc
+              amber query books.amber Book --where "author.name BEGINSWITH 'A'" --include author
+              amber query books.amber Author --where "books.@count >= 1"
+            A to-one relationship prints as the related object's ID (its primary key in the table);
+            --include inlines its attributes.
             """)
 
     @Argument(help: "The store file.")
@@ -31,6 +35,9 @@ struct Query: ParsableCommand {
     @Option(name: .long, help: "Skip this many objects first.")
     var offset = 0
 
+    @Option(name: .long, help: "A to-one relationship whose object's attributes to show inline. Repeat for more.")
+    var include: [String] = []
+
     @Flag(help: "Print a JSON array of objects.")
     var json = false
 
@@ -48,21 +55,68 @@ struct Query: ParsableCommand {
                 return SortKey(parts.first ?? text, ascending: parts.count < 2 || parts[1].lowercased() != "desc")
             }
             let predicate = try self.where.map { (text) throws(AmberError) in try FetchPredicate(text) }
+            let described = try context.model.entity(named: entity)
+            let links = described.relationships.filter { !$0.isToMany }
+            for name in include {
+                let relationship = try described.relationship(named: name)
+                guard !relationship.isToMany else {
+                    throw AmberError.invalidValue(place: relationship.description, expected: "a to-one relationship to include",
+                                                  given: "a to-many relationship")
+                }
+            }
             let objects = try context.fetch(FetchRequest(entity, predicate: predicate, sortedBy: sortKeys,
-                                                         limit: limit, offset: offset))
-            let attributes = try context.model.entity(named: entity).attributes.filter { !$0.isTransient }
+                                                         limit: limit, offset: offset, prefetching: include))
+            let attributes = described.attributes.filter { !$0.isTransient }
+            let columns = try Self.columns(attributes: attributes, links: links, include: include, model: context.model)
             if json {
-                print(try Self.json(objects, attributes))
+                print(try Self.json(objects, attributes, links: links, include: include))
             } else {
-                Self.printTable(objects, attributes)
+                try Self.printTable(objects, columns)
             }
         }
     }
 
-    static func json(_ objects: [ManagedObject], _ attributes: [Attribute]) throws -> String {
-        let rows = try objects.map { object in
+    /// A printed column: its header and how to read it from an object.
+    struct Column {
+        let header: String
+        let read: (ManagedObject) throws -> String
+    }
+
+    /// The table's columns: the attributes, each to-one as the related
+    /// object's primary key, and the included ones' attributes (`author.name`).
+    static func columns(attributes: [Attribute], links: [Relationship], include: [String], model: Model) throws -> [Column] {
+        var columns = attributes.map { attribute in Column(header: attribute.name) { display(try $0.value(for: attribute)) } }
+        for link in links {
+            columns.append(Column(header: link.name) { try $0.object(for: link)?.objectID.primaryKey.map(String.init) ?? "" })
+            guard include.contains(link.name) else { continue }
+            for attribute in model.destination(of: link).attributes where !attribute.isTransient {
+                columns.append(Column(header: "\(link.name).\(attribute.name)") { object in
+                    try object.object(for: link).map { display(try $0.value(for: attribute)) } ?? ""
+                })
+            }
+        }
+        return columns
+    }
+
+    static func json(_ objects: [ManagedObject], _ attributes: [Attribute], links: [Relationship] = [],
+                     include: [String] = []) throws -> String
+    {
+        func fields(_ object: ManagedObject, _ attributes: [Attribute]) throws -> [String: Any] {
             var row: [String: Any] = ["_id": object.objectID.uriRepresentation.absoluteString]
             for attribute in attributes { row[attribute.name] = jsonValue(try object.value(for: attribute)) }
+            return row
+        }
+        let rows = try objects.map { object in
+            var row = try fields(object, attributes)
+            for link in links {
+                guard let destination = try object.object(for: link) else {
+                    row[link.name] = NSNull()
+                    continue
+                }
+                row[link.name] = include.contains(link.name)
+                    ? try fields(destination, destination.entity.attributes.filter { !$0.isTransient })
+                    : destination.objectID.uriRepresentation.absoluteString
+            }
             return row
         }
         let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
@@ -91,10 +145,10 @@ struct Query: ParsableCommand {
         }
     }
 
-    static func printTable(_ objects: [ManagedObject], _ attributes: [Attribute]) {
-        let header = ["id"] + attributes.map(\.name)
-        let rows = objects.map { object in
-            [object.objectID.primaryKey.map(String.init) ?? ""] + attributes.map { display((try? object.value(for: $0)) ?? .null) }
+    static func printTable(_ objects: [ManagedObject], _ columns: [Column]) throws {
+        let header = ["id"] + columns.map(\.header)
+        let rows = try objects.map { object in
+            [object.objectID.primaryKey.map(String.init) ?? ""] + (try columns.map { try $0.read(object) })
         }
         let widths = header.indices.map { column in
             min(40, ([header] + rows).map { $0[column].count }.max() ?? 0)

@@ -30,6 +30,9 @@ struct Schema: ParsableCommand {
                 for attribute in entity.attributes {
                     print("  \(attribute.name): \(attribute.type)\(Self.flags(attribute))")
                 }
+                for relationship in entity.relationships {
+                    print("  \(relationship.name): \(Self.describe(relationship))")
+                }
                 for constraint in entity.uniquenessConstraints {
                     print("  unique (\(constraint.map(\.name).joined(separator: ", ")))")
                 }
@@ -38,6 +41,19 @@ struct Schema: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// `to-many Book, inverse author, ordered, cascade, count 1...5`.
+    static func describe(_ relationship: Relationship) -> String {
+        var parts = [(relationship.isToMany ? "to-many " : "to-one ") + relationship.destinationName,
+                     relationship.inverseName.map { "inverse \($0)" } ?? "one-way"]
+        if relationship.isOrdered { parts.append("ordered") }
+        if !relationship.isOptional { parts.append("required") }
+        parts.append("delete rule \(relationship.deleteRule.rawValue)")
+        if relationship.minCount != nil || relationship.maxCount != nil {
+            parts.append("count \(relationship.minCount.map(String.init) ?? "0")...\(relationship.maxCount.map(String.init) ?? "")")
+        }
+        return parts.joined(separator: ", ")
     }
 
     static func flags(_ attribute: Attribute) -> String {

@@ -44,6 +44,18 @@ double bench_raw_w4(bench_raw *raw, int64_t n);
 /** W5: `count` color round trips (forward then reverse) through the plugin's pointers. Returns ms. */
 double bench_raw_w5(bench_plugin *plugin, int64_t count, double *checksum);
 
+/** The graph workloads' database: Author (name) and Book (title, price,
+ *  author: the author's _pk, indexed), the layout Amber gives them. */
+bench_raw *bench_raw_graph_create(const char *path);
+/** W6: `authors` authors and `books` books, book i written by author i % authors, in one transaction. Returns ms. */
+double bench_raw_w6(bench_raw *raw, int64_t authors, int64_t books);
+/** W7: every author into a struct with the sum of its books' prices (all books read in one pass). Returns ms. */
+double bench_raw_w7(bench_raw *raw, double *checksum);
+/** W8: the authors with any book priced over 50, read into structs. Returns ms; *count is how many. */
+double bench_raw_w8(bench_raw *raw, int64_t *count);
+/** The price of book i in the graph workloads. */
+double bench_book_price(int64_t i);
+
 /** Milliseconds on a monotonic clock. */
 double bench_now_ms(void);
 
