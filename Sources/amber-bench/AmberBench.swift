@@ -34,6 +34,12 @@ struct AmberBench: ParsableCommand {
             try bench.memoryRun(mode)
             return
         }
+        if profile == "graph" {
+            // W6-W8 on Amber's side only, for perf: `--profile graph`.
+            let graph = try GraphWorkloads(n: n, workspace: workspace)
+            for repetition in 0..<repetitions { Swift.print(try graph.amberRun(repetition)) }
+            return
+        }
         if profile != nil {
             // One side only, for perf or callgrind: `--profile amber`.
             for repetition in 0..<repetitions { Swift.print(try bench.amberRun(repetition, profiling: true)) }

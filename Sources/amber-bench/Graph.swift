@@ -59,7 +59,7 @@ struct GraphWorkloads {
         return [w6, w7, w8]
     }
 
-    private func amberRun(_ repetition: Int) throws -> [Double] {
+    func amberRun(_ repetition: Int) throws -> [Double] {
         let store = try Store(path: workspace.appendingPathComponent("graph-amber\(repetition).amber").path, model: model)
         var kept: [ManagedObject] = []
         let w6 = try Workloads.time {

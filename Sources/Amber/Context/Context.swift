@@ -318,7 +318,7 @@ public final class Context {
         let newKeys = try store.write(changes)
         var keys: [Int64: Int64] = [:]
         if !provisional.isEmpty {
-            for (object, pk) in zip(changes.inserts, newKeys) { keys[object.provisionalKey] = pk }
+            for (object, pk) in zip(changes.inserts, newKeys) where object.isLinkTarget { keys[object.provisionalKey] = pk }
         }
         resolveProvisionalKeys(keys)
         commit(changes, newKeys: newKeys)

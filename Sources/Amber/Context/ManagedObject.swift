@@ -45,6 +45,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// A saved object reached through a relationship whose row is not read
     /// yet: it has neither `row` nor `values` until the first read fires it.
     @exclusivity(unchecked) var isFault = false
+    /// A new object some slot points at by its provisional key (the context
+    /// remembers it, and a save must map the key to its new primary key).
+    @exclusivity(unchecked) var isLinkTarget = false
     /// Current values, while `row` is nil: one slot per attribute, then a
     /// hidden slot per transformable attribute holding its encoded (stored) form.
     @exclusivity(unchecked) var values: [Value]
@@ -386,7 +389,11 @@ extension ManagedObject: RowSource {
     }
     package var rowVersion: Int64 { version }
     package var savedSlotValues: [Value]? { committed }
-    package var provisionalKey: Int64 {
+    /// Only for new objects a slot points at: the writer maps just those.
+    package var provisionalKey: Int64 { isLinkTarget ? temporaryKey : 0 }
+
+    /// The negative key that stands for this new object's primary key in slots and join rows.
+    var temporaryKey: Int64 {
         if case .temporary(let number) = objectID.key { return -Int64(truncatingIfNeeded: number) - 1 }
         return 0
     }

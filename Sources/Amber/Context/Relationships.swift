@@ -11,10 +11,15 @@ import AmberValues
 /// the cycles inverses make.
 final class Links {
     let generation: Int
-    var members: [Int: [ManagedObject]] = [:]
-    var destinations: [Int: ManagedObject] = [:]
+    /// By relationship index (nil: not loaded / not reached).
+    var members: [[ManagedObject]?]
+    var destinations: [ManagedObject?]
 
-    init(generation: Int) { self.generation = generation }
+    init(generation: Int, relationships: Int) {
+        self.generation = generation
+        members = Array(repeating: nil, count: relationships)
+        destinations = Array(repeating: nil, count: relationships)
+    }
 }
 
 // MARK: - Reading and changing relationships
@@ -143,8 +148,11 @@ extension Context {
     func key(of object: ManagedObject?) -> Value {
         guard let object else { return .null }
         if let pk = object.objectID.primaryKey { return .int(pk) }
-        let key = object.provisionalKey
-        provisional[key] = object
+        let key = object.temporaryKey
+        if !object.isLinkTarget {
+            object.isLinkTarget = true
+            provisional[key] = object
+        }
         return .int(key)
     }
 
@@ -158,8 +166,7 @@ extension Context {
             return known
         }
         guard let destination = try destination(of: value, through: relationship) else { return nil }
-        if object.links?.generation != generation { object.links = Links(generation: generation) }
-        object.links?.destinations[relationship.index] = destination
+        links(of: object).destinations[relationship.index] = destination
         return destination
     }
 
@@ -284,6 +291,14 @@ extension Context {
         key < 0 ? provisional[key] : object(of: entity, primaryKey: key)
     }
 
+    /// `object`'s links of this generation, made (empty) if it has none.
+    private func links(of object: ManagedObject) -> Links {
+        if let links = object.links, links.generation == generation { return links }
+        let made = Links(generation: generation, relationships: object.entity.relationships.count)
+        object.links = made
+        return made
+    }
+
     /// The loaded members of `owner`'s `relationship`, if loaded in this generation.
     private func loaded(_ owner: ManagedObject, _ relationship: Relationship) -> [ManagedObject]? {
         guard let links = owner.links, links.generation == generation else { return nil }
@@ -291,8 +306,7 @@ extension Context {
     }
 
     private func setLoaded(_ members: [ManagedObject], _ owner: ManagedObject, _ relationship: Relationship) {
-        if owner.links?.generation != generation { owner.links = Links(generation: generation) }
-        owner.links?.members[relationship.index] = members
+        links(of: owner).members[relationship.index] = members
     }
 
     /// `member` joined `owner`'s `relationship` in memory.
@@ -313,7 +327,9 @@ extension Context {
 
     /// The members of `owner`'s to-many `relationship`: loaded, or read now.
     func members(of owner: ManagedObject, _ relationship: Relationship) throws(AmberError) -> [ManagedObject] {
-        if let members = loaded(owner, relationship) { return members.filter { !$0.deletedFlag } }
+        if let members = loaded(owner, relationship) {
+            return members.contains(where: \.deletedFlag) ? members.filter { !$0.deletedFlag } : members
+        }
         try loadMembers(of: [owner], relationship)
         return loaded(owner, relationship) ?? []
     }
@@ -353,17 +369,19 @@ extension Context {
                     if case .int(let key) = member.slotValue(slot) { groups[key, default: []].append(member) }
                 }
             }
-            var known = Set(groups.values.joined().map(ObjectIdentifier.init))
-            for candidate in pendingObjects where candidate.entity === entity && !candidate.deletedFlag
-                && known.insert(ObjectIdentifier(candidate)).inserted
-            {
-                if case .int(let key) = candidate.slotValue(slot) { groups[key, default: []].append(candidate) }
+            let candidates = pendingObjects.filter { $0.entity === entity && !$0.deletedFlag }
+            if !candidates.isEmpty {
+                var known = Set(groups.values.joined().map(ObjectIdentifier.init))
+                for candidate in candidates where known.insert(ObjectIdentifier(candidate)).inserted {
+                    if case .int(let key) = candidate.slotValue(slot) { groups[key, default: []].append(candidate) }
+                }
             }
         case .foreignKey:
             return
         }
         for owner in owners {
-            setLoaded((groups[rawKey(of: owner)] ?? []).filter { !$0.deletedFlag }, owner, relationship)
+            let members = groups[rawKey(of: owner)] ?? []
+            setLoaded(members.contains(where: \.deletedFlag) ? members.filter { !$0.deletedFlag } : members, owner, relationship)
         }
     }
 
@@ -472,33 +490,38 @@ extension Context {
         func problem(_ object: ManagedObject, _ relationship: Relationship, _ rule: SaveProblem.Rule, _ message: String) {
             problems.append(SaveProblem(objectID: object.objectID, place: relationship.description, rule: rule, message: message))
         }
-        for object in changes.inserts + changes.updates {
-            for relationship in object.entity.relationships {
-                guard let slot = relationship.slot else { continue }
-                guard case .int(let key) = object.slotValue(slot) else {
-                    if !relationship.isOptional { problem(object, relationship, .required, "is required") }
-                    continue
-                }
-                let end = key < 0 ? provisional[key] : registered(model.destination(of: relationship), key)
-                if key < 0, end == nil || end?.deletedFlag == true || end?.isDetached == true {
-                    problem(object, relationship, .relationship, "points at a new object that is not being saved")
-                } else if let end, end.deletedFlag {
-                    problem(object, relationship, .relationship, "points at \(end.objectID), which is deleted")
+        // Links, for every object whose row is written.
+        for list in [changes.inserts, changes.updates] {
+            for object in list {
+                for relationship in object.entity.toOneRelationships {
+                    guard let slot = relationship.slot else { continue }
+                    guard case .int(let key) = object.slotValue(slot) else {
+                        if !relationship.isOptional { problem(object, relationship, .required, "is required") }
+                        continue
+                    }
+                    let end = key < 0 ? provisional[key] : registered(model.destination(of: relationship), key)
+                    if key < 0, end == nil || end?.deletedFlag == true || end?.isDetached == true {
+                        problem(object, relationship, .relationship, "points at a new object that is not being saved")
+                    } else if let end, end.deletedFlag {
+                        problem(object, relationship, .relationship, "points at \(end.objectID), which is deleted")
+                    }
                 }
             }
         }
         // Counts, for every object whose members may have changed.
         var counted = Set<ObjectIdentifier>()
-        for object in changes.inserts + changes.updates + Array(relinked.values)
-            where !object.deletedFlag && !object.isDetached && counted.insert(ObjectIdentifier(object)).inserted
-        {
-            for relationship in object.entity.relationships where relationship.minCount != nil || relationship.maxCount != nil {
-                let count = try memberCount(of: object, relationship)
-                if let low = relationship.minCount, count < low {
-                    problem(object, relationship, .count, "has \(count) \(count == 1 ? "member" : "members"), fewer than its minimum of \(low)")
-                }
-                if let high = relationship.maxCount, count > high {
-                    problem(object, relationship, .count, "has \(count) members, more than its maximum of \(high)")
+        for list in [changes.inserts, changes.updates, Array(relinked.values)] {
+            for object in list where !object.entity.countedRelationships.isEmpty && !object.deletedFlag && !object.isDetached
+                && counted.insert(ObjectIdentifier(object)).inserted
+            {
+                for relationship in object.entity.countedRelationships {
+                    let count = try memberCount(of: object, relationship)
+                    if let low = relationship.minCount, count < low {
+                        problem(object, relationship, .count, "has \(count) \(count == 1 ? "member" : "members"), fewer than its minimum of \(low)")
+                    }
+                    if let high = relationship.maxCount, count > high {
+                        problem(object, relationship, .count, "has \(count) members, more than its maximum of \(high)")
+                    }
                 }
             }
         }

@@ -81,6 +81,10 @@ public final class Entity: Sendable, CustomStringConvertible {
     public let persistentAttributes: [Attribute]
     /// Its relationships; `relationships[i].index == i`.
     public let relationships: [Relationship]
+    /// The to-one relationships (each has a slot), for the checks a save makes.
+    package let toOneRelationships: [Relationship]
+    /// The to-many relationships with a minimum or maximum count.
+    package let countedRelationships: [Relationship]
     /// The stored columns, in order: one per persistent attribute, then one
     /// per to-one relationship (the destination's primary key).
     package let columns: [Column]
@@ -141,6 +145,8 @@ public final class Entity: Sendable, CustomStringConvertible {
             return Relationship(description: relationship, entity: description.name, entityIndex: index, index: position, plan: plan,
                                 storage: storage)
         }
+        self.toOneRelationships = relationships.filter { !$0.isToMany }
+        self.countedRelationships = relationships.filter { $0.minCount != nil || $0.maxCount != nil }
         self.slotCount = nextHiddenSlot
         self.persistentAttributes = attributes.filter { !$0.isTransient }
         self.columns = persistentAttributes.map { attribute in

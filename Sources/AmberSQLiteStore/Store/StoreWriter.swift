@@ -41,7 +41,11 @@ struct StoreWriter<Row: RowSource> {
             next[index] = key + 1
         }
         var provisional: [Int64: Int64] = [:]
-        for (object, key) in zip(objects, keys) where object.provisionalKey < 0 { provisional[object.provisionalKey] = key }
+        // Index loops, not zip: this generic code runs unspecialized, and zip's iterator looks up metadata per element.
+        for index in objects.indices {
+            let key = objects[index].provisionalKey
+            if key < 0 { provisional[key] = keys[index] }
+        }
         self.provisional.value = provisional
         return keys
     }
@@ -50,7 +54,8 @@ struct StoreWriter<Row: RowSource> {
     func insert(_ objects: [Row], keys: [Int64], problems: inout [SaveProblem]) throws(AmberError) {
         // One statement per entity for the whole save, found by entity index (no hashing per row).
         var statements = [Statement?](repeating: nil, count: store.mappings.count)
-        for (object, key) in zip(objects, keys) {
+        for index in objects.indices {
+            let object = objects[index], key = keys[index]
             let entityIndex = object.entity.index
             let mapping = store.mappings[entityIndex]
             let statement: Statement
