@@ -64,6 +64,9 @@ public final class Context {
         guard entity.index < model.entities.count, model.entities[entity.index] === entity else {
             throw .unknownEntity(name: "\(entity.name) (of another model)", suggestion: nil)
         }
+        guard !entity.isAbstract else {
+            throw .invalidValue(place: entity.name, expected: "an entity that is not abstract", given: "an abstract entity; insert one of its sub-entities")
+        }
         let object = ManagedObject(entity: entity, objectID: .temporary(entity: entity.name, store: store.identifier),
                                    context: self, values: entity.initialValues, version: 0,
                                    codecState: templates[entity.index].insertCodecState)
@@ -137,8 +140,8 @@ public final class Context {
     /// after insert, rolled back, or refused in a batch): it is no longer
     /// registered or pending, and refuses changes from then on.
     private func detach(_ object: ManagedObject) {
-        if let pk = object.objectID.primaryKey, registry[object.entity.index].object(for: pk) === object {
-            registry[object.entity.index].removeValue(for: pk)
+        if let pk = object.objectID.primaryKey, registry[object.entity.rootIndex].object(for: pk) === object {
+            registry[object.entity.rootIndex].removeValue(for: pk)
         }
         object.leaveContext()
     }
@@ -149,14 +152,14 @@ public final class Context {
 
     /// Called by a registered object's deinit.
     func unregister(_ object: ManagedObject, primaryKey: Int64) {
-        registry[object.entity.index].remove(object, for: primaryKey)
+        registry[object.entity.rootIndex].remove(object, for: primaryKey)
     }
 
     /// The saved object of `entity` with primary key `key`, if registered here.
-    func registered(_ entity: Entity, _ key: Int64) -> ManagedObject? { registry[entity.index].object(for: key) }
+    func registered(_ entity: Entity, _ key: Int64) -> ManagedObject? { registry[entity.rootIndex].object(for: key) }
 
     /// Registers a saved object (a fault made for a relationship).
-    func register(_ object: ManagedObject, _ key: Int64) { registry[object.entity.index].insert(object, for: key) }
+    func register(_ object: ManagedObject, _ key: Int64) { registry[object.entity.rootIndex].insert(object, for: key) }
 
     /// Objects with pending changes, in first-touch order.
     var pendingObjects: [ManagedObject] { pending }
@@ -228,23 +231,35 @@ public final class Context {
 
     /// The objects of fetched `rows`: those registered here as they are here
     /// (a fault gets its row), the rest made and registered; deleted ones left out.
+    /// Each row's object is of the row's own entity (`entity` or one that inherits from it).
     func objects(from rows: FetchedRows, of entity: Entity) -> [ManagedObject] {
-        let template = templates[entity.index]
-        let batch = FetchedBatch(rows: rows, entity: entity, template: template)
+        // One batch per entity among the rows: a batch reads and decodes by its entity's slots.
+        var batches = [FetchedBatch?](repeating: nil, count: entity.subentityIndices.count > 1 ? model.entities.count : 0)
+        let only = batches.isEmpty ? FetchedBatch(rows: rows, entity: entity, template: templates[entity.index]) : nil
         var results: [ManagedObject] = []
         results.reserveCapacity(rows.count)
         for index in 0..<rows.count {
+            let kind = only == nil ? model.entities[rows.entityIndex(index)] : entity
+            let batch: FetchedBatch
+            if let only {
+                batch = only
+            } else if let made = batches[kind.index] {
+                batch = made
+            } else {
+                batch = FetchedBatch(rows: rows, entity: kind, template: templates[kind.index])
+                batches[kind.index] = batch
+            }
             let pk = rows.primaryKey(index)
-            if let existing = registry[entity.index].object(for: pk) {
+            if let existing = registry[entity.rootIndex].object(for: pk) {
                 existing.fill(batch, index: index)
                 if !existing.deletedFlag { results.append(existing) }
                 continue
             }
-            let object = ManagedObject(entity: entity,
-                                       objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(pk)),
-                                       context: self, batch: batch, index: index, codecState: template.fetchCodecState)
-            if !entity.eagerAttributes.isEmpty { object.decodeEagerAttributes() }
-            registry[entity.index].insert(object, for: pk)
+            let object = ManagedObject(entity: kind,
+                                       objectID: ObjectID(entityName: kind.name, store: store.identifier, key: .permanent(pk)),
+                                       context: self, batch: batch, index: index, codecState: templates[kind.index].fetchCodecState)
+            if !kind.eagerAttributes.isEmpty { object.decodeEagerAttributes() }
+            registry[entity.rootIndex].insert(object, for: pk)
             results.append(object)
         }
         return results
@@ -274,7 +289,7 @@ public final class Context {
         if let found = pending.first(where: { $0.objectID == id }) { return found }
         guard id.storeIdentifier == store.identifier, let pk = id.primaryKey else { throw .objectNotFound(id) }
         let entity = try model.entity(named: id.entityName)
-        if let registered = registry[entity.index].object(for: pk) { return registered }
+        if let registered = registry[entity.rootIndex].object(for: pk) { return registered }
         let request = try FetchRequest(entity.name, where: "SELF == %@", .objectID(id))
         guard let object = try fetch(request).first else { throw .objectNotFound(id) }
         return object
@@ -333,7 +348,7 @@ public final class Context {
             object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
             object.insertedFlag = false
             object.version = 1
-            registry[object.entity.index].insert(object, for: pk)
+            registry[object.entity.rootIndex].insert(object, for: pk)
         }
         for object in changes.updates { object.version += 1 }
         for object in changes.deletes { detach(object) }

@@ -176,12 +176,19 @@ extension Context {
         guard case .int(let key) = value else { return nil }
         if key < 0 { return provisional[key] }
         let entity = model.destination(of: relationship)
-        return object(of: entity, primaryKey: key)
+        return try object(of: entity, primaryKey: key)
     }
 
     /// The object of `entity` with primary key `key`: registered here, or a fault registered now.
-    func object(of entity: Entity, primaryKey key: Int64) -> ManagedObject {
+    func object(of entity: Entity, primaryKey key: Int64) throws(AmberError) -> ManagedObject {
         if let known = registered(entity, key) { return known }
+        // A row of an entity with sub-entities may be of any of them: read it, to make the right kind
+        // (if it is gone, the fault below says so when it is used).
+        if entity.subentityIndices.count > 1,
+           let read = objects(from: try store.fetchRows(of: entity, where: .primaryKey, in: [key]), of: entity).first
+        {
+            return read
+        }
         let fault = ManagedObject(entity: entity, objectID: ObjectID(entityName: entity.name, store: store.identifier, key: .permanent(key)),
                                   context: self, values: [], version: 0, codecState: template(for: entity).fetchCodecState)
         fault.isFault = true
@@ -193,7 +200,7 @@ extension Context {
     /// entity, in this context, not deleted.
     func check(_ destination: ManagedObject, for relationship: Relationship) throws(AmberError) {
         let expected = model.destination(of: relationship)
-        guard destination.entity === expected else {
+        guard destination.entity.isKind(of: expected) else {
             let article = expected.name.first.map { "AEIOU".contains($0) } == true ? "an" : "a"
             throw .invalidValue(place: relationship.description, expected: "\(article) \(expected.name)", given: "\(destination.objectID)")
         }
@@ -287,8 +294,8 @@ extension Context {
     }
 
     /// The object a join row's or slot's key stands for.
-    private func object(of entity: Entity, key: Int64) -> ManagedObject? {
-        key < 0 ? provisional[key] : object(of: entity, primaryKey: key)
+    private func object(of entity: Entity, key: Int64) throws(AmberError) -> ManagedObject? {
+        key < 0 ? provisional[key] : try object(of: entity, primaryKey: key)
     }
 
     /// `object`'s links of this generation, made (empty) if it has none.
@@ -350,12 +357,12 @@ extension Context {
                 let pairs = try store.joinedPairs(through: relationship, from: saved)
                 let unread = Array(Set(pairs.map(\.1).filter { registered(entity, $0) == nil }))
                 let read = unread.isEmpty ? [] : objects(from: try store.fetchRows(of: entity, where: .primaryKey, in: unread), of: entity)
-                for (owner, member) in pairs { groups[owner, default: []].append(object(of: entity, primaryKey: member)) }
+                for (owner, member) in pairs { groups[owner, default: []].append(try object(of: entity, primaryKey: member)) }
                 withExtendedLifetime(read) {}
             }
             for (row, added) in pendingLinks where row.table == table {
                 let (near, far) = mine == "source" ? (row.source, row.target) : (row.target, row.source)
-                guard let member = object(of: entity, key: far) else { continue }
+                guard let member = try object(of: entity, key: far) else { continue }
                 let present = groups[near]?.contains { $0 === member } ?? false
                 if added && !present { groups[near, default: []].append(member) }
                 if !added && present { groups[near]?.removeAll { $0 === member } }

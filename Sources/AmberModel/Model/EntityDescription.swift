@@ -19,6 +19,12 @@ public struct EntityDescription: Sendable, Hashable {
     public var attributes: [AttributeDescription]
     /// Its relationships, in order.
     public var relationships: [RelationshipDescription] = []
+    /// The entity it inherits from: its objects have the parent's attributes
+    /// and relationships too (first), live in the parent's table, and are
+    /// fetched with the parent's.
+    public var parent: String?
+    /// An entity with no objects of its own, only of its sub-entities.
+    public var isAbstract = false
     /// Compound indexes: each is a list of attribute names.
     public var indexes: [[String]] = []
     /// Uniqueness constraints: each is a list of attribute names whose
@@ -51,6 +57,10 @@ public struct EntityDescription: Sendable, Hashable {
     public func unique(_ attributes: String...) -> Self { with { $0.uniquenessConstraints.append(attributes) } }
     /// Adds a user-info entry.
     public func userInfo(_ key: String, _ value: String) -> Self { with { $0.userInfo[key] = value } }
+    /// Inherits from the entity named `parent`.
+    public func inheriting(from parent: String) -> Self { with { $0.parent = parent } }
+    /// Makes the entity abstract: only its sub-entities have objects.
+    public func abstract() -> Self { with { $0.isAbstract = true } }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self

@@ -33,9 +33,11 @@ public final class Model: Sendable {
     public init(_ description: ModelDescription, registry: Registry = .shared) throws(AmberError) {
         let plan = try ModelChecker.plan(description, registry: registry.snapshot())
         self.description = description
-        self.entities = description.entities.enumerated().map {
+        let hierarchy = plan.hierarchy
+        self.entities = hierarchy.effective.enumerated().map {
             Entity(description: $0.element, index: $0.offset, plans: plan.attributes[$0.offset],
-                   relationshipPlans: plan.relationships[$0.offset])
+                   relationshipPlans: plan.relationships[$0.offset], parentIndex: hierarchy.parents[$0.offset],
+                   rootIndex: hierarchy.roots[$0.offset], subentityIndices: hierarchy.subtrees[$0.offset])
         }
         self.entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.hasRelationships = entities.contains { !$0.relationships.isEmpty }
@@ -49,6 +51,12 @@ public final class Model: Sendable {
         if case .structure(let layout)? = customClasses[name] { return layout }
         return nil
     }
+
+    /// The entity `entity` inherits from, if any.
+    public func parent(of entity: Entity) -> Entity? { entity.parentIndex.map { entities[$0] } }
+
+    /// The root of `entity`'s hierarchy (the entity itself if it has no parent): its table holds them all.
+    public func root(of entity: Entity) -> Entity { entities[entity.rootIndex] }
 
     /// The entity named `name`.
     ///
@@ -75,6 +83,15 @@ public final class Entity: Sendable, CustomStringConvertible {
     public let name: String
     /// Its position in the model.
     public let index: Int
+    /// The position of the entity it inherits from, if any.
+    public let parentIndex: Int?
+    /// The position of its hierarchy's root (its own if it has no parent).
+    public let rootIndex: Int
+    /// Its own position and those of every entity below it, in model order:
+    /// a fetch of this entity returns objects of all of them.
+    public let subentityIndices: [Int]
+    /// Whether only its sub-entities have objects.
+    public let isAbstract: Bool
     /// All attributes; `attributes[i].slot == i`.
     public let attributes: [Attribute]
     /// The attributes that have a column in the store, in column order.
@@ -112,9 +129,15 @@ public final class Entity: Sendable, CustomStringConvertible {
     private let attributesByName: [String: Attribute]
     private let relationshipsByName: [String: Relationship]
 
-    init(description: EntityDescription, index: Int, plans: [AttributePlan], relationshipPlans: [RelationshipPlan]) {
+    init(description: EntityDescription, index: Int, plans: [AttributePlan], relationshipPlans: [RelationshipPlan],
+         parentIndex: Int?, rootIndex: Int, subentityIndices: [Int])
+    {
         self.name = description.name
         self.index = index
+        self.parentIndex = parentIndex
+        self.rootIndex = rootIndex
+        self.subentityIndices = subentityIndices
+        self.isAbstract = description.isAbstract
         let slotsByName = Dictionary(description.attributes.enumerated().map { ($0.element.name, $0.offset) },
                                      uniquingKeysWith: { first, _ in first })
         var nextHiddenSlot = description.attributes.count
@@ -192,6 +215,9 @@ public final class Entity: Sendable, CustomStringConvertible {
         }
         return relationship
     }
+
+    /// Whether this entity is `entity` or inherits from it.
+    public func isKind(of entity: Entity) -> Bool { entity.subentityIndices.contains(index) }
 
     /// Whether `relationship` is one of this entity's own handles.
     package func owns(_ relationship: Relationship) -> Bool {

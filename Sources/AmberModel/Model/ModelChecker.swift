@@ -18,8 +18,10 @@ struct AttributePlan {
 struct BindingPlan {
     let scope: ClassScope
     let attributes: [[AttributePlan]]
-    /// `relationships[entity][relationship]`, in description order.
+    /// `relationships[entity][relationship]`, in effective order.
     let relationships: [[RelationshipPlan]]
+    /// Inheritance: parents, roots, subtrees and effective descriptions.
+    let hierarchy: Hierarchy
 }
 
 /// Checks a model description as a whole and lists every problem, so a
@@ -45,7 +47,8 @@ enum ModelChecker {
         }
         var seenEntities: Set<String> = []
         var plans: [[AttributePlan]] = []
-        for entity in model.entities {
+        let hierarchy = Hierarchy(model, problems: &problems)
+        for (index, entity) in hierarchy.effective.enumerated() {
             if let issue = Identifier.problem(entity.name, kind: "entity") {
                 problems.append(ModelProblem(place: entity.name.isEmpty ? "entity" : entity.name, message: issue))
             } else if entity.name.lowercased().hasPrefix("sqlite_") {
@@ -54,14 +57,24 @@ enum ModelChecker {
             if !seenEntities.insert(entity.name.lowercased()).inserted {
                 problems.append(ModelProblem(place: entity.name, message: "duplicate entity name (names are case-insensitive)"))
             }
-            plans.append(check(entity, scope: scope, problems: &problems))
+            plans.append(check(entity, inherited: hierarchy.inheritedAttributes[index], scope: scope, problems: &problems))
         }
-        let relationships = RelationshipChecker(model).plans(problems: &problems)
+        let relationships = RelationshipChecker(ModelDescription(entities: hierarchy.effective, valueClasses: model.valueClasses),
+                                                hierarchy: hierarchy).plans(problems: &problems)
         guard problems.isEmpty else { throw .invalidModel(problems) }
-        return BindingPlan(scope: scope, attributes: plans, relationships: relationships)
+        return BindingPlan(scope: scope, attributes: plans, relationships: relationships, hierarchy: hierarchy)
     }
 
-    private static func check(_ entity: EntityDescription, scope: ClassScope, problems: inout [ModelProblem]) -> [AttributePlan] {
+    /// Checks an entity's effective description; the first `inherited`
+    /// attributes were checked (and are reported) with the entity that declares them.
+    private static func check(_ entity: EntityDescription, inherited: Int, scope: ClassScope,
+                              problems reported: inout [ModelProblem]) -> [AttributePlan]
+    {
+        var problems: [ModelProblem] = []
+        defer {
+            let inheritedPlaces = Set(entity.attributes.prefix(inherited).map { "\(entity.name).\($0.name)" })
+            reported += problems.filter { !inheritedPlaces.contains($0.place) }
+        }
         var plans = [AttributePlan](repeating: AttributePlan(), count: entity.attributes.count)
         if entity.attributes.isEmpty && entity.relationships.isEmpty {
             problems.append(ModelProblem(place: entity.name, message: "has no attributes or relationships"))

@@ -12,7 +12,8 @@ package struct ModelFingerprint {
     package init(_ model: ModelDescription) {
         var parts: [String: String] = [:]
         for entity in model.entities {
-            parts[entity.name] = "entity"
+            // A parent decides the table an entity's objects live in.
+            parts[entity.name] = "entity" + (entity.parent.map { " inheriting from \($0)" } ?? "") + (entity.isAbstract ? ", abstract" : "")
             for attribute in entity.attributes where !attribute.isTransient {
                 var text = attribute.type.rawValue + (attribute.isOptional ? ", optional" : ", required")
                 if attribute.type == .transformable {

@@ -4,36 +4,44 @@ import AmberValues
 /// destinations, inverses that point back, counts) and works out where each
 /// to-many's links live.
 struct RelationshipChecker {
+    /// The model with each entity's effective (inherited and own) properties.
     private let model: ModelDescription
+    private let hierarchy: Hierarchy
     private let entityIndexes: [String: Int]
 
-    init(_ model: ModelDescription) {
+    init(_ model: ModelDescription, hierarchy: Hierarchy) {
         self.model = model
+        self.hierarchy = hierarchy
         self.entityIndexes = Dictionary(model.entities.enumerated().map { ($0.element.name, $0.offset) },
                                         uniquingKeysWith: { first, _ in first })
     }
 
     /// A plan per relationship (`[entity][relationship]`); problems are added to `problems`.
     func plans(problems: inout [ModelProblem]) -> [[RelationshipPlan]] {
-        model.entities.map { entity in
+        model.entities.enumerated().map { index, entity in
             var seen = Set(entity.attributes.map { $0.name.lowercased() })
-            return entity.relationships.map { relationship in
+            return entity.relationships.enumerated().map { position, relationship in
                 let place = "\(entity.name).\(relationship.name)"
                 var local: [String] = []
                 if let issue = Identifier.problem(relationship.name, kind: "relationship") { local.append(issue) }
                 if !seen.insert(relationship.name.lowercased()).inserted {
                     local.append("duplicate name: the entity has an attribute or relationship of that name (names are case-insensitive)")
                 }
-                let plan = check(relationship, of: entity, problems: &local)
-                problems += local.map { ModelProblem(place: place, message: $0) }
+                let plan = check(relationship, of: index, position: position, problems: &local)
+                // An inherited relationship's problems are its declaring entity's to report.
+                if position >= hierarchy.inheritedRelationships[index] {
+                    problems += local.map { ModelProblem(place: place, message: $0) }
+                }
                 return plan
             }
         }
     }
 
-    private func check(_ relationship: RelationshipDescription, of entity: EntityDescription,
+    private func check(_ relationship: RelationshipDescription, of entityIndex: Int, position: Int,
                        problems: inout [String]) -> RelationshipPlan
     {
+        let entity = model.entities[entityIndex]
+        let declaring = hierarchy.declaring[entityIndex][position]
         var plan = RelationshipPlan()
         checkCounts(relationship, problems: &problems)
         guard let destinationIndex = entityIndexes[relationship.destination] else {
@@ -45,7 +53,7 @@ struct RelationshipChecker {
         let destination = model.entities[destinationIndex]
         guard !relationship.isOneWay else {
             if let inverse = relationship.inverse { problems.append("is one-way but names an inverse (\(inverse))") }
-            plan.toManyStorage = relationship.isToMany ? joinTable(relationship, of: entity, inverse: nil) : nil
+            plan.toManyStorage = relationship.isToMany ? joinTable(relationship, declaredBy: declaring, inverse: nil) : nil
             return plan
         }
         guard let inverseName = relationship.inverse else {
@@ -58,7 +66,8 @@ struct RelationshipChecker {
             return plan
         }
         let inverse = destination.relationships[inverseIndex]
-        if inverse.destination != entity.name {
+        // The inverse may point at this entity or at an ancestor it inherits the relationship from.
+        if !(entityIndexes[inverse.destination].map { hierarchy.isKind(entityIndex, of: $0) } ?? false) {
             problems.append("inverse \(destination.name).\(inverseName) points at \(inverse.destination), not at \(entity.name)")
         } else if inverse.isOneWay || inverse.inverse != relationship.name {
             let names = inverse.isOneWay || inverse.inverse == nil ? "no inverse" : "\(entity.name).\(inverse.inverse ?? "")"
@@ -67,7 +76,8 @@ struct RelationshipChecker {
         plan.inverseIndex = inverseIndex
         if relationship.isToMany {
             plan.toManyStorage = inverse.isToMany
-                ? joinTable(relationship, of: entity, inverse: inverse)
+                ? joinTable(relationship, declaredBy: declaring, inverse: inverse,
+                            inverseDeclaredBy: hierarchy.declaring[destinationIndex][inverseIndex])
                 : .inverseForeignKey(orderColumn: relationship.isOrdered ? "_order_\(inverse.name)" : nil)
         }
         return plan
@@ -94,16 +104,17 @@ struct RelationshipChecker {
 
     /// The join table of a many-to-many (one table for both sides, named
     /// after the side whose `Entity.name` sorts first) or of a one-way to-many.
-    private func joinTable(_ relationship: RelationshipDescription, of entity: EntityDescription,
-                           inverse: RelationshipDescription?) -> Relationship.Storage
+    private func joinTable(_ relationship: RelationshipDescription, declaredBy entity: String,
+                           inverse: RelationshipDescription?, inverseDeclaredBy inverseEntity: String = "") -> Relationship.Storage
     {
-        // A dot cannot occur in a name, so no two relationships share a table by accident.
-        let mine = "\(entity.name).\(relationship.name)"
+        // Named after the declaring entities, so sub-entities share their parent's table. A dot
+        // cannot occur in a name, so no two relationships share a table by accident.
+        let mine = "\(entity).\(relationship.name)"
         guard let inverse else {
             return .joinTable(table: "_amber_\(mine)", sourceColumn: "source", destinationColumn: "target",
                               orderColumn: relationship.isOrdered ? "source_order" : nil)
         }
-        let theirs = "\(relationship.destination).\(inverse.name)"
+        let theirs = "\(inverseEntity).\(inverse.name)"
         // The owner's key is `source`; a self-inverse relationship is its own owner and reads both ways.
         let owner = mine <= theirs
         return .joinTable(table: "_amber_\(owner ? mine : theirs)", sourceColumn: owner ? "source" : "target",

@@ -22,6 +22,8 @@ public struct FetchRequest: Sendable {
     /// whose destinations are read with the objects: one query per
     /// relationship for the whole fetch, not one per object.
     public var prefetchKeyPaths: [String]
+    /// Whether objects of entities that inherit from this one come too (the default).
+    public var includesSubentities = true
 
     /// A request for `entityName` objects.
     public init(_ entityName: String, predicate: FetchPredicate? = nil, sortedBy sortKeys: [SortKey] = [],

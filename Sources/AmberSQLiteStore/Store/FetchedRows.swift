@@ -35,6 +35,8 @@ package final class FetchedRows: @unchecked Sendable {
     private let mapping: TableMapping
     private let primaryKeys: [Int64]
     private let versions: [Int64]
+    /// Each row's entity index, when the fetch can return sub-entities (else empty: all are the mapping's).
+    private let entities: [Int32]
     /// Row after row, one cell per column.
     private let cells: [Cell]
     private let arena: [UInt8]
@@ -47,12 +49,23 @@ package final class FetchedRows: @unchecked Sendable {
     ///   attribute, for a stored value of the wrong kind (a corrupt or foreign
     ///   row); an SQLite error.
     init(reading statement: Statement, mapping: TableMapping) throws(AmberError) {
-        var primaryKeys: [Int64] = [], versions: [Int64] = [], cells: [Cell] = []
+        var primaryKeys: [Int64] = [], versions: [Int64] = [], entities: [Int32] = [], cells: [Cell] = []
         var arena: [UInt8] = [], boxes: [Value] = []
-        let width = mapping.columns.count
+        let width = mapping.types.count
+        let mixed = mapping.entity.subentityIndices.count > 1
+        let known = Int64(mapping.columnOfSlot.count)
         while try statement.step() {
             primaryKeys.append(statement.int64(0))
             versions.append(statement.int64(1))
+            if mixed {
+                // A row another program wrote with an entity outside this hierarchy is refused, not guessed.
+                let code = statement.int64(2) - 1
+                guard code >= 0, code < known, !mapping.columnOfSlot[Int(code)].isEmpty else {
+                    throw .invalidValue(place: "\(mapping.entity.name) row \(statement.int64(0))", expected: "an entity of this hierarchy",
+                                        given: "entity number \(code + 1)")
+                }
+                entities.append(Int32(code))
+            }
             for column in 0..<width {
                 var cell = Cell()
                 try mapping.copy(column: column, at: Int32(column) + TableMapping.bookkeepingCount, from: statement,
@@ -63,6 +76,7 @@ package final class FetchedRows: @unchecked Sendable {
         self.mapping = mapping
         self.primaryKeys = primaryKeys
         self.versions = versions
+        self.entities = entities
         self.cells = cells
         self.arena = arena
         self.boxes = boxes
@@ -78,10 +92,13 @@ package final class FetchedRows: @unchecked Sendable {
     /// The version of row `row`, for optimistic locking.
     package func version(_ row: Int) -> Int64 { versions[row] }
 
+    /// The index in the model of row `row`'s entity (the fetched entity's, or one below it).
+    package func entityIndex(_ row: Int) -> Int { entities.isEmpty ? mapping.entity.index : Int(entities[row]) }
+
     /// The stored value in object slot `slot` of row `row`, or nil if the
     /// entity stores nothing in that slot (a transient attribute).
     package func value(_ row: Int, slot: Int) -> Value? {
-        let column = mapping.columnOfSlot[slot]
+        let column = mapping.columnOfSlot[entityIndex(row)][slot]
         guard column >= 0 else { return nil }
         return value(cells[row * width + column], column: column)
     }
@@ -93,7 +110,7 @@ package final class FetchedRows: @unchecked Sendable {
     package func decode(_ row: Int, slot: Int, _ decode: (UnsafeRawBufferPointer) throws(TransformerFailure) -> Value?)
         throws(TransformerFailure) -> Value?
     {
-        let column = mapping.columnOfSlot[slot]
+        let column = mapping.columnOfSlot[entityIndex(row)][slot]
         guard column >= 0 else { return nil }
         let cell = cells[row * width + column]
         guard cell.kind == .bytes else { return nil }
@@ -109,7 +126,7 @@ package final class FetchedRows: @unchecked Sendable {
 
     /// Writes row `row`'s stored values into their slots of `values` (an object's slot array).
     package func read(_ row: Int, into values: inout [Value]) {
-        for (column, slot) in mapping.slots.enumerated() {
+        for (slot, column) in mapping.columnOfSlot[entityIndex(row)].enumerated() where column >= 0 {
             values[slot] = value(cells[row * width + column], column: column)
         }
     }

@@ -39,7 +39,7 @@ struct PredicateCompiler {
     }
 
     init(entity: Entity, model: Model) {
-        self.init(entity: entity, model: model, alias: quote(entity.name), counter: Counter())
+        self.init(entity: entity, model: model, alias: quote(model.root(of: entity).name), counter: Counter())
     }
 
     private init(entity: Entity, model: Model, alias: String, counter: Counter) {
@@ -315,8 +315,13 @@ struct PredicateCompiler {
     /// correlated subquery after.
     private func hop(_ relationship: Relationship, from entity: Entity, key: String) -> String {
         key == "\(alias)._pk" ? "\(alias).\(quote(relationship.name))"
-            : "(SELECT \(quote(relationship.name)) FROM \(quote(entity.name)) WHERE _pk = \(key))"
+            : "(SELECT \(quote(relationship.name)) FROM \(table(of: entity)) WHERE _pk = \(key))"
     }
+
+    /// The table `entity`'s rows live in: its hierarchy's root's. Keys are
+    /// unique per table, and a relationship's column belongs to the entities
+    /// that declare or inherit it, so lookups by key need no entity filter.
+    private func table(of entity: Entity) -> String { quote(model.root(of: entity).name) }
 
     /// Resolves a key path without quantifier: attributes and to-one
     /// relationships, reached through to-one relationships, or a collection
@@ -357,7 +362,7 @@ struct PredicateCompiler {
                 throw .invalidPredicate(position: position, message: "\(attribute) is transient: it is not stored, so a fetch cannot test it")
             }
             let sql = key == "\(alias)._pk" ? "\(alias).\(quote(name))"
-                : "(SELECT \(quote(name)) FROM \(quote(current.name)) WHERE _pk = \(key))"
+                : "(SELECT \(quote(name)) FROM \(table(of: current)) WHERE _pk = \(key))"
             return .attribute(SQLFragment(sql: sql, type: attribute.type, name: "\(attribute)"), attribute)
         }
         throw .invalidPredicate(position: position, message: "\(path): an empty key path")
@@ -366,7 +371,7 @@ struct PredicateCompiler {
     /// The members of to-many `relationship` of the object whose key is
     /// `owner`: a `FROM … WHERE …` over alias `member`.
     private func members(_ relationship: Relationship, owner: String, member: String) -> String {
-        let destination = quote(model.destination(of: relationship).name)
+        let destination = table(of: model.destination(of: relationship))
         if case .joinTable(let table, let mine, let theirs, _) = relationship.storage {
             return "FROM \(destination) \(member) JOIN \(quote(table)) \(member)j ON \(member)j.\(theirs) = \(member)._pk "
                 + "WHERE \(member)j.\(mine) = \(owner)"
@@ -585,11 +590,19 @@ struct FetchQuery {
         var sql = "SELECT \(counting ? "1" : columns) FROM \(mapping.table)"
         var bindings: [Value] = []
         let compiler = PredicateCompiler(entity: mapping.entity, model: model)
+        var conditions: [String] = []
+        // Rows of this entity (and those below it, unless asked not to) out of the hierarchy's table.
+        if !request.includesSubentities && mapping.entity.subentityIndices.count > 1 {
+            conditions.append("_entity = \(mapping.entity.index + 1)")
+        } else if let filter = mapping.entityFilter {
+            conditions.append(filter)
+        }
         if let predicate = request.predicate {
             let condition = try compiler.compile(predicate.root)
-            sql += " WHERE \(condition.sql)"
+            conditions.append("(\(condition.sql))")
             bindings = condition.bindings
         }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if !counting {
             var terms: [String] = []
             for key in request.sortKeys {

@@ -26,11 +26,12 @@ struct StoreWriter<Row: RowSource> {
     /// new objects at each other): per table, the keys after its largest,
     /// in order (what SQLite would choose, inside this write transaction).
     func assignKeys(_ objects: [Row]) throws(AmberError) -> [Int64] {
+        // Per table: the entities of a hierarchy share their root's keys.
         var next = [Int64?](repeating: nil, count: store.mappings.count)
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
         for object in objects {
-            let index = object.entity.index
+            let index = object.entity.rootIndex
             if next[index] == nil {
                 let statement = try store.connection.statement("SELECT max(_pk) FROM \(store.mappings[index].table)")
                 defer { statement.reset() }

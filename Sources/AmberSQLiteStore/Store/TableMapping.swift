@@ -16,50 +16,75 @@ import Foundation
 /// (indexed). An ordered to-many whose inverse is a to-one keeps each
 /// member's position in the member's table (`_order_<inverse>`); a
 /// many-to-many or one-way to-many has a join table (see ``joinTableSQL(model:)``).
+/// An entity hierarchy shares its root's table: the columns of every entity
+/// in it, `_entity` telling each row's entity.
 final class TableMapping {
     let entity: Entity
-    /// Position columns other entities' ordered to-many relationships keep in this table.
+    /// Position columns other entities' ordered to-many relationships keep in the rows this mapping reads.
     let orderColumns: [String]
+    /// The hierarchy's table (the root entity's name).
     let table: String
-    /// `_pk, _version, "a", "b", …` — the select list for fetching objects.
+    /// `_pk, _version, _entity, "a", "b", …`: the select list for fetching
+    /// this entity's objects (and its sub-entities').
     let selectColumns: String
     let insertSQL: String
     let deleteSQL: String
-    /// The stored columns, in order.
+    /// The columns this entity's rows write, in order.
     let columns: [Column]
-    /// Each column's object slot and stored type, in column order: the hot
-    /// loops read these plain arrays rather than copying `Column`s (whose
-    /// name would be retained and released per row).
+    /// Each written column's object slot, in column order: the hot loops read
+    /// this plain array rather than copying `Column`s (whose name would be
+    /// retained and released per row).
     let slots: [Int]
-    let types: [AttributeType]
-    /// By object slot, the column that stores it (-1 for slots not stored).
-    let columnOfSlot: [Int]
-    /// By column, whether it holds a to-one relationship's destination key.
+    /// By written column, whether it holds a to-one relationship's destination key.
     let foreignKeys: [Bool]
+    /// The columns a fetch reads: this entity's, then those only its
+    /// sub-entities have; their names and stored types.
+    let fetchNames: [String]
+    let types: [AttributeType]
+    /// By entity index (this entity and those below it), by object slot, the
+    /// fetched column that stores it (-1 for slots not stored); empty for others.
+    let columnOfSlot: [[Int]]
+    /// The condition that keeps a fetch to this entity and those below it
+    /// (nil when they fill the whole table).
+    let entityFilter: String?
     /// The model, for the tables relationships point at.
     private let model: Model
 
-    /// Bookkeeping columns come first in every select: pk, then version.
-    static let bookkeepingCount: Int32 = 2
+    /// Bookkeeping columns come first in every select: pk, version, entity.
+    static let bookkeepingCount: Int32 = 3
 
     init(entity: Entity, model: Model) {
         self.entity = entity
         self.model = model
-        self.orderColumns = model.entities.flatMap { source in
+        let subtree = entity.subentityIndices.map { model.entities[$0] }
+        self.orderColumns = Array(Set(model.entities.flatMap { source in
             source.relationships.compactMap { relationship -> String? in
-                guard relationship.destinationIndex == entity.index, case .inverseForeignKey(let column?) = relationship.storage else { return nil }
+                guard entity.subentityIndices.contains(relationship.destinationIndex),
+                      case .inverseForeignKey(let column?) = relationship.storage else { return nil }
                 return column
             }
-        }
-        self.table = quote(entity.name)
+        })).sorted()
+        self.table = quote(model.root(of: entity).name)
         self.columns = entity.columns
         self.slots = entity.columns.map(\.slot)
-        self.types = entity.columns.map(\.type)
-        var columnOfSlot = [Int](repeating: -1, count: entity.slotCount)
-        for (column, slot) in slots.enumerated() { columnOfSlot[slot] = column }
+        var fetchNames = entity.columns.map(\.name), types = entity.columns.map(\.type)
+        for column in subtree.flatMap(\.columns) where !fetchNames.contains(column.name) {
+            fetchNames.append(column.name)
+            types.append(column.type)
+        }
+        (self.fetchNames, self.types) = (fetchNames, types)
+        var columnOfSlot = [[Int]](repeating: [], count: model.entities.count)
+        for member in subtree {
+            var map = [Int](repeating: -1, count: member.slotCount)
+            for column in member.columns { map[column.slot] = fetchNames.firstIndex(of: column.name) ?? -1 }
+            columnOfSlot[member.index] = map
+        }
         self.columnOfSlot = columnOfSlot
+        let hierarchy = model.entities.filter { $0.rootIndex == entity.rootIndex }
+        entityFilter = hierarchy.count == subtree.count ? nil
+            : "_entity IN (\(entity.subentityIndices.map { String($0 + 1) }.joined(separator: ", ")))"
         let names = columns.map { quote($0.name) }
-        selectColumns = (["_pk", "_version"] + names).joined(separator: ", ")
+        selectColumns = (["_pk", "_version", "_entity"] + fetchNames.map(quote)).joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: names.count + 2).joined(separator: ", ")
         insertSQL = "INSERT INTO \(table) (\((["_pk", "_entity"] + names).joined(separator: ", "))) VALUES (\(placeholders))"
         let keySlots = Set(entity.relationships.compactMap(\.slot))
@@ -87,29 +112,37 @@ final class TableMapping {
         return sql
     }
 
-    /// CREATE statements for the table, its indexes and unique constraints.
+    /// CREATE statements for the table (made by the hierarchy's root, with
+    /// every entity's columns), its indexes, unique constraints and foreign
+    /// keys; none for an entity below a root.
     var createSQL: [String] {
+        guard entity.parentIndex == nil else { return [] }
+        let hierarchy = entity.subentityIndices.map { model.entities[$0] }
         var definitions = ["_pk INTEGER PRIMARY KEY", "_entity INTEGER NOT NULL", "_version INTEGER NOT NULL DEFAULT 1"]
-        definitions += columns.map { "\(quote($0.name)) \(Self.columnType($0.type))" }
-        // Checked by SQLite at commit: no save leaves a link to a row that is gone.
-        for relationship in entity.relationships where relationship.slot != nil {
-            definitions.append("FOREIGN KEY (\(quote(relationship.name))) REFERENCES \(quote(model.destination(of: relationship).name)) (_pk) DEFERRABLE INITIALLY DEFERRED")
-        }
+        definitions += zip(fetchNames, types).map { "\(quote($0)) \(Self.columnType($1))" }
         definitions += orderColumns.map { "\(quote($0)) INTEGER" }
-        for constraint in entity.uniquenessConstraints {
-            definitions.append("CONSTRAINT \(quote(Self.constraintName(entity: entity, constraint))) UNIQUE (\(constraint.map { quote($0.name) }.joined(separator: ", ")))")
+        var sql: [String] = []
+        for member in hierarchy {
+            // What a sub-entity inherits, its parent already declared.
+            let inherited = member.parentIndex.map { model.entities[$0] }
+            let ownRelationships = member.relationships.filter { relationship in !(inherited?.relationships.contains { $0.name == relationship.name } ?? false) }
+            let ownAttributes = member.persistentAttributes.filter { attribute in !(inherited?.attributes.contains { $0.name == attribute.name } ?? false) }
+            for constraint in member.uniquenessConstraints {
+                definitions.append("CONSTRAINT \(quote(Self.constraintName(entity: member, constraint))) UNIQUE (\(constraint.map { quote($0.name) }.joined(separator: ", ")))")
+            }
+            // Checked by SQLite at commit: no save leaves a link to a row that is gone.
+            for relationship in ownRelationships where relationship.slot != nil {
+                definitions.append("FOREIGN KEY (\(quote(relationship.name))) REFERENCES \(quote(model.root(of: model.destination(of: relationship)).name)) (_pk) DEFERRABLE INITIALLY DEFERRED")
+                sql.append("CREATE INDEX \(quote("\(member.name)_\(relationship.name)_index")) ON \(table) (\(quote(relationship.name)))")
+            }
+            for attribute in ownAttributes where attribute.isIndexed {
+                sql.append("CREATE INDEX \(quote("\(member.name)_\(attribute.name)_index")) ON \(table) (\(quote(attribute.name)))")
+            }
+            for (i, index) in member.indexes.enumerated() {
+                sql.append("CREATE INDEX \(quote("\(member.name)_index\(i)")) ON \(table) (\(index.map { quote($0.name) }.joined(separator: ", ")))")
+            }
         }
-        var sql = ["CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))"]
-        for attribute in entity.persistentAttributes where attribute.isIndexed {
-            sql.append("CREATE INDEX \(quote("\(entity.name)_\(attribute.name)_index")) ON \(table) (\(quote(attribute.name)))")
-        }
-        for relationship in entity.relationships where relationship.slot != nil {
-            sql.append("CREATE INDEX \(quote("\(entity.name)_\(relationship.name)_index")) ON \(table) (\(quote(relationship.name)))")
-        }
-        for (i, index) in entity.indexes.enumerated() {
-            sql.append("CREATE INDEX \(quote("\(entity.name)_index\(i)")) ON \(table) (\(index.map { quote($0.name) }.joined(separator: ", ")))")
-        }
-        return sql
+        return ["CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))"] + sql
     }
 
     /// CREATE statements for every join table of `model` (one per
@@ -179,7 +212,7 @@ final class TableMapping {
         if storage == SQLITE_NULL { return }
         let type = types[column]
         func corrupt(_ what: String) -> AmberError {
-            .invalidValue(place: "\(entity.name).\(columns[column].name)", expected: "a stored \(type)", given: what)
+            .invalidValue(place: "\(entity.name).\(fetchNames[column])", expected: "a stored \(type)", given: what)
         }
         func require(_ storages: Int32...) throws(AmberError) {
             guard storages.contains(storage) else { throw corrupt("a value of SQLite type \(storage)") }

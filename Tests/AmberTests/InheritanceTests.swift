@@ -1,0 +1,141 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberValues
+
+/// Entity inheritance: sub-entities inherit attributes and relationships,
+/// share their root's table, and come with their parent's fetches.
+@Suite struct InheritanceTests {
+    static let description = ModelDescription {
+        EntityDescription("Person") {
+            Attribute.string("name").required()
+            Relationship.toMany("books", "Book", inverse: "author")
+        }
+        .abstract()
+        EntityDescription("Writer") {
+            Attribute.string("genre")
+        }
+        .inheriting(from: "Person")
+        EntityDescription("Poet") {
+            Attribute.integer32("poems")
+        }
+        .inheriting(from: "Writer")
+        EntityDescription("Editor") {
+            Attribute.string("house")
+            Relationship.toMany("edited", "Book", inverse: "editor")
+        }
+        .inheriting(from: "Person")
+        EntityDescription("Book") {
+            Attribute.string("title")
+            Relationship.toOne("author", "Person", inverse: "books")
+            Relationship.toOne("editor", "Editor", inverse: "edited")
+        }
+    }
+
+    @Test func subEntitiesInheritAndShareTheRootsTable() throws {
+        let model = try Model(Self.description)
+        let poet = try model.entity(named: "Poet"), person = try model.entity(named: "Person")
+        #expect(poet.attributes.map(\.name) == ["name", "genre", "poems"] && poet.relationships.map(\.name) == ["books"])
+        #expect(model.parent(of: poet)?.name == "Writer" && model.root(of: poet) === person && person.isAbstract && !poet.isAbstract)
+        #expect(poet.isKind(of: person) && !person.isKind(of: poet))
+        #expect(person.subentityIndices.map { model.entities[$0].name } == ["Person", "Writer", "Poet", "Editor"])
+        // JSON keeps parent and abstract; binding it again gives the same model.
+        let again = try ModelDescription(json: Data(model.description.jsonText().utf8))
+        #expect(again == Self.description)
+        #expect(try Model(again).versionHash == model.versionHash)
+        var orphaned = Self.description
+        orphaned.entities[1].parent = nil
+        #expect(try Model(orphaned).versionHash != model.versionHash)
+
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("people.amber").path
+        _ = try Store(path: path, model: model)
+        var db: OpaquePointer?
+        #expect(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_amber%' ESCAPE '\\' ORDER BY name)", -1, &statement, nil)
+        #expect(sqlite3_step(statement) == SQLITE_ROW && String(cString: sqlite3_column_text(statement, 0)) == "Book Person")
+        sqlite3_finalize(statement)
+        sqlite3_prepare_v2(db, "SELECT group_concat(name, ' ') FROM pragma_table_info('Person')", -1, &statement, nil)
+        #expect(sqlite3_step(statement) == SQLITE_ROW
+            && String(cString: sqlite3_column_text(statement, 0)) == "_pk _entity _version name genre poems house")
+        sqlite3_finalize(statement)
+    }
+
+    @Test func bindingReportsHierarchyProblems() {
+        let description = ModelDescription {
+            EntityDescription("A") { Attribute.string("x") }.inheriting(from: "C")
+            EntityDescription("B") { Attribute.string("x") }.inheriting(from: "A")
+            EntityDescription("C") { Attribute.string("y") }.inheriting(from: "B")
+            EntityDescription("D") { Attribute.string("z") }.inheriting(from: "Dd")
+            EntityDescription("Root") { Attribute.string("name") }
+            EntityDescription("Left") { Attribute.string("side") }.inheriting(from: "Root")
+            EntityDescription("Right") { Attribute.integer16("side") }.inheriting(from: "Root")
+            EntityDescription("Child") { Attribute.string("name") }.inheriting(from: "Root")
+        }
+        guard case .invalidModel(let problems) = amberError({ _ = try Model(description) }) else {
+            Issue.record("expected invalidModel")
+            return
+        }
+        let lines = Set(problems.map(\.description))
+        #expect(lines.contains("A: inherits from itself through its parents"))
+        #expect(lines.contains("D: parent \"Dd\": no such entity; did you mean D?") || lines.contains("D: parent \"Dd\": no such entity"))
+        #expect(lines.contains("Right.side: Left declares a property of that name too, and they share Root's table"))
+        #expect(lines.contains("Child.name: Root already has a property of that name, which Child inherits"))
+    }
+
+    @Test func fetchesReturnSubEntitiesAndLinksAcceptThem() throws {
+        let model = try Model(Self.description)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        #expect(amberError { _ = try context.insert("Person") }?.description
+            == "Person: expected an entity that is not abstract, given an abstract entity; insert one of its sub-entities")
+        let frost = try context.insert("Poet"), king = try context.insert("Writer"), perkins = try context.insert("Editor")
+        try frost.setValue("Frost", forKey: "name")
+        try frost.setValue(.int(120), forKey: "poems")
+        try king.setValue("King", forKey: "name")
+        try king.setValue("horror", forKey: "genre")
+        try perkins.setValue("Perkins", forKey: "name")
+        try perkins.setValue("Scribner", forKey: "house")
+        let poems = try context.insert("Book"), novel = try context.insert("Book")
+        try poems.setValue("North of Boston", forKey: "title")
+        try novel.setValue("Carrie", forKey: "title")
+        try poems.setObject(frost, forKey: "author")       // a Poet where a Person is expected
+        try novel.setObject(king, forKey: "author")
+        try novel.setObject(perkins, forKey: "editor")
+        #expect(amberError { try novel.setObject(king, forKey: "editor") }?.description.hasPrefix("Book.editor: expected an Editor") == true)
+        try context.save()
+
+        let fresh = Context(store: store)
+        let people = try fresh.fetch("Person", sortedBy: [.ascending("name")])
+        #expect(people.map(\.entity.name) == ["Poet", "Writer", "Editor"])
+        #expect(try people[0].value(forKey: "poems") == .int(120))
+        #expect(try people[1].value(forKey: "genre") == .string("horror"))
+        #expect(try fresh.fetch("Writer").map(\.entity.name).sorted() == ["Poet", "Writer"])
+        var exact = FetchRequest("Writer")
+        exact.includesSubentities = false
+        #expect(try fresh.fetch(exact).map(\.entity.name) == ["Writer"])
+        #expect(try fresh.count(FetchRequest("Writer")) == 2)
+        // Links to an entity with sub-entities come back as the right kind.
+        let carrie = try #require(try fresh.fetch("Book", where: "title == 'Carrie'").first)
+        #expect(try carrie.object(forKey: "author")?.entity.name == "Writer")
+        let otherContext = Context(store: store)
+        let north = try #require(try otherContext.fetch("Book", where: "title == 'North of Boston'").first)
+        #expect(try north.object(forKey: "author")?.entity.name == "Poet")
+        #expect(try fresh.fetch("Book", where: "author.name == 'Frost'").count == 1)
+        #expect(try fresh.fetch("Person", where: "ANY books.title BEGINSWITH 'Car'").map(\.entity.name) == ["Writer"])
+        #expect(try fresh.fetch("Editor", where: "edited.@count == 1").count == 1)
+        // A sub-entity's fetch never sees its siblings' rows, even through a predicate.
+        #expect(try fresh.fetch("Writer", where: "name == 'Perkins'").isEmpty)
+        // New objects of different entities in one hierarchy share its keys.
+        let third = try fresh.insert("Editor")
+        try third.setValue("Lish", forKey: "name")
+        try fresh.save()
+        #expect(Set(try fresh.fetch("Person").compactMap(\.objectID.primaryKey)).count == 4)
+    }
+}
