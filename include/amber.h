@@ -540,6 +540,24 @@ amber_status amber_model_builder_free(amber_model_builder *builder);
 /** Adds an entity. Names are checked when the model is bound. */
 amber_status amber_model_builder_add_entity(amber_model_builder *builder, const char *name);
 
+/** Makes the entity named `entity` inherit from the entity named `parent`
+ *  (NULL: from none), and abstract when `abstract` is nonzero (only its
+ *  sub-entities have objects). A sub-entity has its parent's attributes and
+ *  relationships first, lives in its hierarchy's root table, and comes with
+ *  its parent's fetches. Errors: AMBER_E_NOT_FOUND (entity); unknown parents
+ *  and cycles are reported at bind. */
+amber_status amber_model_builder_set_parent(amber_model_builder *builder, const char *entity, const char *parent,
+                                            int32_t abstract);
+
+/** The entity `entity` inherits from; *out is NULL if none. The handle is owned by the model. */
+amber_status amber_entity_parent(amber_entity **out, amber_entity *entity);
+
+/** How many entities inherit from `entity`, directly or not (a fetch of
+ *  `entity` returns their objects too). An object's own entity is
+ *  amber_object_entity's; attribute and relationship handles of an entity
+ *  work with objects of the entities that inherit from it. */
+amber_status amber_entity_subentity_count(size_t *out, amber_entity *entity);
+
 /** Adds an attribute to the entity named `entity` (added before).
  *  Errors: AMBER_E_NOT_FOUND (entity), AMBER_E_INVALID_VALUE (a malformed
  *  spec: unknown type, bad value); model rules are checked at bind. */
@@ -778,11 +796,12 @@ typedef struct amber_fetch_request {
     int64_t offset;               /**< skip this many first */
     const char *const *prefetch;  /**< relationship key paths ("author", "books.tags") read with the objects, one query each; NULL: none */
     size_t prefetch_count;
+    int32_t exclude_subentities;  /**< nonzero: only objects of `entity` itself, none of the entities that inherit from it */
 } amber_fetch_request;
 
 /** Initializer of amber_fetch_request:
  *  `amber_fetch_request request = AMBER_FETCH_REQUEST_INIT; request.entity = "Book";` */
-#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0 }
+#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0 }
 
 /** Fetches the objects matching `request` (as saved; objects already in the
  *  context come with their pending changes; objects deleted here are left

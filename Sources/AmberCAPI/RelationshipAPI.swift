@@ -189,3 +189,41 @@ public func amber_object_add_object(_ object: OpaquePointer?, _ relationship: Op
 public func amber_object_remove_object(_ object: OpaquePointer?, _ relationship: OpaquePointer?, _ member: OpaquePointer?) -> amber_status {
     changeMembers(object, relationship, member, adding: false)
 }
+
+// MARK: Inheritance
+
+@c @implementation
+public func amber_model_builder_set_parent(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ parent: UnsafePointer<CChar>?,
+                                           _ abstract: Int32) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let parentName = try optionalName(parent, "parent")
+        try withEntity(builder, entity) { entity in
+            entity.parent = parentName
+            entity.isAbstract = abstract != 0
+        }
+    }
+}
+
+@c @implementation
+public func amber_entity_parent(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ entity: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper: CEntity = try Handles.resolve(entity, as: .entity, "entity")
+        guard let parent = wrapper.entity.parentIndex else {
+            result.pointee = nil
+            return
+        }
+        guard let model = wrapper.model else { throw CAPIError(AMBER_E_INVALID_HANDLE, "entity: its model was freed", origin: "entity") }
+        result.pointee = try model.handle(for: model.model.entities[parent])
+    }
+}
+
+@c @implementation
+public func amber_entity_subentity_count(_ out: UnsafeMutablePointer<Int>?, _ entity: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper: CEntity = try Handles.resolve(entity, as: .entity, "entity")
+        result.pointee = wrapper.entity.subentityIndices.count - 1
+    }
+}

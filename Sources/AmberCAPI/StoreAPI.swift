@@ -210,9 +210,11 @@ func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws(CAPIErr
     let predicate = try optionalName(request.predicate, "request->predicate")
     let prefetch = try names(request.prefetch, request.prefetch_count, "request->prefetch")
     return try core { () throws(AmberError) in
-        FetchRequest(entity, predicate: try predicate.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments) },
-                     sortedBy: sortKeys, limit: request.limit > 0 ? Int(request.limit) : nil, offset: Int(max(0, request.offset)),
-                     prefetching: prefetch)
+        var fetch = FetchRequest(entity, predicate: try predicate.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments) },
+                                 sortedBy: sortKeys, limit: request.limit > 0 ? Int(request.limit) : nil, offset: Int(max(0, request.offset)),
+                                 prefetching: prefetch)
+        fetch.includesSubentities = request.exclude_subentities == 0
+        return fetch
     }
 }
 

@@ -49,7 +49,7 @@ final class CModel: @unchecked Sendable {
 
     func handle(for entity: Entity) throws(CAPIError) -> OpaquePointer? {
         if let existing = entityHandles.withLock({ $0[entity.index] }) { return existing }
-        let made = Handles.make(CEntity(entity), kind: .entity)
+        let made = Handles.make(CEntity(entity, model: self), kind: .entity)
         return entityHandles.withLock { handles in
             // Another thread may have made one meanwhile: keep the first, drop ours.
             if let existing = handles[entity.index] {
@@ -80,10 +80,13 @@ final class CEntity: @unchecked Sendable {
     private let relationshipHandles = Locked<[Int: OpaquePointer]>([:])
     /// The entity's name as a C string owned by this handle.
     let cName: UnsafeMutablePointer<CChar>
+    /// The model handle's wrapper, which releases this handle with itself (so not retained here).
+    private(set) weak var model: CModel?
 
-    init(_ entity: Entity) {
+    init(_ entity: Entity, model: CModel) {
         self.entity = entity
         self.cName = strdup(entity.name)
+        self.model = model
     }
 
     deinit { free(cName) }

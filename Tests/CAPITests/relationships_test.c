@@ -216,12 +216,76 @@ static void test_graph(const char *path) {
     OK(amber_store_close(store));
 }
 
+/* Inheritance: a sub-entity inherits, is fetched with its parent (unless
+ * excluded), and an abstract entity refuses inserts. */
+static void test_inheritance(void) {
+    amber_model_builder *builder = NULL;
+    OK(amber_model_builder_new(&builder));
+    OK(amber_model_builder_add_entity(builder, "Person"));
+    OK(amber_model_builder_add_entity(builder, "Writer"));
+    add_string(builder, "Person", "name");
+    add_string(builder, "Writer", "genre");
+    OK(amber_model_builder_set_parent(builder, "Person", NULL, 1));
+    OK(amber_model_builder_set_parent(builder, "Writer", "Person", 0));
+    FAILS(amber_model_builder_set_parent(builder, "Nobody", "Person", 0), AMBER_E_NOT_FOUND, "Nobody: no such entity in the builder");
+    amber_model *people = NULL;
+    OK(amber_model_builder_bind(&people, builder, NULL));
+    OK(amber_model_builder_free(builder));
+    amber_entity *person = NULL, *writer_entity = NULL, *parent = NULL;
+    OK(amber_model_entity(&person, people, "Person"));
+    OK(amber_model_entity(&writer_entity, people, "Writer"));
+    OK(amber_entity_parent(&parent, writer_entity));
+    CHECK(parent == person);
+    OK(amber_entity_parent(&parent, person));
+    CHECK(parent == NULL);
+    size_t count = 0;
+    OK(amber_entity_attribute_count(&count, writer_entity));
+    CHECK(count == 2); /* name (inherited), genre */
+    OK(amber_entity_subentity_count(&count, person));
+    CHECK(count == 1);
+    OK(amber_entity_subentity_count(&count, writer_entity));
+    CHECK(count == 0);
+    amber_attribute *person_name = NULL;
+    OK(amber_entity_attribute(&person_name, person, "name"));
+
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    OK(amber_store_open(&store, NULL, people));
+    OK(amber_context_new(&context, store));
+    amber_object *object = NULL;
+    FAILS(amber_context_insert(&object, context, person), AMBER_E_INVALID_VALUE, "Person: expected an entity that is not abstract");
+    OK(amber_context_insert(&object, context, writer_entity));
+    amber_value name = {.type = AMBER_VALUE_STRING};
+    name.v.text.data = "King";
+    name.v.text.length = 4;
+    OK(amber_object_set_named(object, "name", &name));
+    OK(amber_context_save(context));
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Person";
+    amber_object **found = NULL;
+    OK(amber_context_fetch(&found, &count, context, &request));
+    CHECK(count == 1 && found[0] == object);
+    amber_free(found);
+    /* The parent's attribute handle reads the inherited attribute of a sub-entity's object. */
+    amber_value read;
+    OK(amber_object_get(&read, object, person_name));
+    CHECK(read.type == AMBER_VALUE_STRING && read.v.text.length == 4);
+    amber_value_release(&read);
+    request.exclude_subentities = 1;
+    OK(amber_context_fetch(&found, &count, context, &request));
+    CHECK(count == 0 && found == NULL);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(people));
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "relationships_test.amber";
     remove(path);
     build_model();
     test_introspection();
     test_graph(path);
+    test_inheritance();
     OK(amber_model_free(model));
     FAILS(amber_relationship_describe(&(amber_relationship_spec)AMBER_RELATIONSHIP_SPEC_INIT, books), AMBER_E_INVALID_HANDLE,
           "released (stale) handle");

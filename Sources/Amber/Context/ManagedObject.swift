@@ -160,12 +160,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// and the result cached.
     ///
     /// - Throws: ``AmberError/foreignAttribute(attribute:object:)`` if the
-    ///   handle belongs to another entity or model;
+    ///   handle belongs to another entity (not one this object's entity
+    ///   inherits from) or model;
     ///   ``AmberError/transformerFailed(place:transformer:source:message:)``
     ///   if the stored form cannot be decoded (other attributes stay readable).
     @inline(__always)
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
-        guard entity.owns(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
+        guard let attribute = entity.own(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
         if isFault { try fire() }
         if let codec = attribute.codec {
             if !codecState[attribute.slot].contains(.decoded) { return try decode(attribute, codec) }
@@ -194,7 +195,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     ///   ``AmberError/objectUnavailable(_:reason:)`` for a deleted object.
     @inline(__always)
     public func setValue(_ value: Value, for attribute: Attribute) throws(AmberError) {
-        guard entity.owns(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
+        guard let attribute = entity.own(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
         guard !deletedFlag, !isDetached else {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }

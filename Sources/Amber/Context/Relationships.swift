@@ -70,7 +70,7 @@ extension ManagedObject {
     /// (pending changes included, deleted objects left out). The first read
     /// loads them in one query; later reads and changes use what was loaded.
     public func objects(for relationship: Relationship) throws(AmberError) -> [ManagedObject] {
-        try checkToMany(relationship)
+        let relationship = try checkToMany(relationship)
         return try owner.members(of: self, relationship)
     }
 
@@ -82,7 +82,7 @@ extension ManagedObject {
     /// How many members to-many `relationship` has, without loading them if
     /// they are not loaded yet (one `count(*)`, corrected by pending changes).
     public func count(of relationship: Relationship) throws(AmberError) -> Int {
-        try checkToMany(relationship)
+        let relationship = try checkToMany(relationship)
         return try owner.memberCount(of: self, relationship)
     }
 
@@ -91,7 +91,7 @@ extension ManagedObject {
     ///
     /// - Throws: as ``setObject(_:for:)`` does.
     public func add(_ member: ManagedObject, to relationship: Relationship) throws(AmberError) {
-        try checkToMany(relationship)
+        let relationship = try checkToMany(relationship)
         try checkChangeable()
         try owner.check(member, for: relationship)
         try owner.addLink(from: self, to: member, through: relationship)
@@ -99,7 +99,7 @@ extension ManagedObject {
 
     /// Removes `member` from to-many `relationship` (nothing if it is not one); the inverse follows.
     public func remove(_ member: ManagedObject, from relationship: Relationship) throws(AmberError) {
-        try checkToMany(relationship)
+        let relationship = try checkToMany(relationship)
         try checkChangeable()
         try owner.check(member, for: relationship)
         try owner.removeLink(from: self, to: member, through: relationship)
@@ -107,7 +107,9 @@ extension ManagedObject {
 
     /// The slot of to-one `relationship`, which must be this entity's.
     private func toOneSlot(of relationship: Relationship) throws(AmberError) -> Int {
-        guard entity.owns(relationship) else { throw .foreignRelationship(relationship: relationship.description, object: description) }
+        guard let relationship = entity.own(relationship) else {
+            throw .foreignRelationship(relationship: relationship.description, object: description)
+        }
         try checkInContext()
         guard let slot = relationship.slot else {
             throw .invalidValue(place: relationship.description, expected: "a to-one relationship", given: "a to-many relationship")
@@ -115,12 +117,16 @@ extension ManagedObject {
         return slot
     }
 
-    private func checkToMany(_ relationship: Relationship) throws(AmberError) {
-        guard entity.owns(relationship) else { throw .foreignRelationship(relationship: relationship.description, object: description) }
+    /// This entity's handle for to-many `relationship` (its own, or inherited).
+    private func checkToMany(_ relationship: Relationship) throws(AmberError) -> Relationship {
+        guard let relationship = entity.own(relationship) else {
+            throw .foreignRelationship(relationship: relationship.description, object: description)
+        }
         try checkInContext()
         guard relationship.isToMany else {
             throw .invalidValue(place: relationship.description, expected: "a to-many relationship", given: "a to-one relationship")
         }
+        return relationship
     }
 
     /// Relationships lead through the context: an object that left it has none to follow.

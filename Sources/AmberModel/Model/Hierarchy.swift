@@ -86,6 +86,16 @@ struct Hierarchy {
         (self.declaring, self.inheritedAttributes, self.inheritedRelationships) = (declaring, inheritedAttributes, inheritedRelationships)
     }
 
+    /// How many ancestors entity `index` has.
+    func depth(of index: Int) -> Int {
+        var steps = 0, current = parents[index]
+        while let parent = current, steps < parents.count {
+            steps += 1
+            current = parents[parent]
+        }
+        return steps
+    }
+
     /// Whether entity `index` is `ancestor` or below it.
     func isKind(_ index: Int, of ancestor: Int) -> Bool { subtrees[ancestor].contains(index) }
 }

@@ -34,11 +34,15 @@ public final class Model: Sendable {
         let plan = try ModelChecker.plan(description, registry: registry.snapshot())
         self.description = description
         let hierarchy = plan.hierarchy
-        self.entities = hierarchy.effective.enumerated().map {
-            Entity(description: $0.element, index: $0.offset, plans: plan.attributes[$0.offset],
-                   relationshipPlans: plan.relationships[$0.offset], parentIndex: hierarchy.parents[$0.offset],
-                   rootIndex: hierarchy.roots[$0.offset], subentityIndices: hierarchy.subtrees[$0.offset])
+        // Parents first (fewest ancestors first): each entity keeps its ancestors' handles.
+        var made = [Entity?](repeating: nil, count: hierarchy.effective.count)
+        for index in made.indices.sorted(by: { hierarchy.depth(of: $0) < hierarchy.depth(of: $1) }) {
+            let parent = hierarchy.parents[index].flatMap { made[$0] }
+            made[index] = Entity(description: hierarchy.effective[index], index: index, plans: plan.attributes[index],
+                                 relationshipPlans: plan.relationships[index], parent: parent, rootIndex: hierarchy.roots[index],
+                                 subentityIndices: hierarchy.subtrees[index])
         }
+        self.entities = made.compactMap { $0 }
         self.entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.hasRelationships = entities.contains { !$0.relationships.isEmpty }
         self.versionHash = ModelFingerprint(description).hash
@@ -84,7 +88,9 @@ public final class Entity: Sendable, CustomStringConvertible {
     /// Its position in the model.
     public let index: Int
     /// The position of the entity it inherits from, if any.
-    public let parentIndex: Int?
+    public var parentIndex: Int? { ancestors.first?.index }
+    /// The entities it inherits from, nearest first.
+    package let ancestors: [Entity]
     /// The position of its hierarchy's root (its own if it has no parent).
     public let rootIndex: Int
     /// Its own position and those of every entity below it, in model order:
@@ -130,11 +136,11 @@ public final class Entity: Sendable, CustomStringConvertible {
     private let relationshipsByName: [String: Relationship]
 
     init(description: EntityDescription, index: Int, plans: [AttributePlan], relationshipPlans: [RelationshipPlan],
-         parentIndex: Int?, rootIndex: Int, subentityIndices: [Int])
+         parent: Entity?, rootIndex: Int, subentityIndices: [Int])
     {
         self.name = description.name
         self.index = index
-        self.parentIndex = parentIndex
+        self.ancestors = parent.map { [$0] + $0.ancestors } ?? []
         self.rootIndex = rootIndex
         self.subentityIndices = subentityIndices
         self.isAbstract = description.isAbstract
@@ -222,6 +228,22 @@ public final class Entity: Sendable, CustomStringConvertible {
     /// Whether `relationship` is one of this entity's own handles.
     package func owns(_ relationship: Relationship) -> Bool {
         relationship.index < relationships.count && relationships[relationship.index] === relationship
+    }
+
+    /// This entity's handle for `attribute`: the handle itself, or, for a
+    /// handle of an entity this one inherits from, the inherited attribute
+    /// (at the same slot: inherited attributes come first, in order); nil for
+    /// any other entity's.
+    @inline(__always)
+    package func own(_ attribute: Attribute) -> Attribute? {
+        if owns(attribute) { return attribute }
+        return ancestors.contains { $0.owns(attribute) } ? attributes[attribute.slot] : nil
+    }
+
+    /// ``own(_:)`` for relationships.
+    package func own(_ relationship: Relationship) -> Relationship? {
+        if owns(relationship) { return relationship }
+        return ancestors.contains { $0.owns(relationship) } ? relationships[relationship.index] : nil
     }
 
     /// Whether `attribute` is one of this entity's own handles.

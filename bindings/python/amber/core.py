@@ -557,10 +557,20 @@ class Entity:
 
     def __init__(self, handle: Any, model: "Model") -> None:
         self.handle = handle
-        name, count = _out("char **"), _out("size_t *")
+        name, count, parent = _out("char **"), _out("size_t *"), _out("amber_entity **")
         check(lib.amber_entity_name(name, handle))
         check(lib.amber_entity_attribute_count(count, handle))
         self.name: str = ffi.string(name[0]).decode()
+        check(lib.amber_entity_parent(parent, handle))
+        #: The name of the entity this one inherits from, if any.
+        self.parent: Optional[str] = None
+        if parent[0] != ffi.NULL:
+            check(lib.amber_entity_name(name, parent[0]))
+            self.parent = ffi.string(name[0]).decode()
+        check(lib.amber_entity_subentity_count(count, handle))
+        #: Whether other entities inherit from this one (its fetches return their objects too).
+        self.has_subentities = count[0] > 0
+        check(lib.amber_entity_attribute_count(count, handle))
         self.attributes: dict[str, Attribute] = {}
         for index in range(count[0]):
             out = _out("amber_attribute **")
@@ -942,7 +952,8 @@ class Context(_Owner):
         check(lib.amber_context_insert_columns(ffi.NULL, self._handle, entity.handle, array, len(attributes), rows))
 
     def _request(self, entity: str, predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
-                 limit: Optional[int], offset: int, keep: list, prefetch: Sequence[str] = ()) -> Any:
+                 limit: Optional[int], offset: int, keep: list, prefetch: Sequence[str] = (),
+                 subentities: bool = True) -> Any:
         request = ffi.new("amber_fetch_request *")
         request.size = ffi.sizeof("amber_fetch_request")  # what AMBER_FETCH_REQUEST_INIT sets in C
         name = ffi.new("char[]", entity.encode())
@@ -979,6 +990,7 @@ class Context(_Owner):
             request.sort_count = len(sort)
         request.limit = limit or 0
         request.offset = offset
+        request.exclude_subentities = 0 if subentities else 1
         if prefetch:
             paths = [ffi.new("char[]", path.encode()) for path in prefetch]
             keep.extend(paths)
@@ -990,7 +1002,7 @@ class Context(_Owner):
 
     def fetch(self, entity: str, predicate: Optional[str] = None, *arguments: Any, sort: Optional[Sequence[str]] = None,
               limit: Optional[int] = None, offset: int = 0, decode: bool = False,
-              prefetch: Sequence[str] = ()) -> list["Object"]:
+              prefetch: Sequence[str] = (), subentities: bool = True) -> list["Object"]:
         """Objects of `entity` matching `predicate` (Core Data syntax, `%@` and
         `%K` filled from `arguments`), sorted by `sort` keys ("price", "-price"
         for descending), at most `limit`, after skipping `offset`.
@@ -1004,16 +1016,21 @@ class Context(_Owner):
         > %@`, `books.@count > 3`) and compare objects (`author == %@` with an
         Object). `prefetch` names relationship key paths (`["author"]`,
         `["books", "books.tags"]`) read with the objects, one query each, so
-        following them later reads nothing more."""
+        following them later reads nothing more. Objects of entities that
+        inherit from `entity` come too, unless `subentities` is False."""
         target = self.model.entity(entity)
         keep: list = []
-        request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch)
+        request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch, subentities)
         read = target.everything if decode else target.prefetched
         width, count = len(read), _out("size_t *")
-        if not width:  # nothing to read with the objects (the batch needs at least one attribute)
+        if not width or (target.has_subentities and subentities):
+            # Nothing to read with the objects (the batch needs at least one attribute), or objects of
+            # several entities: each made as its own entity's, its values read when asked.
             objects = _out("amber_object ***")
             check(lib.amber_context_fetch(objects, count, self._handle, request))
             try:
+                if target.has_subentities and subentities:
+                    return [self._known(objects[0][i]) for i in range(count[0])]
                 return self._fetched(objects[0], count[0], target)
             finally:
                 lib.amber_free(objects[0])

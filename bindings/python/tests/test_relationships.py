@@ -156,3 +156,29 @@ def test_predicates_follow_relationships_and_prefetch(library):
             ctx.fetch("Author", "books.title == 'x'")
         with pytest.raises(amber.NotFoundError, match="did you mean author"):
             ctx.fetch("Book", prefetch=["autor"])
+
+
+def test_sub_entities_inherit_and_come_with_their_parents_fetches(tmp_path):
+    people = {"entities": [
+        {"name": "Person", "abstract": True, "attributes": [{"name": "name", "type": "string"}],
+         "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": True}]},
+        {"name": "Writer", "parent": "Person", "attributes": [{"name": "genre", "type": "string"}]},
+        {"name": "Editor", "parent": "Person", "attributes": [{"name": "house", "type": "string"}]},
+        {"name": "Book", "attributes": [{"name": "title", "type": "string"}],
+         "relationships": [{"name": "author", "destination": "Person", "inverse": "books"}]},
+    ]}
+    model = amber.Model.from_dict(people, amber.Registry())
+    with amber.open(tmp_path / "people.amber", model) as store, store.context() as ctx:
+        with pytest.raises(amber.ValueClassError, match="Person: expected an entity that is not abstract"):
+            ctx.insert("Person", name="Nobody")
+        king = ctx.insert("Writer", name="King", genre="horror")
+        ctx.insert("Editor", name="Perkins", house="Scribner")
+        ctx.insert("Book", title="Carrie").author = king
+        ctx.save()
+        assert model.entity("Writer").parent == "Person" and model.entity("Person").has_subentities
+        everyone = ctx.fetch("Person", sort=["name"])
+        assert [p.entity for p in everyone] == ["Writer", "Editor"] and everyone[0] is king
+        assert everyone[0].genre == "horror" and everyone[1].house == "Scribner"
+        assert ctx.fetch("Person", subentities=False) == []
+        assert [b.title for b in king.books] == ["Carrie"]
+        assert [p.name for p in ctx.fetch("Person", "ANY books.title == 'Carrie'")] == ["King"]
