@@ -26,7 +26,8 @@ struct Schema: ParsableCommand {
             print("store \(opened.identifier.uuidString), model version \(model.versionHash)")
             for valueClass in model.description.valueClasses { print("value class \(valueClass.name)") }
             for entity in model.entities {
-                print("\nentity \(entity.name)")
+                let parent = model.parent(of: entity).map { " : \($0.name)" } ?? ""
+                print("\nentity \(entity.name)\(parent)\(entity.isAbstract ? " (abstract)" : "")")
                 for attribute in entity.attributes {
                     print("  \(attribute.name): \(attribute.type)\(Self.flags(attribute))")
                 }
