@@ -979,6 +979,15 @@ amber_status amber_object_add_object(amber_object *object, amber_relationship *r
  *  is not a member); the inverse follows. */
 amber_status amber_object_remove_object(amber_object *object, amber_relationship *relationship, amber_object *member);
 
+/** Makes the `count` objects of `members` the members of to-many
+ *  `relationship` of `object`, in that order for an ordered one (this is how
+ *  an ordered relationship is reordered): the others leave, the inverses
+ *  follow. All or nothing: a member of the wrong entity, of another
+ *  context, deleted or listed twice fails with AMBER_E_INVALID_VALUE and
+ *  changes nothing. `members` is borrowed for the call (NULL when count is 0). */
+amber_status amber_object_set_objects(amber_object *object, amber_relationship *relationship, amber_object *const *members,
+                                      size_t count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -190,6 +190,23 @@ public func amber_object_remove_object(_ object: OpaquePointer?, _ relationship:
     changeMembers(object, relationship, member, adding: false)
 }
 
+@c @implementation
+public func amber_object_set_objects(_ object: OpaquePointer?, _ relationship: OpaquePointer?, _ members: UnsafePointer<OpaquePointer?>?,
+                                     _ count: Int) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let (target, handle) = try resolve(object, relationship)
+        let total = try AmberCAPI.count(count, "count")
+        guard total == 0 || members != nil else { throw .null("members") }
+        var objects: [ManagedObject] = []
+        for index in 0..<total {
+            guard let member = try other(members?[index], "members[\(index)]") else { throw .null("members[\(index)]") }
+            objects.append(member)
+        }
+        try core { () throws(AmberError) in try target.object.setObjects(objects, for: handle) }
+    }
+}
+
 // MARK: Inheritance
 
 @c @implementation

@@ -480,4 +480,39 @@ import Testing
         #expect(amberError { _ = try fresh.fetch(FetchRequest("Book", prefetching: ["autor"])) }?.description
             == "Book.autor: no such relationship; did you mean author?")
     }
+
+    @Test func setObjectsReplacesAndReordersAllOrNothing() throws {
+        let library = try Library()
+        defer { library.remove() }
+        let tags = try library.book.relationship(named: "tags")
+        let labels = { (book: ManagedObject) throws -> [Value] in try book.objects(for: tags).map { try $0.value(forKey: "label") } }
+        do {
+            let context = try library.context()
+            let tolkien = try library.insert(context, library.author, "Tolkien")
+            let hobbit = try library.insert(context, library.book, "Hobbit")
+            try hobbit.setObject(tolkien, for: library.writer)
+            let made = try ["a", "b", "c"].map { (label) throws -> ManagedObject in
+                let tag = try context.insert("Tag")
+                try tag.setValue(.string(label), forKey: "label")
+                return tag
+            }
+            try hobbit.setObjects(made, for: tags)
+            try context.save()
+            try hobbit.setObjects([made[2], made[0]], for: tags)   // reorder and drop one
+            #expect(try labels(hobbit) == [.string("c"), .string("a")])
+            #expect(amberError { try hobbit.setObjects([made[0], made[0]], for: tags) }?.description.contains("each object once") == true)
+            #expect(amberError { try hobbit.setObjects([made[1], tolkien], for: tags) }?.description.hasPrefix("Book.tags: expected a Tag") == true)
+            #expect(try labels(hobbit) == [.string("c"), .string("a")])  // the refused calls changed nothing
+            // On a to-many whose inverse is a to-one, members move.
+            let austen = try library.insert(context, library.author, "Austen")
+            try austen.setObjects([hobbit], forKey: "books")
+            #expect(try hobbit.object(for: library.writer) === austen && tolkien.count(of: library.books) == 0)
+            try context.save()
+        }
+        let context = try library.context()
+        let hobbit = try #require(try context.fetch("Book").first)
+        #expect(try labels(hobbit) == [.string("c"), .string("a")])
+        #expect(library.rows(#"SELECT t.label, j.source_order FROM "_amber_Book.tags" j JOIN Tag t ON t._pk = j.target ORDER BY 2"#)
+            == ["c 0", "a 1"])
+    }
 }

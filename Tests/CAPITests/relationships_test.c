@@ -42,6 +42,10 @@ static void build_model(void) {
     add_string(builder, "Book", "title");
     add_relationship(builder, "Author", "books", "Book", "author", AMBER_RELATIONSHIP_TO_MANY, AMBER_DELETE_CASCADE);
     add_relationship(builder, "Book", "author", "Author", "books", AMBER_RELATIONSHIP_REQUIRED, AMBER_DELETE_NULLIFY);
+    OK(amber_model_builder_add_entity(builder, "Tag"));
+    add_string(builder, "Tag", "label");
+    add_relationship(builder, "Book", "tags", "Tag", "books", AMBER_RELATIONSHIP_TO_MANY | AMBER_RELATIONSHIP_ORDERED, AMBER_DELETE_NULLIFY);
+    add_relationship(builder, "Tag", "books", "Book", "tags", AMBER_RELATIONSHIP_TO_MANY, AMBER_DELETE_NULLIFY);
 
     /* Spec misuse is refused at once; model rules at bind, with every problem. */
     amber_relationship_spec bad = AMBER_RELATIONSHIP_SPEC_INIT;
@@ -82,11 +86,11 @@ static void build_model(void) {
 static void test_introspection(void) {
     size_t count = 0;
     OK(amber_entity_relationship_count(&count, book_entity));
-    CHECK(count == 1);
+    CHECK(count == 2);
     amber_relationship *at = NULL;
     OK(amber_entity_relationship_at(&at, book_entity, 0));
     CHECK(at == writer);
-    FAILS(amber_entity_relationship_at(&at, book_entity, 1), AMBER_E_NOT_FOUND, "Book has 1 relationships; index 1 is past them");
+    FAILS(amber_entity_relationship_at(&at, book_entity, 2), AMBER_E_NOT_FOUND, "Book has 2 relationships; index 2 is past them");
     FAILS(amber_entity_relationship(&at, book_entity, "autor"), AMBER_E_NOT_FOUND, "Book.autor: no such relationship; did you mean author?");
     amber_relationship_spec spec = AMBER_RELATIONSHIP_SPEC_INIT;
     OK(amber_relationship_describe(&spec, books));
@@ -150,6 +154,32 @@ static void test_graph(const char *path) {
     OK(amber_object_get_object(&found, emma, writer));
     CHECK(found == NULL);
     OK(amber_object_set_object(emma, writer, austen));
+
+    /* Many-to-many, ordered on the book's side: set in order, reorder, read from the other side. */
+    amber_entity *tag_entity = NULL;
+    amber_attribute *label = NULL;
+    amber_relationship *tags = NULL, *tagged = NULL;
+    OK(amber_model_entity(&tag_entity, model, "Tag"));
+    OK(amber_entity_attribute(&label, tag_entity, "label"));
+    OK(amber_entity_relationship(&tags, book_entity, "tags"));
+    OK(amber_entity_relationship(&tagged, tag_entity, "books"));
+    amber_object *labels[3] = {insert(context, tag_entity, label, "a"), insert(context, tag_entity, label, "b"),
+                               insert(context, tag_entity, label, "c")};
+    OK(amber_object_set_objects(hobbit, tags, labels, 3));
+    amber_object *reordered[2] = {labels[2], labels[0]};
+    OK(amber_object_set_objects(hobbit, tags, reordered, 2));
+    OK(amber_object_objects(&members, &count, hobbit, tags));
+    CHECK(count == 2 && members[0] == labels[2] && members[1] == labels[0]);
+    amber_free(members);
+    OK(amber_object_count_objects(&count, labels[1], tagged));
+    CHECK(count == 0);
+    OK(amber_object_add_object(labels[1], tagged, emma));
+    OK(amber_object_objects(&members, &count, emma, tags));
+    CHECK(count == 1 && members[0] == labels[1]);
+    amber_free(members);
+    amber_object *twice[2] = {labels[0], labels[0]};
+    FAILS(amber_object_set_objects(hobbit, tags, twice, 2), AMBER_E_INVALID_VALUE, "each object once");
+    FAILS(amber_object_set_objects(hobbit, tags, NULL, 1), AMBER_E_NULL_ARGUMENT, "members");
 
     /* Misuse changes nothing. */
     FAILS(amber_object_set_object(hobbit, writer, emma), AMBER_E_INVALID_VALUE, "Book.author: expected an Author");

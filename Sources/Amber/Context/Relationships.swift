@@ -105,6 +105,32 @@ extension ManagedObject {
         try owner.removeLink(from: self, to: member, through: relationship)
     }
 
+    /// Makes `members` the members of to-many `relationship`, in this order
+    /// for an ordered one: those not listed leave, the others join, and the
+    /// inverses follow. All or nothing: a member of the wrong entity, of
+    /// another context, deleted or listed twice changes nothing.
+    public func setObjects(_ members: [ManagedObject], for relationship: Relationship) throws(AmberError) {
+        let relationship = try checkToMany(relationship)
+        try checkChangeable()
+        var wanted = Set<ObjectIdentifier>()
+        for member in members {
+            try owner.check(member, for: relationship)
+            guard wanted.insert(ObjectIdentifier(member)).inserted else {
+                throw .invalidValue(place: relationship.description, expected: "each object once", given: "\(member.objectID) twice")
+            }
+        }
+        for old in try owner.members(of: self, relationship) where !wanted.contains(ObjectIdentifier(old)) {
+            try owner.removeLink(from: self, to: old, through: relationship)
+        }
+        for member in members { try owner.addLink(from: self, to: member, through: relationship) }
+        if relationship.isOrdered { owner.reorder(self, relationship, members) }
+    }
+
+    /// Makes the members of the to-many relationship named `key` `members`.
+    public func setObjects(_ members: [ManagedObject], forKey key: String) throws(AmberError) {
+        try setObjects(members, for: entity.relationship(named: key))
+    }
+
     /// The slot of to-one `relationship`, which must be this entity's.
     private func toOneSlot(of relationship: Relationship) throws(AmberError) -> Int {
         guard let relationship = entity.own(relationship) else {
@@ -327,6 +353,13 @@ extension Context {
         relinked[ObjectIdentifier(owner)] = owner
         guard var members = loaded(owner, relationship), !members.contains(where: { $0 === member }) else { return }
         members.append(member)
+        setLoaded(members, owner, relationship)
+    }
+
+    /// Puts `owner`'s ordered `relationship`'s members (already exactly
+    /// `members`) in that order; positions are written at the next save.
+    func reorder(_ owner: ManagedObject, _ relationship: Relationship, _ members: [ManagedObject]) {
+        relinked[ObjectIdentifier(owner)] = owner
         setLoaded(members, owner, relationship)
     }
 

@@ -1213,14 +1213,10 @@ class Object:
 
     def _set_related(self, relationship: Relationship, new: Any) -> None:
         if relationship.to_many:
-            # Replacing the members: those not in `new` leave, the rest join (in `new`'s order).
-            members = RelatedObjects(self, relationship)
+            # Replacing the members, in `new`'s order: one call, all or nothing.
             wanted = list(new)
-            for member in list(members):
-                if not any(member is kept for kept in wanted):
-                    members.discard(member)
-            for member in wanted:
-                members.add(member)
+            handles = ffi.new("amber_object *[]", [_handle_of(member, f"{self._entity.name}.{relationship.name}") for member in wanted])
+            check(lib.amber_object_set_objects(self._handle, relationship.handle, handles, len(wanted)))
             return
         destination = ffi.NULL if new is None else _handle_of(new, f"{self._entity.name}.{relationship.name}")
         check(lib.amber_object_set_object(self._handle, relationship.handle, destination))

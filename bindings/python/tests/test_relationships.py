@@ -65,6 +65,10 @@ def test_both_sides_stay_in_step(library):
         hobbit.tags.add(classic)
         assert [t.label for t in hobbit.tags] == ["fantasy", "classic"] and hobbit.tags[1] is classic
         assert list(fantasy.books) == [hobbit]
+        hobbit.tags = [classic, fantasy]  # reordered
+        assert [t.label for t in hobbit.tags] == ["classic", "fantasy"]
+        with pytest.raises(amber.ValueClassError, match="each object once"):
+            hobbit.tags = [classic, classic]
         with pytest.raises(TypeError, match="not ordered"):
             fantasy.books[0]
         ctx.save()
