@@ -56,6 +56,14 @@ import Testing
         }
 
         func remove() { try? FileManager.default.removeItem(at: directory) }
+
+        /// Tolkien (Hobbit, Silmarillion) and Austen (Emma), new objects pointing at new objects.
+        func insertAuthorsAndBooks(_ context: Context) throws {
+            for (name, titles) in [("Tolkien", ["Hobbit", "Silmarillion"]), ("Austen", ["Emma"])] {
+                let author = try insert(context, self.author, name)
+                for title in titles { try insert(context, book, title).setObject(author, for: writer) }
+            }
+        }
     }
 
     private func names(_ objects: [ManagedObject]) throws -> [String] {
@@ -117,10 +125,7 @@ import Testing
         do {
             let context = try library.context()
             // New objects point at new objects: the save gives them keys first, then writes every row once.
-            for (name, titles) in [("Tolkien", ["Hobbit", "Silmarillion"]), ("Austen", ["Emma"])] {
-                let author = try library.insert(context, library.author, name)
-                for title in titles { try library.insert(context, library.book, title).setObject(author, for: library.writer) }
-            }
+            try library.insertAuthorsAndBooks(context)
             let ann = try library.insert(context, library.person, "Ann"), card = try library.insert(context, library.passport, "P1")
             try card.setObject(ann, for: library.holder)
             try context.save()
@@ -177,10 +182,7 @@ import Testing
         defer { library.remove() }
         do {
             let context = try library.context()
-            for (name, titles) in [("Tolkien", ["Hobbit", "Silmarillion"]), ("Austen", ["Emma"])] {
-                let author = try library.insert(context, library.author, name)
-                for title in titles { try library.insert(context, library.book, title).setObject(author, for: library.writer) }
-            }
+            try library.insertAuthorsAndBooks(context)
             let ann = try library.insert(context, library.person, "Ann")
             try ann.setObject(try library.insert(context, library.passport, "P1"), for: library.passportOf)
             try context.save()

@@ -3,6 +3,7 @@
 #include <amber.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -525,6 +526,7 @@ static void count_shared_free(void *userdata) { (void)userdata; atomic_fetch_add
 struct caller {
     _Atomic(amber_transformer *) *current;
     atomic_int *done;
+    atomic_int *started; /* callers with a first good call: the releases start after both have one */
     int ok, stale, wrong;
 };
 
@@ -535,7 +537,9 @@ static void *call_while_released(void *argument) {
         size_t written = 0;
         memset(out, 0, sizeof out);
         amber_status status = amber_transformer_forward_bytes(&written, atomic_load(c->current), in, sizeof in, out, sizeof out);
-        if (status == AMBER_OK && written == sizeof in && memcmp(in, out, sizeof in) == 0) c->ok++;
+        if (status == AMBER_OK && written == sizeof in && memcmp(in, out, sizeof in) == 0) {
+            if (c->ok++ == 0) atomic_fetch_add(c->started, 1);
+        }
         else if (status == AMBER_E_INVALID_HANDLE) c->stale++;
         else c->wrong++;
     }
@@ -550,11 +554,14 @@ static void test_transformer_released_during_calls(void) {
     OK(amber_registry_transformer(&first, registry, "Shared"));
     _Atomic(amber_transformer *) current;
     atomic_init(&current, first);
-    atomic_int done;
+    atomic_int done, started;
     atomic_init(&done, 0);
-    struct caller callers[2] = {{&current, &done, 0, 0, 0}, {&current, &done, 0, 0, 0}};
+    atomic_init(&started, 0);
+    struct caller callers[2] = {{&current, &done, &started, 0, 0, 0}, {&current, &done, &started, 0, 0, 0}};
     pthread_t threads[2];
     for (int i = 0; i < 2; i++) CHECK(pthread_create(&threads[i], NULL, call_while_released, &callers[i]) == 0);
+    /* Both callers inside before any release (valgrind runs one thread at a time). */
+    while (atomic_load(&started) < 2) sched_yield();
     /* Handles made and released under the callers, slots reused. */
     for (int round = 0; round < 100; round++) {
         amber_transformer *fresh = NULL;

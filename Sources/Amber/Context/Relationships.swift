@@ -280,13 +280,7 @@ extension Context {
             guard let inverse = model.inverse(of: relationship) else { return }
             try member.setObject(owner, for: inverse)
         case .joinTable:
-            guard try !members(of: owner, relationship).contains(where: { $0 === member }) else { return }
-            pendingLinks[joinRow(owner, member, relationship)] = true
-            remember(member, in: owner, relationship)
-            if let inverse = model.inverse(of: relationship) {
-                pendingLinks[joinRow(member, owner, inverse)] = true
-                remember(owner, in: member, inverse)
-            }
+            try setJoinLink(owner, member, relationship, linked: true)
         case .foreignKey:
             break
         }
@@ -299,15 +293,20 @@ extension Context {
             guard let inverse = model.inverse(of: relationship) else { return }
             if try member.object(for: inverse) === owner { try member.setObject(nil, for: inverse) }
         case .joinTable:
-            guard try members(of: owner, relationship).contains(where: { $0 === member }) else { return }
-            pendingLinks[joinRow(owner, member, relationship)] = false
-            forget(member, in: owner, relationship)
-            if let inverse = model.inverse(of: relationship) {
-                pendingLinks[joinRow(member, owner, inverse)] = false
-                forget(owner, in: member, inverse)
-            }
+            try setJoinLink(owner, member, relationship, linked: false)
         case .foreignKey:
             break
+        }
+    }
+
+    /// Links or unlinks `owner` and `member` through join-table `relationship`,
+    /// from both sides, as a pending row (nothing if it is so already).
+    private func setJoinLink(_ owner: ManagedObject, _ member: ManagedObject, _ relationship: Relationship, linked: Bool) throws(AmberError) {
+        guard try members(of: owner, relationship).contains(where: { $0 === member }) != linked else { return }
+        for (near, far, through) in [(owner, member, relationship), (member, owner, model.inverse(of: relationship))] {
+            guard let through else { continue }
+            pendingLinks[joinRow(near, far, through)] = linked
+            if linked { remember(far, in: near, through) } else { forget(far, in: near, through) }
         }
     }
 

@@ -193,53 +193,34 @@ public final class Store {
     /// The rows of `entity` whose to-one `relationship` holds one of `keys`,
     /// as (primary key, destination key) pairs.
     package func links(of entity: Entity, through relationship: Relationship, to keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
-        let mapping = mapping(for: entity), column = Self.name(of: .foreignKey(relationship))
-        let statement = try connection.statement(
-            "SELECT _pk, \(column) FROM \(mapping.table) WHERE \(column) IN (SELECT value FROM json_each(?)) ORDER BY _pk")
+        let column = Self.name(of: .foreignKey(relationship))
+        return try pairs("SELECT _pk, \(column) FROM \(mapping(for: entity).table) WHERE \(column) IN (SELECT value FROM json_each(?)) ORDER BY _pk",
+                         keys)
+    }
+
+    /// The two integer columns of the rows `sql` returns for `keys` (bound as one JSON array).
+    private func pairs(_ sql: String, _ keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
+        let statement = try connection.statement(sql)
         defer { statement.reset() }
         statement.bind(0, Self.jsonArray(keys))
         var pairs: [(Int64, Int64)] = []
         while try statement.step() { pairs.append((statement.int64(0), statement.int64(1))) }
         return pairs
-    }
-
-    /// The keys linked to `key` through join-table `relationship` (in its
-    /// order, if ordered, else by key).
-    package func joinedKeys(through relationship: Relationship, from key: Int64) throws(AmberError) -> [Int64] {
-        guard case .joinTable(let table, let mine, let theirs, let order) = relationship.storage else { return [] }
-        let statement = try connection.statement(
-            "SELECT \(theirs) FROM \(quote(table)) WHERE \(mine) = ? ORDER BY \(order.map { "\($0), " } ?? "")\(theirs)")
-        defer { statement.reset() }
-        statement.bind(0, key)
-        var keys: [Int64] = []
-        while try statement.step() { keys.append(statement.int64(0)) }
-        return keys
     }
 
     /// The rows of join-table `relationship` whose far end is one of `keys`,
     /// as (near end, far end) pairs.
     package func joinedLinks(through relationship: Relationship, to keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
         guard case .joinTable(let table, let mine, let theirs, _) = relationship.storage else { return [] }
-        let statement = try connection.statement(
-            "SELECT \(mine), \(theirs) FROM \(quote(table)) WHERE \(theirs) IN (SELECT value FROM json_each(?)) ORDER BY 1, 2")
-        defer { statement.reset() }
-        statement.bind(0, Self.jsonArray(keys))
-        var pairs: [(Int64, Int64)] = []
-        while try statement.step() { pairs.append((statement.int64(0), statement.int64(1))) }
-        return pairs
+        return try pairs("SELECT \(mine), \(theirs) FROM \(quote(table)) WHERE \(theirs) IN (SELECT value FROM json_each(?)) ORDER BY 1, 2", keys)
     }
 
     /// The links of join-table `relationship` from any of `keys`, as (near
     /// end, far end) pairs in the relationship's order: a prefetch's one query.
     package func joinedPairs(through relationship: Relationship, from keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
         guard case .joinTable(let table, let mine, let theirs, let order) = relationship.storage else { return [] }
-        let statement = try connection.statement("SELECT \(mine), \(theirs) FROM \(quote(table)) WHERE \(mine) IN "
-            + "(SELECT value FROM json_each(?)) ORDER BY \(mine), \(order.map { "\($0), " } ?? "")\(theirs)")
-        defer { statement.reset() }
-        statement.bind(0, Self.jsonArray(keys))
-        var pairs: [(Int64, Int64)] = []
-        while try statement.step() { pairs.append((statement.int64(0), statement.int64(1))) }
-        return pairs
+        return try pairs("SELECT \(mine), \(theirs) FROM \(quote(table)) WHERE \(mine) IN "
+            + "(SELECT value FROM json_each(?)) ORDER BY \(mine), \(order.map { "\($0), " } ?? "")\(theirs)", keys)
     }
 
     /// Statements used so far on this store's connection (for tests that count queries).
