@@ -27,7 +27,7 @@ public final class Context {
     /// Raised by a rollback: loaded to-many members of an older generation are read again.
     @exclusivity(unchecked) var generation = 0
     /// Objects whose to-many members changed since the last save (their counts are checked at save).
-    @exclusivity(unchecked) var relinked: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var relinked: [ManagedObject] = []
     /// Join-table rows added (true) or removed (false) since the last save.
     @exclusivity(unchecked) var pendingLinks: [JoinRow: Bool] = [:]
 
@@ -186,7 +186,7 @@ public final class Context {
     public func rollback() {
         generation += 1
         provisional.removeAll()
-        relinked.removeAll()
+        clearRelinked()
         pendingLinks.removeAll()
         for object in pending {
             object.isPending = false
@@ -360,7 +360,7 @@ public final class Context {
         }
         pending.removeAll(keepingCapacity: false)
         provisional.removeAll()
-        relinked.removeAll()
+        clearRelinked()
         pendingLinks.removeAll()
     }
 }

@@ -48,6 +48,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// A new object some slot points at by its provisional key (the context
     /// remembers it, and a save must map the key to its new primary key).
     @exclusivity(unchecked) var isLinkTarget = false
+    /// Listed in the context's objects whose to-many members changed since the last save.
+    @exclusivity(unchecked) var isRelinked = false
     /// Current values, while `row` is nil: one slot per attribute, then a
     /// hidden slot per transformable attribute holding its encoded (stored) form.
     @exclusivity(unchecked) var values: [Value]

@@ -347,9 +347,22 @@ extension Context {
         links(of: owner).members[relationship.index] = members
     }
 
+    /// Notes that `owner`'s members changed (a flag on the object, so each is listed once without a table).
+    private func markRelinked(_ owner: ManagedObject) {
+        guard !owner.isRelinked else { return }
+        owner.isRelinked = true
+        relinked.append(owner)
+    }
+
+    /// Forgets which objects' members changed (after a save or a rollback).
+    func clearRelinked() {
+        for owner in relinked { owner.isRelinked = false }
+        relinked.removeAll()
+    }
+
     /// `member` joined `owner`'s `relationship` in memory.
     private func remember(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
-        relinked[ObjectIdentifier(owner)] = owner
+        markRelinked(owner)
         guard var members = loaded(owner, relationship), !members.contains(where: { $0 === member }) else { return }
         members.append(member)
         setLoaded(members, owner, relationship)
@@ -358,13 +371,13 @@ extension Context {
     /// Puts `owner`'s ordered `relationship`'s members (already exactly
     /// `members`) in that order; positions are written at the next save.
     func reorder(_ owner: ManagedObject, _ relationship: Relationship, _ members: [ManagedObject]) {
-        relinked[ObjectIdentifier(owner)] = owner
+        markRelinked(owner)
         setLoaded(members, owner, relationship)
     }
 
     /// `member` left `owner`'s `relationship` in memory.
     func forget(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
-        relinked[ObjectIdentifier(owner)] = owner
+        markRelinked(owner)
         guard var members = loaded(owner, relationship) else { return }
         members.removeAll { $0 === member }
         setLoaded(members, owner, relationship)
@@ -409,10 +422,22 @@ extension Context {
             guard let inverse = model.inverse(of: relationship), let slot = inverse.slot else { return }
             if !saved.isEmpty {
                 // Saved members as this context has them (a fetch fills faults): some may point elsewhere now.
-                let rows = try store.fetchRows(of: entity, where: .foreignKey(inverse), in: saved, orderedBy: order)
-                for member in objects(from: rows, of: entity) {
-                    if case .int(let key) = member.slotValue(slot) { groups[key, default: []].append(member) }
+                // Ordered by owner, so each owner's members are one run: one table write per owner, not per member.
+                let rows = try store.fetchRows(of: entity, where: .foreignKey(inverse), in: saved, orderedBy: [inverse.name] + (order.map { [$0] } ?? []))
+                var run: [ManagedObject] = [], runKey: Int64?
+                func close() {
+                    guard let key = runKey, !run.isEmpty else { return }
+                    groups[key] = groups[key].map { $0 + run } ?? run
                 }
+                for member in objects(from: rows, of: entity) {
+                    guard case .int(let key) = member.slotValue(slot) else { continue }
+                    if key != runKey {
+                        close()
+                        (run, runKey) = ([], key)
+                    }
+                    run.append(member)
+                }
+                close()
             }
             let candidates = pendingObjects.filter { $0.entity === entity && !$0.deletedFlag }
             if !candidates.isEmpty {
@@ -555,7 +580,7 @@ extension Context {
         }
         // Counts, for every object whose members may have changed.
         var counted = Set<ObjectIdentifier>()
-        for list in [changes.inserts, changes.updates, Array(relinked.values)] {
+        for list in [changes.inserts, changes.updates, relinked] {
             for object in list where !object.entity.countedRelationships.isEmpty && !object.deletedFlag && !object.isDetached
                 && counted.insert(ObjectIdentifier(object)).inserted
             {
@@ -627,7 +652,7 @@ extension Context {
             }
             if !dropped { changes.links[row] = added }
         }
-        for owner in relinked.values where !owner.deletedFlag && !owner.isDetached {
+        for owner in relinked where !owner.deletedFlag && !owner.isDetached {
             for relationship in owner.entity.relationships where relationship.isOrdered {
                 let ownerKey = rawKey(of: owner)
                 for (position, member) in try members(of: owner, relationship).enumerated() {

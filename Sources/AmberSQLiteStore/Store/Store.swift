@@ -176,15 +176,15 @@ public final class Store {
     }
 
     /// Reads the rows of `entity` whose `column` holds one of `keys`, in
-    /// primary-key order (after `order`, a column of positions, if given):
+    /// primary-key order (after the columns of `order`, if given):
     /// the rows of faults, the members of to-many relationships, and
     /// prefetches, one statement for any number of keys.
-    package func fetchRows(of entity: Entity, where column: KeyColumn, in keys: [Int64], orderedBy order: String? = nil)
+    package func fetchRows(of entity: Entity, where column: KeyColumn, in keys: [Int64], orderedBy order: [String] = [])
         throws(AmberError) -> FetchedRows
     {
         let mapping = mapping(for: entity)
         let statement = try connection.statement("SELECT \(mapping.selectColumns) FROM \(mapping.table) WHERE \(Self.name(of: column)) "
-            + "IN (SELECT value FROM json_each(?)) ORDER BY \(order.map { "\(quote($0)), " } ?? "")_pk")
+            + "IN (SELECT value FROM json_each(?)) ORDER BY \((order.map(quote) + ["_pk"]).joined(separator: ", "))")
         defer { statement.reset() }
         statement.bind(0, Self.jsonArray(keys))
         return try FetchedRows(reading: statement, mapping: mapping)
