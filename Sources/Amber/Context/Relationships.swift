@@ -460,8 +460,10 @@ extension Context {
     func prefetch(_ keyPaths: [String], from objects: [ManagedObject], of entity: Entity) throws(AmberError) {
         for path in keyPaths {
             var level = objects, current = entity
-            for name in path.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+            let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            for (step, name) in names.enumerated() {
                 let relationship = try current.relationship(named: name)
+                let last = step == names.count - 1
                 let destination = model.destination(of: relationship)
                 var next: [ManagedObject] = []
                 if let slot = relationship.slot {
@@ -476,8 +478,10 @@ extension Context {
                     withExtendedLifetime(read) {}
                 } else {
                     try loadMembers(of: level, relationship)
-                    next = level.flatMap { loaded($0, relationship) ?? [] }
+                    // The last step's members are loaded and kept by their owners; only a next step needs them listed.
+                    if !last { next = level.flatMap { loaded($0, relationship) ?? [] } }
                 }
+                guard !last else { break }
                 var seen = Set<ObjectIdentifier>()
                 level = next.filter { seen.insert(ObjectIdentifier($0)).inserted }
                 current = destination
