@@ -128,6 +128,9 @@ import Testing
         let north = try #require(try otherContext.fetch("Book", where: "title == 'North of Boston'").first)
         #expect(try north.object(forKey: "author")?.entity.name == "Poet")
         #expect(try fresh.fetch("Book", where: "author.name == 'Frost'").count == 1)
+        // An object ID of a sub-entity names a row of its parent entity.
+        #expect(try fresh.fetch("Book", where: "author == %@", .objectID(frost.objectID)).count == 1)
+        #expect(try fresh.fetch("Person", where: "SELF == %@", .objectID(frost.objectID)).count == 1)
         #expect(try fresh.fetch("Person", where: "ANY books.title BEGINSWITH 'Car'").map(\.entity.name) == ["Writer"])
         #expect(try fresh.fetch("Editor", where: "edited.@count == 1").count == 1)
         // A sub-entity's fetch never sees its siblings' rows, even through a predicate.

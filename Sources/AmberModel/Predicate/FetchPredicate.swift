@@ -8,7 +8,8 @@ import AmberValues
 /// path through a to-many relationship (`ANY books.price > 10`); the
 /// collection operators `@count`, `@sum`, `@avg`, `@min` and `@max`
 /// (`books.@count > 3`, `books.@sum.price`); objects compared by object ID
-/// (`author == %@`, `SELF IN %@`); string operators
+/// (`author == %@`, `SELF IN %@`; an ID may also come as its URI text, which
+/// is how C and Python pass a list of objects); string operators
 /// `BEGINSWITH ENDSWITH CONTAINS LIKE MATCHES` with the modifiers `[c]`
 /// (case-insensitive), `[d]` (diacritic-insensitive) and `[cd]`; `IN` a list;
 /// `BETWEEN {low, high}`; `AND OR NOT` (also `&& || !`); `nil`/`NULL`;

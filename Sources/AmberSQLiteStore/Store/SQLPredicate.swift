@@ -243,7 +243,7 @@ struct PredicateCompiler {
         guard case .objectID(let id) = value else {
             throw .invalidPredicate(position: position, message: "SELF is compared with an object ID, given \(value.valueClass) \(value)")
         }
-        guard id.entityName == entity.name, let pk = id.primaryKey else { return SQLFragment(sql: c.op == .equal ? "0" : "1") }
+        guard isStored(id, as: entity), let pk = id.primaryKey else { return SQLFragment(sql: c.op == .equal ? "0" : "1") }
         return SQLFragment(sql: c.op == .equal ? "\(alias)._pk = ?" : "\(alias)._pk <> ?", bindings: [.int(pk)])
     }
 
@@ -291,11 +291,20 @@ struct PredicateCompiler {
         guard case .value(let value, let position) = operand else {
             throw .invalidPredicate(position: operand.position, message: "an object is compared with an object ID, not with a key path")
         }
-        guard case .objectID(let id) = value else {
+        // An object ID, or its URI form as text (how C and Python pass lists of objects: a JSON array of URIs).
+        var given: ObjectID?
+        if case .objectID(let id) = value { given = id }
+        if case .string(let text) = value, let url = URL(string: text) { given = ObjectID(uri: url) }
+        guard let id = given else {
             throw .invalidPredicate(position: position, message: "an object is compared with an object ID, given \(value.valueClass) \(value)")
         }
-        guard id.entityName == entity.name else { return nil }
-        return id.primaryKey
+        return isStored(id, as: entity) ? id.primaryKey : nil
+    }
+
+    /// Whether `id` can name a row of `entity`: its entity is `entity` or inherits from it.
+    private func isStored(_ id: ObjectID, as entity: Entity) -> Bool {
+        guard let named = try? model.entity(named: id.entityName) else { return false }  // another model's entity: no row here
+        return named.isKind(of: entity)
     }
 
     // MARK: Key paths

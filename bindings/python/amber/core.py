@@ -967,6 +967,8 @@ class Context(_Owner):
             values = ffi.new("amber_value[]", len(arguments))
             keep.append(values)
             for slot, argument in zip(values, arguments):
+                if isinstance(argument, (list, tuple)) and argument and all(isinstance(item, Object) for item in argument):
+                    argument = [item.uri for item in argument]  # objects as their IDs' URIs (author IN %@)
                 if isinstance(argument, Object):  # an object stands for its ID (author == %@)
                     uri = ffi.new("char[]", argument.uri.encode())
                     keep.append(uri)

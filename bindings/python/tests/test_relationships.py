@@ -154,6 +154,9 @@ def test_predicates_follow_relationships_and_prefetch(library):
         assert [a.name for a in ctx.fetch("Author", "books.@count >= 1", sort=["name"])] == ["Austen", "Tolkien"]
         assert [a.name for a in ctx.fetch("Author", "NONE books.title == 'Emma'", sort=["name"])] == ["Nobody", "Tolkien"]
         assert [b.title for b in ctx.fetch("Book", sort=["author.name", "title"])] == ["Emma", "Hobbit", "Silmarillion"]
+        austen = ctx.fetch("Author", "name == 'Austen'")[0]
+        assert sorted(b.title for b in ctx.fetch("Book", "author IN %@", [tolkien, austen])) == ["Emma", "Hobbit", "Silmarillion"]
+        assert [b.title for b in ctx.fetch("Book", "author IN %@", [austen])] == ["Emma"]
         books = ctx.fetch("Book", prefetch=["author"])
         assert {b.author.name for b in books} == {"Tolkien", "Austen"}
         with pytest.raises(amber.PredicateError, match="Author.books is a to-many relationship"):
