@@ -5,6 +5,7 @@
  * entity or another context, a to-many used as a to-one, NULL members. */
 #include <amber.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +235,25 @@ static void test_graph(const char *path) {
     CHECK(first == third && is(first, name_attribute, "Austen"));
     OK(amber_object_count_objects(&count, first, books));
     CHECK(count == 2);
+
+    /* A list of objects as a predicate argument: a plist JSON array of their URIs. */
+    char *uri = NULL, json[256];
+    size_t uri_length = 0, mine_count = 0;
+    OK(amber_object_uri(&uri, &uri_length, first));
+    snprintf(json, sizeof json, "[\"%s\"]", uri);
+    amber_free(uri);
+    amber_value list = {.type = AMBER_VALUE_PLIST};
+    list.v.text.data = json;
+    list.v.text.length = strlen(json);
+    amber_fetch_request by_author = AMBER_FETCH_REQUEST_INIT;
+    by_author.entity = "Book";
+    by_author.predicate = "author IN %@";
+    by_author.arguments = &list;
+    by_author.argument_count = 1;
+    amber_object **mine = NULL;
+    OK(amber_context_fetch(&mine, &mine_count, context, &by_author));
+    CHECK(mine_count == 2);
+    amber_free(mine);
 
     /* Cascade: deleting an author deletes its books in the same save. */
     OK(amber_context_delete(context, first));
