@@ -517,4 +517,30 @@ import Testing
         #expect(library.rows(#"SELECT t.label, j.source_order FROM "_amber_Book.tags" j JOIN Tag t ON t._pk = j.target ORDER BY 2"#)
             == ["c 0", "a 1"])
     }
+
+    /// An ordered to-many whose inverse is a to-one keeps its order in the members' table.
+    @Test func orderedOneToManyKeepsItsOrder() throws {
+        var description = libraryDescription()
+        description.entities[0].relationships[0] = description.entities[0].relationships[0].ordered()
+        let library = try Library(description)
+        defer { library.remove() }
+        let titles = { (author: ManagedObject) throws -> [Value] in try author.objects(for: library.books).map { try $0.value(forKey: "title") } }
+        do {
+            let context = try library.context()
+            let tolkien = try library.insert(context, library.author, "Tolkien")
+            for title in ["C", "A", "B"] { try tolkien.add(try library.insert(context, library.book, title), to: library.books) }
+            try context.save()
+            #expect(try titles(tolkien) == [.string("C"), .string("A"), .string("B")])
+        }
+        #expect(library.rows("SELECT title, _order_author FROM Book ORDER BY _order_author") == ["C 0", "A 1", "B 2"])
+        let context = try library.context()
+        let tolkien = try #require(try context.fetch("Author").first)
+        #expect(try titles(tolkien) == [.string("C"), .string("A"), .string("B")])
+        let members = try tolkien.objects(for: library.books)
+        try tolkien.setObjects([members[2], members[0], members[1]], for: library.books)
+        try context.save()
+        let fresh = try library.context()
+        let again = try #require(try fresh.fetch("Author").first)
+        #expect(try titles(again) == [.string("B"), .string("C"), .string("A")])
+    }
 }

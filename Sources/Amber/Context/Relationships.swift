@@ -665,7 +665,7 @@ extension Context {
                         changes.positions.append(Position(table: table, keyColumn: mine, key: ownerKey, otherColumn: theirs,
                                                           other: rawKey(of: member), orderColumn: order, position: Int64(position)))
                     case .inverseForeignKey(let order?):
-                        changes.positions.append(Position(table: model.destination(of: relationship).name, keyColumn: "_pk",
+                        changes.positions.append(Position(table: model.root(of: model.destination(of: relationship)).name, keyColumn: "_pk",
                                                           key: rawKey(of: member), otherColumn: nil, other: 0, orderColumn: order,
                                                           position: Int64(position)))
                     default:
