@@ -543,4 +543,38 @@ import Testing
         let again = try #require(try fresh.fetch("Author").first)
         #expect(try titles(again) == [.string("B"), .string("C"), .string("A")])
     }
+
+    /// Cascades through a cycle (a ring of one-to-ones that cascade both ways) delete each object once and stop.
+    @Test func cascadesThroughCyclesEnd() throws {
+        let model = try Model(ModelDescription {
+            EntityDescription("Node") {
+                Attribute.integer32("number")
+                Relationship.toOne("next", "Node", inverse: "previous").deleteRule(.cascade)
+                Relationship.toOne("previous", "Node", inverse: "next").deleteRule(.cascade)
+                Relationship.toMany("children", "Node", inverse: "parent").deleteRule(.cascade)
+                Relationship.toOne("parent", "Node", inverse: "children")
+            }
+        })
+        let context = Context(store: try Store.inMemory(model: model))
+        let ring = try (0..<5).map { (number) throws -> ManagedObject in
+            let node = try context.insert("Node")
+            try node.setValue(.int(Int64(number)), forKey: "number")
+            return node
+        }
+        for (index, node) in ring.enumerated() { try node.setObject(ring[(index + 1) % ring.count], forKey: "next") }
+        #expect(try ring[2].object(forKey: "previous") === ring[1] && ring[0].object(forKey: "previous") === ring[4])
+        // A deep chain of children, to show the cascade is not recursive.
+        var parent = ring[0]
+        for number in 5..<2005 {
+            let child = try context.insert("Node")
+            try child.setValue(.int(Int64(number)), forKey: "number")
+            try child.setObject(parent, forKey: "parent")
+            parent = child
+        }
+        try context.save()
+        try context.delete(ring[3])
+        #expect(context.deletedObjects.count == 2005)
+        try context.save()
+        #expect(try context.count(FetchRequest("Node")) == 0)
+    }
 }
