@@ -202,10 +202,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }
         let checked = try attribute.check(value)
-        if isFault { try fire() }
-        materialize()
-        // The first change of a saved object keeps the committed values (sharing storage until values change).
-        if committed == nil && !insertedFlag { committed = values }
+        try beginChange()
         if let codec = attribute.codec {
             if codec.encodePolicy == .immediate {
                 values[codec.encodedSlot] = try encoded(checked, attribute, codec)
@@ -223,11 +220,19 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Sets a hidden slot (a to-one's destination key), tracking the change
     /// like a set; the caller checked the object is not deleted or detached.
     func setSlot(_ slot: Int, to value: Value) throws(AmberError) {
+        try beginChange()
+        values[slot] = value
+        if !isPending { owner.track(self) }
+    }
+
+    /// Before a change: the row read, the object's own slots, and (the first
+    /// change of a saved object) the committed values kept, sharing storage
+    /// until values change.
+    @inline(__always)
+    private func beginChange() throws(AmberError) {
         if isFault { try fire() }
         materialize()
         if committed == nil && !insertedFlag { committed = values }
-        values[slot] = value
-        if !isPending { owner.track(self) }
     }
 
     /// Sets the attribute named `key` to `value`.

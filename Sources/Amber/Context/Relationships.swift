@@ -175,17 +175,21 @@ extension ManagedObject {
 // MARK: - The graph, kept by the context
 
 extension Context {
-    /// What a to-one slot holds for `object`: its primary key, or for a new
-    /// object its provisional key (remembered, so the slot leads back to it).
+    /// What a to-one slot holds for `object` (nil: null).
     func key(of object: ManagedObject?) -> Value {
-        guard let object else { return .null }
-        if let pk = object.objectID.primaryKey { return .int(pk) }
+        object.map { .int(rawKey(of: $0)) } ?? .null
+    }
+
+    /// The key slots and join rows hold for `object`: its primary key, or for
+    /// a new object its provisional key (remembered, so the key leads back to it).
+    private func rawKey(of object: ManagedObject) -> Int64 {
+        if let pk = object.objectID.primaryKey { return pk }
         let key = object.temporaryKey
         if !object.isLinkTarget {
             object.isLinkTarget = true
             provisional[key] = object
         }
-        return .int(key)
+        return key
     }
 
     /// The destination of `object`'s to-one `relationship` (in `slot`),
@@ -206,9 +210,7 @@ extension Context {
     /// registered here, or a fault registered now.
     func destination(of value: Value, through relationship: Relationship) throws(AmberError) -> ManagedObject? {
         guard case .int(let key) = value else { return nil }
-        if key < 0 { return provisional[key] }
-        let entity = model.destination(of: relationship)
-        return try object(of: entity, primaryKey: key)
+        return try object(of: model.destination(of: relationship), key: key)
     }
 
     /// The object of `entity` with primary key `key`: registered here, or a fault registered now.
@@ -310,12 +312,6 @@ extension Context {
         }
     }
 
-    /// The key a slot or a join row holds for `object` (provisional for a new one).
-    private func rawKey(of object: ManagedObject) -> Int64 {
-        guard case .int(let key) = key(of: object) else { return 0 }
-        return key
-    }
-
     /// The join-table row linking `owner` to `member` through `relationship`.
     private func joinRow(_ owner: ManagedObject, _ member: ManagedObject, _ relationship: Relationship) -> JoinRow {
         guard case .joinTable(let table, let mine, _, _) = relationship.storage else { return JoinRow(table: "", source: 0, target: 0) }
@@ -385,9 +381,7 @@ extension Context {
 
     /// The members of `owner`'s to-many `relationship`: loaded, or read now.
     func members(of owner: ManagedObject, _ relationship: Relationship) throws(AmberError) -> [ManagedObject] {
-        if let members = loaded(owner, relationship) {
-            return members.contains(where: \.deletedFlag) ? members.filter { !$0.deletedFlag } : members
-        }
+        if let members = loaded(owner, relationship) { return withoutDeleted(members) }
         try loadMembers(of: [owner], relationship)
         return loaded(owner, relationship) ?? []
     }
@@ -449,10 +443,12 @@ extension Context {
         case .foreignKey:
             return
         }
-        for owner in owners {
-            let members = groups[rawKey(of: owner)] ?? []
-            setLoaded(members.contains(where: \.deletedFlag) ? members.filter { !$0.deletedFlag } : members, owner, relationship)
-        }
+        for owner in owners { setLoaded(withoutDeleted(groups[rawKey(of: owner)] ?? []), owner, relationship) }
+    }
+
+    /// `members` less the deleted ones (the same array when none is: no copy).
+    private func withoutDeleted(_ members: [ManagedObject]) -> [ManagedObject] {
+        members.contains(where: \.deletedFlag) ? members.filter { !$0.deletedFlag } : members
     }
 
     /// Reads what `keyPaths` lead to from `objects` (all of `entity`): per
@@ -582,20 +578,29 @@ extension Context {
                 }
             }
         }
-        // Counts, for every object whose members may have changed.
-        var counted = Set<ObjectIdentifier>()
+        // Counts, for every object whose members may have changed. Their members
+        // are loaded for all of them at once per relationship first: counting
+        // one by one would scan the pending objects once per owner.
+        var counted = Set<ObjectIdentifier>(), targets: [ManagedObject] = []
         for list in [changes.inserts, changes.updates, relinked] {
-            for object in list where !object.entity.countedRelationships.isEmpty && !object.deletedFlag && !object.isDetached
-                && counted.insert(ObjectIdentifier(object)).inserted
-            {
-                for relationship in object.entity.countedRelationships {
-                    let count = try memberCount(of: object, relationship)
-                    if let low = relationship.minCount, count < low {
-                        problem(object, relationship, .count, "has \(count) \(count == 1 ? "member" : "members"), fewer than its minimum of \(low)")
-                    }
-                    if let high = relationship.maxCount, count > high {
-                        problem(object, relationship, .count, "has \(count) members, more than its maximum of \(high)")
-                    }
+            targets += list.filter { !$0.entity.countedRelationships.isEmpty && !$0.deletedFlag && !$0.isDetached
+                && counted.insert(ObjectIdentifier($0)).inserted }
+        }
+        var owners: [ObjectIdentifier: (Relationship, [ManagedObject])] = [:]
+        for object in targets {
+            for relationship in object.entity.countedRelationships {
+                owners[ObjectIdentifier(relationship), default: (relationship, [])].1.append(object)
+            }
+        }
+        for (relationship, list) in owners.values { try loadMembers(of: list, relationship) }
+        for object in targets {
+            for relationship in object.entity.countedRelationships {
+                let count = try memberCount(of: object, relationship)
+                if let low = relationship.minCount, count < low {
+                    problem(object, relationship, .count, "has \(count) \(count == 1 ? "member" : "members"), fewer than its minimum of \(low)")
+                }
+                if let high = relationship.maxCount, count > high {
+                    problem(object, relationship, .count, "has \(count) members, more than its maximum of \(high)")
                 }
             }
         }
@@ -680,7 +685,7 @@ extension Context {
     func resolveProvisionalKeys(_ keys: [Int64: Int64]) {
         guard !keys.isEmpty else { return }
         for object in pendingObjects where !object.deletedFlag && object.row == nil {
-            for relationship in object.entity.relationships {
+            for relationship in object.entity.toOneRelationships {
                 guard let slot = relationship.slot, case .int(let key) = object.slotValue(slot), key < 0, let pk = keys[key] else { continue }
                 object.values[slot] = .int(pk)
             }

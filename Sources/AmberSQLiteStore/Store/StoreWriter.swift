@@ -7,19 +7,15 @@ import Foundation
 /// Writes a change set's rows inside the store's transaction. Each failing
 /// row becomes a problem and writing goes on, so one failed save reports
 /// every violated constraint; the store then rolls back.
-struct StoreWriter<Row: RowSource> {
+final class StoreWriter<Row: RowSource> {
     /// SQLITE_CONSTRAINT_UNIQUE, a macro expression Swift does not import.
     private let sqliteConstraintUnique = SQLITE_CONSTRAINT | (8 << 8)
 
     let store: Store
     /// Provisional keys of this write's new objects → their primary keys.
-    private let provisional = Box<[Int64: Int64]>([:])
+    private var provisional: [Int64: Int64] = [:]
 
-    /// A value the writer's methods share (the writer itself is a value).
-    private final class Box<T> {
-        var value: T
-        init(_ value: T) { self.value = value }
-    }
+    init(store: Store) { self.store = store }
 
     /// Gives every new object its primary key before any row is written, so
     /// rows can point at each other in one pass (a book at its new author, two
@@ -41,13 +37,11 @@ struct StoreWriter<Row: RowSource> {
             keys.append(key)
             next[index] = key + 1
         }
-        var provisional: [Int64: Int64] = [:]
         // Index loops, not zip: this generic code runs unspecialized, and zip's iterator looks up metadata per element.
         for index in objects.indices {
             let key = objects[index].provisionalKey
             if key < 0 { provisional[key] = keys[index] }
         }
-        self.provisional.value = provisional
         return keys
     }
 
@@ -85,7 +79,7 @@ struct StoreWriter<Row: RowSource> {
             TableMapping.bind(value, at: parameter, in: statement)
             return
         }
-        guard let saved = provisional.value[key] else {
+        guard let saved = provisional[key] else {
             // The context checks links before writing; this is its backstop.
             throw .saveFailed([SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)",
                                            rule: .relationship, message: "points at a new object that is not being saved")])
@@ -172,7 +166,7 @@ struct StoreWriter<Row: RowSource> {
     /// A key as stored: a provisional one becomes its new object's primary key.
     private func saved(_ key: Int64) throws(AmberError) -> Int64 {
         guard key < 0 else { return key }
-        guard let pk = provisional.value[key] else {
+        guard let pk = provisional[key] else {
             throw .saveFailed([SaveProblem(objectID: nil, place: "link", rule: .relationship, message: "links a new object that is not being saved")])
         }
         return pk
