@@ -141,4 +141,19 @@ import Testing
         try fresh.save()
         #expect(Set(try fresh.fetch("Person").compactMap(\.objectID.primaryKey)).count == 4)
     }
+
+    /// A saved one-way link to a parent entity that points at a sub-entity's object this save deletes is refused.
+    @Test func linksIntoDeletedSubEntityObjectsAreRefused() throws {
+        var description = Self.description
+        description.entities[4].relationships.append(Relationship.toOne("reviewer", "Person"))
+        let context = Context(store: try Store.inMemory(model: try Model(description)))
+        let poet = try context.insert("Poet"), book = try context.insert("Book")
+        try poet.setValue("Frost", forKey: "name")
+        try book.setValue("North of Boston", forKey: "title")
+        try book.setObject(poet, forKey: "reviewer")
+        try context.save()
+        try context.delete(poet)
+        guard case .saveFailed(let problems) = amberError({ try context.save() }) else { Issue.record("expected a failed save"); return }
+        #expect(problems.map(\.description) == ["\(book.objectID): Book.reviewer: points at \(poet.objectID), which this save deletes"])
+    }
 }

@@ -619,32 +619,31 @@ extension Context {
     /// Saved rows that would still point at an object this save deletes
     /// (through a one-way to-one, or one whose inverse did not let go).
     private func linksIntoDeleted(_ deletes: [ManagedObject]) throws(AmberError) -> [SaveProblem] {
-        var deletedKeys: [Int: [Int64]] = [:]
-        for object in deletes { if let pk = object.objectID.primaryKey { deletedKeys[object.entity.index, default: []].append(pk) } }
-        guard !deletedKeys.isEmpty else { return [] }
+        // By hierarchy (keys are unique per table): a link to a parent entity may point at a sub-entity's object.
+        var deleted: [Int: [Int64: ObjectID]] = [:]
+        for object in deletes { if let pk = object.objectID.primaryKey { deleted[object.entity.rootIndex, default: [:]][pk] = object.objectID } }
+        guard !deleted.isEmpty else { return [] }
         var problems: [SaveProblem] = []
         for source in model.entities {
             // A one-way to-many still listing an object this save deletes (unless this context removed it).
             for relationship in source.relationships where relationship.inverseIndex == nil {
                 guard case .joinTable(let table, let mine, _, _) = relationship.storage,
-                      let keys = deletedKeys[relationship.destinationIndex] else { continue }
-                for (owner, member) in try store.joinedLinks(through: relationship, to: keys) {
+                      let gone = deleted[model.destination(of: relationship).rootIndex] else { continue }
+                for (owner, member) in try store.joinedLinks(through: relationship, to: Array(gone.keys)) {
                     let row = mine == "source" ? JoinRow(table: table, source: owner, target: member) : JoinRow(table: table, source: member, target: owner)
                     if pendingLinks[row] == false || registered(source, owner)?.deletedFlag == true { continue }
                     let id = ObjectID(entityName: source.name, store: store.identifier, key: .permanent(owner))
-                    let gone = ObjectID(entityName: model.destination(of: relationship).name, store: store.identifier, key: .permanent(member))
                     problems.append(SaveProblem(objectID: id, place: relationship.description, rule: .relationship,
-                                                message: "still lists \(gone), which this save deletes"))
+                                                message: "still lists \(gone[member].map { "\($0)" } ?? "\(member)"), which this save deletes"))
                 }
             }
             for relationship in source.relationships {
-                guard let slot = relationship.slot, let keys = deletedKeys[relationship.destinationIndex] else { continue }
-                for (pk, target) in try store.links(of: source, through: relationship, to: keys) {
+                guard let slot = relationship.slot, let gone = deleted[model.destination(of: relationship).rootIndex] else { continue }
+                for (pk, target) in try store.links(of: source, through: relationship, to: Array(gone.keys)) {
                     if let here = registered(source, pk), here.deletedFlag || here.slotValue(slot) != .int(target) { continue }
                     let id = ObjectID(entityName: source.name, store: store.identifier, key: .permanent(pk))
-                    let gone = ObjectID(entityName: model.destination(of: relationship).name, store: store.identifier, key: .permanent(target))
                     problems.append(SaveProblem(objectID: id, place: relationship.description, rule: .relationship,
-                                                message: "points at \(gone), which this save deletes"))
+                                                message: "points at \(gone[target].map { "\($0)" } ?? "\(target)"), which this save deletes"))
                 }
             }
         }
