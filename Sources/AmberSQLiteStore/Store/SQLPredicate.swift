@@ -319,62 +319,65 @@ struct PredicateCompiler {
         case aggregate(SQLFragment)
     }
 
-    /// The SQL of the key of what `relationship` (a to-one of `entity`, whose
-    /// own key is `key`) points at: its column directly at the first hop, a
-    /// correlated subquery after.
-    private func hop(_ relationship: Relationship, from entity: Entity, key: String) -> String {
-        key == "\(alias)._pk" ? "\(alias).\(quote(relationship.name))"
-            : "(SELECT \(quote(relationship.name)) FROM \(table(of: entity)) WHERE _pk = \(key))"
-    }
-
     /// The table `entity`'s rows live in: its hierarchy's root's. Keys are
     /// unique per table, and a relationship's column belongs to the entities
     /// that declare or inherit it, so lookups by key need no entity filter.
     private func table(of entity: Entity) -> String { quote(model.root(of: entity).name) }
+
+    /// The SQL of column `name` of the `entity` row whose key is `key`: the
+    /// column itself for this scope's row, a correlated subquery further along.
+    private func column(_ name: String, of entity: Entity, key: String) -> String {
+        key == "\(alias)._pk" ? "\(alias).\(quote(name))" : "(SELECT \(quote(name)) FROM \(table(of: entity)) WHERE _pk = \(key))"
+    }
+
+    /// Follows the to-one relationships `names` starts with: the entity
+    /// reached, the SQL of its object's key, how many names were followed,
+    /// and the last relationship followed.
+    private func followToOnes(_ names: [String]) -> (entity: Entity, key: String, followed: Int, last: Relationship?) {
+        var current = entity, key = "\(alias)._pk", last: Relationship?
+        for (index, name) in names.enumerated() {
+            guard let relationship = current.relationships.first(where: { $0.name == name }), !relationship.isToMany else {
+                return (current, key, index, last)
+            }
+            key = column(name, of: current, key: key)
+            (current, last) = (model.destination(of: relationship), relationship)
+        }
+        return (current, key, names.count, last)
+    }
 
     /// Resolves a key path without quantifier: attributes and to-one
     /// relationships, reached through to-one relationships, or a collection
     /// operator over a to-many.
     private func resolve(_ path: String, _ position: Int) throws(AmberError) -> Target {
         let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        var current = entity
-        var key = "\(alias)._pk"
-        for (index, name) in names.enumerated() {
-            let place = "\(current.name).\(name)"
-            let last = index == names.count - 1
-            if let relationship = current.relationships.first(where: { $0.name == name }) {
-                if relationship.isToMany {
-                    if index + 1 < names.count, names[index + 1].hasPrefix("@") {
-                        return .aggregate(try aggregate(relationship, owner: key, operation: names[index + 1],
-                                                        attribute: names[(index + 2)...].joined(separator: "."), path: path, position))
-                    }
-                    let prefix = names[...index].joined(separator: ".")
-                    throw .invalidPredicate(position: position, message: "\(path): \(place) is a to-many relationship; put ANY, ALL "
-                        + "or NONE before the key path, or use a collection operator such as \(prefix).@count")
-                }
-                let link = hop(relationship, from: current, key: key)
-                if last { return .link(SQLFragment(sql: link, type: .objectID, name: place), relationship) }
-                key = link
-                current = model.destination(of: relationship)
-                continue
-            }
-            guard let attribute = current.attributes.first(where: { $0.name == name }) else {
-                let known = current.attributes.map(\.name) + current.relationships.map(\.name)
-                let what = current.relationships.isEmpty ? "attribute" : "attribute or relationship"
-                throw .invalidPredicate(position: position, message: (names.count > 1 ? "\(path): " : "") + "\(place): no such \(what)"
-                    + AmberError.hint(nearestName(to: name, in: known)))
-            }
-            guard last else {
-                throw .invalidPredicate(position: position, message: "\(path): \(place) is an attribute; a key path cannot go on from it")
-            }
-            guard !attribute.isTransient else {
-                throw .invalidPredicate(position: position, message: "\(attribute) is transient: it is not stored, so a fetch cannot test it")
-            }
-            let sql = key == "\(alias)._pk" ? "\(alias).\(quote(name))"
-                : "(SELECT \(quote(name)) FROM \(table(of: current)) WHERE _pk = \(key))"
-            return .attribute(SQLFragment(sql: sql, type: attribute.type, name: "\(attribute)"), attribute)
+        let (current, key, index, lastHop) = followToOnes(names)
+        guard index < names.count else {
+            guard let lastHop else { throw .invalidPredicate(position: position, message: "\(path): an empty key path") }
+            return .link(SQLFragment(sql: key, type: .objectID, name: lastHop.description), lastHop)
         }
-        throw .invalidPredicate(position: position, message: "\(path): an empty key path")
+        let name = names[index], place = "\(current.name).\(name)"
+        if let relationship = current.relationships.first(where: { $0.name == name }) {  // a to-many: followToOnes stopped at it
+            if index + 1 < names.count, names[index + 1].hasPrefix("@") {
+                return .aggregate(try aggregate(relationship, owner: key, operation: names[index + 1],
+                                                attribute: names[(index + 2)...].joined(separator: "."), path: path, position))
+            }
+            let prefix = names[...index].joined(separator: ".")
+            throw .invalidPredicate(position: position, message: "\(path): \(place) is a to-many relationship; put ANY, ALL "
+                + "or NONE before the key path, or use a collection operator such as \(prefix).@count")
+        }
+        guard let attribute = current.attributes.first(where: { $0.name == name }) else {
+            let known = current.attributes.map(\.name) + current.relationships.map(\.name)
+            let what = current.relationships.isEmpty ? "attribute" : "attribute or relationship"
+            throw .invalidPredicate(position: position, message: (names.count > 1 ? "\(path): " : "") + "\(place): no such \(what)"
+                + AmberError.hint(nearestName(to: name, in: known)))
+        }
+        guard index == names.count - 1 else {
+            throw .invalidPredicate(position: position, message: "\(path): \(place) is an attribute; a key path cannot go on from it")
+        }
+        guard !attribute.isTransient else {
+            throw .invalidPredicate(position: position, message: "\(attribute) is transient: it is not stored, so a fetch cannot test it")
+        }
+        return .attribute(SQLFragment(sql: column(name, of: current, key: key), type: attribute.type, name: "\(attribute)"), attribute)
     }
 
     /// The members of to-many `relationship` of the object whose key is
@@ -426,43 +429,32 @@ struct PredicateCompiler {
             throw .invalidPredicate(position: c.lhs.position, message: "\(quantifier.rawValue) needs a key path through a to-many relationship")
         }
         let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        var current = entity
-        var key = "\(alias)._pk"
-        for (index, name) in names.enumerated() {
-            guard let relationship = current.relationships.first(where: { $0.name == name }) else { break }
-            guard relationship.isToMany else {
-                key = hop(relationship, from: current, key: key)
-                current = model.destination(of: relationship)
-                continue
-            }
-            let member = counter.alias()
-            let scope = PredicateCompiler(entity: model.destination(of: relationship), model: model, alias: member, counter: counter)
-            let rest = names[(index + 1)...].joined(separator: ".")
-            var inner = c
-            inner.lhs = rest.isEmpty ? .this(position: position) : .keyPath(rest, position: position)
-            // A further to-many hop quantifies over the flattened members: ANY and NONE ask for some, ALL keeps all.
-            inner.quantifier = scope.hasToMany(rest) ? (quantifier == .all ? .all : .any) : nil
-            let condition = try scope.compile(inner)
-            let from = members(relationship, owner: key, member: member)
-            let sql = switch quantifier {
-            case .any: "EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
-            case .none: "NOT EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
-            case .all: "NOT EXISTS (SELECT 1 \(from) AND NOT coalesce((\(condition.sql)), 0))"
-            }
-            return SQLFragment(sql: sql, bindings: condition.bindings)
+        let (current, key, index, _) = followToOnes(names)
+        guard index < names.count, let relationship = current.relationships.first(where: { $0.name == names[index] }) else {
+            throw .invalidPredicate(position: position, message: "\(quantifier.rawValue) \(path): the key path has no to-many relationship to quantify over")
         }
-        throw .invalidPredicate(position: position, message: "\(quantifier.rawValue) \(path): the key path has no to-many relationship to quantify over")
+        let member = counter.alias()
+        let scope = PredicateCompiler(entity: model.destination(of: relationship), model: model, alias: member, counter: counter)
+        let rest = names[(index + 1)...].joined(separator: ".")
+        var inner = c
+        inner.lhs = rest.isEmpty ? .this(position: position) : .keyPath(rest, position: position)
+        // A further to-many hop quantifies over the flattened members: ANY and NONE ask for some, ALL keeps all.
+        inner.quantifier = scope.hasToMany(rest) ? (quantifier == .all ? .all : .any) : nil
+        let condition = try scope.compile(inner)
+        let from = members(relationship, owner: key, member: member)
+        let sql = switch quantifier {
+        case .any: "EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
+        case .none: "NOT EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
+        case .all: "NOT EXISTS (SELECT 1 \(from) AND NOT coalesce((\(condition.sql)), 0))"
+        }
+        return SQLFragment(sql: sql, bindings: condition.bindings)
     }
 
     /// Whether key path `path` (from this scope's entity) goes through a to-many relationship.
     private func hasToMany(_ path: String) -> Bool {
-        var current = entity
-        for name in path.split(separator: ".") {
-            guard let relationship = current.relationships.first(where: { $0.name == name }) else { return false }
-            if relationship.isToMany { return true }
-            current = model.destination(of: relationship)
-        }
-        return false
+        let names = path.split(separator: ".").map(String.init)
+        let (current, _, index, _) = followToOnes(names)
+        return index < names.count && current.relationships.contains { $0.name == names[index] }
     }
 
 
