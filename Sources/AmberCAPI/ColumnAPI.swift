@@ -61,10 +61,9 @@ private struct ColumnReader {
         self.index = index
         self.rows = rows
         let wrapper: CAttribute = try Handles.resolve(column.attribute, as: .attribute, "columns[\(index)].attribute")
-        let attribute = wrapper.attribute
-        guard entity.attributes.indices.contains(attribute.slot), entity.attributes[attribute.slot] === attribute else {
-            throw CAPIError(AMBER_E_NOT_FOUND, "columns[\(index)].attribute is \(attribute), not an attribute of \(entity.name)",
-                            origin: attribute.description)
+        guard let attribute = entity.own(wrapper.attribute) else {
+            throw CAPIError(AMBER_E_NOT_FOUND, "columns[\(index)].attribute is \(wrapper.attribute), not an attribute of \(entity.name)",
+                            origin: wrapper.attribute.description)
         }
         self.attribute = attribute
         if let flags = column.nulls, rows > 0 {

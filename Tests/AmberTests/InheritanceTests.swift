@@ -156,4 +156,34 @@ import Testing
         guard case .saveFailed(let problems) = amberError({ try context.save() }) else { Issue.record("expected a failed save"); return }
         #expect(problems.map(\.description) == ["\(book.objectID): Book.reviewer: points at \(poet.objectID), which this save deletes"])
     }
+
+    /// Deleting a sub-entity's object clears its rows from a join table that
+    /// names its parent entity; a parent's attribute handle inserts columns of a sub-entity.
+    @Test func parentHandlesAndJoinRowsReachSubEntities() throws {
+        var description = Self.description
+        description.entities.append(EntityDescription("Shelf") {
+            Attribute.string("name")
+            Relationship.toMany("people", "Person")
+        })
+        let model = try Model(description)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        let name = try model.entity(named: "Person").attribute(named: "name")
+        let poets = try context.insert(try model.entity(named: "Poet"), setting: [name], columns: [.strings(["Frost", "Dickinson"])])
+        #expect(try poets.map { try $0.value(forKey: "name") } == [.string("Frost"), .string("Dickinson")])
+        let shelf = try context.insert("Shelf")
+        try shelf.setObjects(poets, forKey: "people")
+        try context.save()
+        try shelf.remove(poets[0], from: try model.entity(named: "Shelf").relationship(named: "people"))
+        try context.delete(poets[0])
+        try context.save()
+        let fresh = Context(store: store)
+        #expect(try fresh.fetch("Shelf").first?.count(of: try model.entity(named: "Shelf").relationship(named: "people")) == 1)
+        let last = try #require(try fresh.fetch("Poet").first)
+        try fresh.fetch("Shelf").first?.setObjects([], forKey: "people")
+        try fresh.delete(last)
+        try fresh.save()
+        let after = Context(store: store)
+        #expect(try after.fetch("Shelf").first?.count(of: try model.entity(named: "Shelf").relationship(named: "people")) == 0)
+    }
 }

@@ -31,8 +31,13 @@ extension Context {
         guard entity.index < model.entities.count, model.entities[entity.index] === entity else {
             throw .unknownEntity(name: "\(entity.name) (of another model)", suggestion: nil)
         }
-        for attribute in attributes where !entity.owns(attribute) {
-            throw .foreignAttribute(attribute: attribute.description, object: "an object of \(entity.name)")
+        // The entity's own handles (a parent's handle names the inherited attribute).
+        var attributes = attributes
+        for (index, attribute) in attributes.enumerated() {
+            guard let own = entity.own(attribute) else {
+                throw .foreignAttribute(attribute: attribute.description, object: "an object of \(entity.name)")
+            }
+            attributes[index] = own
         }
         let rows = columns[0].count
         var classNames: [String?] = []

@@ -103,9 +103,7 @@ public final class Context {
                 do throws(AmberError) {
                     try object.setValue(values[row * attributes.count + column], for: attribute)
                 } catch {
-                    // The batch's objects are the last ones tracked: drop them all.
-                    pending.removeLast(objects.count)
-                    for dropped in objects { detach(dropped) }
+                    dropBatch(objects)
                     if case .invalidValue(let place, let expected, let given) = error {
                         throw .invalidValue(place: "\(place) in row \(row)", expected: expected, given: given)
                     }

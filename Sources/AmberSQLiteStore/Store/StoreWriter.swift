@@ -133,23 +133,15 @@ final class StoreWriter<Row: RowSource> {
                 : "DELETE FROM \(quote(row.table)) WHERE source = ? AND target = ?")
             statement.bind(0, try saved(row.source))
             statement.bind(1, try saved(row.target))
-            try step(statement)
+            try statement.run()
         }
-        // A deleted object's rows in every join table that names its entity, from either end.
-        var cleared: Set<String> = []
+        // A deleted object's rows in every join table that can hold it, from either end.
         for object in deleted {
             guard let pk = object.objectID.primaryKey else { continue }
-            for relationship in store.model.entities.flatMap(\.relationships) {
-                guard case .joinTable(let table, let mine, let theirs, _) = relationship.storage else { continue }
-                for (column, index) in [(mine, relationship.entityIndex), (theirs, relationship.destinationIndex)]
-                    where index == object.entity.index
-                {
-                    let sql = "DELETE FROM \(quote(table)) WHERE \(column) = ?"
-                    guard cleared.insert("\(pk) \(sql)").inserted else { continue }
-                    let statement = try store.connection.statement(sql)
-                    statement.bind(0, pk)
-                    try step(statement)
-                }
+            for sql in store.mapping(for: object.entity).joinRowDeletes {
+                let statement = try store.connection.statement(sql)
+                statement.bind(0, pk)
+                try statement.run()
             }
         }
         for position in positions {
@@ -159,7 +151,7 @@ final class StoreWriter<Row: RowSource> {
             statement.bind(0, position.position)
             statement.bind(1, try saved(position.key))
             if position.otherColumn != nil { statement.bind(2, try saved(position.other)) }
-            try step(statement)
+            try statement.run()
         }
     }
 
@@ -170,12 +162,6 @@ final class StoreWriter<Row: RowSource> {
             throw .saveFailed([SaveProblem(objectID: nil, place: "link", rule: .relationship, message: "links a new object that is not being saved")])
         }
         return pk
-    }
-
-    private func step(_ statement: Statement) throws(AmberError) {
-        defer { sqlite3_reset(statement.handle) }
-        let rc = sqlite3_step(statement.handle)
-        guard rc == SQLITE_DONE else { throw store.connection.error(rc) }
     }
 
     private func conflict(_ object: Row, _ message: String) -> SaveProblem {

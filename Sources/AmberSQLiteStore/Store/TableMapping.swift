@@ -47,6 +47,9 @@ final class TableMapping {
     /// The condition that keeps a fetch to this entity and those below it
     /// (nil when they fill the whole table).
     let entityFilter: String?
+    /// DELETEs (one `?`: the key) of every join-table row that can hold one
+    /// of this entity's objects, from either end: run when one is deleted.
+    let joinRowDeletes: [String]
     /// The model, for the tables relationships point at.
     private let model: Model
 
@@ -83,6 +86,18 @@ final class TableMapping {
         let hierarchy = model.entities.filter { $0.rootIndex == entity.rootIndex }
         entityFilter = hierarchy.count == subtree.count ? nil
             : "_entity IN (\(entity.subentityIndices.map { String($0 + 1) }.joined(separator: ", ")))"
+        var deletes: [String] = []
+        for relationship in model.entities.flatMap(\.relationships) {
+            guard case .joinTable(let table, let mine, let theirs, _) = relationship.storage else { continue }
+            // A relationship of this entity (its own or inherited), or one pointing at it or at an entity it inherits from.
+            for (column, end) in [(mine, relationship.entityIndex), (theirs, relationship.destinationIndex)]
+                where entity.isKind(of: model.entities[end])
+            {
+                let sql = "DELETE FROM \(quote(table)) WHERE \(column) = ?"
+                if !deletes.contains(sql) { deletes.append(sql) }
+            }
+        }
+        self.joinRowDeletes = deletes
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version", "_entity"] + fetchNames.map(quote)).joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: names.count + 2).joined(separator: ", ")
@@ -103,12 +118,14 @@ final class TableMapping {
     /// values) and two programs changing different attributes of one row
     /// write only their own.
     func updateSQL(columns: [Int]) -> String {
-        var mask: UInt64 = 0
-        for column in columns where column < 64 { mask |= 1 << UInt64(column) }
-        if self.columns.count <= 64, let known = updates[mask] { return known }
         let assignments = columns.map { "\(quote(self.columns[$0].name)) = ?" } + ["_version = _version + 1"]
-        let sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE _pk = ? AND _version = ?"
-        if self.columns.count <= 64 { updates[mask] = sql }
+        let make = { "UPDATE \(self.table) SET \(assignments.joined(separator: ", ")) WHERE _pk = ? AND _version = ?" }
+        // Cached by a column mask, which an entity of more than 64 columns cannot have.
+        guard self.columns.count <= 64 else { return make() }
+        let mask = columns.reduce(UInt64(0)) { $0 | 1 << UInt64($1) }
+        if let known = updates[mask] { return known }
+        let sql = make()
+        updates[mask] = sql
         return sql
     }
 

@@ -110,6 +110,8 @@ package final class BoundTransformer: Sendable {
     private let inputForm: ResolvedClass.ByteForm?
     private let outputForm: ResolvedClass.ByteForm?
     /// A thread-safe plugin's byte functions, called with no reference count per call.
+    /// Whether `reverse` has a byte function (a plugin's or a Swift one): decided once, asked per lazy decode.
+    private let hasReverseBytes: Bool
     private let pluginBytes: PluginBytePath?
     /// The same functions with the sizes they are called with, per direction:
     /// a call is then two size compares, the function and a compare of what
@@ -134,6 +136,7 @@ package final class BoundTransformer: Sendable {
         self.outputForm = output.byteForm
         let pluginBytes = PluginBytePath(transformer.plugin)
         self.pluginBytes = pluginBytes
+        self.hasReverseBytes = pluginBytes?.reverse != nil || transformer.plugin?.reverseBytes != nil || transformer.reverseBytes != nil
         if let pluginBytes, let inputForm, let outputForm {
             directForward = pluginBytes.forward.map {
                 DirectBytes(function: $0, state: pluginBytes.state, inputSize: inputForm.size, outputSize: outputForm.size)
@@ -187,10 +190,6 @@ package final class BoundTransformer: Sendable {
         }
     }
 
-    /// Whether `reverse` has a byte function (a plugin's or a Swift one).
-    private var hasReverseBytes: Bool {
-        pluginBytes?.reverse != nil || transformer.plugin?.reverseBytes != nil || transformer.reverseBytes != nil
-    }
 
     /// The byte path either way. The sizes were worked out once, at init, and
     /// the classes are touched only to word an error: the hot path compares

@@ -559,7 +559,6 @@ class Entity:
         self.handle = handle
         name, count, parent = _out("char **"), _out("size_t *"), _out("amber_entity **")
         check(lib.amber_entity_name(name, handle))
-        check(lib.amber_entity_attribute_count(count, handle))
         self.name: str = ffi.string(name[0]).decode()
         check(lib.amber_entity_parent(parent, handle))
         #: The name of the entity this one inherits from, if any.
@@ -855,6 +854,7 @@ class Context(_Owner):
         made = list(map(_new_object, itertools.repeat(entity.object_class, len(handles))))
         _each(map(_set_context, made, itertools.repeat(self)))
         _each(map(_set_handle, made, handles))
+        _each(map(_set_filled, made, itertools.repeat(False)))
         refs = list(map(_Ref, made, itertools.repeat(self._forget)))
         _each(map(_set_ref_handle, refs, handles))
         self._objects.update(zip(handles, refs))
@@ -1050,6 +1050,7 @@ class Context(_Owner):
                 for setter, column in zip(target.slot_setters, columns):
                     if setter is not None:
                         _each(map(setter, result, column))
+                _each(map(_set_filled, result, itertools.repeat(True)))
         finally:
             freed = lib.amber_batch_free(batch[0])
         check(freed)
@@ -1151,8 +1152,9 @@ class Object:
 
     # Made by Context._make, which sets these slots; each entity's subclass adds a slot
     # per fetched attribute, holding the value read with the fetch until a set or a
-    # rollback clears it. _entity is a class attribute of each entity's subclass.
-    __slots__ = ("_context", "_handle", "__weakref__")
+    # rollback clears it (_filled: whether a fetch filled any, so clearing costs nothing
+    # otherwise). _entity is a class attribute of each entity's subclass.
+    __slots__ = ("_context", "_handle", "_filled", "__weakref__")
     _entity: Entity
     _release_handle = staticmethod(lib.amber_object_release)  # through the class, which outlives every instance
 
@@ -1237,7 +1239,11 @@ class Object:
         self._forget_values()
 
     def _forget_values(self) -> None:
-        """Empties the slots a fetch filled, so every attribute is read afresh."""
+        """Empties the slots a fetch filled, so every attribute is read afresh
+        (nothing to do, and no per-slot work, for an object no fetch filled)."""
+        if not self._filled:
+            return
+        self._filled = False
         for slot in self._entity.slots.values():
             try:
                 slot.__delete__(self)
@@ -1274,6 +1280,7 @@ class Object:
 _new_object = object.__new__
 _set_context = Object._context.__set__  # type: ignore[attr-defined]
 _set_handle = Object._handle.__set__  # type: ignore[attr-defined]
+_set_filled = Object._filled.__set__  # type: ignore[attr-defined]
 
 
 class _Ref(weakref.ref):
