@@ -12,6 +12,8 @@ struct Hierarchy {
     private(set) var effective: [EntityDescription]
     /// By entity, by effective relationship: the name of the entity that declared it.
     private(set) var declaring: [[String]]
+    /// By entity: how many ancestors it has.
+    private(set) var depths: [Int]
     /// By entity: how many of its effective attributes and relationships it inherits.
     private(set) var inheritedAttributes: [Int]
     private(set) var inheritedRelationships: [Int]
@@ -82,18 +84,8 @@ struct Hierarchy {
                 declaredBy[key] = declaredBy[key] ?? (index, name)
             }
         }
-        (self.parents, self.roots, self.subtrees, self.effective) = (parents, roots, subtrees, effective)
+        (self.parents, self.roots, self.subtrees, self.effective, self.depths) = (parents, roots, subtrees, effective, depths)
         (self.declaring, self.inheritedAttributes, self.inheritedRelationships) = (declaring, inheritedAttributes, inheritedRelationships)
-    }
-
-    /// How many ancestors entity `index` has.
-    func depth(of index: Int) -> Int {
-        var steps = 0, current = parents[index]
-        while let parent = current, steps < parents.count {
-            steps += 1
-            current = parents[parent]
-        }
-        return steps
     }
 
     /// Whether entity `index` is `ancestor` or below it.

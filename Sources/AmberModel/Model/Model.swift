@@ -36,7 +36,7 @@ public final class Model: Sendable {
         let hierarchy = plan.hierarchy
         // Parents first (fewest ancestors first): each entity keeps its ancestors' handles.
         var made = [Entity?](repeating: nil, count: hierarchy.effective.count)
-        for index in made.indices.sorted(by: { hierarchy.depth(of: $0) < hierarchy.depth(of: $1) }) {
+        for index in made.indices.sorted(by: { hierarchy.depths[$0] < hierarchy.depths[$1] }) {
             let parent = hierarchy.parents[index].flatMap { made[$0] }
             made[index] = Entity(description: hierarchy.effective[index], index: index, plans: plan.attributes[index],
                                  relationshipPlans: plan.relationships[index], parent: parent, rootIndex: hierarchy.roots[index],
