@@ -308,53 +308,67 @@ public final class Context {
     /// - Throws: ``AmberError/saveFailed(_:)``.
     public func save() throws(AmberError) {
         var changes = ChangeSet<ManagedObject>()
+        var problems: [SaveProblem] = []
+        // One pass over the pending objects for every per-object step: a pass per step missed the cache per object each time.
         for object in pending {
             if object.insertedFlag {
-                if !object.deletedFlag { changes.inserts.append(object) }
+                guard !object.deletedFlag else { continue }
+                changes.add(insert: object, table: object.entity.rootIndex, provisionalKey: object.isLinkTarget ? object.temporaryKey : nil)
             } else if object.deletedFlag {
                 changes.deletes.append(object)
+                continue
             } else if object.isUpdated {
                 changes.updates.append(object)
+            } else {
+                continue
             }
-        }
-        var problems: [SaveProblem] = []
-        // Encode first: a shadow attribute's storage gets its value here, and rules on it see the new bytes.
-        for list in [changes.inserts, changes.updates] {
-            for object in list where !object.entity.codedAttributes.isEmpty { problems += object.encodePending() }
-            for object in list where !object.entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
+            let entity = object.entity
+            // Encode first: a shadow attribute's storage gets its value here, and rules on it see the new bytes.
+            if !entity.codedAttributes.isEmpty { problems += object.encodePending() }
+            if !entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
+            if !entity.toOneRelationships.isEmpty { problems += toOneProblems(of: object) }
         }
         if model.hasRelationships {
             problems += try relationshipProblems(changes)
-            if problems.isEmpty { try addLinks(to: &changes) }
+            if problems.isEmpty {
+                let targets = provisional.count
+                try addLinks(to: &changes)
+                // Ordered positions can name new objects nothing pointed at before.
+                if provisional.count != targets { changes.findLinkTargets { $0.isLinkTarget ? $0.temporaryKey : nil } }
+            }
         }
         guard problems.isEmpty else { throw .saveFailed(problems) }
-        let newKeys = try store.write(changes)
-        var keys: [Int64: Int64] = [:]
-        if !provisional.isEmpty {
-            for (object, pk) in zip(changes.inserts, newKeys) where object.isLinkTarget { keys[object.provisionalKey] = pk }
-        }
-        resolveProvisionalKeys(keys)
-        commit(changes, newKeys: newKeys)
+        commit(changes, try store.write(changes))
     }
 
-    /// After COMMIT: the new state becomes the committed state.
-    private func commit(_ changes: ChangeSet<ManagedObject>, newKeys: [Int64]) {
+    /// After COMMIT: the new state becomes the committed state, in one pass
+    /// over the pending objects.
+    private func commit(_ changes: ChangeSet<ManagedObject>, _ written: WrittenKeys) {
         if changes.inserts.count > 1024 {
             for index in registry.indices { registry[index].reserve(changes.inserts.count) }
         }
-        for (object, pk) in zip(changes.inserts, newKeys) {
-            object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
-            object.insertedFlag = false
-            object.version = 1
-            registry[object.entity.rootIndex].insert(object, for: pk)
-        }
         for object in changes.updates { object.version += 1 }
-        for object in changes.deletes { detach(object) }
+        var inserted = 0
         for object in pending {
             object.isPending = false
             object.committed = nil
-            // Dropped new objects (inserted, then deleted) leave the context too.
-            if object.insertedFlag { detach(object) }
+            if object.insertedFlag {
+                // Dropped new objects (inserted, then deleted) leave the context too.
+                guard !object.deletedFlag else {
+                    detach(object)
+                    continue
+                }
+                let pk = written.keys[inserted]
+                inserted += 1
+                object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
+                object.insertedFlag = false
+                object.version = 1
+                registry[object.entity.rootIndex].insert(object, for: pk)
+            } else if object.deletedFlag {
+                detach(object)
+                continue
+            }
+            if !written.provisional.isEmpty { resolveProvisionalKeys(of: object, written.provisional) }
         }
         pending.removeAll(keepingCapacity: false)
         provisional.removeAll()

@@ -397,8 +397,6 @@ extension ManagedObject: RowSource {
     }
     package var rowVersion: Int64 { version }
     package var savedSlotValues: [Value]? { committed }
-    /// Only for new objects a slot points at: the writer maps just those.
-    package var provisionalKey: Int64 { isLinkTarget ? temporaryKey : 0 }
 
     /// The negative key that stands for this new object's primary key in slots and join rows.
     var temporaryKey: Int64 {

@@ -552,31 +552,37 @@ extension Context {
 
     // MARK: Saving
 
-    /// Every relationship rule a save would break: required to-ones, counts,
-    /// deny rules, and links to objects that are deleted or not saved
-    /// (including saved rows that point at objects this save deletes).
+    /// The to-one rules `object` (inserted or updated) breaks: a required
+    /// relationship left empty, or one pointing at a deleted object or a new
+    /// object that is not being saved.
+    func toOneProblems(of object: ManagedObject) -> [SaveProblem] {
+        var problems: [SaveProblem] = []
+        func problem(_ relationship: Relationship, _ rule: SaveProblem.Rule, _ message: String) {
+            problems.append(SaveProblem(objectID: object.objectID, place: relationship.description, rule: rule, message: message))
+        }
+        for relationship in object.entity.toOneRelationships {
+            guard let slot = relationship.slot else { continue }
+            guard case .int(let key) = object.slotValue(slot) else {
+                if !relationship.isOptional { problem(relationship, .required, "is required") }
+                continue
+            }
+            let end = key < 0 ? provisional[key] : registered(model.destination(of: relationship), key)
+            if key < 0, end == nil || end?.deletedFlag == true || end?.isDetached == true {
+                problem(relationship, .relationship, "points at a new object that is not being saved")
+            } else if let end, end.deletedFlag {
+                problem(relationship, .relationship, "points at \(end.objectID), which is deleted")
+            }
+        }
+        return problems
+    }
+
+    /// The other relationship rules a save would break (``toOneProblems(of:)``
+    /// checks each written object): counts, deny rules, and saved rows that
+    /// point at objects this save deletes.
     func relationshipProblems(_ changes: ChangeSet<ManagedObject>) throws(AmberError) -> [SaveProblem] {
         var problems: [SaveProblem] = []
         func problem(_ object: ManagedObject, _ relationship: Relationship, _ rule: SaveProblem.Rule, _ message: String) {
             problems.append(SaveProblem(objectID: object.objectID, place: relationship.description, rule: rule, message: message))
-        }
-        // Links, for every object whose row is written.
-        for list in [changes.inserts, changes.updates] {
-            for object in list {
-                for relationship in object.entity.toOneRelationships {
-                    guard let slot = relationship.slot else { continue }
-                    guard case .int(let key) = object.slotValue(slot) else {
-                        if !relationship.isOptional { problem(object, relationship, .required, "is required") }
-                        continue
-                    }
-                    let end = key < 0 ? provisional[key] : registered(model.destination(of: relationship), key)
-                    if key < 0, end == nil || end?.deletedFlag == true || end?.isDetached == true {
-                        problem(object, relationship, .relationship, "points at a new object that is not being saved")
-                    } else if let end, end.deletedFlag {
-                        problem(object, relationship, .relationship, "points at \(end.objectID), which is deleted")
-                    }
-                }
-            }
         }
         // Counts, for every object whose members may have changed. Their members
         // are loaded for all of them at once per relationship first: counting
@@ -680,14 +686,13 @@ extension Context {
         }
     }
 
-    /// After COMMIT: to-one slots that held new objects' provisional keys get their primary keys.
-    func resolveProvisionalKeys(_ keys: [Int64: Int64]) {
-        guard !keys.isEmpty else { return }
-        for object in pendingObjects where !object.deletedFlag && object.row == nil {
-            for relationship in object.entity.toOneRelationships {
-                guard let slot = relationship.slot, case .int(let key) = object.slotValue(slot), key < 0, let pk = keys[key] else { continue }
-                object.values[slot] = .int(pk)
-            }
+    /// After COMMIT: `object`'s to-one slots that held new objects'
+    /// provisional keys get their primary keys (`keys`).
+    func resolveProvisionalKeys(of object: ManagedObject, _ keys: [Int64: Int64]) {
+        guard object.row == nil else { return }
+        for relationship in object.entity.toOneRelationships {
+            guard let slot = relationship.slot, case .int(let key) = object.slotValue(slot), key < 0, let pk = keys[key] else { continue }
+            object.values[slot] = .int(pk)
         }
     }
 }

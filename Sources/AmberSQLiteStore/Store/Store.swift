@@ -288,17 +288,18 @@ public final class Store {
     /// (a uniqueness violation, a row changed or deleted since it was read)
     /// is reported, and then nothing is written.
     ///
-    /// - Returns: the new primary keys of `changes.inserts`, in order.
+    /// - Returns: the new primary keys of `changes.inserts`, and what each
+    ///   provisional key of ``ChangeSet/linkTargets`` became.
     /// - Throws: ``AmberError/saveFailed(_:)`` listing every problem; the
     ///   database is as it was.
-    package func write<Row: RowSource>(_ changes: ChangeSet<Row>) throws(AmberError) -> [Int64] {
+    package func write<Row: RowSource>(_ changes: ChangeSet<Row>) throws(AmberError) -> WrittenKeys {
         let writer = StoreWriter<Row>(store: self)
         var problems: [SaveProblem] = []
-        var newKeys: [Int64] = []
+        var written = WrittenKeys()
         do throws(AmberError) {
             try connection.execute("BEGIN IMMEDIATE")
-            newKeys = try writer.assignKeys(changes.inserts)
-            try writer.insert(changes.inserts, keys: newKeys, problems: &problems)
+            written.provisional = try writer.assignKeys(changes)
+            written.keys = try writer.insert(changes.inserts, problems: &problems)
             try writer.update(changes.updates, problems: &problems)
             try writer.delete(changes.deletes, problems: &problems)
             try writer.link(changes.links, positions: changes.positions, deleted: changes.deletes)
@@ -310,8 +311,16 @@ public final class Store {
             if connection.isInTransaction { try? connection.execute("ROLLBACK") }
             throw .saveFailed(problems)
         }
-        return newKeys
+        return written
     }
+}
+
+/// The primary keys a save gave its new rows.
+package struct WrittenKeys {
+    /// By position in ``ChangeSet/inserts``.
+    package var keys: [Int64] = []
+    /// Provisional key → primary key, for the ``ChangeSet/linkTargets``.
+    package var provisional: [Int64: Int64] = [:]
 }
 
 /// One row of a join table: `source` and `target` as the table names them.
@@ -357,20 +366,40 @@ package protocol RowSource: AnyObject {
     var savedSlotValues: [Value]? { get }
     /// The row version last read or written, checked by updates and deletes.
     var rowVersion: Int64 { get }
-    /// For a new object, the negative key that stands for its primary key in
-    /// other objects' foreign-key slots until it is saved.
-    var provisionalKey: Int64 { get }
 }
 
 /// The rows one save writes.
 package struct ChangeSet<Row: RowSource> {
-    package var inserts: [Row] = []
+    /// New rows, in the order they are inserted (``add(insert:table:provisionalKey:)``).
+    package private(set) var inserts: [Row] = []
     package var updates: [Row] = []
     package var deletes: [Row] = []
     /// Rows of join tables to add (true) or remove (false); keys may be provisional.
     package var links: [JoinRow: Bool] = [:]
     /// Positions of the members of ordered to-many relationships.
     package var positions: [Position] = []
+    /// The new rows other rows point at by a provisional key: their table (a
+    /// root entity's index) and their place among that table's inserts, so the
+    /// writer knows every such key before writing the first row.
+    private(set) var linkTargets: [(key: Int64, table: Int, rank: Int)] = []
+    /// Inserts so far per table (root entity index).
+    private var insertsPerTable: [Int] = []
 
     package init() {}
+
+    /// Adds a new row for the table of root entity `table`; `provisionalKey`
+    /// is the negative key other rows' slots and join rows hold for it, if any do.
+    package mutating func add(insert row: Row, table: Int, provisionalKey: Int64?) {
+        if table >= insertsPerTable.count { insertsPerTable += repeatElement(0, count: table + 1 - insertsPerTable.count) }
+        if let provisionalKey { linkTargets.append((provisionalKey, table, insertsPerTable[table])) }
+        insertsPerTable[table] += 1
+        inserts.append(row)
+    }
+
+    /// Lists the link targets again, after more new rows became ones.
+    package mutating func findLinkTargets(_ provisionalKey: (Row) -> Int64?) {
+        let rows = inserts
+        (inserts, linkTargets, insertsPerTable) = ([], [], [])
+        for row in rows { add(insert: row, table: row.entity.rootIndex, provisionalKey: provisionalKey(row)) }
+    }
 }

@@ -14,44 +14,52 @@ final class StoreWriter<Row: RowSource> {
     let store: Store
     /// Provisional keys of this write's new objects → their primary keys.
     private var provisional: [Int64: Int64] = [:]
+    /// Per table (root entity index): the key its next new row gets.
+    private var next: [Int64?]
 
-    init(store: Store) { self.store = store }
-
-    /// Gives every new object its primary key before any row is written, so
-    /// rows can point at each other in one pass (a book at its new author, two
-    /// new objects at each other): per table, the keys after its largest,
-    /// in order (what SQLite would choose, inside this write transaction).
-    func assignKeys(_ objects: [Row]) throws(AmberError) -> [Int64] {
-        // Per table: the entities of a hierarchy share their root's keys.
-        var next = [Int64?](repeating: nil, count: store.mappings.count)
-        var keys: [Int64] = []
-        keys.reserveCapacity(objects.count)
-        for object in objects {
-            let index = object.entity.rootIndex
-            if next[index] == nil {
-                let statement = try store.connection.statement("SELECT max(_pk) FROM \(store.mappings[index].table)")
-                defer { statement.reset() }
-                next[index] = try statement.step() ? statement.int64(0) &+ 1 : 1
-            }
-            let key = next[index] ?? 1
-            keys.append(key)
-            next[index] = key + 1
-        }
-        // Index loops, not zip: this generic code runs unspecialized, and zip's iterator looks up metadata per element.
-        for index in objects.indices {
-            let key = objects[index].provisionalKey
-            if key < 0 { provisional[key] = keys[index] }
-        }
-        return keys
+    init(store: Store) {
+        self.store = store
+        next = [Int64?](repeating: nil, count: store.mappings.count)
     }
 
-    /// Inserts `objects` with the primary keys ``assignKeys(_:)`` gave them.
-    func insert(_ objects: [Row], keys: [Int64], problems: inout [SaveProblem]) throws(AmberError) {
+    /// Works out, before any row is written, the primary keys of the new
+    /// rows others point at, so rows can point at each other in one pass (a
+    /// book at its new author, two new objects at each other). Per table, new
+    /// rows take the keys after its largest, in order (what SQLite would
+    /// choose, inside this write transaction).
+    ///
+    /// - Returns: provisional key → primary key for `changes.linkTargets`.
+    func assignKeys(_ changes: ChangeSet<Row>) throws(AmberError) -> [Int64: Int64] {
+        provisional.reserveCapacity(changes.linkTargets.count)
+        for (key, table, rank) in changes.linkTargets { provisional[key] = try firstKey(of: table) + Int64(rank) }
+        return provisional
+    }
+
+    /// The key the first new row of `table` (a root entity's index) gets.
+    private func firstKey(of table: Int) throws(AmberError) -> Int64 {
+        if let key = next[table] { return key }
+        let statement = try store.connection.statement("SELECT max(_pk) FROM \(store.mappings[table].table)")
+        defer { statement.reset() }
+        let key = try statement.step() ? statement.int64(0) &+ 1 : 1
+        next[table] = key
+        return key
+    }
+
+    /// Inserts `objects` (a change set's inserts, after ``assignKeys(_:)``).
+    ///
+    /// - Returns: their primary keys, in order.
+    func insert(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
+        var keys: [Int64] = []
+        keys.reserveCapacity(objects.count)
         // One statement per entity for the whole save, found by entity index (no hashing per row).
         var statements = [Statement?](repeating: nil, count: store.mappings.count)
+        // Index loops, not for-in: this generic code runs unspecialized, and an iterator looks up metadata per element.
         for index in objects.indices {
-            let object = objects[index], key = keys[index]
-            let entityIndex = object.entity.index
+            let object = objects[index], entity = object.entity
+            let entityIndex = entity.index, table = entity.rootIndex
+            let key = try firstKey(of: table)
+            next[table] = key + 1
+            keys.append(key)
             let mapping = store.mappings[entityIndex]
             let statement: Statement
             if let cached = statements[entityIndex] {
@@ -68,6 +76,7 @@ final class StoreWriter<Row: RowSource> {
             }
             _ = try run(statement, for: object, problems: &problems)
         }
+        return keys
     }
 
     /// Binds one column's value; a foreign key that stands for a new object
