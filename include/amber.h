@@ -27,7 +27,11 @@
  *             from any thread. A context, and the object handles it gives
  *             out, belong to the thread that created the context; use from
  *             another thread fails with AMBER_E_WRONG_THREAD. A store may be
- *             shared by contexts of one thread.
+ *             shared by contexts on any threads: it runs one caller's
+ *             statements at a time. Several stores, in this process or
+ *             others, may open one file; a save that meets another writer
+ *             waits up to the busy timeout (amber_store_options), then fails
+ *             with AMBER_E_BUSY.
  *
  *   Strings.  Names (entities, attributes, classes, transformers, paths) are
  *             NUL-terminated UTF-8. String values carry a length and need no
@@ -103,6 +107,7 @@ enum {
     AMBER_E_SQLITE = -18,            /**< SQLite reported an error */
     AMBER_E_BUFFER_TOO_SMALL = -19,  /**< a caller-provided array is too small; see the function */
     AMBER_E_PLUGIN_REFUSED = -20,    /**< a plugin was refused; nothing of it was registered */
+    AMBER_E_BUSY = -21,              /**< another connection held the store's lock past the busy timeout: nothing written, pending changes kept; retrying may succeed */
     AMBER_E_INTERNAL = -99           /**< a bug in Amber; please report it with the message */
 };
 
@@ -652,11 +657,33 @@ amber_status amber_model_builder_bind(amber_model **out, amber_model_builder *bu
 /* Stores                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/** Opens (creating if needed) the store at `path` with `model`; `path` NULL
- *  opens an in-memory store. Close it with amber_store_close.
+/** Opens (creating if needed) the store at `path` with `model`, with the
+ *  default options (a busy timeout of 5 seconds); `path` NULL opens an
+ *  in-memory store. Close it with amber_store_close. Any thread may use the
+ *  store handle.
  *  Errors: AMBER_E_MODEL_MISMATCH (the message lists each difference),
  *  AMBER_E_NOT_A_STORE, AMBER_E_SQLITE. */
 amber_status amber_store_open(amber_store **out, const char *path, amber_model *model);
+
+/** How a store is opened. Start from AMBER_STORE_OPTIONS_INIT (which sets
+ *  `size` and the defaults); fields added later keep their defaults for
+ *  callers compiled before them. */
+typedef struct amber_store_options {
+    size_t size;              /**< sizeof(amber_store_options) as the caller was compiled: set by the _INIT */
+    int64_t busy_timeout_ms;  /**< how long a save or read waits for another connection's lock
+                                   before failing with AMBER_E_BUSY; 0 fails at once (default 5000) */
+} amber_store_options;
+
+/** `amber_store_options options = AMBER_STORE_OPTIONS_INIT;` */
+#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000 }
+
+/** amber_store_open with `options` (NULL: the defaults). Several processes
+ *  may create the same new store at once: one makes it, the others open it.
+ *  Errors: as amber_store_open; AMBER_E_INVALID_VALUE for a negative
+ *  timeout or a bad `size`; AMBER_E_BUSY if another connection kept the
+ *  file locked past the timeout. */
+amber_status amber_store_open_with_options(amber_store **out, const char *path, amber_model *model,
+                                           const amber_store_options *options);
 
 /** Opens an existing store with the model it carries, bound against
  *  `registry` (NULL: shared). *out_model (may be NULL) receives a new handle
@@ -671,8 +698,9 @@ amber_status amber_store_close(amber_store *store);
 /* Contexts                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/** A new context over `store`, owned by the calling thread. Free it with
- *  amber_context_free (pending changes are discarded). */
+/** A new context over `store`, owned by the calling thread (any thread may
+ *  make contexts over one store). Free it with amber_context_free (pending
+ *  changes are discarded). */
 amber_status amber_context_new(amber_context **out, amber_store *store);
 
 /** Releases the context and every object handle it gave out. */

@@ -38,6 +38,7 @@ struct CAPIError: Error {
         case .duplicateName(_, let name, _, _): self.init(AMBER_E_DUPLICATE, message, origin: name)
         case .transformerFailed(_, let transformer, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: transformer)
         case .pluginRefused(let path, _): self.init(AMBER_E_PLUGIN_REFUSED, message, origin: path)
+        case .busy(let path, _): self.init(AMBER_E_BUSY, message, origin: path)
         }
     }
 

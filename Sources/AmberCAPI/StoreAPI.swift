@@ -6,16 +6,36 @@ import Foundation
 public func amber_store_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?,
                              _ model: OpaquePointer?) -> amber_status
 {
+    amber_store_open_with_options(out, path, model, nil)
+}
+
+@c @implementation
+public func amber_store_open_with_options(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?,
+                                          _ model: OpaquePointer?, _ options: UnsafePointer<amber_store_options>?) -> amber_status
+{
     api { () throws(CAPIError) in
         let result = try require(out, "out")
         let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
         let file = try optionalName(path, "path")
+        let settings = try storeOptions(options)
         let store = try core { () throws(AmberError) in
-            if let file, file != ":memory:" { return try Store(path: file, model: wrapper.model) }
+            if let file, file != ":memory:" { return try Store(path: file, model: wrapper.model, options: settings) }
             return try Store.inMemory(model: wrapper.model)
         }
         result.pointee = Handles.make(CStore(store, model: wrapper), kind: .store)
     }
+}
+
+/// Reads a caller's amber_store_options (NULL: the defaults).
+private func storeOptions(_ options: UnsafePointer<amber_store_options>?) throws(CAPIError) -> Store.Options {
+    guard options != nil else { return Store.Options() }
+    let published = MemoryLayout<amber_store_options>.offset(of: \amber_store_options.busy_timeout_ms).map { $0 + MemoryLayout<Int64>.size } ?? 0
+    let given = try sized(options, "options", initializer: "AMBER_STORE_OPTIONS_INIT", minimum: published, zero: amber_store_options())
+    guard given.busy_timeout_ms >= 0 else {
+        throw CAPIError(AMBER_E_INVALID_VALUE, "options->busy_timeout_ms is \(given.busy_timeout_ms); expected 0 or more",
+                        origin: "options->busy_timeout_ms")
+    }
+    return Store.Options(busyTimeout: .milliseconds(given.busy_timeout_ms))
 }
 
 @c @implementation
@@ -45,9 +65,6 @@ public func amber_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ st
     api { () throws(CAPIError) in
         let result = try require(out, "out")
         let wrapper: CStore = try Handles.resolve(store, as: .store, "store")
-        guard pthread_equal(wrapper.owner, pthread_self()) != 0 else {
-            throw CAPIError(AMBER_E_WRONG_THREAD, "store belongs to another thread (the one that opened it)", origin: "store")
-        }
         let context = CContext(Context(store: wrapper.store), store: wrapper)
         result.pointee = Handles.make(context, kind: .context, owner: context.owner)
     }

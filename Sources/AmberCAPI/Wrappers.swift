@@ -160,10 +160,9 @@ final class CAttribute {
     }
 }
 
-/// A store, used by the contexts of the thread that opened it.
+/// A store, shared by contexts on any threads (the core store serializes them).
 final class CStore {
     let store: Store
-    let owner = pthread_self()
     /// The model handle the store's entities are reached through (amber_object_entity).
     let model: CModel
 

@@ -8,13 +8,17 @@ import Foundation
 let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// One SQLite connection and its prepared-statement cache. Used by one
-/// thread at a time (the store's owner).
+/// thread at a time: the store serializes its callers.
 final class Connection {
     private let db: OpaquePointer
     private var cache: [String: Statement] = [:]
+    /// The file, for errors.
+    private let path: String
+    /// How long a statement waits for another connection's lock before SQLite gives up with SQLITE_BUSY.
+    let busyTimeout: Duration
 
     /// Opens (creating if `create`) the database at `path`; ":memory:" for an in-memory database.
-    init(path: String, create: Bool) throws(AmberError) {
+    init(path: String, create: Bool, busyTimeout: Duration) throws(AmberError) {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
@@ -24,7 +28,11 @@ final class Connection {
             throw .notAStore(path: path, reason: "cannot open: \(message)")
         }
         db = handle
+        self.path = path
+        self.busyTimeout = busyTimeout
         sqlite3_extended_result_codes(db, 1)
+        // Set before anything else: switching a new file to WAL already takes a lock another process may hold.
+        sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds))
         SQLFunctions.register(on: db)
     }
 
@@ -40,7 +48,7 @@ final class Connection {
         if rc != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_free(message)
-            throw .sqlite(code: rc, message: text)
+            throw error(rc, message: text)
         }
     }
 
@@ -59,9 +67,11 @@ final class Connection {
         return statement
     }
 
-    /// The error for result code `rc`, with SQLite's message.
-    func error(_ rc: Int32) -> AmberError {
-        .sqlite(code: rc, message: String(cString: sqlite3_errmsg(db)))
+    /// The error for result code `rc`, with SQLite's message: ``AmberError/busy(path:timeout:)``
+    /// when another connection's lock outlasted the busy timeout.
+    func error(_ rc: Int32, message: String? = nil) -> AmberError {
+        if rc & 0xff == SQLITE_BUSY { return .busy(path: path, timeout: busyTimeout) }
+        return .sqlite(code: rc, message: message ?? String(cString: sqlite3_errmsg(db)))
     }
 
     /// Statements handed out so far: tests count queries with it (prefetching, faults).

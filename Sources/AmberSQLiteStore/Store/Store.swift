@@ -12,41 +12,68 @@ import Foundation
 /// rows matching a fetch request, for counts, and to write a change set in
 /// one transaction (``write(_:)``); they never see SQL.
 ///
-/// A store and the contexts over it are used from one thread at a time.
-public final class Store {
+/// Threads: a store may be shared by contexts on any threads; it runs one
+/// caller's statements at a time (a save holds it for its transaction).
+/// Each ``Context`` and its objects are used from one thread at a time.
+/// Several stores (in this process or others) may open one file: a save
+/// that finds another connection writing waits up to
+/// ``Options/busyTimeout`` and then fails with ``AmberError/busy(path:timeout:)``,
+/// keeping every pending change.
+public final class Store: @unchecked Sendable {
+    /// How a store is opened.
+    public struct Options: Sendable {
+        /// How long a save (or a read) waits for another connection's lock
+        /// before failing with ``AmberError/busy(path:timeout:)``. Five
+        /// seconds by default; zero fails at once.
+        public var busyTimeout: Duration = .seconds(5)
+
+        /// The default options.
+        public init() {}
+
+        /// Options with `busyTimeout`.
+        public init(busyTimeout: Duration) { self.busyTimeout = busyTimeout }
+    }
+
     /// The file, or nil for an in-memory store.
     public let path: String?
     /// The model the store was opened with.
     public let model: Model
     /// The store's UUID, fixed when the store is created; part of every object ID URI.
     public let identifier: UUID
+    /// The options the store was opened with.
+    public let options: Options
 
+    /// Used only inside ``serialized(_:)``, or by the initializer before anyone else can see the store.
     let connection: Connection
     let mappings: [TableMapping]
+    /// Held while one caller's statements run (every package entry point takes it).
+    private let lock = NSLock()
 
     private static let metadataTable = "_amber_metadata"
     private static let formatVersion = "1"
 
     /// Opens the store at `path` with `model`, creating the file and its
-    /// tables if the file is missing or empty.
+    /// tables if the file is missing or empty. Several processes may create
+    /// the same new store at once: one makes it, the others open it.
     ///
     /// - Throws: ``AmberError/modelMismatch(store:differences:)`` if the store
     ///   was made with a model of another shape, naming each difference;
     ///   ``AmberError/notAStore(path:reason:)`` for a file that is not an
-    ///   Amber store.
-    public convenience init(path: String, model: Model) throws(AmberError) {
-        let connection = try Connection(path: path, create: true)
-        try self.init(connection: connection, path: path, model: model)
+    ///   Amber store; ``AmberError/busy(path:timeout:)`` if another connection
+    ///   kept the file locked for longer than `options.busyTimeout`.
+    public convenience init(path: String, model: Model, options: Options = Options()) throws(AmberError) {
+        let connection = try Connection(path: path, create: true, busyTimeout: options.busyTimeout)
+        try self.init(connection: connection, path: path, model: model, options: options)
     }
 
     /// Opens an existing store with the model it carries, so a program (such
     /// as the `amber` CLI) can read a store it did not make. The model is
     /// bound against `registry`, which must hold the transformers it names.
-    public convenience init(openingExisting path: String, registry: Registry = .shared) throws(AmberError) {
+    public convenience init(openingExisting path: String, registry: Registry = .shared, options: Options = Options()) throws(AmberError) {
         guard FileManager.default.fileExists(atPath: path) else {
             throw .notAStore(path: path, reason: "no such file")
         }
-        let connection = try Connection(path: path, create: false)
+        let connection = try Connection(path: path, create: false, busyTimeout: options.busyTimeout)
         let metadata = try Self.readMetadata(connection, path: path)
         guard let json = metadata["model"] else { throw .notAStore(path: path, reason: "no model in the metadata table") }
         let model: Model
@@ -55,40 +82,53 @@ public final class Store {
         } catch {
             throw .notAStore(path: path, reason: "the stored model cannot be read: \(error)")
         }
-        try self.init(connection: connection, path: path, model: model)
+        try self.init(connection: connection, path: path, model: model, options: options)
     }
 
     /// An in-memory store with `model`; it lives as long as this object.
     public static func inMemory(model: Model) throws(AmberError) -> Store {
-        try Store(connection: Connection(path: ":memory:", create: true), path: nil, model: model)
+        try Store(connection: Connection(path: ":memory:", create: true, busyTimeout: .zero), path: nil, model: model, options: Options())
     }
 
-    private init(connection: Connection, path: String?, model: Model) throws(AmberError) {
+    private init(connection: Connection, path: String?, model: Model, options: Options) throws(AmberError) {
         self.connection = connection
         self.path = path
         self.model = model
+        self.options = options
         self.mappings = model.entities.map { TableMapping(entity: $0, model: model) }
-        let place = path ?? ":memory:"
-        try Self.configure(connection, inMemory: path == nil, place: place)
-        let metadata = try Self.readMetadata(connection, path: place)
-        if metadata.isEmpty {
-            identifier = UUID()
-            try createSchema()
-        } else {
-            guard metadata["format"] == Self.formatVersion, let uuidText = metadata["store_uuid"],
-                  let uuid = UUID(uuidString: uuidText)
-            else {
-                throw .notAStore(path: place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
-            }
-            identifier = uuid
-            if metadata["model_hash"] != model.versionHash {
-                let stored = metadata["model"].flatMap { try? ModelDescription(json: Data($0.utf8)) }
-                let differences = stored.map {
-                    ModelFingerprint.differences(store: ModelFingerprint($0), model: ModelFingerprint(model.description))
-                } ?? []
-                throw .modelMismatch(store: place, differences: differences.isEmpty
-                    ? ["model version hash \(metadata["model_hash"] ?? "(none)") in the store, \(model.versionHash) in the model"]
-                    : differences)
+        let place = path ?? ":memory:", mappings = self.mappings
+        let metadata = try Self.retryingWhileBusy(connection) { () throws(AmberError) in
+            try Self.configure(connection, inMemory: path == nil, place: place)
+            let metadata = try Self.readMetadata(connection, path: place)
+            return metadata.isEmpty ? try Self.createSchema(connection, mappings: mappings, model: model, place: place) : metadata
+        }
+        guard metadata["format"] == Self.formatVersion, let uuidText = metadata["store_uuid"], let uuid = UUID(uuidString: uuidText) else {
+            throw .notAStore(path: place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
+        }
+        identifier = uuid
+        if metadata["model_hash"] != model.versionHash {
+            let stored = metadata["model"].flatMap { try? ModelDescription(json: Data($0.utf8)) }
+            let differences = stored.map {
+                ModelFingerprint.differences(store: ModelFingerprint($0), model: ModelFingerprint(model.description))
+            } ?? []
+            throw .modelMismatch(store: place, differences: differences.isEmpty
+                ? ["model version hash \(metadata["model_hash"] ?? "(none)") in the store, \(model.versionHash) in the model"]
+                : differences)
+        }
+    }
+
+    /// Runs `body` (the opening steps) again while it fails as busy, until
+    /// the busy timeout has passed. Opening is where SQLite reports busy
+    /// without waiting: two connections switching a new file to WAL at once
+    /// would deadlock if both waited, so one is told at once.
+    private static func retryingWhileBusy<T>(_ connection: Connection, _ body: () throws(AmberError) -> T) throws(AmberError) -> T {
+        let deadline = ContinuousClock.now + connection.busyTimeout
+        while true {
+            do throws(AmberError) {
+                return try body()
+            } catch .busy(let path, let timeout) {
+                guard ContinuousClock.now < deadline else { throw .busy(path: path, timeout: timeout) }
+                usleep(UInt32.random(in: 1_000...5_000))
             }
         }
     }
@@ -99,9 +139,19 @@ public final class Store {
             // application crashes, which is SQLite's advice for WAL.
             if !inMemory { try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;") }
             try connection.execute("PRAGMA foreign_keys = ON")
+        } catch .busy(let path, let timeout) {
+            throw .busy(path: path, timeout: timeout)
         } catch {
             throw .notAStore(path: place, reason: "\(error)")
         }
+    }
+
+    /// Runs `body` as the only caller using the connection: contexts on
+    /// several threads share a store, one statement sequence at a time.
+    func serialized<T>(_ body: () throws(AmberError) -> T) throws(AmberError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
     }
 
     /// The metadata table as key → value; empty for a new, empty database.
@@ -109,6 +159,8 @@ public final class Store {
         let tables: Statement
         do throws(AmberError) {
             tables = try connection.statement("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        } catch .busy(let path, let timeout) {
+            throw .busy(path: path, timeout: timeout)
         } catch {
             throw .notAStore(path: path, reason: "\(error)")
         }
@@ -126,24 +178,34 @@ public final class Store {
         return metadata
     }
 
-    private func createSchema() throws(AmberError) {
+    /// Makes the tables and the metadata of a new store and returns the
+    /// metadata, unless another connection made them first (checked under the
+    /// write lock): then it returns theirs.
+    private static func createSchema(_ connection: Connection, mappings: [TableMapping], model: Model,
+                                     place: String) throws(AmberError) -> [String: String]
+    {
         try connection.execute("BEGIN IMMEDIATE")
         do throws(AmberError) {
+            let existing = try readMetadata(connection, path: place)
+            guard existing.isEmpty else {
+                try connection.execute("COMMIT")
+                return existing
+            }
             try connection.execute("CREATE TABLE \(Self.metadataTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             for mapping in mappings {
                 for sql in mapping.createSQL { try connection.execute(sql) }
             }
             for sql in TableMapping.joinTableSQL(model: model) { try connection.execute(sql) }
+            let metadata = ["format": Self.formatVersion, "store_uuid": UUID().uuidString, "model_hash": model.versionHash,
+                            "model": model.description.jsonText(), "created_by": "Amber \(version)"]
             let insert = try connection.statement("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?)")
-            for (key, value) in [("format", Self.formatVersion), ("store_uuid", identifier.uuidString),
-                                 ("model_hash", model.versionHash), ("model", model.description.jsonText()),
-                                 ("created_by", "Amber \(version)")]
-            {
+            for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
                 insert.bind(0, key)
                 insert.bind(1, value)
                 try insert.run()
             }
             try connection.execute("COMMIT")
+            return metadata
         } catch {
             try? connection.execute("ROLLBACK")
             throw error
@@ -183,11 +245,13 @@ public final class Store {
         throws(AmberError) -> FetchedRows
     {
         let mapping = mapping(for: entity)
-        let statement = try connection.statement("SELECT \(mapping.selectColumns) FROM \(mapping.table) WHERE \(Self.name(of: column)) "
-            + "IN (SELECT value FROM json_each(?)) ORDER BY \((order.map(quote) + ["_pk"]).joined(separator: ", "))")
-        defer { statement.reset() }
-        statement.bind(0, Self.jsonArray(keys))
-        return try FetchedRows(reading: statement, mapping: mapping)
+        return try serialized { () throws(AmberError) in
+            let statement = try connection.statement("SELECT \(mapping.selectColumns) FROM \(mapping.table) WHERE \(Self.name(of: column)) "
+                + "IN (SELECT value FROM json_each(?)) ORDER BY \((order.map(quote) + ["_pk"]).joined(separator: ", "))")
+            defer { statement.reset() }
+            statement.bind(0, Self.jsonArray(keys))
+            return try FetchedRows(reading: statement, mapping: mapping)
+        }
     }
 
     /// The rows of `entity` whose to-one `relationship` holds one of `keys`,
@@ -200,12 +264,14 @@ public final class Store {
 
     /// The two integer columns of the rows `sql` returns for `keys` (bound as one JSON array).
     private func pairs(_ sql: String, _ keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
-        let statement = try connection.statement(sql)
-        defer { statement.reset() }
-        statement.bind(0, Self.jsonArray(keys))
-        var pairs: [(Int64, Int64)] = []
-        while try statement.step() { pairs.append((statement.int64(0), statement.int64(1))) }
-        return pairs
+        try serialized { () throws(AmberError) in
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            statement.bind(0, Self.jsonArray(keys))
+            var pairs: [(Int64, Int64)] = []
+            while try statement.step() { pairs.append((statement.int64(0), statement.int64(1))) }
+            return pairs
+        }
     }
 
     /// The rows of join-table `relationship` whose far end is one of `keys`,
@@ -224,24 +290,31 @@ public final class Store {
     }
 
     /// Statements used so far on this store's connection (for tests that count queries).
-    package var statementCount: Int { connection.statementCount }
+    package var statementCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return connection.statementCount
+    }
 
     /// How many keys are linked to `key` through join-table `relationship`.
     package func joinedCount(through relationship: Relationship, from key: Int64) throws(AmberError) -> Int {
         guard case .joinTable(let table, let mine, _, _) = relationship.storage else { return 0 }
-        let statement = try connection.statement("SELECT count(*) FROM \(quote(table)) WHERE \(mine) = ?")
-        defer { statement.reset() }
-        statement.bind(0, key)
-        return try statement.step() ? Int(statement.int64(0)) : 0
+        return try count("SELECT count(*) FROM \(quote(table)) WHERE \(mine) = ?", key)
     }
 
     /// How many rows of `entity` have `key` in to-one `relationship`.
     package func count(of entity: Entity, through relationship: Relationship, to key: Int64) throws(AmberError) -> Int {
-        let statement = try connection.statement(
-            "SELECT count(*) FROM \(mapping(for: entity).table) WHERE \(Self.name(of: .foreignKey(relationship))) = ?")
-        defer { statement.reset() }
-        statement.bind(0, key)
-        return try statement.step() ? Int(statement.int64(0)) : 0
+        try count("SELECT count(*) FROM \(mapping(for: entity).table) WHERE \(Self.name(of: .foreignKey(relationship))) = ?", key)
+    }
+
+    /// The count `sql` returns with `key` bound.
+    private func count(_ sql: String, _ key: Int64) throws(AmberError) -> Int {
+        try serialized { () throws(AmberError) in
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            statement.bind(0, key)
+            return try statement.step() ? Int(statement.int64(0)) : 0
+        }
     }
 
     private static func name(of column: KeyColumn) -> String {
@@ -277,10 +350,12 @@ public final class Store {
     private func query<T>(_ request: FetchRequest, _ mapping: TableMapping, columns: String, counting: Bool = false,
                           _ body: (Statement) throws(AmberError) -> T) throws(AmberError) -> T
     {
-        let statement = try FetchQuery(request: request, mapping: mapping, model: model, columns: columns, counting: counting)
-            .prepare(on: connection)
-        defer { statement.reset() }
-        return try body(statement)
+        let query = try FetchQuery(request: request, mapping: mapping, model: model, columns: columns, counting: counting)
+        return try serialized { () throws(AmberError) in
+            let statement = try query.prepare(on: connection)
+            defer { statement.reset() }
+            return try body(statement)
+        }
     }
 
     /// Writes `changes` in one transaction: inserts, then updates and deletes
@@ -293,7 +368,10 @@ public final class Store {
     /// - Throws: ``AmberError/saveFailed(_:)`` listing every problem; the
     ///   database is as it was.
     package func write<Row: RowSource>(_ changes: ChangeSet<Row>) throws(AmberError) -> WrittenKeys {
-        let writer = StoreWriter<Row>(store: self)
+        try serialized { () throws(AmberError) in try write(changes, StoreWriter<Row>(store: self)) }
+    }
+
+    private func write<Row: RowSource>(_ changes: ChangeSet<Row>, _ writer: StoreWriter<Row>) throws(AmberError) -> WrittenKeys {
         var problems: [SaveProblem] = []
         var written = WrittenKeys()
         do throws(AmberError) {
@@ -304,6 +382,10 @@ public final class Store {
             try writer.delete(changes.deletes, problems: &problems)
             try writer.link(changes.links, positions: changes.positions, deleted: changes.deletes)
             if problems.isEmpty { try connection.execute("COMMIT") }
+        } catch .busy(let path, let timeout) {
+            // Not a problem with the changes: the caller may simply retry.
+            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            throw .busy(path: path, timeout: timeout)
         } catch {
             problems.append(SaveProblem(objectID: nil, place: path ?? ":memory:", rule: .store, message: "\(error)"))
         }

@@ -43,6 +43,10 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A plugin was refused; nothing of it was registered. `message` names the
     /// class or transformer and what was expected against what was found.
     case pluginRefused(path: String, message: String)
+    /// Another connection (a context of another store handle, or another
+    /// process) held the store's write lock for longer than the busy timeout.
+    /// Nothing was written and every pending change is kept: retrying may succeed.
+    case busy(path: String, timeout: Duration)
     /// A transformer failed or returned a value other than it declared, while
     /// converting `place` (`Book.coverColor`).
     case transformerFailed(place: String, transformer: String, source: String, message: String)
@@ -90,6 +94,9 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(kind) \"\(name)\" from \(refused) refused: the name is already registered by \(existing)"
         case .pluginRefused(let path, let message):
             return "\(path): \(message)"
+        case .busy(let path, let timeout):
+            return "\(path): the store is busy: another connection held its write lock for more than the busy timeout "
+                + "(\(timeout.milliseconds) ms); nothing was written, pending changes are kept, and retrying may succeed"
         case .transformerFailed(let place, let transformer, let source, let message):
             return "\(place): transformer \"\(transformer)\" (\(source)) \(message)"
         }
@@ -184,4 +191,12 @@ private func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         (beforePrevious, previous, current) = (previous, current, beforePrevious)
     }
     return previous[b.count]
+}
+
+extension Duration {
+    /// The duration in whole milliseconds (rounded down), as SQLite's busy timeout takes it.
+    package var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds &* 1000 &+ attoseconds / 1_000_000_000_000_000
+    }
 }

@@ -13,13 +13,13 @@ over SQLite, through Amber's C API.
 from ._ffi import ffi, lib
 from .core import (Attribute, Context, Entity, Model, Object, Registry, RelatedObjects, Relationship, Store, Transformer, open,
                    shared_registry)
-from .errors import (Error, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, StoreError,
+from .errors import (BusyError, Error, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, StoreError,
                      TransformerError, ValidationError, ValueClassError)
 
 __version__ = ffi.string(lib.amber_version()).decode()
 
 __all__ = [
-    "Attribute", "Context", "Entity", "Error", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
+    "Attribute", "BusyError", "Context", "Entity", "Error", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
     "PluginError", "PredicateError", "Registry", "RelatedObjects", "Relationship", "Store", "StoreError", "Transformer", "TransformerError",
     "ValidationError", "ValueClassError", "open", "shared_registry",
 ]

@@ -758,10 +758,15 @@ class Model(_Owner):
 
 def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, *,
          plugins: Iterable[Union[str, os.PathLike]] = (), plugin_config: Optional[str] = None,
-         registry: Optional[Registry] = None) -> "Store":
+         registry: Optional[Registry] = None, busy_timeout: float = 5.0) -> "Store":
     """Opens (creating if needed) the store at `path` (None: in memory) with
     `model`, after loading `plugins` into the model's registry. With no model,
-    opens an existing store with the model it carries."""
+    opens an existing store with the model it carries.
+
+    `busy_timeout` is how many seconds a save waits for another connection
+    (another store on the file, or another process) to finish writing
+    before raising BusyError; several processes may create one new store at
+    once. A store may be shared by contexts on any threads."""
     target = model.registry if model is not None else (registry or shared_registry())
     for plugin in plugins:
         target.load_plugin(plugin, plugin_config)
@@ -771,7 +776,11 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
         check(lib.amber_store_open_existing(out, model_out, os.fsencode(path), target._handle))
         return Store(out[0], Model._bound(model_out[0], target))
     model.bind()
-    check(lib.amber_store_open(out, ffi.NULL if path is None else os.fsencode(path), model._handle))
+    if busy_timeout < 0:
+        raise ValueError(f"busy_timeout is {busy_timeout}; expected 0 or more seconds")
+    options = ffi.new("amber_store_options *", {"size": ffi.sizeof("amber_store_options"),
+                                                "busy_timeout_ms": int(busy_timeout * 1000)})
+    check(lib.amber_store_open_with_options(out, ffi.NULL if path is None else os.fsencode(path), model._handle, options))
     return Store(out[0], model)
 
 

@@ -62,6 +62,13 @@ class StoreError(Error):
     """The file is not an Amber store, or SQLite failed."""
 
 
+class BusyError(StoreError):
+    """Another connection held the store's lock past the busy timeout.
+
+    Nothing was written and every pending change is kept: retrying may succeed.
+    """
+
+
 _BY_CODE = {
     lib.AMBER_E_NULL_ARGUMENT: MisuseError,
     lib.AMBER_E_INVALID_HANDLE: MisuseError,
@@ -82,6 +89,7 @@ _BY_CODE = {
     lib.AMBER_E_SQLITE: StoreError,
     lib.AMBER_E_TRANSFORMER: TransformerError,
     lib.AMBER_E_PLUGIN_REFUSED: PluginError,
+    lib.AMBER_E_BUSY: BusyError,
 }
 
 

@@ -1,0 +1,78 @@
+"""Several contexts, threads and connections on one store: saves wait for
+each other, and a save kept waiting past the busy timeout raises BusyError
+with every pending change kept."""
+import sqlite3
+import threading
+import time
+
+import pytest
+
+import amber
+
+COUNTERS = {"entities": [
+    {"name": "Counter", "attributes": [{"name": "name", "type": "string"}, {"name": "value", "type": "integer64"}]},
+]}
+
+
+def counters():
+    return amber.Model.from_dict(COUNTERS, amber.Registry())
+
+
+def write(store, name, saves):
+    with store.context() as ctx:
+        counter = ctx.insert("Counter", name=name, value=0)
+        for step in range(1, saves + 1):
+            counter.value = step
+            ctx.insert("Counter", name=f"{name}-{step}", value=-1)
+            ctx.save()
+
+
+def test_contexts_on_threads_and_two_connections_wait_for_each_other(tmp_path):
+    path = tmp_path / "shared.amber"
+    model = counters()
+    shared = amber.open(path, model)
+    errors = []
+
+    def run(target, name):
+        try:
+            write(target, name, 100)
+        except amber.Error as error:  # reported below, with the others
+            errors.append(error)
+
+    # Two threads share one store; a third writes through a second connection to the same file.
+    threads = [threading.Thread(target=run, args=(shared, f"t{i}")) for i in range(2)]
+    threads.append(threading.Thread(target=run, args=(amber.open(path, model), "other")))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with shared.context() as ctx:
+        assert ctx.count("Counter", "value == -1") == 300
+        assert sorted(c.value for c in ctx.fetch("Counter", "value >= 0")) == [100, 100, 100]
+
+
+def test_a_save_blocked_past_the_timeout_raises_busy_and_keeps_its_changes(tmp_path):
+    path = tmp_path / "busy.amber"
+    store = amber.open(path, counters(), busy_timeout=0.2)
+    ctx = store.context()
+    counter = ctx.insert("Counter", name="kept", value=1)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    with pytest.raises(amber.BusyError) as caught:
+        ctx.save()
+    assert time.monotonic() - started >= 0.15
+    assert isinstance(caught.value, amber.StoreError) and not isinstance(caught.value, amber.ValidationError)
+    assert "retrying may succeed" in str(caught.value)
+    assert ctx.has_changes and counter.name == "kept"
+    blocker.execute("COMMIT")
+    blocker.close()
+    ctx.save()
+    with store.context() as fresh:
+        assert [c.name for c in fresh.fetch("Counter")] == ["kept"]
+
+
+def test_busy_timeout_must_not_be_negative(tmp_path):
+    with pytest.raises(ValueError, match="busy_timeout"):
+        amber.open(tmp_path / "x.amber", counters(), busy_timeout=-1)
