@@ -7,9 +7,14 @@ import Foundation
 /// A scratchpad over a store: objects are inserted, fetched, changed and
 /// deleted here, and written to the store only by ``save()``, all or nothing.
 ///
-/// A context, its objects and its store are used from one thread at a time.
-/// Fetching the same row twice gives the same object instance, with any
-/// pending changes it has.
+/// A context and its objects are used from one thread at a time; contexts
+/// on other threads may share its store. Fetching the same row twice gives
+/// the same object instance, with any pending changes it has; a fetch gives
+/// an unchanged object the row as saved now.
+///
+/// Other contexts' saves reach this one through ``mergeSavedChanges()``
+/// (or automatically, with ``automaticallyMergesChanges``): the objects it
+/// holds are refreshed per key, keeping every value set here.
 public final class Context {
     /// The store this context reads from and saves to.
     public let store: Store
@@ -30,12 +35,26 @@ public final class Context {
     @exclusivity(unchecked) var relinked: [ManagedObject] = []
     /// Join-table rows added (true) or removed (false) since the last save.
     @exclusivity(unchecked) var pendingLinks: [JoinRow: Bool] = [:]
+    /// What other contexts on the store saved, waiting to be merged.
+    let inbox: ChangeInbox
+    /// The store's `data_version` when this context last looked: a change
+    /// means another connection (another store on the file, another process) wrote.
+    var seenDataVersion: Int64?
+
+    /// Whether this context merges what other contexts save (on this store,
+    /// or on the same file through other connections and processes) before
+    /// each fetch, count, object lookup and save, as ``mergeSavedChanges()``
+    /// does. Merging before a save keeps every value set here, so a value
+    /// another context saved meanwhile no longer makes the save conflict.
+    public var automaticallyMergesChanges = false
 
     /// A context over `store`.
     public init(store: Store) {
         self.store = store
         self.registry = Array(repeating: ObjectTable(), count: store.model.entities.count)
         self.templates = store.model.entities.map(ObjectTemplate.init)
+        self.inbox = store.openInbox()
+        self.seenDataVersion = try? store.dataVersion()
     }
 
     deinit {
@@ -162,6 +181,16 @@ public final class Context {
     /// Objects with pending changes, in first-touch order.
     var pendingObjects: [ManagedObject] { pending }
 
+    /// The saved objects registered in `table` (a root entity's index), with their keys.
+    func registeredObjects(inTable table: Int) -> [ManagedObject] { registry[table].all }
+
+    /// An object whose row another connection deleted leaves the context
+    /// (pending or not), as one deleted and saved here does.
+    func dropDeletedElsewhere(_ object: ManagedObject) {
+        if object.isPending { pending.removeAll { $0 === object } }
+        detach(object)
+    }
+
     func track(_ object: ManagedObject) {
         guard !object.isPending else { return }
         object.isPending = true
@@ -194,6 +223,7 @@ public final class Context {
             } else {
                 if let committed = object.committed { object.values = committed }
                 object.committed = nil
+                object.changedSlots.removeAll()
                 object.resetCodecState()
             }
         }
@@ -221,6 +251,7 @@ public final class Context {
     ///   wrote that would read back changed (``AmberError/invalidValue(place:expected:given:)``
     ///   naming the attribute), or a store error.
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
+        if automaticallyMergesChanges { try mergeSavedChanges() }
         let entity = try model.entity(named: request.entityName)
         let results = objects(from: try store.fetchRows(of: entity, matching: request), of: entity)
         if !request.prefetchKeyPaths.isEmpty { try prefetch(request.prefetchKeyPaths, from: results, of: entity) }
@@ -249,7 +280,13 @@ public final class Context {
             }
             let pk = rows.primaryKey(index)
             if let existing = registry[entity.rootIndex].object(for: pk) {
-                existing.fill(batch, index: index)
+                if existing.isFault {
+                    existing.fill(batch, index: index)
+                } else if existing.version != rows.version(index), existing.committed == nil, !existing.deletedFlag {
+                    // Saved since it was read, and unchanged here: it takes the row as it is now.
+                    existing.refresh(from: batch, index: index, keepingChanges: false)
+                    generation += 1
+                }
                 if !existing.deletedFlag { results.append(existing) }
                 continue
             }
@@ -273,6 +310,7 @@ public final class Context {
 
     /// How many objects `request` would fetch (saved objects, less those deleted here).
     public func count(_ request: FetchRequest) throws(AmberError) -> Int {
+        if automaticallyMergesChanges { try mergeSavedChanges() }
         let entity = try model.entity(named: request.entityName)
         let deletedHere = Set(pending.lazy.filter { $0.entity === entity && $0.isDeleted }.compactMap(\.objectID.primaryKey))
         if deletedHere.isEmpty { return try store.count(of: entity, matching: request) }
@@ -284,6 +322,7 @@ public final class Context {
     /// - Throws: ``AmberError/objectNotFound(_:)`` if no such object exists
     ///   (a temporary ID of another context, or a deleted row).
     public func object(with id: ObjectID) throws(AmberError) -> ManagedObject {
+        if automaticallyMergesChanges { try mergeSavedChanges() }
         if let found = pending.first(where: { $0.objectID == id }) { return found }
         guard id.storeIdentifier == store.identifier, let pk = id.primaryKey else { throw .objectNotFound(id) }
         let entity = try model.entity(named: id.entityName)
@@ -307,6 +346,7 @@ public final class Context {
     ///
     /// - Throws: ``AmberError/saveFailed(_:)``.
     public func save() throws(AmberError) {
+        if automaticallyMergesChanges { try mergeSavedChanges() }
         var changes = ChangeSet<ManagedObject>()
         var problems: [SaveProblem] = []
         // One pass over the pending objects for every per-object step: a pass per step missed the cache per object each time.
@@ -338,7 +378,7 @@ public final class Context {
             }
         }
         guard problems.isEmpty else { throw .saveFailed(problems) }
-        commit(changes, try store.write(changes))
+        commit(changes, try store.write(changes, from: inbox))
     }
 
     /// After COMMIT: the new state becomes the committed state, in one pass
@@ -352,6 +392,7 @@ public final class Context {
         for object in pending {
             object.isPending = false
             object.committed = nil
+            object.changedSlots.removeAll()
             if object.insertedFlag {
                 // Dropped new objects (inserted, then deleted) leave the context too.
                 guard !object.deletedFlag else {

@@ -67,6 +67,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) package var bindingWord: UInt = 0
     /// The loaded members of its to-many relationships (nil until one is read).
     @exclusivity(unchecked) var links: Links?
+    /// The slots set in this context since the object was last saved or
+    /// rolled back (saved objects only): what a merge keeps, per key.
+    @exclusivity(unchecked) var changedSlots = SlotMask()
 
     /// Which forms of a transformed attribute's value are current.
     struct CodecState: OptionSet {
@@ -144,6 +147,40 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         self.row = nil
     }
 
+    /// Takes the saved state in row `index` of `batch` (read again from the
+    /// store). Keeping changes, every slot set here keeps its value and the
+    /// rest take the stored ones, which become the committed snapshot (so a
+    /// save no longer conflicts); otherwise pending value changes are dropped.
+    /// A deletion mark stays either way.
+    func refresh(from batch: FetchedBatch, index: Int, keepingChanges: Bool) {
+        guard !insertedFlag else { return }
+        let version = batch.rows.version(index)
+        if !keepingChanges || changedSlots.isEmpty {
+            row?.forget(Int(rowIndex))
+            (row, rowIndex, values, committed) = (batch, Int32(truncatingIfNeeded: index), [], nil)
+            changedSlots.removeAll()
+            codecState = owner.template(for: entity).fetchCodecState
+            (self.version, isFault) = (version, false)
+            if !entity.eagerAttributes.isEmpty { decodeEagerAttributes() }
+            return
+        }
+        materialize()
+        var stored = entity.initialValues
+        batch.rows.read(index, into: &stored)
+        var merged = stored
+        // Transient values are not stored: they stay as they are here.
+        for attribute in entity.attributes where attribute.isTransient || changedSlots.contains(attribute.slot) {
+            merged[attribute.slot] = values[attribute.slot]
+            if let codec = attribute.codec { merged[codec.encodedSlot] = values[codec.encodedSlot] }
+        }
+        for relationship in entity.toOneRelationships {
+            if let slot = relationship.slot, changedSlots.contains(slot) { merged[slot] = values[slot] }
+        }
+        // Values not kept are the stored forms: decode them afresh.
+        for attribute in entity.codedAttributes where !changedSlots.contains(attribute.slot) { codecState[attribute.slot] = .encoded }
+        (values, committed, self.version, isFault) = (merged, stored, version, false)
+    }
+
     /// Leaves the context for good: no longer pending, and every change refused.
     func leaveContext() {
         isPending = false
@@ -212,6 +249,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             }
         }
         values[attribute.slot] = checked
+        if !insertedFlag { changedSlots.insert(attribute.slot) }
         // Setting a shadow pattern's storage attribute makes its transient partner decode afresh.
         if let partner = entity.encodedFormOf[attribute.slot] { codecState[partner.slot] = .encoded }
         if !isPending { owner.track(self) }
@@ -222,6 +260,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     func setSlot(_ slot: Int, to value: Value) throws(AmberError) {
         try beginChange()
         values[slot] = value
+        if !insertedFlag { changedSlots.insert(slot) }
         if !isPending { owner.track(self) }
     }
 
@@ -403,6 +442,26 @@ extension ManagedObject: RowSource {
         if case .temporary(let number) = objectID.key { return -Int64(truncatingIfNeeded: number) - 1 }
         return 0
     }
+}
+
+/// A set of slot indexes, one bit each.
+struct SlotMask {
+    private var words: [UInt64] = []
+
+    var isEmpty: Bool { words.isEmpty }
+
+    mutating func insert(_ slot: Int) {
+        let word = slot >> 6
+        if word >= words.count { words += repeatElement(0, count: word + 1 - words.count) }
+        words[word] |= 1 << UInt64(slot & 63)
+    }
+
+    func contains(_ slot: Int) -> Bool {
+        let word = slot >> 6
+        return word < words.count && words[word] & (1 << UInt64(slot & 63)) != 0
+    }
+
+    mutating func removeAll() { words = [] }
 }
 
 /// How an entity's objects start out in a context.

@@ -48,6 +48,8 @@ public final class Store: @unchecked Sendable {
     let mappings: [TableMapping]
     /// Held while one caller's statements run (every package entry point takes it).
     private let lock = NSLock()
+    /// The inboxes of the contexts on this store (weakly: a context's goes with it); guarded by `lock`.
+    private var inboxes: [WeakInbox] = []
 
     private static let metadataTable = "_amber_metadata"
     private static let formatVersion = "1"
@@ -367,8 +369,50 @@ public final class Store: @unchecked Sendable {
     ///   provisional key of ``ChangeSet/linkTargets`` became.
     /// - Throws: ``AmberError/saveFailed(_:)`` listing every problem; the
     ///   database is as it was.
-    package func write<Row: RowSource>(_ changes: ChangeSet<Row>) throws(AmberError) -> WrittenKeys {
-        try serialized { () throws(AmberError) in try write(changes, StoreWriter<Row>(store: self)) }
+    package func write<Row: RowSource>(_ changes: ChangeSet<Row>, from inbox: ChangeInbox? = nil) throws(AmberError) -> WrittenKeys {
+        try serialized { () throws(AmberError) in
+            let written = try write(changes, StoreWriter<Row>(store: self))
+            post(SavedChanges(changes, written), skipping: inbox)
+            return written
+        }
+    }
+
+    /// An inbox that receives what every other context's save on this store wrote.
+    package func openInbox() -> ChangeInbox {
+        let inbox = ChangeInbox()
+        lock.lock()
+        defer { lock.unlock() }
+        inboxes.removeAll { $0.inbox == nil }
+        inboxes.append(WeakInbox(inbox: inbox))
+        return inbox
+    }
+
+    /// Hands `saved` to every inbox but the saver's (called holding `lock`).
+    private func post(_ saved: SavedChanges, skipping sender: ChangeInbox?) {
+        guard !saved.isEmpty else { return }
+        for entry in inboxes {
+            if let inbox = entry.inbox, inbox !== sender { inbox.post(saved) }
+        }
+    }
+
+    /// SQLite's `data_version`: it changes when another connection (another
+    /// store on the file, another process) commits, and only then.
+    package func dataVersion() throws(AmberError) -> Int64 {
+        try serialized { () throws(AmberError) in
+            let statement = try connection.statement("PRAGMA data_version")
+            defer { statement.reset() }
+            return try statement.step() ? statement.int64(0) : 0
+        }
+    }
+
+    /// The stored versions of the rows of `table` (a root entity's index)
+    /// with one of `keys`, by key: a missing key is a deleted row.
+    package func versions(in table: Int, of keys: [Int64]) throws(AmberError) -> [Int64: Int64] {
+        var versions: [Int64: Int64] = [:]
+        for (key, version) in try pairs("SELECT _pk, _version FROM \(mappings[table].table) WHERE _pk IN (SELECT value FROM json_each(?))", keys) {
+            versions[key] = version
+        }
+        return versions
     }
 
     private func write<Row: RowSource>(_ changes: ChangeSet<Row>, _ writer: StoreWriter<Row>) throws(AmberError) -> WrittenKeys {
@@ -395,6 +439,72 @@ public final class Store: @unchecked Sendable {
         }
         return written
     }
+}
+
+/// What one save wrote, by row, for the other contexts on the store to merge.
+package struct SavedChanges: Sendable {
+    /// A written row: its table (a root entity's index), key and new version.
+    package struct Row: Sendable {
+        package let table: Int
+        package let key: Int64
+        package let version: Int64
+    }
+
+    package var inserted: [Row] = []
+    package var updated: [Row] = []
+    package var deleted: [Row] = []
+    /// Whether join-table rows (many-to-many links) or ordered positions changed.
+    package var relinked = false
+
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !relinked }
+
+    init<Source: RowSource>(_ changes: ChangeSet<Source>, _ written: WrittenKeys) {
+        for index in changes.inserts.indices {
+            inserted.append(Row(table: changes.inserts[index].entity.rootIndex, key: written.keys[index], version: 1))
+        }
+        for object in changes.updates {
+            updated.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: object.rowVersion + 1))
+        }
+        for object in changes.deletes {
+            deleted.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: object.rowVersion))
+        }
+        relinked = !changes.links.isEmpty || !changes.positions.isEmpty
+    }
+}
+
+/// Where a context receives what other contexts on its store saved; any
+/// thread may post while the owner takes.
+package final class ChangeInbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var records: [SavedChanges] = []
+    /// Set when more records came than an inbox keeps: the owner must compare
+    /// every object it holds with the store instead.
+    private var overflowed = false
+    /// Records kept for a context that does not merge: past this, it compares instead.
+    private static let limit = 1024
+
+    fileprivate func post(_ saved: SavedChanges) {
+        lock.lock()
+        defer { lock.unlock() }
+        if records.count >= Self.limit {
+            records.removeAll()
+            overflowed = true
+        } else if !overflowed {
+            records.append(saved)
+        }
+    }
+
+    /// The records posted since the last call, and whether some were lost (then compare everything).
+    package func take() -> (records: [SavedChanges], overflowed: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        defer { (records, overflowed) = ([], false) }
+        return (records, overflowed)
+    }
+}
+
+private struct WeakInbox {
+    weak var inbox: ChangeInbox?
 }
 
 /// The primary keys a save gave its new rows.

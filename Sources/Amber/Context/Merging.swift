@@ -1,0 +1,113 @@
+import AmberModel
+import AmberSQLiteStore
+import AmberValues
+
+// MARK: - Refreshing objects and merging other contexts' saves
+
+extension Context {
+    /// Reads `object` again from the store.
+    ///
+    /// With `mergeChanges` false, pending value and to-one changes are
+    /// dropped and the object reads as saved now. With `mergeChanges` true,
+    /// every value set in this context since its last save or rollback stays
+    /// (even where another context has since saved the same value, or
+    /// several in turn) and every other value is read as saved now; what is
+    /// saved now becomes what a save compares with, so values saved meanwhile
+    /// no longer make the save conflict. Transient values stay either way,
+    /// and so does a deletion mark. An object whose row was deleted leaves
+    /// the context, unless it has changes to keep (then its save reports the
+    /// conflict). A new object is left alone.
+    ///
+    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` for an object
+    ///   of another context; a store error.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws(AmberError) {
+        guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
+        try refresh([object], keepingChanges: mergeChanges)
+    }
+
+    /// Merges what other contexts saved since the last merge: objects held
+    /// here that they updated are refreshed keeping every value set here
+    /// (``refresh(_:mergeChanges:)`` with `mergeChanges` true); objects they
+    /// deleted leave the context unless they have changes here; new rows are
+    /// found by the next fetch, and to-many relationships read their members
+    /// again. Saves of other contexts on this store are known exactly; saves
+    /// through another connection (another store on the file, another
+    /// process) are noticed by SQLite's `data_version`, and then every object
+    /// held here is compared with its row's version.
+    ///
+    /// The cost follows what the others saved, not what this context holds
+    /// (except after another connection wrote, or after more than 1,024
+    /// unmerged saves).
+    public func mergeSavedChanges() throws(AmberError) {
+        let (records, overflowed) = inbox.take()
+        let version = try store.dataVersion()
+        let elsewhere = overflowed || version != seenDataVersion
+        seenDataVersion = version
+        guard !records.isEmpty || elsewhere else { return }
+        var stale: [ManagedObject] = [], gone: [ManagedObject] = [], seen = Set<ObjectIdentifier>()
+        func note(_ object: ManagedObject, into list: inout [ManagedObject]) {
+            if seen.insert(ObjectIdentifier(object)).inserted { list.append(object) }
+        }
+        if elsewhere {
+            // Whatever was written, compare every object held here with its row's version.
+            for table in model.entities.indices where model.entities[table].rootIndex == table {
+                let held = registeredObjects(inTable: table).filter { !$0.isFault }
+                guard !held.isEmpty else { continue }
+                let versions = try store.versions(in: table, of: held.compactMap(\.objectID.primaryKey))
+                for object in held {
+                    guard let key = object.objectID.primaryKey else { continue }
+                    if let saved = versions[key] {
+                        if saved != object.version { note(object, into: &stale) }
+                    } else {
+                        note(object, into: &gone)
+                    }
+                }
+            }
+        } else {
+            for record in records {
+                for row in record.updated {
+                    if let object = registered(model.entities[row.table], row.key), !object.isFault, object.version < row.version {
+                        note(object, into: &stale)
+                    }
+                }
+                for row in record.deleted {
+                    if let object = registered(model.entities[row.table], row.key) { note(object, into: &gone) }
+                }
+            }
+        }
+        try refresh(stale, keepingChanges: true)
+        for object in gone where !object.isDetached { forgetDeleted(object, keepingChanges: true) }
+        // Members and inverses may have moved with any of it: to-many relationships read again.
+        generation += 1
+    }
+
+    /// Re-reads the rows of `objects` (one query per entity) and refreshes
+    /// each; objects whose rows are gone are handled as deleted elsewhere.
+    func refresh(_ objects: [ManagedObject], keepingChanges: Bool) throws(AmberError) {
+        var byEntity: [ObjectIdentifier: (Entity, [ManagedObject])] = [:]
+        for object in objects where !object.isInserted && !object.isDetached && !object.isFault {
+            byEntity[ObjectIdentifier(object.entity), default: (object.entity, [])].1.append(object)
+        }
+        for (entity, group) in byEntity.values {
+            let rows = try store.fetchRows(of: entity, where: .primaryKey, in: group.compactMap(\.objectID.primaryKey))
+            let batch = FetchedBatch(rows: rows, entity: entity, template: template(for: entity))
+            var found = Set<Int64>()
+            for index in 0..<rows.count {
+                let key = rows.primaryKey(index)
+                found.insert(key)
+                registered(entity, key)?.refresh(from: batch, index: index, keepingChanges: keepingChanges)
+            }
+            for object in group where !found.contains(object.objectID.primaryKey ?? 0) {
+                forgetDeleted(object, keepingChanges: keepingChanges)
+            }
+        }
+        if !byEntity.isEmpty { generation += 1 }
+    }
+
+    /// `object`'s row is gone from the store: it leaves the context, unless
+    /// it has changes to keep (its save then reports the conflict).
+    private func forgetDeleted(_ object: ManagedObject, keepingChanges: Bool) {
+        if keepingChanges, object.committed != nil, !object.deletedFlag { return }
+        dropDeletedElsewhere(object)
+    }
+}
