@@ -896,6 +896,39 @@ amber_status amber_context_rollback(amber_context *context);
 /** *out = 1 if a save would write anything, else 0. */
 amber_status amber_context_has_changes(int32_t *out, amber_context *context);
 
+/* Several contexts. Contexts over one store (on any threads), over other
+ * stores on the same file, or in other processes see each other's saves
+ * through merges: */
+
+/** Merges what other contexts saved since the last merge. Objects this
+ *  context holds that they updated are read again, keeping per attribute
+ *  every value set here since the last save or rollback (so a value set here
+ *  stays set whatever others save meanwhile) and taking the saved value of
+ *  every other attribute; what is saved becomes what the next save compares
+ *  with. Objects they deleted leave the context (their handles then fail
+ *  with AMBER_E_UNAVAILABLE) unless they have changes here; new rows appear
+ *  in the next fetch. Saves through another connection (another store
+ *  handle on the file, another process) are noticed too, by comparing every
+ *  held object's row version. Call it on the context's thread.
+ *  Errors: AMBER_E_SQLITE, AMBER_E_BUSY, AMBER_E_WRONG_THREAD. */
+amber_status amber_context_merge_saved_changes(amber_context *context);
+
+/** Reads `object` again from the store. merge_changes 0 drops its pending
+ *  value changes; 1 keeps every value set here and takes the rest as saved
+ *  (as amber_context_merge_saved_changes does). A deletion mark and transient
+ *  values stay. An object whose row was deleted leaves the context unless it
+ *  has changes to keep. Errors: AMBER_E_UNAVAILABLE (an object of another
+ *  context), AMBER_E_INVALID_VALUE (merge_changes not 0 or 1),
+ *  AMBER_E_SQLITE, AMBER_E_WRONG_THREAD. */
+amber_status amber_context_refresh(amber_context *context, amber_object *object, int32_t merge_changes);
+
+/** With `enabled` 1, the context merges other contexts' saves (as
+ *  amber_context_merge_saved_changes) before each fetch, count, object
+ *  lookup and save; a save then keeps every value set here over values
+ *  saved meanwhile instead of failing with a conflict. 0 (the default)
+ *  merges only when asked. Errors: AMBER_E_INVALID_VALUE (not 0 or 1). */
+amber_status amber_context_set_automatic_merging(amber_context *context, int32_t enabled);
+
 /** Which pending objects amber_context_pending_objects lists. */
 enum { AMBER_PENDING_INSERTED = 1, AMBER_PENDING_UPDATED = 2, AMBER_PENDING_DELETED = 3 };
 

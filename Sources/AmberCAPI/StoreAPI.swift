@@ -287,6 +287,40 @@ public func amber_context_rollback(_ context: OpaquePointer?) -> amber_status {
 }
 
 @c @implementation
+public func amber_context_merge_saved_changes(_ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        try core { () throws(AmberError) in try wrapper.context.mergeSavedChanges() }
+    }
+}
+
+@c @implementation
+public func amber_context_refresh(_ context: OpaquePointer?, _ object: OpaquePointer?, _ merge_changes: Int32) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        let target = try Handles.object(object)
+        let keep = try flag(merge_changes, "merge_changes")
+        try core { () throws(AmberError) in try wrapper.context.refresh(target.object, mergeChanges: keep) }
+    }
+}
+
+@c @implementation
+public func amber_context_set_automatic_merging(_ context: OpaquePointer?, _ enabled: Int32) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        wrapper.context.automaticallyMergesChanges = try flag(enabled, "enabled")
+    }
+}
+
+/// A C Boolean argument: 0 or 1, anything else refused.
+private func flag(_ value: Int32, _ parameter: String) throws(CAPIError) -> Bool {
+    guard value == 0 || value == 1 else {
+        throw CAPIError(AMBER_E_INVALID_VALUE, "\(parameter) is \(value); expected 0 or 1", origin: parameter)
+    }
+    return value == 1
+}
+
+@c @implementation
 public func amber_context_has_changes(_ out: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
         let result = try require(out, "out")

@@ -131,6 +131,61 @@ static void writers_share_a_new_file(const char *path) {
     OK(amber_store_close(store));
 }
 
+/* Another process's save reaches a context here through a merge: the value
+ * set here stays, the one saved there arrives. */
+static void merges_see_another_process(const char *path) {
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    amber_object *counter = NULL;
+    OK(amber_store_open(&store, path, model));
+    OK(amber_context_new(&context, store));
+    OK(amber_context_insert(&counter, context, counter_entity));
+    amber_value name = text("shared");
+    OK(amber_object_set(counter, name_attribute, &name));
+    OK(amber_context_save(context));
+    amber_value here = text("mine");
+    OK(amber_object_set(counter, name_attribute, &here));
+
+    pid_t child = fork();
+    if (child == 0) {
+        amber_store *theirs = NULL;
+        amber_context *other = NULL;
+        amber_object **found = NULL;
+        size_t count = 0;
+        amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+        request.entity = "Counter";
+        request.predicate = "name == 'shared'";
+        amber_value value = {.type = AMBER_VALUE_INT};
+        value.v.integer = 77;
+        int ok = amber_store_open(&theirs, path, model) == AMBER_OK && amber_context_new(&other, theirs) == AMBER_OK &&
+                 amber_context_fetch(&found, &count, other, &request) == AMBER_OK && count == 1 &&
+                 amber_object_set(found[0], value_attribute, &value) == AMBER_OK && amber_context_save(other) == AMBER_OK;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    OK(amber_context_merge_saved_changes(context));
+    amber_value value;
+    OK(amber_object_get(&value, counter, value_attribute));
+    CHECK(value.type == AMBER_VALUE_INT && value.v.integer == 77);
+    OK(amber_object_get(&value, counter, name_attribute));
+    CHECK(value.type == AMBER_VALUE_STRING && value.v.text.length == 4 && memcmp(value.v.text.data, "mine", 4) == 0);
+    amber_value_release(&value);
+    OK(amber_context_save(context)); /* the merge took their save as the one to compare with */
+
+    /* refresh without merging drops what was set here; flags are 0 or 1. */
+    OK(amber_object_set(counter, name_attribute, &name));
+    OK(amber_context_refresh(context, counter, 0));
+    OK(amber_object_get(&value, counter, name_attribute));
+    CHECK(value.type == AMBER_VALUE_STRING && value.v.text.length == 4 && memcmp(value.v.text.data, "mine", 4) == 0);
+    amber_value_release(&value);
+    FAILS(amber_context_refresh(context, counter, 2), AMBER_E_INVALID_VALUE, "merge_changes is 2");
+    OK(amber_context_set_automatic_merging(context, 1));
+    FAILS(amber_context_set_automatic_merging(context, -1), AMBER_E_INVALID_VALUE, "enabled is -1");
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+}
+
 static void options_misuse(const char *path) {
     amber_store *store = NULL;
     amber_store_options options = AMBER_STORE_OPTIONS_INIT;
@@ -150,6 +205,7 @@ int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "/tmp/amber-processes-test.amber";
     build_model();
     writers_share_a_new_file(path);
+    merges_see_another_process(path);
     options_misuse(path);
     OK(amber_model_free(model));
     return report();

@@ -832,6 +832,7 @@ class Context(_Owner):
         self._own(out[0])
         self.store = store
         self.model = store.model
+        self._merges_automatically = False
         # Handle (a cdata pointer: it hashes and compares by address) -> a weak reference to
         # its Python object, while something holds that object: one nobody holds goes away,
         # releases its handle, and its reference's callback removes the entry, so a large
@@ -1029,6 +1030,7 @@ class Context(_Owner):
         `["books", "books.tags"]`) read with the objects, one query each, so
         following them later reads nothing more. Objects of entities that
         inherit from `entity` come too, unless `subentities` is False."""
+        self._before_merging_point()
         target = self.model.entity(entity)
         keep: list = []
         request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch, subentities)
@@ -1075,12 +1077,14 @@ class Context(_Owner):
         keep: list = []
         request = self._request(entity, predicate, arguments, None, None, 0, keep)
         out = _out("int64_t *")
+        self._before_merging_point()
         check(lib.amber_context_count(out, self._handle, request))
         return out[0]
 
     def object(self, uri: str) -> "Object":
         """The object whose ID has this URI form."""
         out = _out("amber_object **")
+        self._before_merging_point()
         check(lib.amber_context_object_with_uri(out, self._handle, uri.encode()))
         return self._known(out[0])
 
@@ -1091,11 +1095,47 @@ class Context(_Owner):
     def save(self) -> None:
         """Writes every pending change in one transaction; ValidationError lists
         every problem and keeps every change."""
+        self._before_merging_point()
         check(lib.amber_context_save(self._handle))
 
     def rollback(self) -> None:
         """Discards every pending change."""
         check(lib.amber_context_rollback(self._handle))
+        self._forget_all_values()
+
+    def merge_saved_changes(self) -> None:
+        """Merges what other contexts saved since the last merge (on this store,
+        through other stores on the file, or in other processes): objects held
+        here that they updated keep every value set here and take the saved
+        value of every other attribute; objects they deleted leave the context
+        unless changed here; new rows appear in the next fetch."""
+        check(lib.amber_context_merge_saved_changes(self._handle))
+        self._forget_all_values()
+
+    def refresh(self, obj: "Object", merge_changes: bool = True) -> None:
+        """Reads `obj` again from the store: keeping every value set here
+        (`merge_changes`), or dropping its pending value changes."""
+        check(lib.amber_context_refresh(self._handle, obj._handle, 1 if merge_changes else 0))
+        obj._forget_values()
+
+    @property
+    def automatically_merges_changes(self) -> bool:
+        """Whether the context merges other contexts' saves before each fetch,
+        count, lookup and save (then a value set here wins over one saved
+        meanwhile instead of the save failing with a conflict)."""
+        return self._merges_automatically
+
+    @automatically_merges_changes.setter
+    def automatically_merges_changes(self, enabled: bool) -> None:
+        check(lib.amber_context_set_automatic_merging(self._handle, 1 if enabled else 0))
+        self._merges_automatically = bool(enabled)
+
+    def _before_merging_point(self) -> None:
+        """Cached values go before a call that may merge other contexts' saves."""
+        if self._merges_automatically:
+            self._forget_all_values()
+
+    def _forget_all_values(self) -> None:
         for ref in list(self._objects.values()):
             obj = ref()
             if obj is not None:

@@ -76,3 +76,47 @@ def test_a_save_blocked_past_the_timeout_raises_busy_and_keeps_its_changes(tmp_p
 def test_busy_timeout_must_not_be_negative(tmp_path):
     with pytest.raises(ValueError, match="busy_timeout"):
         amber.open(tmp_path / "x.amber", counters(), busy_timeout=-1)
+
+
+def shapes(path):
+    model = amber.Model.from_dict({"entities": [{"name": "Shape", "attributes": [
+        {"name": "color", "type": "string"}, {"name": "size", "type": "integer64"}]}]}, amber.Registry())
+    return amber.open(path, model)
+
+
+def test_merges_keep_what_was_set_here(tmp_path):
+    """The seed's case: red → blue here; others save green, blue, red; still blue here."""
+    store = shapes(tmp_path / "merge.amber")
+    with store.context() as setup:
+        setup.insert("Shape", color="red", size=1)
+        setup.save()
+    here, there = store.context(), store.context()
+    mine, theirs = here.fetch("Shape")[0], there.fetch("Shape")[0]
+    mine.color = "blue"
+    for size, saved in enumerate(["green", "blue", "red"], start=2):
+        theirs.color, theirs.size = saved, size
+        there.save()
+        here.merge_saved_changes()
+        assert (mine.color, mine.size) == ("blue", size)
+    here.save()
+    with store.context() as fresh:
+        assert [(s.color, s.size) for s in fresh.fetch("Shape")] == [("blue", 4)]
+    # refresh(merge_changes=False) drops what was set here; a conflict is reported until refreshed.
+    mine.color = "white"
+    here.refresh(mine, merge_changes=False)
+    assert mine.color == "blue" and not here.has_changes
+    theirs.size = 5
+    with pytest.raises(amber.ValidationError, match="changed or deleted"):
+        there.save()
+    there.refresh(theirs)
+    there.save()
+    # Automatic merging: a fetch sees the save of another connection to the file.
+    here.automatically_merges_changes = True
+    assert here.automatically_merges_changes
+    with shapes(tmp_path / "merge.amber").context() as elsewhere:
+        shape = elsewhere.fetch("Shape")[0]
+        shape.size = 6
+        elsewhere.save()
+    assert mine.size == 4  # nothing merged yet: neither their size 5 nor the other connection's 6
+    here.count("Shape")
+    assert mine.size == 6
