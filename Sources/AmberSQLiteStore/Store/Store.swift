@@ -372,7 +372,7 @@ public final class Store: @unchecked Sendable {
     package func write<Row: RowSource>(_ changes: ChangeSet<Row>, from inbox: ChangeInbox? = nil) throws(AmberError) -> WrittenKeys {
         try serialized { () throws(AmberError) in
             let written = try write(changes, StoreWriter<Row>(store: self))
-            post(SavedChanges(changes, written), skipping: inbox)
+            post(SavedChanges(changes), skipping: inbox)
             return written
         }
     }
@@ -388,10 +388,13 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Hands `saved` to every inbox but the saver's (called holding `lock`).
-    private func post(_ saved: SavedChanges, skipping sender: ChangeInbox?) {
-        guard !saved.isEmpty else { return }
+    /// The record is made only if some inbox will read it: a store with one context pays nothing.
+    private func post(_ saved: @autoclosure () -> SavedChanges, skipping sender: ChangeInbox?) {
+        var record: SavedChanges?
         for entry in inboxes {
-            if let inbox = entry.inbox, inbox !== sender { inbox.post(saved) }
+            guard let inbox = entry.inbox, inbox !== sender else { continue }
+            if record == nil { record = saved() }
+            if let record, !record.isEmpty { inbox.post(record) }
         }
     }
 
@@ -450,18 +453,17 @@ package struct SavedChanges: Sendable {
         package let version: Int64
     }
 
-    package var inserted: [Row] = []
+    /// New rows need no merging (the next fetch finds them): only their number is kept.
+    package var insertedCount = 0
     package var updated: [Row] = []
     package var deleted: [Row] = []
     /// Whether join-table rows (many-to-many links) or ordered positions changed.
     package var relinked = false
 
-    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !relinked }
+    var isEmpty: Bool { insertedCount == 0 && updated.isEmpty && deleted.isEmpty && !relinked }
 
-    init<Source: RowSource>(_ changes: ChangeSet<Source>, _ written: WrittenKeys) {
-        for index in changes.inserts.indices {
-            inserted.append(Row(table: changes.inserts[index].entity.rootIndex, key: written.keys[index], version: 1))
-        }
+    init<Source: RowSource>(_ changes: ChangeSet<Source>) {
+        insertedCount = changes.inserts.count
         for object in changes.updates {
             updated.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: object.rowVersion + 1))
         }
