@@ -440,6 +440,7 @@ struct hammer {
     _Atomic(amber_object *) *objects;
     int count;
     atomic_int done;
+    atomic_int calls; /* counted, so the releasing side can wait for the caller to have run at all */
     int ok, refused;
 };
 
@@ -449,6 +450,7 @@ static void *get_while_released(void *argument) {
     while (!atomic_load(&h->done)) {
         for (int i = 0; i < h->count; i++) {
             amber_status status = amber_object_get(&v, atomic_load(&h->objects[i]), title);
+            atomic_fetch_add(&h->calls, 1);
             if (status == AMBER_OK) {
                 h->ok++;
                 amber_value_release(&v);
@@ -501,7 +503,7 @@ static void test_lock_free_lookups(void) {
         OK(amber_context_insert(&made, context, book));
         atomic_init(&objects[i], made);
     }
-    struct hammer h = {objects, count, 0, 0, 0};
+    struct hammer h = {objects, count, 0, 0, 0, 0};
     pthread_t thread;
     CHECK(pthread_create(&thread, NULL, get_while_released, &h) == 0);
     for (int round = 0; round < 200; round++) {
@@ -511,6 +513,8 @@ static void test_lock_free_lookups(void) {
             atomic_store(&objects[i], fresh);
         }
     }
+    /* Under valgrind, threads run one at a time: the caller may not have run yet. */
+    while (atomic_load(&h.calls) == 0) sched_yield();
     atomic_store(&h.done, 1);
     CHECK(pthread_join(thread, NULL) == 0);
     CHECK(h.ok == 0);
