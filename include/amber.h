@@ -884,10 +884,16 @@ amber_status amber_batch_free(amber_batch *batch);
 /** How many objects `request` would fetch. */
 amber_status amber_context_count(int64_t *out, amber_context *context, const amber_fetch_request *request);
 
-/** Writes every pending change in one transaction, all or nothing.
+/** Writes every pending change in one transaction, all or nothing. An
+ *  object whose row another context or process changed or deleted since it
+ *  was read is a conflict, settled or reported by the context's merge policy
+ *  (amber_context_set_merge_policy).
  *  Errors: AMBER_E_SAVE_FAILED: nothing was written, every pending change is
  *  kept, and the message lists every problem (object, attribute or
- *  constraint, rule or transformer); fix the values and save again. */
+ *  constraint, rule or transformer; a conflict with the stored and the local
+ *  value of each key that differs); fix the values, or refresh, and save
+ *  again. AMBER_E_BUSY: another writer held the store past the busy timeout;
+ *  nothing was written, every change is kept, and saving again may succeed. */
 amber_status amber_context_save(amber_context *context);
 
 /** Discards every pending change. */
@@ -928,6 +934,36 @@ amber_status amber_context_refresh(amber_context *context, amber_object *object,
  *  saved meanwhile instead of failing with a conflict. 0 (the default)
  *  merges only when asked. Errors: AMBER_E_INVALID_VALUE (not 0 or 1). */
 amber_status amber_context_set_automatic_merging(amber_context *context, int32_t enabled);
+
+/** What a save does with a conflict: an object whose row another context or
+ *  process changed or deleted since this context read it. The policies other
+ *  than AMBER_MERGE_ERROR decide per key (attribute by attribute, to-one by
+ *  to-one) against the row as it is inside the save's transaction; a key only
+ *  one side changed keeps that side's value under each of them, and to-many
+ *  members added or removed on both sides are all kept. After the save the
+ *  object holds exactly what was saved. */
+enum {
+    /** The save fails with AMBER_E_SAVE_FAILED listing every conflict with
+     *  the stored and the local values; nothing is written (the default). */
+    AMBER_MERGE_ERROR = 0,
+    /** Per key, the stored value wins over the one set here; a deletion, on
+     *  either side, wins. */
+    AMBER_MERGE_STORE_WINS = 1,
+    /** Per key, the value set here wins; the store's other keys are kept.
+     *  This context's deletions are carried out; a row deleted in the store
+     *  is written again (with its key) from the object. */
+    AMBER_MERGE_OBJECT_WINS = 2,
+    /** Every key is written as this context has it; deletions as
+     *  AMBER_MERGE_OBJECT_WINS. */
+    AMBER_MERGE_OVERWRITE = 3
+};
+
+/** Sets the context's merge policy (an AMBER_MERGE_ value) for its next
+ *  saves. Errors: AMBER_E_INVALID_VALUE (not a policy), AMBER_E_WRONG_THREAD. */
+amber_status amber_context_set_merge_policy(amber_context *context, int32_t policy);
+
+/** *out = the context's merge policy (an AMBER_MERGE_ value). */
+amber_status amber_context_merge_policy(int32_t *out, amber_context *context);
 
 /** Which pending objects amber_context_pending_objects lists. */
 enum { AMBER_PENDING_INSERTED = 1, AMBER_PENDING_UPDATED = 2, AMBER_PENDING_DELETED = 3 };

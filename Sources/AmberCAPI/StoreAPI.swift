@@ -312,6 +312,29 @@ public func amber_context_set_automatic_merging(_ context: OpaquePointer?, _ ena
     }
 }
 
+/// The C numbers of the merge policies, in the order of `AMBER_MERGE_ERROR`… in amber.h.
+private let mergePolicies: [MergePolicy] = [.error, .storeWins, .objectWins, .overwrite]
+
+@c @implementation
+public func amber_context_set_merge_policy(_ context: OpaquePointer?, _ policy: Int32) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        guard mergePolicies.indices.contains(Int(policy)) else {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "policy is \(policy); expected an AMBER_MERGE_ value (0 to \(mergePolicies.count - 1))",
+                            origin: "policy")
+        }
+        wrapper.context.mergePolicy = mergePolicies[Int(policy)]
+    }
+}
+
+@c @implementation
+public func amber_context_merge_policy(_ out: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        result.pointee = Int32(mergePolicies.firstIndex(of: try Handles.context(context).context.mergePolicy) ?? 0)
+    }
+}
+
 /// A C Boolean argument: 0 or 1, anything else refused.
 private func flag(_ value: Int32, _ parameter: String) throws(CAPIError) -> Bool {
     guard value == 0 || value == 1 else {

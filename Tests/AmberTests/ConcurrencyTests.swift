@@ -21,6 +21,9 @@ func countersModel() throws -> Model {
     })
 }
 
+/// How many times each writer of a contention test saves: AMBER_STRESS_SAVES, else 1,000.
+let stressSaves = ProcessInfo.processInfo.environment["AMBER_STRESS_SAVES"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil } ?? 1_000
+
 /// Runs `body(index)` on `count` threads at once and waits for all of them.
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) -> [Error] {
     let group = DispatchGroup()

@@ -48,6 +48,14 @@ public final class Context {
     /// another context saved meanwhile no longer makes the save conflict.
     public var automaticallyMergesChanges = false
 
+    /// What a save does when another context or process changed or deleted
+    /// an object's row since this context read it: fail listing every such
+    /// conflict (``MergePolicy/error``, the default) or settle it per key
+    /// (see ``MergePolicy``). Settling happens inside the save's
+    /// transaction, against the row as it is then; afterwards the object
+    /// holds exactly what was saved.
+    public var mergePolicy = MergePolicy.error
+
     /// A context over `store`.
     public init(store: Store) {
         self.store = store
@@ -339,12 +347,15 @@ public final class Context {
     /// First every inserted and changed object is validated and its
     /// transformed values are encoded (each transformer's result checked
     /// against the class it declares); then rows are
-    /// inserted, updated (only if nobody else changed them since they were
-    /// read) and deleted. If anything fails, the transaction is rolled back,
-    /// the context keeps every pending change, and the error lists every
-    /// problem: fix the values and save again.
+    /// inserted, updated and deleted. A row that another context or process
+    /// changed or deleted since it was read is a conflict, which
+    /// ``mergePolicy`` settles or reports. If anything fails, the
+    /// transaction is rolled back, the context keeps every pending change,
+    /// and the error lists every problem (a conflict with the stored and
+    /// the local values): fix the values, or refresh, and save again.
     ///
-    /// - Throws: ``AmberError/saveFailed(_:)``.
+    /// - Throws: ``AmberError/saveFailed(_:)``; ``AmberError/busy(path:timeout:)``
+    ///   if another writer held the store past the busy timeout.
     public func save() throws(AmberError) {
         if automaticallyMergesChanges { try mergeSavedChanges() }
         var changes = ChangeSet<ManagedObject>()
@@ -378,7 +389,7 @@ public final class Context {
             }
         }
         guard problems.isEmpty else { throw .saveFailed(problems) }
-        commit(changes, try store.write(changes, from: inbox))
+        commit(changes, try store.write(changes, policy: mergePolicy, from: inbox))
     }
 
     /// After COMMIT: the new state becomes the committed state, in one pass
@@ -387,7 +398,18 @@ public final class Context {
         if changes.inserts.count > 1024 {
             for index in registry.indices { registry[index].reserve(changes.inserts.count) }
         }
-        for object in changes.updates { object.version += 1 }
+        for object in changes.updates {
+            switch written.resolved[ObjectIdentifier(object)] {
+            case nil: object.version += 1
+            case .merged(let stored, let kept)?:
+                object.merge(from: FetchedBatch(rows: stored, entity: object.entity, template: template(for: object.entity)), index: 0) { kept[$0] }
+                object.version += 1
+            case .writtenAgain(let version)?: object.version = version
+            case .deletedInStore?: object.deletedFlag = true
+            }
+        }
+        // Settled conflicts may have moved to-one keys: to-many relationships read again.
+        if !written.resolved.isEmpty { generation += 1 }
         var inserted = 0
         for object in pending {
             object.isPending = false

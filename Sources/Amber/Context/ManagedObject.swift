@@ -154,31 +154,55 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// A deletion mark stays either way.
     func refresh(from batch: FetchedBatch, index: Int, keepingChanges: Bool) {
         guard !insertedFlag else { return }
-        let version = batch.rows.version(index)
-        if !keepingChanges || changedSlots.isEmpty {
+        guard keepingChanges, !changedSlots.isEmpty else {
             row?.forget(Int(rowIndex))
             (row, rowIndex, values, committed) = (batch, Int32(truncatingIfNeeded: index), [], nil)
             changedSlots.removeAll()
             codecState = owner.template(for: entity).fetchCodecState
-            (self.version, isFault) = (version, false)
+            (version, isFault) = (batch.rows.version(index), false)
             if !entity.eagerAttributes.isEmpty { decodeEagerAttributes() }
             return
         }
+        merge(from: batch, index: index) { isSetHere(slot: $0) }
+    }
+
+    /// Takes the stored values in row `index` of `batch`, except in the
+    /// stored slots `keep` picks, which keep this object's values (with
+    /// their decoded forms); the stored values become the committed
+    /// snapshot and the row's version the object's. Transient values stay.
+    func merge(from batch: FetchedBatch, index: Int, keeping keep: (Int) -> Bool) {
         materialize()
         var stored = entity.initialValues
         batch.rows.read(index, into: &stored)
         var merged = stored
-        // Transient values are not stored: they stay as they are here.
-        for attribute in entity.attributes where attribute.isTransient || changedSlots.contains(attribute.slot) {
-            merged[attribute.slot] = values[attribute.slot]
-            if let codec = attribute.codec { merged[codec.encodedSlot] = values[codec.encodedSlot] }
+        for attribute in entity.attributes {
+            // The slot a stored attribute's value lives in: its encoded form's, if transformed.
+            let column = attribute.codec?.encodedSlot ?? attribute.slot
+            if attribute.isTransient && batch.rows.value(index, slot: column) == nil {
+                // Nothing stored: the value stays as it is here.
+                for slot in [attribute.slot, column] { (merged[slot], stored[slot]) = (values[slot], values[slot]) }
+            } else if keep(column) {
+                merged[attribute.slot] = values[attribute.slot]
+                merged[column] = values[column]
+                // A value set back to what is stored is no change.
+                if stored[column] == merged[column] { stored[attribute.slot] = merged[attribute.slot] }
+            } else if attribute.codec != nil {
+                // Not kept: decode the stored form afresh.
+                codecState[attribute.slot] = .encoded
+            }
         }
         for relationship in entity.toOneRelationships {
-            if let slot = relationship.slot, changedSlots.contains(slot) { merged[slot] = values[slot] }
+            if let slot = relationship.slot, keep(slot) { merged[slot] = values[slot] }
         }
-        // Values not kept are the stored forms: decode them afresh.
-        for attribute in entity.codedAttributes where !changedSlots.contains(attribute.slot) { codecState[attribute.slot] = .encoded }
-        (values, committed, self.version, isFault) = (merged, stored, version, false)
+        (values, committed, version, isFault) = (merged, stored, batch.rows.version(index), false)
+    }
+
+    /// Whether the stored value in `slot` was set here since the object was
+    /// read: the slot itself, or the attribute it is the encoded form of.
+    package func isSetHere(slot: Int) -> Bool {
+        if changedSlots.contains(slot) { return true }
+        guard slot < entity.encodedFormOf.count, let attribute = entity.encodedFormOf[slot] else { return false }
+        return changedSlots.contains(attribute.slot)
     }
 
     /// Leaves the context for good: no longer pending, and every change refused.

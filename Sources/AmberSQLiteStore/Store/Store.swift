@@ -361,18 +361,22 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Writes `changes` in one transaction: inserts, then updates and deletes
-    /// of rows still at the version they were read at. Every failing row
-    /// (a uniqueness violation, a row changed or deleted since it was read)
-    /// is reported, and then nothing is written.
+    /// of rows still at the version they were read at. A row changed or
+    /// deleted since it was read is a conflict, settled by `policy`. Every
+    /// failing row (a uniqueness violation, a conflict under
+    /// ``MergePolicy/error``) is reported, and then nothing is written.
     ///
-    /// - Returns: the new primary keys of `changes.inserts`, and what each
-    ///   provisional key of ``ChangeSet/linkTargets`` became.
+    /// - Returns: the new primary keys of `changes.inserts`, what each
+    ///   provisional key of ``ChangeSet/linkTargets`` became, and how each
+    ///   settled conflict was settled.
     /// - Throws: ``AmberError/saveFailed(_:)`` listing every problem; the
     ///   database is as it was.
-    package func write<Row: RowSource>(_ changes: ChangeSet<Row>, from inbox: ChangeInbox? = nil) throws(AmberError) -> WrittenKeys {
+    package func write<Row: RowSource>(_ changes: ChangeSet<Row>, policy: MergePolicy = .error, from inbox: ChangeInbox? = nil)
+        throws(AmberError) -> WrittenKeys
+    {
         try serialized { () throws(AmberError) in
-            let written = try write(changes, StoreWriter<Row>(store: self))
-            post(SavedChanges(changes), skipping: inbox)
+            let written = try write(changes, StoreWriter<Row>(store: self, policy: policy))
+            post(SavedChanges(changes, resolved: written.resolved), skipping: inbox)
             return written
         }
     }
@@ -428,6 +432,7 @@ public final class Store: @unchecked Sendable {
             try writer.update(changes.updates, problems: &problems)
             try writer.delete(changes.deletes, problems: &problems)
             try writer.link(changes.links, positions: changes.positions, deleted: changes.deletes)
+            written.resolved = writer.resolved
             if problems.isEmpty { try connection.execute("COMMIT") }
         } catch .busy(let path, let timeout) {
             // Not a problem with the changes: the caller may simply retry.
@@ -462,10 +467,17 @@ package struct SavedChanges: Sendable {
 
     var isEmpty: Bool { insertedCount == 0 && updated.isEmpty && deleted.isEmpty && !relinked }
 
-    init<Source: RowSource>(_ changes: ChangeSet<Source>) {
+    init<Source: RowSource>(_ changes: ChangeSet<Source>, resolved: [ObjectIdentifier: Resolution]) {
         insertedCount = changes.inserts.count
         for object in changes.updates {
-            updated.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: object.rowVersion + 1))
+            var version = object.rowVersion + 1
+            switch resolved[ObjectIdentifier(object)] {
+            case .merged(let stored, _)?: version = stored.version(0) + 1
+            case .writtenAgain(let again)?: version = again
+            case .deletedInStore?: continue
+            case nil: break
+            }
+            updated.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: version))
         }
         for object in changes.deletes {
             deleted.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: object.rowVersion))
@@ -515,6 +527,8 @@ package struct WrittenKeys {
     package var keys: [Int64] = []
     /// Provisional key → primary key, for the ``ChangeSet/linkTargets``.
     package var provisional: [Int64: Int64] = [:]
+    /// The updated objects whose conflicts a merge policy settled, by object identity.
+    package var resolved: [ObjectIdentifier: Resolution] = [:]
 }
 
 /// One row of a join table: `source` and `target` as the table names them.
@@ -560,6 +574,9 @@ package protocol RowSource: AnyObject {
     var savedSlotValues: [Value]? { get }
     /// The row version last read or written, checked by updates and deletes.
     var rowVersion: Int64 { get }
+    /// Whether the stored value in `slot` (a column's slot) was set here
+    /// since the row was read: a merge policy decides per key on it.
+    func isSetHere(slot: Int) -> Bool
 }
 
 /// The rows one save writes.

@@ -12,13 +12,18 @@ final class StoreWriter<Row: RowSource> {
     private let sqliteConstraintUnique = SQLITE_CONSTRAINT | (8 << 8)
 
     let store: Store
+    /// How rows changed or deleted since they were read are handled.
+    let policy: MergePolicy
     /// Provisional keys of this write's new objects → their primary keys.
     private var provisional: [Int64: Int64] = [:]
     /// Per table (root entity index): the key its next new row gets.
     private var next: [Int64?]
+    /// The conflicts `policy` settled, by object identity.
+    private(set) var resolved: [ObjectIdentifier: Resolution] = [:]
 
-    init(store: Store) {
+    init(store: Store, policy: MergePolicy) {
         self.store = store
+        self.policy = policy
         next = [Int64?](repeating: nil, count: store.mappings.count)
     }
 
@@ -99,37 +104,117 @@ final class StoreWriter<Row: RowSource> {
     /// Updates the changed columns of `objects` whose row still has the
     /// version they were read at (every object's version is raised, even if
     /// only its unstored attributes changed, so its version stays the row's).
+    /// A row changed or deleted since is a conflict, settled by ``policy``.
     func update(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) {
         for object in objects {
-            let mapping = store.mapping(for: object.entity)
             let values = object.slotValues
             let saved = object.savedSlotValues
-            let columns = mapping.slots.indices.filter { column in
-                let slot = mapping.slots[column]
-                return saved.map { $0[slot] != values[slot] } ?? true
+            let written = try update(object, version: object.rowVersion, problems: &problems) { slot in
+                saved.map { $0[slot] != values[slot] } ?? true
             }
-            let statement = try store.connection.statement(mapping.updateSQL(columns: columns))
-            for (parameter, column) in columns.enumerated() {
-                try bind(values[mapping.slots[column]], column: column, at: Int32(parameter), mapping, statement, object)
+            if written == false { try settleUpdateConflict(object, problems: &problems) }
+        }
+    }
+
+    /// Writes the columns of `object` whose slots `write` picks over its row
+    /// at `version`, raising the version.
+    ///
+    /// - Returns: whether the row was found at that version; nil if the
+    ///   statement failed on a constraint (a problem is listed).
+    private func update(_ object: Row, version: Int64, problems: inout [SaveProblem], writing write: (Int) -> Bool)
+        throws(AmberError) -> Bool?
+    {
+        let mapping = store.mapping(for: object.entity)
+        let values = object.slotValues
+        let columns = mapping.slots.indices.filter { write(mapping.slots[$0]) }
+        let statement = try store.connection.statement(mapping.updateSQL(columns: columns))
+        for (parameter, column) in columns.enumerated() {
+            try bind(values[mapping.slots[column]], column: column, at: Int32(parameter), mapping, statement, object)
+        }
+        statement.bind(Int32(columns.count), object.objectID.primaryKey ?? 0)
+        statement.bind(Int32(columns.count + 1), version)
+        guard try run(statement, for: object, problems: &problems) else { return nil }
+        return store.connection.changes > 0
+    }
+
+    /// `object`'s row was changed or deleted since it was read: reported
+    /// under ``MergePolicy/error``, else settled per key against the row as
+    /// it is now (inside this transaction, so nothing can change it again).
+    private func settleUpdateConflict(_ object: Row, problems: inout [SaveProblem]) throws(AmberError) {
+        let stored = try storedRow(of: object)
+        guard policy != .error else { return problems.append(conflict(object, stored)) }
+        guard stored.count == 1 else {
+            if policy == .storeWins {
+                resolved[ObjectIdentifier(object)] = .deletedInStore
+            } else if try writeAgain(object, problems: &problems) {
+                resolved[ObjectIdentifier(object)] = .writtenAgain(version: object.rowVersion + 1)
             }
-            statement.bind(Int32(columns.count), object.objectID.primaryKey ?? 0)
-            statement.bind(Int32(columns.count + 1), object.rowVersion)
-            if try run(statement, for: object, problems: &problems), store.connection.changes == 0 {
-                problems.append(conflict(object, "was changed or deleted in the store since it was read"))
+            return
+        }
+        let values = object.slotValues, read = object.savedSlotValues
+        var kept = [Bool](repeating: false, count: values.count)
+        for slot in store.mapping(for: object.entity).slots {
+            let storeChanged = read.map { stored.value(0, slot: slot) != $0[slot] } ?? true
+            switch policy {
+            case .error, .objectWins: kept[slot] = object.isSetHere(slot: slot)
+            case .storeWins: kept[slot] = object.isSetHere(slot: slot) && !storeChanged
+            case .overwrite: kept[slot] = true
+            }
+        }
+        let written = try update(object, version: stored.version(0), problems: &problems) { slot in
+            kept[slot] && stored.value(0, slot: slot) != values[slot]
+        }
+        if written == true { resolved[ObjectIdentifier(object)] = .merged(stored: stored, kept: kept) }
+    }
+
+    /// Inserts the row of `object` again, under its own key, after another
+    /// save deleted it; the version is one more than the object read.
+    ///
+    /// - Returns: false if a constraint refused it (a problem is listed).
+    private func writeAgain(_ object: Row, problems: inout [SaveProblem]) throws(AmberError) -> Bool {
+        let mapping = store.mapping(for: object.entity)
+        let statement = try store.connection.statement(mapping.insertSQL)
+        statement.bind(0, object.objectID.primaryKey ?? 0)
+        statement.bind(1, Int64(object.entity.index + 1))
+        let values = object.slotValues
+        for column in mapping.slots.indices {
+            try bind(values[mapping.slots[column]], column: column, at: Int32(column) + 2, mapping, statement, object)
+        }
+        guard try run(statement, for: object, problems: &problems) else { return false }
+        let version = try store.connection.statement("UPDATE \(mapping.table) SET _version = ? WHERE _pk = ?")
+        version.bind(0, object.rowVersion + 1)
+        version.bind(1, object.objectID.primaryKey ?? 0)
+        try version.run()
+        return true
+    }
+
+    /// Deletes `objects` whose row still has the version they were read at.
+    /// A row changed since is a conflict: reported under
+    /// ``MergePolicy/error``; under every other policy the deletion stands.
+    func delete(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) {
+        for object in objects {
+            let mapping = store.mapping(for: object.entity)
+            let statement = try store.connection.statement(mapping.deleteSQL)
+            statement.bind(0, object.objectID.primaryKey ?? 0)
+            statement.bind(1, object.rowVersion)
+            guard try run(statement, for: object, problems: &problems), store.connection.changes == 0 else { continue }
+            if policy == .error {
+                problems.append(conflict(object, try storedRow(of: object), deletedHere: true))
+            } else {
+                let anyVersion = try store.connection.statement("DELETE FROM \(mapping.table) WHERE _pk = ?")
+                anyVersion.bind(0, object.objectID.primaryKey ?? 0)
+                try anyVersion.run()
             }
         }
     }
 
-    /// Deletes `objects` whose row still has the version they were read at.
-    func delete(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) {
-        for object in objects {
-            let statement = try store.connection.statement(store.mapping(for: object.entity).deleteSQL)
-            statement.bind(0, object.objectID.primaryKey ?? 0)
-            statement.bind(1, object.rowVersion)
-            if try run(statement, for: object, problems: &problems), store.connection.changes == 0 {
-                problems.append(conflict(object, "was changed or deleted in the store since it was read"))
-            }
-        }
+    /// The row of `object` as stored now: one row, or none if it was deleted.
+    private func storedRow(of object: Row) throws(AmberError) -> FetchedRows {
+        let mapping = store.mapping(for: object.entity)
+        let statement = try store.connection.statement("SELECT \(mapping.selectColumns) FROM \(mapping.table) WHERE _pk = ?")
+        defer { statement.reset() }
+        statement.bind(0, object.objectID.primaryKey ?? 0)
+        return try FetchedRows(reading: statement, mapping: mapping)
     }
 
     /// Writes join-table rows (the links added and removed, then every row
@@ -173,8 +258,31 @@ final class StoreWriter<Row: RowSource> {
         return pk
     }
 
-    private func conflict(_ object: Row, _ message: String) -> SaveProblem {
-        SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .conflict, message: message)
+    /// The conflict of `object` with its row as stored now (`stored`, empty
+    /// if deleted): the versions, and each key changed on either side, with
+    /// the value read, the value stored now and (unless `deletedHere`) the
+    /// value here.
+    private func conflict(_ object: Row, _ stored: FetchedRows, deletedHere: Bool = false) -> SaveProblem {
+        let read = "since it was read at version \(object.rowVersion)"
+        guard stored.count == 1 else {
+            return SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .conflict,
+                               message: "was deleted in the store \(read)")
+        }
+        let mapping = store.mapping(for: object.entity), values = object.slotValues
+        // An object deleted without a change first holds the values it read.
+        let before = object.savedSlotValues ?? (deletedHere ? values : nil)
+        var keys: [String] = []
+        for (column, slot) in mapping.slots.enumerated() {
+            guard let now = stored.value(0, slot: slot) else { continue }
+            let storeChanged = before.map { $0[slot] != now } ?? true
+            guard storeChanged || (!deletedHere && object.isSetHere(slot: slot)) else { continue }
+            let wasRead = before.map { "read \($0[slot]), " } ?? ""
+            keys.append("\(mapping.columns[column].name): \(wasRead)stored \(now)" + (deletedHere ? "" : ", here \(values[slot])"))
+        }
+        let detail = keys.isEmpty ? "" : ": " + keys.joined(separator: "; ")
+        return SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .conflict,
+                           message: "was changed in the store \(read) (now version \(stored.version(0)))"
+                               + (deletedHere ? " and is deleted here" : "") + detail)
     }
 
     /// Runs one row's statement. A constraint violation becomes a problem

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import collections
 import collections.abc
+import enum
 import functools
 import itertools
 import json
@@ -31,6 +32,26 @@ def _out(ctype: str) -> Any:
 
 def _text(value: Optional[str]) -> Any:
     return ffi.NULL if value is None else value.encode("utf-8")
+
+
+class MergePolicy(enum.IntEnum):
+    """What a save does with a conflict: an object whose row another context
+    or process changed or deleted since this context read it. The policies
+    other than ERROR decide per key (attribute or to-one) against the row as
+    it is inside the save's transaction; a key only one side changed keeps
+    that side's value under each, and to-many members added or removed on
+    both sides are all kept. After the save the object holds what was saved."""
+
+    ERROR = lib.AMBER_MERGE_ERROR
+    """The save raises ValidationError listing every conflict with the stored and
+    the local values; nothing is written (the default)."""
+    STORE_WINS = lib.AMBER_MERGE_STORE_WINS
+    """Per key, the stored value wins; a deletion, on either side, wins."""
+    OBJECT_WINS = lib.AMBER_MERGE_OBJECT_WINS
+    """Per key, the value set here wins; this context's deletions are carried out,
+    and a row deleted in the store is written again from the object."""
+    OVERWRITE = lib.AMBER_MERGE_OVERWRITE
+    """Every key is written as this context has it; deletions as OBJECT_WINS."""
 
 
 class _Owner:
@@ -833,6 +854,7 @@ class Context(_Owner):
         self.store = store
         self.model = store.model
         self._merges_automatically = False
+        self._merge_policy = MergePolicy.ERROR
         # Handle (a cdata pointer: it hashes and compares by address) -> a weak reference to
         # its Python object, while something holds that object: one nobody holds goes away,
         # releases its handle, and its reference's callback removes the entry, so a large
@@ -1097,6 +1119,9 @@ class Context(_Owner):
         every problem and keeps every change."""
         self._before_merging_point()
         check(lib.amber_context_save(self._handle))
+        if self._merge_policy != MergePolicy.ERROR:
+            # A settled conflict may have changed any object's values.
+            self._forget_all_values()
 
     def rollback(self) -> None:
         """Discards every pending change."""
@@ -1129,6 +1154,18 @@ class Context(_Owner):
     def automatically_merges_changes(self, enabled: bool) -> None:
         check(lib.amber_context_set_automatic_merging(self._handle, 1 if enabled else 0))
         self._merges_automatically = bool(enabled)
+
+    @property
+    def merge_policy(self) -> MergePolicy:
+        """What a save does when another context or process changed or deleted
+        an object's row since it was read (see MergePolicy); ERROR by default."""
+        return self._merge_policy
+
+    @merge_policy.setter
+    def merge_policy(self, policy: MergePolicy) -> None:
+        policy = MergePolicy(policy)  # ValueError for a number that names no policy
+        check(lib.amber_context_set_merge_policy(self._handle, int(policy)))
+        self._merge_policy = policy
 
     def _before_merging_point(self) -> None:
         """Cached values go before a call that may merge other contexts' saves."""

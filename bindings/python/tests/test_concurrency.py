@@ -106,7 +106,7 @@ def test_merges_keep_what_was_set_here(tmp_path):
     here.refresh(mine, merge_changes=False)
     assert mine.color == "blue" and not here.has_changes
     theirs.size = 5
-    with pytest.raises(amber.ValidationError, match="changed or deleted"):
+    with pytest.raises(amber.ValidationError, match=r"was changed in the store .*size: read 4, stored 4, here 5"):
         there.save()
     there.refresh(theirs)
     there.save()
@@ -120,3 +120,37 @@ def test_merges_keep_what_was_set_here(tmp_path):
     assert mine.size == 4  # nothing merged yet: neither their size 5 nor the other connection's 6
     here.count("Shape")
     assert mine.size == 6
+
+
+@pytest.mark.parametrize("policy, expected", [
+    (amber.MergePolicy.STORE_WINS, ("green", 2, 10)),
+    (amber.MergePolicy.OBJECT_WINS, ("blue", 2, 10)),
+    (amber.MergePolicy.OVERWRITE, ("blue", 2, 1)),
+])
+def test_merge_policies_settle_conflicts_per_key(tmp_path, policy, expected):
+    """Here: color blue, size 2. There, saved first: color green, weight 10."""
+    model = amber.Model.from_dict({"entities": [{"name": "Shape", "attributes": [
+        {"name": "color", "type": "string"}, {"name": "size", "type": "integer64"},
+        {"name": "weight", "type": "integer64"}]}]}, amber.Registry())
+    store = amber.open(tmp_path / "policies.amber", model)
+    with store.context() as setup:
+        setup.insert("Shape", color="red", size=1, weight=1)
+        setup.save()
+    here, there = store.context(), store.context()
+    mine, theirs = here.fetch("Shape")[0], there.fetch("Shape")[0]
+    assert here.merge_policy is amber.MergePolicy.ERROR
+    mine.color, mine.size = "blue", 2
+    theirs.color, theirs.weight = "green", 10
+    there.save()
+    with pytest.raises(amber.ValidationError) as caught:
+        here.save()
+    assert 'color: read "red", stored "green", here "blue"' in str(caught.value)
+    assert here.has_changes and mine.color == "blue"
+    here.merge_policy = policy
+    assert here.merge_policy is policy
+    here.save()
+    assert (mine.color, mine.size, mine.weight) == expected and not here.has_changes
+    with store.context() as fresh:
+        assert [(s.color, s.size, s.weight) for s in fresh.fetch("Shape")] == [expected]
+    with pytest.raises(ValueError, match="7 is not a valid MergePolicy"):
+        here.merge_policy = 7
