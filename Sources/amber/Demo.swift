@@ -21,7 +21,8 @@ struct Demo: ParsableCommand {
             try plugins.load()
             let model = try Model(BooksSample.model)
             let existed = FileManager.default.fileExists(atPath: store)
-            let context = Context(store: try Store(path: store, model: model))
+            let opened = try Store(path: store, model: model)
+            let context = Context(store: opened)
             let count = try context.count(FetchRequest("Book"))
             print("\(existed ? "Opened" : "Created") \(store) (\(count) book\(count == 1 ? "" : "s"))")
             if count == 0 {
@@ -51,8 +52,93 @@ struct Demo: ParsableCommand {
                     print("      notes (stored compressed, then sealed with AES-256-GCM): \(notes)")
                 }
             }
+            try TwoContexts(store: opened, reader: context).run()
         }
     }
+}
+
+/// The demo's second part: an import context on another thread saves while
+/// the reading context holds a book with a change of its own; the reader's
+/// save reports the conflict, and a merge brings the import in while keeping
+/// the reader's change. Each run toggles the values, so it can be run again.
+struct TwoContexts {
+    let store: Store
+    let reader: Context
+
+    func run() throws {
+        print("\nTwo contexts: an import on another thread, and this reading one")
+        guard let book = try reader.fetch("Book", where: "title == %@", "L'Étranger").first else { return }
+        guard case .float(let rating) = try book.value(forKey: "rating") else { return }
+        let mine: Value = .float(rating == 4.5 ? 4.2 : 4.5)
+        print("  reader: holds \(try describe(book)); sets its rating to \(mine), not saved yet")
+        try book.setValue(mine, forKey: "rating")
+
+        let (price, extra) = try importOnAnotherThread()
+        print("  import (its own context and thread) saved: L'Étranger's price \(price), and \(extra)")
+
+        do {
+            try reader.save()
+        } catch .saveFailed(let problems) {
+            print("  reader: its save is refused, nothing lost:")
+            for problem in problems { print("    \(problem.place): \(problem.message)") }
+        }
+        try reader.mergeSavedChanges()
+        print("  reader: after merging: \(try describe(book)) (the price is the import's, the rating still its own)")
+        try reader.save()
+        let titles = try reader.fetch("Book", where: "title == 'Ficciones'").count
+        print("  reader: saved without conflict; a fetch \(titles == 1 ? "finds" : "no longer finds") Ficciones")
+    }
+
+    /// "L'Étranger — price 9.90, rating 4.2".
+    private func describe(_ book: ManagedObject) throws -> String {
+        var price = "\(try book.value(forKey: "price"))"
+        if case .decimal(let amount) = try book.value(forKey: "price") {
+            price = amount.formatted(.number.precision(.fractionLength(2)).locale(Locale(identifier: "en_US_POSIX")))
+        }
+        return "L'Étranger — price \(price), rating \(try book.value(forKey: "rating"))"
+    }
+
+    /// Runs the import on a thread of its own and waits: the price of
+    /// L'Étranger toggles between 9.90 and 10.50, and Ficciones is added or removed.
+    /// - Returns: the new price and what happened to Ficciones.
+    private func importOnAnotherThread() throws -> (String, String) {
+        let done = DispatchSemaphore(value: 0)
+        let result = ImportResult()
+        let store = self.store
+        Thread {
+            defer { done.signal() }
+            result.outcome = Result { () throws(AmberError) in
+                let importer = Context(store: store)
+                guard let book = try importer.fetch("Book", where: "title == %@", "L'Étranger").first else { return ("?", "nothing else") }
+                let price = try book.value(forKey: "price") == .decimal(Decimal(string: "10.50") ?? 0) ? "9.90" : "10.50"
+                try book.setValue(.decimal(Decimal(string: price) ?? 0), forKey: "price")
+                var extra = "removed Ficciones"
+                if let added = try importer.fetch("Book", where: "title == 'Ficciones'").first {
+                    try importer.delete(added)
+                } else {
+                    var borges = try importer.fetch("Author", where: "name == 'Jorge Luis Borges'").first
+                    if borges == nil {
+                        borges = try importer.insert("Author")
+                        try borges?.setValue("Jorge Luis Borges", forKey: "name")
+                    }
+                    let added = try importer.insert("Book")
+                    try added.setValue("Ficciones", forKey: "title")
+                    try added.setValue(.date(Date(timeIntervalSince1970: -807_364_800)), forKey: "published")  // 1 June 1944
+                    try added.setObject(borges, forKey: "author")
+                    extra = "added Ficciones"
+                }
+                try importer.save()
+                return (price, extra)
+            }
+        }.start()
+        done.wait()
+        return try result.outcome?.get() ?? ("?", "nothing else")
+    }
+}
+
+/// What the import thread hands back (written before the semaphore is signalled, read after).
+private final class ImportResult: @unchecked Sendable {
+    var outcome: Result<(String, String), AmberError>?
 }
 
 /// The Books sample: its model and sample data.
