@@ -45,6 +45,8 @@ extension Context {
         for (index, (attribute, column)) in zip(attributes, columns).enumerated() {
             classNames.append(try column.resolvedClassName(for: attribute, rows: rows, column: index))
         }
+        undoStack?.enter()
+        defer { undoStack?.leave() }
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows)
         for row in 0..<rows {

@@ -56,6 +56,10 @@ public final class Context {
     /// holds exactly what was saved.
     public var mergePolicy = MergePolicy.error
 
+    /// The undo and redo history of changes made here (see ``UndoStack``);
+    /// nil, the default, records nothing.
+    public var undoStack: UndoStack?
+
     /// A context over `store`.
     public init(store: Store) {
         self.store = store
@@ -99,6 +103,7 @@ public final class Context {
                                    codecState: templates[entity.index].insertCodecState)
         object.insertedFlag = true
         track(object)
+        undoStack?.record(.existence(object, alive: false))
         return object
     }
 
@@ -121,6 +126,8 @@ public final class Context {
                                 given: "\(values.count) values")
         }
         let rows = values.count / attributes.count
+        undoStack?.enter()
+        defer { undoStack?.leave() }
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows)
         for row in 0..<rows {
@@ -144,6 +151,7 @@ public final class Context {
     /// Drops a refused batch: `objects` are the last ones tracked, and none
     /// of them stays (used by the column-wise insert in Context+Columns.swift).
     func dropBatch(_ objects: [ManagedObject]) {
+        undoStack?.forget(objects)
         pending.removeLast(objects.count)
         for dropped in objects { detach(dropped) }
     }
@@ -154,10 +162,11 @@ public final class Context {
     public func delete(_ object: ManagedObject) throws(AmberError) {
         guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
         if object.entity.relationships.isEmpty {
-            object.deletedFlag = true
-            track(object)
+            if !object.deletedFlag { markDeleted(object) }
             return
         }
+        undoStack?.enter()
+        defer { undoStack?.leave() }
         try deleteApplyingRules(object)
     }
 
@@ -219,6 +228,7 @@ public final class Context {
     /// Discards every pending change: new objects leave the context, changed
     /// ones get their committed values back, deleted ones are kept.
     public func rollback() {
+        undoStack?.removeAll()
         generation += 1
         provisional.removeAll()
         clearRelinked()
@@ -364,7 +374,8 @@ public final class Context {
         for object in pending {
             if object.insertedFlag {
                 guard !object.deletedFlag else { continue }
-                changes.add(insert: object, table: object.entity.rootIndex, provisionalKey: object.isLinkTarget ? object.temporaryKey : nil)
+                let linked = object.isLinkTarget && object.objectID.primaryKey == nil
+                changes.add(insert: object, table: object.entity.rootIndex, provisionalKey: linked ? object.temporaryKey : nil)
             } else if object.deletedFlag {
                 changes.deletes.append(object)
                 continue

@@ -211,6 +211,17 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         isDetached = true
     }
 
+    /// Comes back to the context as a new object, with the values it had
+    /// when it left (an undone deletion or insert): under its old key if it
+    /// had been saved.
+    func rejoinContext() {
+        materialize()
+        (isDetached, insertedFlag, committed, version) = (false, true, nil, 0)
+        // The context forgot its provisional key when it left: it is registered again on first use.
+        isLinkTarget = false
+        changedSlots.removeAll()
+    }
+
     deinit {
         if !isDetached, let pk = objectID.primaryKey { owner.unregister(self, primaryKey: pk) }
         row?.forget(Int(rowIndex))
@@ -263,6 +274,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }
         let checked = try attribute.check(value)
+        if let undo = owner.undoStack { undo.record(.value(self, attribute, try self.value(for: attribute))) }
         try beginChange()
         if let codec = attribute.codec {
             if codec.encodePolicy == .immediate {
@@ -283,6 +295,11 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// like a set; the caller checked the object is not deleted or detached.
     func setSlot(_ slot: Int, to value: Value) throws(AmberError) {
         try beginChange()
+        if let undo = owner.undoStack {
+            let old = values[slot]
+            let target: ManagedObject? = if case .int(let key) = old, key < 0 { owner.provisional[key] } else { nil }
+            undo.record(.slot(self, slot, old, target: target))
+        }
         values[slot] = value
         if !insertedFlag { changedSlots.insert(slot) }
         if !isPending { owner.track(self) }

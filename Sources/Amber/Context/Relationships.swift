@@ -58,6 +58,8 @@ extension ManagedObject {
         if isFault { try fire() }
         let old = try owner.destination(of: slotValue(slot), through: relationship)
         guard old !== destination else { return }
+        owner.undoStack?.enter()
+        defer { owner.undoStack?.leave() }
         try owner.link(self, to: destination, replacing: old, through: relationship, slot: slot)
     }
 
@@ -94,6 +96,8 @@ extension ManagedObject {
         let relationship = try checkToMany(relationship)
         try checkChangeable()
         try owner.check(member, for: relationship)
+        owner.undoStack?.enter()
+        defer { owner.undoStack?.leave() }
         try owner.addLink(from: self, to: member, through: relationship)
     }
 
@@ -102,6 +106,8 @@ extension ManagedObject {
         let relationship = try checkToMany(relationship)
         try checkChangeable()
         try owner.check(member, for: relationship)
+        owner.undoStack?.enter()
+        defer { owner.undoStack?.leave() }
         try owner.removeLink(from: self, to: member, through: relationship)
     }
 
@@ -119,6 +125,8 @@ extension ManagedObject {
                 throw .invalidValue(place: relationship.description, expected: "each object once", given: "\(member.objectID) twice")
             }
         }
+        owner.undoStack?.enter()
+        defer { owner.undoStack?.leave() }
         for old in try owner.members(of: self, relationship) where !wanted.contains(ObjectIdentifier(old)) {
             try owner.removeLink(from: self, to: old, through: relationship)
         }
@@ -310,6 +318,8 @@ extension Context {
             pendingLinks[joinRow(near, far, through)] = linked
             if linked { remember(far, in: near, through) } else { forget(far, in: near, through) }
         }
+        // After the order forget records: undo links first, then puts the member back in place.
+        undoStack?.record(.link(owner, member, relationship, linked: !linked))
     }
 
     /// The join-table row linking `owner` to `member` through `relationship`.
@@ -367,6 +377,7 @@ extension Context {
     /// Puts `owner`'s ordered `relationship`'s members (already exactly
     /// `members`) in that order; positions are written at the next save.
     func reorder(_ owner: ManagedObject, _ relationship: Relationship, _ members: [ManagedObject]) {
+        if let undo = undoStack, let old = loaded(owner, relationship) { undo.record(.order(owner, relationship, old)) }
         markRelinked(owner)
         setLoaded(members, owner, relationship)
     }
@@ -375,6 +386,8 @@ extension Context {
     func forget(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
         markRelinked(owner)
         guard var members = loaded(owner, relationship) else { return }
+        // Undo puts a member back where it was, not at the end.
+        if relationship.isOrdered, let undo = undoStack { undo.record(.order(owner, relationship, members)) }
         members.removeAll { $0 === member }
         setLoaded(members, owner, relationship)
     }
@@ -531,6 +544,14 @@ extension Context {
             // The ends as they are before the object goes (a deleted object has none).
             let allEnds = try next.entity.relationships.map { (relationship) throws(AmberError) in
                 try self.destinations(of: next, relationship)
+            }
+            if let undo = undoStack {
+                // Its join-table rows go at the save: undo links it again after bringing it back.
+                for (relationship, ends) in zip(next.entity.relationships, allEnds) {
+                    guard case .joinTable = relationship.storage else { continue }
+                    for end in ends { undo.record(.link(next, end, relationship, linked: true)) }
+                }
+                undo.record(.existence(next, alive: true))
             }
             next.deletedFlag = true
             track(next)

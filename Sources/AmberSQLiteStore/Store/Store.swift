@@ -51,7 +51,7 @@ public final class Store: @unchecked Sendable {
     /// The inboxes of the contexts on this store (weakly: a context's goes with it); guarded by `lock`.
     private var inboxes: [WeakInbox] = []
 
-    private static let metadataTable = "_amber_metadata"
+    static let metadataTable = "_amber_metadata"
     private static let formatVersion = "1"
 
     /// Opens the store at `path` with `model`, creating the file and its
@@ -432,6 +432,7 @@ public final class Store: @unchecked Sendable {
             try writer.update(changes.updates, problems: &problems)
             try writer.delete(changes.deletes, problems: &problems)
             try writer.link(changes.links, positions: changes.positions, deleted: changes.deletes)
+            try writer.keepDeletedKeys()
             written.resolved = writer.resolved
             if problems.isEmpty { try connection.execute("COMMIT") }
         } catch .busy(let path, let timeout) {
@@ -595,16 +596,23 @@ package struct ChangeSet<Row: RowSource> {
     private(set) var linkTargets: [(key: Int64, table: Int, rank: Int)] = []
     /// Inserts so far per table (root entity index).
     private var insertsPerTable: [Int] = []
+    /// Per table, the largest key of a new row that keeps its own (an
+    /// object whose deleted row is written again): keys handed out start above it.
+    private(set) var ownKeys: [Int: Int64] = [:]
 
     package init() {}
 
     /// Adds a new row for the table of root entity `table`; `provisionalKey`
     /// is the negative key other rows' slots and join rows hold for it, if any do.
     package mutating func add(insert row: Row, table: Int, provisionalKey: Int64?) {
+        inserts.append(row)
+        if let key = row.objectID.primaryKey {
+            ownKeys[table] = max(ownKeys[table] ?? key, key)
+            return
+        }
         if table >= insertsPerTable.count { insertsPerTable += repeatElement(0, count: table + 1 - insertsPerTable.count) }
         if let provisionalKey { linkTargets.append((provisionalKey, table, insertsPerTable[table])) }
         insertsPerTable[table] += 1
-        inserts.append(row)
     }
 
     /// Lists the link targets again, after more new rows became ones.

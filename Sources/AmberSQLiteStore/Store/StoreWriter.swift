@@ -20,6 +20,10 @@ final class StoreWriter<Row: RowSource> {
     private var next: [Int64?]
     /// The conflicts `policy` settled, by object identity.
     private(set) var resolved: [ObjectIdentifier: Resolution] = [:]
+    /// Per table, the largest key a new row of this write keeps as its own.
+    private var ownKeys: [Int: Int64] = [:]
+    /// Per table, the largest key of a row this write deleted.
+    private var deletedKeys: [Int: Int64] = [:]
 
     init(store: Store, policy: MergePolicy) {
         self.store = store
@@ -35,17 +39,23 @@ final class StoreWriter<Row: RowSource> {
     ///
     /// - Returns: provisional key → primary key for `changes.linkTargets`.
     func assignKeys(_ changes: ChangeSet<Row>) throws(AmberError) -> [Int64: Int64] {
+        ownKeys = changes.ownKeys
         provisional.reserveCapacity(changes.linkTargets.count)
         for (key, table, rank) in changes.linkTargets { provisional[key] = try firstKey(of: table) + Int64(rank) }
         return provisional
     }
 
-    /// The key the first new row of `table` (a root entity's index) gets.
+    /// The key the first new row of `table` (a root entity's index) gets:
+    /// above every key a row of it has had, so a deleted object's key stays
+    /// its own (undo brings it back under it).
     private func firstKey(of table: Int) throws(AmberError) -> Int64 {
         if let key = next[table] { return key }
-        let statement = try store.connection.statement("SELECT max(_pk) FROM \(store.mappings[table].table)")
+        let statement = try store.connection.statement(
+            "SELECT max(coalesce((SELECT max(_pk) FROM \(store.mappings[table].table)), 0), "
+                + "coalesce((SELECT CAST(value AS INTEGER) FROM \(Store.metadataTable) WHERE key = ?), 0))")
         defer { statement.reset() }
-        let key = try statement.step() ? statement.int64(0) &+ 1 : 1
+        statement.bind(0, Self.deletedKeyName(store.mappings[table]))
+        let key = max(try statement.step() ? statement.int64(0) &+ 1 : 1, (ownKeys[table] ?? 0) &+ 1)
         next[table] = key
         return key
     }
@@ -62,8 +72,13 @@ final class StoreWriter<Row: RowSource> {
         for index in objects.indices {
             let object = objects[index], entity = object.entity
             let entityIndex = entity.index, table = entity.rootIndex
-            let key = try firstKey(of: table)
-            next[table] = key + 1
+            let key: Int64
+            if let own = object.objectID.primaryKey {
+                key = own
+            } else {
+                key = try firstKey(of: table)
+                next[table] = key + 1
+            }
             keys.append(key)
             let mapping = store.mappings[entityIndex]
             let statement: Statement
@@ -197,6 +212,7 @@ final class StoreWriter<Row: RowSource> {
             let statement = try store.connection.statement(mapping.deleteSQL)
             statement.bind(0, object.objectID.primaryKey ?? 0)
             statement.bind(1, object.rowVersion)
+            noteDeleted(object)
             guard try run(statement, for: object, problems: &problems), store.connection.changes == 0 else { continue }
             if policy == .error {
                 problems.append(conflict(object, try storedRow(of: object), deletedHere: true))
@@ -206,6 +222,28 @@ final class StoreWriter<Row: RowSource> {
                 try anyVersion.run()
             }
         }
+    }
+
+    /// Records, per table this write deleted rows of, the largest key deleted,
+    /// so no later row takes it (``firstKey(of:)``).
+    func keepDeletedKeys() throws(AmberError) {
+        for (table, key) in deletedKeys {
+            let statement = try store.connection.statement(
+                "INSERT INTO \(Store.metadataTable) (key, value) VALUES (?, ?) "
+                    + "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))")
+            statement.bind(0, Self.deletedKeyName(store.mappings[table]))
+            statement.bind(1, String(key))
+            try statement.run()
+        }
+    }
+
+    /// The metadata key holding the largest deleted key of `mapping`'s table.
+    private static func deletedKeyName(_ mapping: TableMapping) -> String { "deleted-key.\(mapping.table)" }
+
+    /// Notes that the row of `object` is deleted by this write.
+    private func noteDeleted(_ object: Row) {
+        let table = object.entity.rootIndex, key = object.objectID.primaryKey ?? 0
+        deletedKeys[table] = max(deletedKeys[table] ?? key, key)
     }
 
     /// The row of `object` as stored now: one row, or none if it was deleted.
