@@ -965,6 +965,52 @@ amber_status amber_context_set_merge_policy(amber_context *context, int32_t poli
 /** *out = the context's merge policy (an AMBER_MERGE_ value). */
 amber_status amber_context_merge_policy(int32_t *out, amber_context *context);
 
+/* Undo and redo. With undo enabled, every change made through the context
+ * is recorded: values set (transformable and transient ones too), inserts,
+ * deletions with what their delete rules did, relationship changes and the
+ * order of ordered ones. Each call is a group of its own unless a group
+ * opened with amber_context_begin_undo_group gathers several. Undo after a
+ * save makes the context dirty again with the old values (a saved deletion
+ * comes back as a pending insert under its old key); a rollback clears the
+ * history. Call these on the context's thread. */
+
+/** Starts recording undo history, keeping at most `levels_limit` groups
+ *  (0: no limit); any earlier history is dropped.
+ *  Errors: AMBER_E_INVALID_VALUE (a negative limit). */
+amber_status amber_context_enable_undo(amber_context *context, int64_t levels_limit);
+
+/** Stops recording and drops the history. */
+amber_status amber_context_disable_undo(amber_context *context);
+
+/** Reverts the last group of changes (closing an open group first).
+ *  *out_done = 1 if something was undone; 0 if there was nothing to undo
+ *  (undo disabled, no history, or past the levels limit): nothing changed.
+ *  Errors: AMBER_E_UNAVAILABLE if an object to restore left the context or
+ *  lost its key to a newer object (nothing is changed then); AMBER_E_SQLITE. */
+amber_status amber_context_undo(int32_t *out_done, amber_context *context);
+
+/** Applies again the last group amber_context_undo reverted; *out_done as
+ *  for undo (0 also after a new change, which clears what could be redone). */
+amber_status amber_context_redo(int32_t *out_done, amber_context *context);
+
+/** Opens an undo group named `name` (copied; NULL for none, e.g. "Rename"
+ *  for an Undo Rename menu item); groups nest, the outermost is recorded.
+ *  Errors: AMBER_E_UNAVAILABLE if undo is not enabled. */
+amber_status amber_context_begin_undo_group(amber_context *context, const char *name);
+
+/** Closes the group amber_context_begin_undo_group opened.
+ *  Errors: AMBER_E_UNAVAILABLE if no group is open. */
+amber_status amber_context_end_undo_group(amber_context *context);
+
+/** *out_can_undo and *out_can_redo: 1 if amber_context_undo or
+ *  amber_context_redo would do something, else 0 (either may be NULL). */
+amber_status amber_context_undo_state(int32_t *out_can_undo, int32_t *out_can_redo, amber_context *context);
+
+/** *out = the name of the group amber_context_undo (`redo` 0) or
+ *  amber_context_redo (`redo` 1) would apply, as a NUL-terminated string
+ *  the caller frees with amber_free; NULL if it has no name. */
+amber_status amber_context_undo_action_name(char **out, amber_context *context, int32_t redo);
+
 /** Which pending objects amber_context_pending_objects lists. */
 enum { AMBER_PENDING_INSERTED = 1, AMBER_PENDING_UPDATED = 2, AMBER_PENDING_DELETED = 3 };
 

@@ -335,6 +335,91 @@ public func amber_context_merge_policy(_ out: UnsafeMutablePointer<Int32>?, _ co
     }
 }
 
+// MARK: Undo and redo
+
+@c @implementation
+public func amber_context_enable_undo(_ context: OpaquePointer?, _ levels_limit: Int64) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        guard levels_limit >= 0, levels_limit <= Int64(Int32.max) else {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "levels_limit is \(levels_limit); expected 0 (no limit) or a positive count",
+                            origin: "levels_limit")
+        }
+        wrapper.context.undoStack = UndoStack(levelsLimit: Int(levels_limit))
+    }
+}
+
+@c @implementation
+public func amber_context_disable_undo(_ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in try Handles.context(context).context.undoStack = nil }
+}
+
+@c @implementation
+public func amber_context_undo(_ out_done: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let done = try require(out_done, "out_done")
+        let wrapper = try Handles.context(context)
+        done.pointee = try core { () throws(AmberError) in try wrapper.context.undo() } ? 1 : 0
+    }
+}
+
+@c @implementation
+public func amber_context_redo(_ out_done: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let done = try require(out_done, "out_done")
+        let wrapper = try Handles.context(context)
+        done.pointee = try core { () throws(AmberError) in try wrapper.context.redo() } ? 1 : 0
+    }
+}
+
+@c @implementation
+public func amber_context_begin_undo_group(_ context: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> amber_status {
+    api { () throws(CAPIError) in
+        let stack = try undoStack(of: context)
+        stack.beginGroup(named: try optionalName(name, "name"))
+    }
+}
+
+@c @implementation
+public func amber_context_end_undo_group(_ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        guard try undoStack(of: context).endGroup() else {
+            throw CAPIError(AMBER_E_UNAVAILABLE, "no undo group is open", origin: "context")
+        }
+    }
+}
+
+@c @implementation
+public func amber_context_undo_state(_ out_can_undo: UnsafeMutablePointer<Int32>?, _ out_can_redo: UnsafeMutablePointer<Int32>?,
+                                     _ context: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let stack = try Handles.context(context).context.undoStack
+        out_can_undo?.pointee = stack?.canUndo == true ? 1 : 0
+        out_can_redo?.pointee = stack?.canRedo == true ? 1 : 0
+    }
+}
+
+@c @implementation
+public func amber_context_undo_action_name(_ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ context: OpaquePointer?,
+                                           _ redo: Int32) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let stack = try Handles.context(context).context.undoStack
+        let name = try flag(redo, "redo") ? stack?.redoActionName : stack?.undoActionName
+        result.pointee = try name.map { (name) throws(CAPIError) in try mallocString(name).0 }
+    }
+}
+
+/// The undo stack of a context, which must have one.
+private func undoStack(of context: OpaquePointer?) throws(CAPIError) -> UndoStack {
+    guard let stack = try Handles.context(context).context.undoStack else {
+        throw CAPIError(AMBER_E_UNAVAILABLE, "undo is not enabled for this context (amber_context_enable_undo)", origin: "context")
+    }
+    return stack
+}
+
 /// A C Boolean argument: 0 or 1, anything else refused.
 private func flag(_ value: Int32, _ parameter: String) throws(CAPIError) -> Bool {
     guard value == 0 || value == 1 else {

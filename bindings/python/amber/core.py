@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import collections
 import collections.abc
+import contextlib
 import enum
 import functools
 import itertools
@@ -14,7 +15,7 @@ import operator
 import os
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union, overload
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
 
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
@@ -1166,6 +1167,77 @@ class Context(_Owner):
         policy = MergePolicy(policy)  # ValueError for a number that names no policy
         check(lib.amber_context_set_merge_policy(self._handle, int(policy)))
         self._merge_policy = policy
+
+    # Undo and redo (see amber_context_enable_undo).
+
+    def enable_undo(self, levels_limit: int = 0) -> None:
+        """Records every change made here for undo and redo, keeping at most
+        `levels_limit` groups (0: no limit); earlier history is dropped."""
+        check(lib.amber_context_enable_undo(self._handle, levels_limit))
+
+    def disable_undo(self) -> None:
+        """Stops recording and drops the history."""
+        check(lib.amber_context_disable_undo(self._handle))
+
+    def undo(self) -> bool:
+        """Reverts the last group of changes; False if there was nothing to undo."""
+        done = _out("int32_t *")
+        try:
+            check(lib.amber_context_undo(done, self._handle))
+        finally:
+            self._forget_all_values()
+        return bool(done[0])
+
+    def redo(self) -> bool:
+        """Applies again the last group undo() reverted; False if there is none."""
+        done = _out("int32_t *")
+        try:
+            check(lib.amber_context_redo(done, self._handle))
+        finally:
+            self._forget_all_values()
+        return bool(done[0])
+
+    @contextlib.contextmanager
+    def undo_group(self, name: Optional[str] = None) -> Iterator[None]:
+        """Groups every change made in the block into one undo step named
+        `name` (for an "Undo <name>" menu item)."""
+        check(lib.amber_context_begin_undo_group(self._handle, _text(name)))
+        try:
+            yield
+        finally:
+            check(lib.amber_context_end_undo_group(self._handle))
+
+    @property
+    def can_undo(self) -> bool:
+        out = _out("int32_t *")
+        check(lib.amber_context_undo_state(out, ffi.NULL, self._handle))
+        return bool(out[0])
+
+    @property
+    def can_redo(self) -> bool:
+        out = _out("int32_t *")
+        check(lib.amber_context_undo_state(ffi.NULL, out, self._handle))
+        return bool(out[0])
+
+    @property
+    def undo_action_name(self) -> Optional[str]:
+        """The name of the group undo() would revert, if it has one."""
+        return self._action_name(0)
+
+    @property
+    def redo_action_name(self) -> Optional[str]:
+        """The name of the group redo() would apply, if it has one."""
+        return self._action_name(1)
+
+    def _action_name(self, redo: int) -> Optional[str]:
+        out = _out("char **")
+        check(lib.amber_context_undo_action_name(out, self._handle, redo))
+        if out[0] == ffi.NULL:
+            return None
+        try:
+            return ffi.string(out[0]).decode("utf-8")
+        finally:
+            lib.amber_free(out[0])
 
     def _before_merging_point(self) -> None:
         """Cached values go before a call that may merge other contexts' saves."""
