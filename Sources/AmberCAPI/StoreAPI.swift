@@ -356,19 +356,22 @@ public func amber_context_disable_undo(_ context: OpaquePointer?) -> amber_statu
 
 @c @implementation
 public func amber_context_undo(_ out_done: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?) -> amber_status {
-    api { () throws(CAPIError) in
-        let done = try require(out_done, "out_done")
-        let wrapper = try Handles.context(context)
-        done.pointee = try core { () throws(AmberError) in try wrapper.context.undo() } ? 1 : 0
-    }
+    replaying(out_done, context) { (context) throws(AmberError) in try context.undo() }
 }
 
 @c @implementation
 public func amber_context_redo(_ out_done: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?) -> amber_status {
+    replaying(out_done, context) { (context) throws(AmberError) in try context.redo() }
+}
+
+/// Undo or redo (`body`) on `context`, reporting in `out_done` whether it did anything.
+private func replaying(_ out_done: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?,
+                       _ body: (Context) throws(AmberError) -> Bool) -> amber_status
+{
     api { () throws(CAPIError) in
         let done = try require(out_done, "out_done")
         let wrapper = try Handles.context(context)
-        done.pointee = try core { () throws(AmberError) in try wrapper.context.redo() } ? 1 : 0
+        done.pointee = try core { () throws(AmberError) in try body(wrapper.context) } ? 1 : 0
     }
 }
 

@@ -344,7 +344,7 @@ extension Context {
     }
 
     /// The loaded members of `owner`'s `relationship`, if loaded in this generation.
-    private func loaded(_ owner: ManagedObject, _ relationship: Relationship) -> [ManagedObject]? {
+    func loaded(_ owner: ManagedObject, _ relationship: Relationship) -> [ManagedObject]? {
         guard let links = owner.links, links.generation == generation else { return nil }
         return links.members[relationship.index]
     }

@@ -222,14 +222,7 @@ extension Context {
     ///   relationship. Nothing is changed then.
     @discardableResult
     public func undo() throws(AmberError) -> Bool {
-        guard let stack = undoStack, let group = stack.takeUndo() else { return false }
-        do throws(AmberError) {
-            stack.push(try replay(group, on: stack), undone: true)
-        } catch {
-            stack.push(group, undone: false)
-            throw error
-        }
-        return true
+        try replayNext(undoing: true)
     }
 
     /// Applies again the last group ``undo()`` reverted.
@@ -238,11 +231,18 @@ extension Context {
     /// - Throws: as ``undo()``.
     @discardableResult
     public func redo() throws(AmberError) -> Bool {
-        guard let stack = undoStack, let group = stack.takeRedo() else { return false }
+        try replayNext(undoing: false)
+    }
+
+    /// Replays the group undo (or redo) would take, and puts its reverse
+    /// where redo (or undo) finds it; a group that cannot be replayed goes
+    /// back where it was.
+    private func replayNext(undoing: Bool) throws(AmberError) -> Bool {
+        guard let stack = undoStack, let group = undoing ? stack.takeUndo() : stack.takeRedo() else { return false }
         do throws(AmberError) {
-            stack.push(try replay(group, on: stack), undone: false)
+            stack.push(try replay(group, on: stack), undone: undoing)
         } catch {
-            stack.push(group, undone: true)
+            stack.push(group, undone: !undoing)
             throw error
         }
         return true
@@ -300,7 +300,7 @@ extension Context {
         var orders: [(ManagedObject, Relationship, [ManagedObject])] = []
         for owner in relinked {
             for relationship in owner.entity.relationships where relationship.isOrdered {
-                if let members = owner.links.flatMap({ $0.generation == generation ? $0.members[relationship.index] : nil }) {
+                if let members = loaded(owner, relationship) {
                     orders.append((owner, relationship, members))
                 }
             }

@@ -88,15 +88,26 @@ final class StoreWriter<Row: RowSource> {
                 statement = try store.connection.statement(mapping.insertSQL)
                 statements[entityIndex] = statement
             }
-            statement.bind(0, key)
-            statement.bind(1, Int64(entityIndex + 1))
-            let values = object.slotValues
-            for column in mapping.slots.indices {
-                try bind(values[mapping.slots[column]], column: column, at: Int32(column) + 2, mapping, statement, object)
-            }
-            _ = try run(statement, for: object, problems: &problems)
+            _ = try insertRow(of: object, key: key, mapping, statement, problems: &problems)
         }
         return keys
+    }
+
+    /// Binds and runs `statement` (`mapping.insertSQL`) for `object`'s row under `key`.
+    /// Inlined: the insert loop runs it per row.
+    ///
+    /// - Returns: false if a constraint refused it (a problem is listed).
+    @inline(__always)
+    private func insertRow(of object: Row, key: Int64, _ mapping: TableMapping, _ statement: Statement,
+                           problems: inout [SaveProblem]) throws(AmberError) -> Bool
+    {
+        statement.bind(0, key)
+        statement.bind(1, Int64(object.entity.index + 1))
+        let values = object.slotValues
+        for column in mapping.slots.indices {
+            try bind(values[mapping.slots[column]], column: column, at: Int32(column) + 2, mapping, statement, object)
+        }
+        return try run(statement, for: object, problems: &problems)
     }
 
     /// Binds one column's value; a foreign key that stands for a new object
@@ -189,13 +200,7 @@ final class StoreWriter<Row: RowSource> {
     private func writeAgain(_ object: Row, problems: inout [SaveProblem]) throws(AmberError) -> Bool {
         let mapping = store.mapping(for: object.entity)
         let statement = try store.connection.statement(mapping.insertSQL)
-        statement.bind(0, object.objectID.primaryKey ?? 0)
-        statement.bind(1, Int64(object.entity.index + 1))
-        let values = object.slotValues
-        for column in mapping.slots.indices {
-            try bind(values[mapping.slots[column]], column: column, at: Int32(column) + 2, mapping, statement, object)
-        }
-        guard try run(statement, for: object, problems: &problems) else { return false }
+        guard try insertRow(of: object, key: object.objectID.primaryKey ?? 0, mapping, statement, problems: &problems) else { return false }
         let version = try store.connection.statement("UPDATE \(mapping.table) SET _version = ? WHERE _pk = ?")
         version.bind(0, object.rowVersion + 1)
         version.bind(1, object.objectID.primaryKey ?? 0)

@@ -1181,18 +1181,16 @@ class Context(_Owner):
 
     def undo(self) -> bool:
         """Reverts the last group of changes; False if there was nothing to undo."""
-        done = _out("int32_t *")
-        try:
-            check(lib.amber_context_undo(done, self._handle))
-        finally:
-            self._forget_all_values()
-        return bool(done[0])
+        return self._replay(lib.amber_context_undo)
 
     def redo(self) -> bool:
         """Applies again the last group undo() reverted; False if there is none."""
+        return self._replay(lib.amber_context_redo)
+
+    def _replay(self, function: Callable[[Any, Any], int]) -> bool:
         done = _out("int32_t *")
         try:
-            check(lib.amber_context_redo(done, self._handle))
+            check(function(done, self._handle))
         finally:
             self._forget_all_values()
         return bool(done[0])
