@@ -108,6 +108,7 @@ enum {
     AMBER_E_BUFFER_TOO_SMALL = -19,  /**< a caller-provided array is too small; see the function */
     AMBER_E_PLUGIN_REFUSED = -20,    /**< a plugin was refused; nothing of it was registered */
     AMBER_E_BUSY = -21,              /**< another connection held the store's lock past the busy timeout: nothing written, pending changes kept; retrying may succeed */
+    AMBER_E_OBSERVER = -22,          /**< an observer or live query callback failed: what the call did is done (a save is written); the message lists each failure */
     AMBER_E_INTERNAL = -99           /**< a bug in Amber; please report it with the message */
 };
 

@@ -33,6 +33,10 @@ public final class Context {
     @exclusivity(unchecked) var generation = 0
     /// Objects whose to-many members changed since the last save (their counts are checked at save).
     @exclusivity(unchecked) var relinked: [ManagedObject] = []
+    /// For each object in `relinked`, the indices of its to-many relationships that changed.
+    @exclusivity(unchecked) var relinkedRelationships: [ObjectIdentifier: Set<Int>] = [:]
+    /// Observers and live queries (see Observing/).
+    @exclusivity(unchecked) var observers = ObserverList()
     /// Join-table rows added (true) or removed (false) since the last save.
     @exclusivity(unchecked) var pendingLinks: [JoinRow: Bool] = [:]
     /// What other contexts on the store saved, waiting to be merged.
@@ -400,7 +404,10 @@ public final class Context {
             }
         }
         guard problems.isEmpty else { throw .saveFailed(problems) }
-        commit(changes, try store.write(changes, policy: mergePolicy, from: inbox))
+        let written = try store.write(changes, policy: mergePolicy, from: inbox)
+        let change = isObserved ? savedChange(changes, written) : nil
+        commit(changes, written)
+        if let change { try notify(change) }
     }
 
     /// After COMMIT: the new state becomes the committed state, in one pass

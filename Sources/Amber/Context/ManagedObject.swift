@@ -113,6 +113,32 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         return values[slot]
     }
 
+    /// The value in `slot` as last saved or fetched (what the store holds, as far as this context knows).
+    func savedSlotValue(_ slot: Int) -> Value { committed?[slot] ?? slotValue(slot) }
+
+    /// Every slot as held now (the row's values while reading from it): a
+    /// snapshot to compare with after a refresh.
+    func slotSnapshot() -> [Value] {
+        guard let row else { return values }
+        var all = entity.initialValues
+        row.rows.read(Int(rowIndex), into: &all)
+        return all
+    }
+
+    /// The stored attributes and to-one relationships whose values differ
+    /// between slot arrays `old` and `new`, by name, in model order.
+    func changedKeys(from old: [Value], to new: [Value]) -> [String] {
+        var keys: [String] = []
+        for attribute in entity.attributes where !attribute.isTransient {
+            let slot = attribute.codec?.encodedSlot ?? attribute.slot
+            if slot < old.count, slot < new.count, old[slot] != new[slot] { keys.append(attribute.name) }
+        }
+        for relationship in entity.toOneRelationships {
+            if let slot = relationship.slot, slot < old.count, slot < new.count, old[slot] != new[slot] { keys.append(relationship.name) }
+        }
+        return keys
+    }
+
     /// Reads a fault's row: from then on it reads its values like a fetched object.
     ///
     /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the row is gone from the store.

@@ -22,7 +22,10 @@ extension Context {
     ///   of another context; a store error.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws(AmberError) {
         guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
-        try refresh([object], keepingChanges: mergeChanges)
+        var change = isObserved ? ContextChange(.refreshed) : nil
+        if let key = object.objectID.primaryKey { change?.touch(object.entity.rootIndex, key) }
+        try refresh([object], keepingChanges: mergeChanges, reporting: &change)
+        if let change { try notify(change) }
     }
 
     /// Merges what other contexts saved since the last merge: objects held
@@ -44,6 +47,14 @@ extension Context {
         let elsewhere = overflowed || version != seenDataVersion
         seenDataVersion = version
         guard !records.isEmpty || elsewhere else { return }
+        var change = isObserved ? ContextChange(.merged) : nil
+        if change != nil {
+            if elsewhere { change?.rows = nil }
+            for record in records {
+                for row in record.inserted + record.updated + record.deleted { change?.touch(row.table, row.key) }
+            }
+            change?.relinked = elsewhere || records.contains(where: \.relinked)
+        }
         var stale: [ManagedObject] = [], gone: [ManagedObject] = [], seen = Set<ObjectIdentifier>()
         func note(_ object: ManagedObject, into list: inout [ManagedObject]) {
             if seen.insert(ObjectIdentifier(object)).inserted { list.append(object) }
@@ -75,15 +86,19 @@ extension Context {
                 }
             }
         }
-        try refresh(stale, keepingChanges: true)
-        for object in gone where !object.isDetached { forgetDeleted(object, keepingChanges: true) }
+        try refresh(stale, keepingChanges: true, reporting: &change)
+        for object in gone where !object.isDetached {
+            if forgetDeleted(object, keepingChanges: true) { change?.report.deleted.append(object) }
+        }
         // Members and inverses may have moved with any of it: to-many relationships read again.
         generation += 1
+        if let change { try notify(change) }
     }
 
     /// Re-reads the rows of `objects` (one query per entity) and refreshes
     /// each; objects whose rows are gone are handled as deleted elsewhere.
-    func refresh(_ objects: [ManagedObject], keepingChanges: Bool) throws(AmberError) {
+    /// With `change`, objects whose values changed and objects that left are added to its report.
+    func refresh(_ objects: [ManagedObject], keepingChanges: Bool, reporting change: inout ContextChange?) throws(AmberError) {
         var byEntity: [ObjectIdentifier: (Entity, [ManagedObject])] = [:]
         for object in objects where !object.isInserted && !object.isDetached && !object.isFault {
             byEntity[ObjectIdentifier(object.entity), default: (object.entity, [])].1.append(object)
@@ -95,19 +110,27 @@ extension Context {
             for index in 0..<rows.count {
                 let key = rows.primaryKey(index)
                 found.insert(key)
-                registered(entity, key)?.refresh(from: batch, index: index, keepingChanges: keepingChanges)
+                guard let object = registered(entity, key) else { continue }
+                let before = change == nil ? nil : object.slotSnapshot()
+                object.refresh(from: batch, index: index, keepingChanges: keepingChanges)
+                if let before {
+                    let keys = object.changedKeys(from: before, to: object.slotSnapshot())
+                    if !keys.isEmpty { change?.report.refreshed.append(ChangeReport.Update(object: object, keys: keys)) }
+                }
             }
             for object in group where !found.contains(object.objectID.primaryKey ?? 0) {
-                forgetDeleted(object, keepingChanges: keepingChanges)
+                if forgetDeleted(object, keepingChanges: keepingChanges) { change?.report.deleted.append(object) }
             }
         }
         if !byEntity.isEmpty { generation += 1 }
     }
 
     /// `object`'s row is gone from the store: it leaves the context, unless
-    /// it has changes to keep (its save then reports the conflict).
-    private func forgetDeleted(_ object: ManagedObject, keepingChanges: Bool) {
-        if keepingChanges, object.committed != nil, !object.deletedFlag { return }
+    /// it has changes to keep (its save then reports the conflict). Returns whether it left.
+    @discardableResult
+    private func forgetDeleted(_ object: ManagedObject, keepingChanges: Bool) -> Bool {
+        if keepingChanges, object.committed != nil, !object.deletedFlag { return false }
         dropDeletedElsewhere(object)
+        return true
     }
 }

@@ -354,7 +354,8 @@ extension Context {
     }
 
     /// Notes that `owner`'s members changed (a flag on the object, so each is listed once without a table).
-    private func markRelinked(_ owner: ManagedObject) {
+    private func markRelinked(_ owner: ManagedObject, _ relationship: Relationship) {
+        relinkedRelationships[ObjectIdentifier(owner), default: []].insert(relationship.index)
         guard !owner.isRelinked else { return }
         owner.isRelinked = true
         relinked.append(owner)
@@ -364,11 +365,12 @@ extension Context {
     func clearRelinked() {
         for owner in relinked { owner.isRelinked = false }
         relinked.removeAll()
+        relinkedRelationships.removeAll()
     }
 
     /// `member` joined `owner`'s `relationship` in memory.
     private func remember(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
-        markRelinked(owner)
+        markRelinked(owner, relationship)
         guard var members = loaded(owner, relationship), !members.contains(where: { $0 === member }) else { return }
         members.append(member)
         setLoaded(members, owner, relationship)
@@ -378,13 +380,13 @@ extension Context {
     /// `members`) in that order; positions are written at the next save.
     func reorder(_ owner: ManagedObject, _ relationship: Relationship, _ members: [ManagedObject]) {
         if let undo = undoStack, let old = loaded(owner, relationship) { undo.record(.order(owner, relationship, old)) }
-        markRelinked(owner)
+        markRelinked(owner, relationship)
         setLoaded(members, owner, relationship)
     }
 
     /// `member` left `owner`'s `relationship` in memory.
     func forget(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
-        markRelinked(owner)
+        markRelinked(owner, relationship)
         guard var members = loaded(owner, relationship) else { return }
         // Undo puts a member back where it was, not at the end.
         if relationship.isOrdered, let undo = undoStack { undo.record(.order(owner, relationship, members)) }

@@ -40,6 +40,23 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
     }
 
     public var description: String { format }
+
+    /// The key paths the predicate compares, in order (not those inside lists).
+    package var keyPaths: [String] {
+        var paths: [String] = []
+        // A work list, not recursion: the tree is as deep as the text nests.
+        var nodes = [root]
+        while let node = nodes.popLast() {
+            switch node {
+            case .constant: break
+            case .not(let inner): nodes.append(inner)
+            case .and(let a, let b), .or(let a, let b): nodes += [b, a]
+            case .comparison(let comparison):
+                for case .keyPath(let path, _) in [comparison.lhs, comparison.rhs] { paths.append(path) }
+            }
+        }
+        return paths
+    }
 }
 
 /// The syntax tree of a predicate.

@@ -587,25 +587,15 @@ struct FetchQuery {
     let sql: String
     let bindings: [Value]
 
-    init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, counting: Bool = false) throws(AmberError) {
-        var sql = "SELECT \(counting ? "1" : columns) FROM \(mapping.table)"
-        var bindings: [Value] = []
+    /// With `sortColumns`, the columns are `_pk` and then one per sort key
+    /// (the value it orders by); with `keys`, only those rows are considered
+    /// and the limit and offset do not apply.
+    init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, counting: Bool = false,
+         sortColumns: Bool = false, among keys: [Int64]? = nil) throws(AmberError)
+    {
         let compiler = PredicateCompiler(entity: mapping.entity, model: model)
-        var conditions: [String] = []
-        // Rows of this entity (and those below it, unless asked not to) out of the hierarchy's table.
-        if !request.includesSubentities && mapping.entity.subentityIndices.count > 1 {
-            conditions.append("_entity = \(mapping.entity.index + 1)")
-        } else if let filter = mapping.entityFilter {
-            conditions.append(filter)
-        }
-        if let predicate = request.predicate {
-            let condition = try compiler.compile(predicate.root)
-            conditions.append("(\(condition.sql))")
-            bindings = condition.bindings
-        }
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        var terms: [(sql: String, bindings: [Value])] = []
         if !counting {
-            var terms: [String] = []
             for key in request.sortKeys {
                 // A plain attribute keeps the sort's own errors (unknown, transient).
                 if !key.key.contains(".") {
@@ -616,13 +606,46 @@ struct FetchQuery {
                 }
                 var term = try compiler.sortTerm(key.key)
                 if key.caseInsensitive && term.type == .string { term.sql = "amber_fold(\(term.sql), 1)" }
-                terms.append(term.sql + (key.ascending ? " ASC" : " DESC"))
-                bindings += term.bindings
+                terms.append((term.sql, term.bindings))
             }
-            terms.append("_pk ASC")
-            sql += " ORDER BY " + terms.joined(separator: ", ")
         }
-        if request.limit != nil || request.offset != 0 {
+        var bindings: [Value] = []
+        var sql = "SELECT "
+        if sortColumns {
+            // Ordered by column number below, so each term is compiled and bound once.
+            sql += (["_pk"] + terms.map(\.sql)).joined(separator: ", ")
+            bindings += terms.flatMap(\.bindings)
+        } else {
+            sql += counting ? "1" : columns
+        }
+        sql += " FROM \(mapping.table)"
+        var conditions: [String] = []
+        // Rows of this entity (and those below it, unless asked not to) out of the hierarchy's table.
+        if !request.includesSubentities && mapping.entity.subentityIndices.count > 1 {
+            conditions.append("_entity = \(mapping.entity.index + 1)")
+        } else if let filter = mapping.entityFilter {
+            conditions.append(filter)
+        }
+        if let predicate = request.predicate {
+            let condition = try compiler.compile(predicate.root)
+            conditions.append("(\(condition.sql))")
+            bindings += condition.bindings
+        }
+        if let keys {
+            conditions.append("_pk IN (SELECT value FROM json_each(?))")
+            bindings.append(.string(Store.jsonArray(keys)))
+        }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if !counting {
+            var order: [String] = []
+            for (index, (key, term)) in zip(request.sortKeys, terms).enumerated() {
+                order.append((sortColumns ? String(index + 2) : term.sql) + (key.ascending ? " ASC" : " DESC"))
+                if !sortColumns { bindings += term.bindings }
+            }
+            order.append(sortColumns ? "1 ASC" : "_pk ASC")
+            sql += " ORDER BY " + order.joined(separator: ", ")
+        }
+        if keys == nil, request.limit != nil || request.offset != 0 {
             guard request.offset >= 0, (request.limit ?? 0) >= 0 else {
                 throw .invalidValue(place: "FetchRequest", expected: "a limit and offset of 0 or more",
                                     given: "limit \(request.limit.map(String.init) ?? "none"), offset \(request.offset)")

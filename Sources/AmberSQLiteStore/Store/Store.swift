@@ -327,7 +327,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// `[1,2,3]`: keys for `json_each`, one statement whatever their number.
-    private static func jsonArray(_ keys: [Int64]) -> String {
+    static func jsonArray(_ keys: [Int64]) -> String {
         "[" + keys.map(String.init).joined(separator: ",") + "]"
     }
 
@@ -344,6 +344,31 @@ public final class Store: @unchecked Sendable {
             var keys: [Int64] = []
             while try statement.step() { keys.append(statement.int64(0)) }
             return keys
+        }
+    }
+
+    /// The primary keys of the rows of `entity` that `request` matches, each
+    /// with the values it sorts by, in the request's order; with `keys`,
+    /// only among those rows (and then the limit and offset do not apply).
+    /// The sort values compare as SQLite compares them in the request's
+    /// ORDER BY, so a caller can place a row among others without the store.
+    package func sortedKeys(of entity: Entity, matching request: FetchRequest, among keys: [Int64]? = nil)
+        throws(AmberError) -> [SortedKey]
+    {
+        let query = try FetchQuery(request: request, mapping: mapping(for: entity), model: model, columns: "",
+                                   sortColumns: true, among: keys)
+        let count = Int32(request.sortKeys.count)
+        return try serialized { () throws(AmberError) in
+            let statement = try query.prepare(on: connection)
+            defer { statement.reset() }
+            var found: [SortedKey] = []
+            while try statement.step() {
+                var values: [SQLiteValue] = []
+                values.reserveCapacity(Int(count))
+                for column in 0..<count { values.append(SQLiteValue(statement, column: column + 1)) }
+                found.append(SortedKey(key: statement.int64(0), values: values))
+            }
+            return found
         }
     }
 
@@ -376,7 +401,7 @@ public final class Store: @unchecked Sendable {
     {
         try serialized { () throws(AmberError) in
             let written = try write(changes, StoreWriter<Row>(store: self, policy: policy))
-            post(SavedChanges(changes, resolved: written.resolved), skipping: inbox)
+            post(SavedChanges(changes, written), skipping: inbox)
             return written
         }
     }
@@ -459,20 +484,23 @@ package struct SavedChanges: Sendable {
         package let version: Int64
     }
 
-    /// New rows need no merging (the next fetch finds them): only their number is kept.
-    package var insertedCount = 0
+    /// New rows need no merging (the next fetch finds them), but live queries look at them.
+    package var inserted: [Row] = []
     package var updated: [Row] = []
     package var deleted: [Row] = []
     /// Whether join-table rows (many-to-many links) or ordered positions changed.
     package var relinked = false
 
-    var isEmpty: Bool { insertedCount == 0 && updated.isEmpty && deleted.isEmpty && !relinked }
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !relinked }
 
-    init<Source: RowSource>(_ changes: ChangeSet<Source>, resolved: [ObjectIdentifier: Resolution]) {
-        insertedCount = changes.inserts.count
+    init<Source: RowSource>(_ changes: ChangeSet<Source>, _ written: WrittenKeys) {
+        inserted.reserveCapacity(changes.inserts.count)
+        for (object, key) in zip(changes.inserts, written.keys) {
+            inserted.append(Row(table: object.entity.rootIndex, key: key, version: 1))
+        }
         for object in changes.updates {
             var version = object.rowVersion + 1
-            switch resolved[ObjectIdentifier(object)] {
+            switch written.resolved[ObjectIdentifier(object)] {
             case .merged(let stored, _)?: version = stored.version(0) + 1
             case .writtenAgain(let again)?: version = again
             case .deletedInStore?: continue

@@ -1,0 +1,129 @@
+import AmberModel
+import AmberSQLiteStore
+import AmberValues
+
+// MARK: - Telling observers and live queries what changed
+
+extension Context {
+    /// Adds `observer`, called on this context's thread with a
+    /// ``ChangeReport`` after each save that wrote something, each merge
+    /// (``mergeSavedChanges()``, also the automatic one) that changed or
+    /// removed objects held here, and each ``refresh(_:mergeChanges:)`` that
+    /// changed an object. Observers are called in the order they were added.
+    ///
+    /// An error the observer throws does not undo what was done: every other
+    /// observer is still called, and then the call that made the event
+    /// throws ``AmberError/observerFailed(event:failures:)``. A save has
+    /// then been written; a fetch, count or object lookup that merged first
+    /// has not run yet (call it again).
+    ///
+    /// With no observer and no live query, a save costs what it did before:
+    /// no report is made.
+    @discardableResult
+    public func addObserver(_ observer: @escaping (ChangeReport) throws -> Void) -> ObserverToken {
+        observers.add(observer)
+    }
+
+    /// Removes the observer `token` names; false if it names none (already removed).
+    @discardableResult
+    public func removeObserver(_ token: ObserverToken) -> Bool {
+        observers.remove(token)
+    }
+
+    /// The changes made here and not saved yet, worked out now: new
+    /// objects, changed ones with the keys whose values differ from the
+    /// saved ones, and those marked for deletion.
+    public var pendingChanges: ChangeReport {
+        var report = ChangeReport(.pending)
+        for object in pendingObjects {
+            if object.isInserted {
+                report.inserted.append(object)
+            } else if object.isDeleted {
+                report.deleted.append(object)
+            } else {
+                let changed = object.changedValues()
+                var keys = object.entity.attributes.map(\.name).filter { changed[$0] != nil }
+                if let committed = object.committed {
+                    keys += object.entity.toOneRelationships.filter { relationship in
+                        relationship.slot.map { committed[$0] != object.values[$0] } ?? false
+                    }.map(\.name)
+                }
+                keys += relinkedKeys(of: object)
+                if !keys.isEmpty { report.updated.append(ChangeReport.Update(object: object, keys: keys)) }
+            }
+        }
+        for object in relinked where !object.isPending && !object.isDetached {
+            report.updated.append(ChangeReport.Update(object: object, keys: relinkedKeys(of: object)))
+        }
+        return report
+    }
+
+    /// The names of `object`'s to-many relationships whose members changed since the last save.
+    func relinkedKeys(of object: ManagedObject) -> [String] {
+        guard object.isRelinked, let indices = relinkedRelationships[ObjectIdentifier(object)] else { return [] }
+        return object.entity.relationships.filter { indices.contains($0.index) }.map(\.name)
+    }
+
+    /// Whether anyone listens: only then are changes worked out.
+    var isObserved: Bool { !observers.isEmpty }
+
+    /// What a save of `changes` wrote, worked out before the context forgets
+    /// the committed values (the caller calls it between writing and committing).
+    func savedChange(_ changes: ChangeSet<ManagedObject>, _ written: WrittenKeys) -> ContextChange {
+        var change = ContextChange(.saved)
+        change.report.inserted = changes.inserts
+        for (object, key) in zip(changes.inserts, written.keys) { change.touch(object.entity.rootIndex, key) }
+        var listed = Set<ObjectIdentifier>()
+        for object in changes.updates {
+            listed.insert(ObjectIdentifier(object))
+            if let key = object.objectID.primaryKey { change.touch(object.entity.rootIndex, key) }
+            if case .deletedInStore? = written.resolved[ObjectIdentifier(object)] {
+                change.report.deleted.append(object)
+                continue
+            }
+            let keys = object.changedKeys(from: object.committed ?? object.values, to: object.values) + relinkedKeys(of: object)
+            change.report.updated.append(ChangeReport.Update(object: object, keys: keys))
+        }
+        for object in changes.deletes {
+            listed.insert(ObjectIdentifier(object))
+            if let key = object.objectID.primaryKey { change.touch(object.entity.rootIndex, key) }
+        }
+        change.report.deleted += changes.deletes
+        // Objects whose only change is to a to-many relationship's members.
+        for object in relinked where !object.insertedFlag && !listed.contains(ObjectIdentifier(object)) {
+            let keys = relinkedKeys(of: object)
+            guard !keys.isEmpty, let key = object.objectID.primaryKey else { continue }
+            change.touch(object.entity.rootIndex, key)
+            change.report.updated.append(ChangeReport.Update(object: object, keys: keys))
+        }
+        change.relinked = !changes.links.isEmpty || !changes.positions.isEmpty
+        return change
+    }
+
+    /// Tells live queries, then observers, about `change`; each is told even
+    /// if another failed, and then every failure is thrown together.
+    ///
+    /// - Throws: ``AmberError/observerFailed(event:failures:)``.
+    func notify(_ change: ContextChange) throws(AmberError) {
+        guard !change.isEmpty else { return }
+        var failures: [String] = []
+        for query in observers.liveQueries {
+            do {
+                if let changes = try query.update(for: change), !changes.isEmpty { try query.onChange?(changes) }
+            } catch {
+                failures.append("live query of \(query.request.entityName): \(error)")
+            }
+        }
+        if !change.report.isEmpty {
+            // A copy: an observer may add or remove observers.
+            for (token, observer) in observers.observers {
+                do {
+                    try observer(change.report)
+                } catch {
+                    failures.append("observer \(token.rawValue): \(error)")
+                }
+            }
+        }
+        guard failures.isEmpty else { throw .observerFailed(event: change.report.event.rawValue, failures: failures) }
+    }
+}
