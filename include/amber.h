@@ -151,6 +151,7 @@ typedef struct amber_store amber_store;         /**< an open store */
 typedef struct amber_context amber_context;     /**< a scratchpad of objects over a store */
 typedef struct amber_object amber_object;       /**< an object (owned by its context) */
 typedef struct amber_transformer amber_transformer; /**< a registered transformer, for direct calls */
+typedef struct amber_live_query amber_live_query; /**< a fetch request's results, following saves (amber_live_query_new) */
 typedef struct amber_batch amber_batch;         /**< fetched values as borrowed views (amber_context_fetch_batch) */
 
 /* ------------------------------------------------------------------------ */
@@ -1011,6 +1012,157 @@ amber_status amber_context_undo_state(int32_t *out_can_undo, int32_t *out_can_re
  *  amber_context_redo (`redo` 1) would apply, as a NUL-terminated string
  *  the caller frees with amber_free; NULL if it has no name. */
 amber_status amber_context_undo_action_name(char **out, amber_context *context, int32_t redo);
+
+/* Observers. After each save that wrote something, each merge of other
+ * contexts' saves that changed or removed objects held here, and each
+ * refresh that changed an object, the context calls its observers (in the
+ * order they were added) with a change report, on the context's thread,
+ * after the work is done. A report lists inserted objects, updated objects
+ * with the keys (attribute and relationship names) that changed, deleted
+ * objects, and refreshed objects (which took values others saved) with their
+ * keys. With no observer and no live query, no report is made. */
+
+/** A change report's event. */
+enum { AMBER_EVENT_SAVED = 1, AMBER_EVENT_MERGED = 2, AMBER_EVENT_REFRESHED = 3, AMBER_EVENT_PENDING = 4 };
+
+/** A change report's lists. */
+enum { AMBER_CHANGES_INSERTED = 1, AMBER_CHANGES_UPDATED = 2, AMBER_CHANGES_DELETED = 3, AMBER_CHANGES_REFRESHED = 4 };
+
+/** A change report: what an event changed, or the pending changes. */
+typedef struct amber_changes amber_changes;
+
+/** An observer: return 0, or nonzero to report failure. A failure does not
+ *  undo anything and does not stop the other observers; the amber_ call
+ *  that made the event (amber_context_save, amber_context_merge_saved_changes,
+ *  amber_context_refresh, or a fetch that merged first) then returns
+ *  AMBER_E_OBSERVER after doing its work (a fetch then has not fetched: call
+ *  it again). `changes` is valid only during the call: do not free it. The
+ *  observer may use the context, including adding and removing observers. */
+typedef int32_t (*amber_observer_fn)(amber_changes *changes, void *userdata);
+
+/** Adds an observer of `context`; *out_token names it for
+ *  amber_context_remove_observer. `userdata_free` (may be NULL) runs exactly
+ *  once: right away if this call fails, otherwise when the observer is
+ *  removed or the context is freed.
+ *  Errors: AMBER_E_NULL_ARGUMENT (fn, out_token), AMBER_E_INVALID_HANDLE (a
+ *  freed context), AMBER_E_WRONG_THREAD. */
+amber_status amber_context_add_observer(uint64_t *out_token, amber_context *context, amber_observer_fn fn,
+                                        void *userdata, amber_userdata_free_fn userdata_free);
+
+/** Removes the observer `token` names (its userdata_free runs now).
+ *  Errors: AMBER_E_NOT_FOUND (no such observer, or already removed). */
+amber_status amber_context_remove_observer(amber_context *context, uint64_t token);
+
+/** The changes made in `context` and not saved yet, as a report of event
+ *  AMBER_EVENT_PENDING owned by the caller (amber_changes_free). */
+amber_status amber_context_pending_changes(amber_changes **out, amber_context *context);
+
+/** *out_event = the report's AMBER_EVENT_ value. */
+amber_status amber_changes_event(int32_t *out_event, amber_changes *changes);
+
+/** *out_count = the number of objects in list `list` (an AMBER_CHANGES_ value). */
+amber_status amber_changes_count(size_t *out_count, amber_changes *changes, int32_t list);
+
+/** *out = the handle of object `index` of list `list`, owned by the context.
+ *  A deleted object that was saved has left the context: its ID is still
+ *  readable. Errors: AMBER_E_INVALID_VALUE (list or index out of range). */
+amber_status amber_changes_object(amber_object **out, amber_changes *changes, int32_t list, size_t index);
+
+/** The keys that changed for object `index` of list AMBER_CHANGES_UPDATED or
+ *  AMBER_CHANGES_REFRESHED: *out_keys is an array of *out_count
+ *  NUL-terminated names, owned by `changes` (valid until it is freed or its
+ *  observer returns); other lists have none (*out_count 0, *out_keys NULL). */
+amber_status amber_changes_keys(const char *const **out_keys, size_t *out_count, amber_changes *changes,
+                                int32_t list, size_t index);
+
+/** Frees a report from amber_context_pending_changes. A report passed to an
+ *  observer is the context's: freeing it is AMBER_E_INVALID_VALUE. */
+amber_status amber_changes_free(amber_changes *changes);
+
+/* Live queries. A live query holds the results of a fetch request and
+ * follows what is saved: after each save, merge and refresh of its context
+ * its results are brought up to date and its callback gets the changes as
+ * index changes. A change costs what it touches, not the size of the results
+ * (see the Swift LiveQuery documentation for when the request is evaluated
+ * again in full). Results are optionally in sections by the request's first
+ * sort key (dates grouped by year, month or day, in UTC). Call these on the
+ * context's thread. */
+
+/** How amber_live_query_options.section_unit groups dates. */
+enum { AMBER_UNIT_NONE = 0, AMBER_UNIT_YEAR = 1, AMBER_UNIT_MONTH = 2, AMBER_UNIT_DAY = 3 };
+
+/** Options of a live query. */
+typedef struct amber_live_query_options {
+    size_t size;              /**< sizeof(amber_live_query_options) */
+    const char *section_key;  /**< sections by this attribute, the request's first sort key; NULL: one section */
+    int32_t section_unit;     /**< an AMBER_UNIT_ value: how a date section key is grouped */
+} amber_live_query_options;
+
+/** `amber_live_query_options options = AMBER_LIVE_QUERY_OPTIONS_INIT;` */
+#define AMBER_LIVE_QUERY_OPTIONS_INIT { sizeof(amber_live_query_options), NULL, AMBER_UNIT_NONE }
+
+/** The kinds of amber_index_change. */
+enum {
+    AMBER_INDEX_SECTION_DELETE = 1, /**< old_section was removed */
+    AMBER_INDEX_SECTION_INSERT = 2, /**< new_section was added */
+    AMBER_INDEX_DELETE = 3,         /**< the row at old_section/old_row left */
+    AMBER_INDEX_INSERT = 4,         /**< a row joined at new_section/new_row */
+    AMBER_INDEX_MOVE = 5,           /**< a row's sort values changed: from old_* to new_* (maybe the same) */
+    AMBER_INDEX_UPDATE = 6          /**< the row at new_section/new_row changed in place */
+};
+
+/** One index change; fields that do not apply are -1. To apply a list of
+ *  them to a copy of the old results: remove the rows of DELETE and the old
+ *  rows of MOVE (from the last position to the first), then the sections of
+ *  SECTION_DELETE (last first); insert the sections of SECTION_INSERT (first
+ *  first), then the rows of INSERT and the new rows of MOVE (first first). */
+typedef struct amber_index_change {
+    int32_t kind;
+    int64_t old_section, old_row;
+    int64_t new_section, new_row;
+} amber_index_change;
+
+/** A live query's callback: `changes` (count >= 1) is valid only during the
+ *  call. Return 0, or nonzero to report failure (as for amber_observer_fn). */
+typedef int32_t (*amber_live_query_fn)(amber_live_query *query, const amber_index_change *changes, size_t count,
+                                       void *userdata);
+
+/** A live query of `request` in `context`, with its results read now.
+ *  `options` may be NULL; `fn` may be NULL (read the results when you
+ *  like). `userdata_free` (may be NULL) runs exactly once: right away if
+ *  this call fails, otherwise at amber_live_query_free. Free the live query
+ *  before its context; one whose context was freed keeps its results and
+ *  reports no more changes.
+ *  Errors: as amber_context_fetch; AMBER_E_INVALID_VALUE (a section key that
+ *  is not the first sort key, a unit for a key that is not a date). */
+amber_status amber_live_query_new(amber_live_query **out, amber_context *context, const amber_fetch_request *request,
+                                  const amber_live_query_options *options, amber_live_query_fn fn, void *userdata,
+                                  amber_userdata_free_fn userdata_free);
+
+/** *out_count = the number of results; *out_sections (may be NULL) = the
+ *  number of sections (1 without a section key, even with no results). */
+amber_status amber_live_query_count(size_t *out_count, size_t *out_sections, amber_live_query *query);
+
+/** *out = the handle (owned by the context) of result `index` in order, or,
+ *  with `section` >= 0, of row `index` of that section.
+ *  Errors: AMBER_E_INVALID_VALUE (out of range). */
+amber_status amber_live_query_object(amber_object **out, amber_live_query *query, int64_t section, size_t index);
+
+/** Section `section`: *out_start (may be NULL) = the index of its first
+ *  result, *out_count (may be NULL) = its number of results, and *out_value
+ *  (may be NULL) = the value its results share (a date grouped by a unit is
+ *  the first instant of its year, month or day; null without a section
+ *  key), which the caller releases with amber_value_release.
+ *  Errors: AMBER_E_INVALID_VALUE (out of range). */
+amber_status amber_live_query_section(size_t *out_start, size_t *out_count, amber_value *out_value,
+                                      amber_live_query *query, size_t section);
+
+/** Evaluates the request again in full and reports what differs (for
+ *  changes made behind the store's back). Errors: as amber_context_fetch. */
+amber_status amber_live_query_refetch(amber_live_query *query);
+
+/** Stops following and releases the live query; its userdata_free runs now. */
+amber_status amber_live_query_free(amber_live_query *query);
 
 /** Which pending objects amber_context_pending_objects lists. */
 enum { AMBER_PENDING_INSERTED = 1, AMBER_PENDING_UPDATED = 2, AMBER_PENDING_DELETED = 3 };

@@ -69,6 +69,9 @@ struct ContextChange {
 public struct ObserverToken: Hashable, Sendable {
     /// Unique within its context.
     public let rawValue: UInt64
+
+    /// The token with `rawValue` (as a binding layer keeps it).
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
 }
 
 /// A context's observers and live queries.
