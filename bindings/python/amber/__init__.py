@@ -11,15 +11,15 @@ over SQLite, through Amber's C API.
                 print(book.title, book.price)
 """
 from ._ffi import ffi, lib
-from .core import (Attribute, Context, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Transformer, open,
+from .core import (Attribute, Change, ChangeReport, Context, IndexChange, LiveQuery, Section, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Transformer, open,
                    shared_registry)
-from .errors import (BusyError, Error, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, StoreError,
+from .errors import (BusyError, Error, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, StoreError,
                      TransformerError, ValidationError, ValueClassError)
 
 __version__ = ffi.string(lib.amber_version()).decode()
 
 __all__ = [
-    "Attribute", "BusyError", "Context", "Entity", "Error", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
+    "Attribute", "BusyError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "ObserverError", "Section", "Context", "Entity", "Error", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
     "PluginError", "PredicateError", "Registry", "RelatedObjects", "Relationship", "Store", "StoreError", "Transformer", "TransformerError",
     "ValidationError", "ValueClassError", "open", "shared_registry",
 ]

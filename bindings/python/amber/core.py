@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequenc
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, _slices, from_c, struct_codec, to_c
-from .errors import Error, MisuseError, NotFoundError, check, last_error
+from .errors import Error, MisuseError, NotFoundError, check, last_error, note_callback_exception
 
 _packer = RowPacker()
 _reader = BatchReader()
@@ -86,13 +86,22 @@ class _Owner:
 # reached through ffi.new_handle userdata. No libffi closure per call.
 # ---------------------------------------------------------------------------
 
-_live_transformers: dict[int, Any] = {}  # userdata address -> ffi handle, until userdata_free
+# Userdata of Python callbacks (transformers, observers, live queries):
+# address -> ffi handle, kept until the library calls userdata_free.
+_kept_for_library: dict[int, Any] = {}
+
+
+def _keep_until_freed(target: Any) -> Any:
+    """An ffi handle for `target`, kept alive until _free_trampoline runs for it."""
+    handle = ffi.new_handle(target)
+    _kept_for_library[int(ffi.cast("uintptr_t", handle))] = handle
+    return handle
 
 
 class _PythonTransformer:
     def __init__(self, codec: Callable[[str], Optional[StructCodec]], name: str, input_class: str,
                  output_class: str, forward: Callable[[Any], Any], reverse: Optional[Callable[[Any], Any]]) -> None:
-        # The registry's codec lookup, not the registry: _live_transformers holds transformers
+        # The registry's codec lookup, not the registry: _kept_for_library holds transformers
         # until the library lets them go, and must not keep their registry alive meanwhile.
         self.codec = codec
         self.name = name
@@ -134,7 +143,114 @@ def _release_trampoline(output: Any, userdata: Any) -> None:
 
 @ffi.callback("void(void *)")
 def _free_trampoline(userdata: Any) -> None:
-    _live_transformers.pop(int(ffi.cast("uintptr_t", userdata)), None)
+    _kept_for_library.pop(int(ffi.cast("uintptr_t", userdata)), None)
+
+
+# ---------------------------------------------------------------------------
+# Observers and live queries: a static trampoline each; what a callback
+# raises is kept and raised by the check() after the C call that ran it.
+# ---------------------------------------------------------------------------
+
+class Change(collections.namedtuple("Change", "object keys")):
+    """An object of a change report with the keys (attribute and relationship names) that changed."""
+
+    object: "Object"
+    keys: tuple[str, ...]
+
+
+class ChangeReport(collections.namedtuple("ChangeReport", "event inserted updated deleted refreshed")):
+    """What a save, merge or refresh changed, or what is pending (event
+    "saved", "merged", "refreshed" or "pending"): inserted objects, updated
+    ones with their changed keys, deleted ones (a saved deletion has left the
+    context; its uri still names it) and refreshed ones (which took values
+    other contexts saved) with their changed keys."""
+
+    event: str
+    inserted: list["Object"]
+    updated: list[Change]
+    deleted: list["Object"]
+    refreshed: list[Change]
+
+
+_EVENTS = {lib.AMBER_EVENT_SAVED: "saved", lib.AMBER_EVENT_MERGED: "merged", lib.AMBER_EVENT_REFRESHED: "refreshed",
+           lib.AMBER_EVENT_PENDING: "pending"}
+
+
+def _read_report(context: "Context", changes: Any) -> ChangeReport:
+    event, count = _out("int32_t *"), _out("size_t *")
+    check(lib.amber_changes_event(event, changes))
+    lists: list[list] = []
+    for kind in (lib.AMBER_CHANGES_INSERTED, lib.AMBER_CHANGES_UPDATED, lib.AMBER_CHANGES_DELETED, lib.AMBER_CHANGES_REFRESHED):
+        check(lib.amber_changes_count(count, changes, kind))
+        items: list = []
+        for index in range(count[0]):
+            handle = _out("amber_object **")
+            check(lib.amber_changes_object(handle, changes, kind, index))
+            obj = context._known(handle[0])
+            if kind in (lib.AMBER_CHANGES_UPDATED, lib.AMBER_CHANGES_REFRESHED):
+                keys, key_count = _out("const char *const **"), _out("size_t *")
+                check(lib.amber_changes_keys(keys, key_count, changes, kind, index))
+                items.append(Change(obj, tuple(ffi.string(keys[0][k]).decode() for k in range(key_count[0]))))
+            else:
+                items.append(obj)
+        lists.append(items)
+    return ChangeReport(_EVENTS[event[0]], *lists)
+
+
+class _Callback:
+    """A Python callable and (weakly) the context it reports on."""
+
+    def __init__(self, context: "Context", function: Callable) -> None:
+        self.context = weakref.ref(context)
+        self.function = function
+
+    def run(self, body: Callable[["Context"], None]) -> int:
+        context = self.context()
+        if context is None:
+            return 0
+        try:
+            # Values cached in Python may be stale after a merge or a settled conflict.
+            context._forget_all_values()
+            body(context)
+            return 0
+        except BaseException as error:  # never let a Python exception cross into C
+            note_callback_exception(error)
+            return -1
+
+
+@ffi.callback("int32_t(amber_changes *, void *)")
+def _observer_trampoline(changes: Any, userdata: Any) -> int:
+    callback = ffi.from_handle(userdata)
+    return callback.run(lambda context: callback.function(_read_report(context, changes)))
+
+
+class IndexChange(collections.namedtuple("IndexChange", "kind old new")):
+    """One change to a live query's results: `kind` is "section_delete",
+    "section_insert", "delete", "insert", "move" or "update"; `old` and `new`
+    are (section, row) positions in the old and new results (row -1 for a
+    section), or None where they do not apply. Apply them to a copy of the
+    old results as LiveQuery documents."""
+
+    kind: str
+    old: Optional[tuple[int, int]]
+    new: Optional[tuple[int, int]]
+
+
+_INDEX_KINDS = {lib.AMBER_INDEX_SECTION_DELETE: "section_delete", lib.AMBER_INDEX_SECTION_INSERT: "section_insert",
+                lib.AMBER_INDEX_DELETE: "delete", lib.AMBER_INDEX_INSERT: "insert", lib.AMBER_INDEX_MOVE: "move",
+                lib.AMBER_INDEX_UPDATE: "update"}
+
+
+@ffi.callback("int32_t(amber_live_query *, const amber_index_change *, size_t, void *)")
+def _live_query_trampoline(query: Any, changes: Any, count: int, userdata: Any) -> int:
+    callback = ffi.from_handle(userdata)
+
+    def position(section: int, row: int) -> Optional[tuple[int, int]]:
+        return None if section < 0 else (section, row)
+
+    listed = [IndexChange(_INDEX_KINDS[c.kind], position(c.old_section, c.old_row), position(c.new_section, c.new_row))
+              for c in (changes[i] for i in range(count))]
+    return callback.run(lambda context: callback.function(listed))
 
 
 def _registry_codec(handle: Any, cache: dict, class_name: str) -> Optional[StructCodec]:
@@ -194,8 +310,7 @@ class Registry(_Owner):
         An exception it raises fails the read or save with its text; it is
         never stored."""
         transformer = _PythonTransformer(self._codec, name, input_class, output_class, forward, reverse)
-        handle = ffi.new_handle(transformer)
-        _live_transformers[int(ffi.cast("uintptr_t", handle))] = handle
+        handle = _keep_until_freed(transformer)
         check(lib.amber_registry_register_transformer(
             self._handle, name.encode(), input_class.encode(), output_class.encode(), _forward_trampoline,
             _reverse_trampoline if reverse is not None else ffi.NULL, _release_trampoline, handle, _free_trampoline))
@@ -1237,6 +1352,43 @@ class Context(_Owner):
         finally:
             lib.amber_free(out[0])
 
+    # Observers and live queries (see amber_context_add_observer, amber_live_query_new).
+
+    def add_observer(self, observer: Callable[[ChangeReport], None]) -> int:
+        """Calls `observer` with a ChangeReport after each save that wrote
+        something, each merge that changed or removed objects held here, and
+        each refresh that changed an object, on this context's thread. If it
+        raises, the others still run and the call that made the event raises
+        ObserverError after doing its work (a save is written). Returns a
+        token for remove_observer."""
+        token = _out("uint64_t *")
+        check(lib.amber_context_add_observer(token, self._handle, _observer_trampoline,
+                                             _keep_until_freed(_Callback(self, observer)), _free_trampoline))
+        return int(token[0])
+
+    def remove_observer(self, token: int) -> None:
+        """Removes the observer add_observer returned `token` for (NotFoundError if there is none)."""
+        check(lib.amber_context_remove_observer(self._handle, token))
+
+    def pending_changes(self) -> ChangeReport:
+        """The changes made here and not saved yet (event "pending")."""
+        out = _out("amber_changes **")
+        check(lib.amber_context_pending_changes(out, self._handle))
+        try:
+            return _read_report(self, out[0])
+        finally:
+            lib.amber_changes_free(out[0])
+
+    def live_query(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
+                   sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
+                   section_key: Optional[str] = None, section_unit: Optional[str] = None,
+                   on_change: Optional[Callable[[list[IndexChange]], None]] = None) -> "LiveQuery":
+        """The results of a fetch (arguments as for fetch) that follow every
+        save, merge and refresh of this context; `on_change` gets the index
+        changes of each. Sections by `section_key` (the first sort key), dates
+        grouped by `section_unit` ("year", "month" or "day", in UTC)."""
+        return LiveQuery(self, entity, predicate, arguments, sort, limit, offset, section_key, section_unit, on_change)
+
     def _before_merging_point(self) -> None:
         """Cached values go before a call that may merge other contexts' saves."""
         if self._merges_automatically:
@@ -1299,6 +1451,112 @@ class Context(_Owner):
                 self.rollback()
         finally:
             self.close()
+
+
+class Section(collections.namedtuple("Section", "value start count")):
+    """A run of a live query's results sharing `value` (the section key's,
+    a date grouped by the unit's first instant; None without a section key)."""
+
+    value: Any
+    start: int
+    count: int
+
+
+_UNITS = {None: lib.AMBER_UNIT_NONE, "year": lib.AMBER_UNIT_YEAR, "month": lib.AMBER_UNIT_MONTH, "day": lib.AMBER_UNIT_DAY}
+
+
+class LiveQuery(_Owner):
+    """The results of a fetch request, kept up to date after each save, merge
+    and refresh of its context (see Context.live_query). A change costs what
+    it touches, not the size of the results.
+
+    `on_change` receives a list of IndexChange. To apply one to a copy of the
+    old results, remove the rows of "delete" and the old rows of "move" (last
+    position first), then the sections of "section_delete" (last first);
+    insert the sections of "section_insert", then the rows of "insert" and
+    the new rows of "move" (first position first). Freed by close(), at the
+    end of a with block, or when it goes away; it keeps its context alive."""
+
+    _free = staticmethod(lib.amber_live_query_free)
+
+    def __init__(self, context: Context, entity: str, predicate: Optional[str], arguments: Sequence[Any],
+                 sort: Optional[Sequence[str]], limit: Optional[int], offset: int, section_key: Optional[str],
+                 section_unit: Optional[str], on_change: Optional[Callable[[list[IndexChange]], None]]) -> None:
+        if section_unit not in _UNITS:
+            raise ValueError(f"section_unit: {section_unit!r} is not one of 'year', 'month', 'day'")
+        keep: list = []
+        request = context._request(entity, predicate, arguments, sort, limit, offset, keep)
+        options = ffi.new("amber_live_query_options *")
+        options.size = ffi.sizeof("amber_live_query_options")
+        if section_key is not None:
+            key = ffi.new("char[]", section_key.encode())
+            keep.append(key)
+            options.section_key = key
+        options.section_unit = _UNITS[section_unit]
+        self.context = context  # freed before its context
+        out = _out("amber_live_query **")
+        callback = _keep_until_freed(_Callback(context, on_change)) if on_change is not None else ffi.NULL
+        check(lib.amber_live_query_new(out, context._handle, request, options,
+                                       _live_query_trampoline if on_change is not None else ffi.NULL,
+                                       callback, _free_trampoline if on_change is not None else ffi.NULL))
+        self._own(out[0])
+
+    def __enter__(self) -> "LiveQuery":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stops following; the results can no longer be read."""
+        self._release()
+
+    def __len__(self) -> int:
+        count = _out("size_t *")
+        check(lib.amber_live_query_count(count, ffi.NULL, self._handle))
+        return int(count[0])
+
+    def __getitem__(self, index: int) -> "Object":
+        if index < 0:
+            index += len(self)
+        out = _out("amber_object **")
+        if index < 0:
+            raise IndexError("live query index out of range")
+        status = lib.amber_live_query_object(out, self._handle, -1, index)
+        if status == lib.AMBER_E_INVALID_VALUE:
+            raise IndexError("live query index out of range")
+        check(status)
+        return self.context._known(out[0])
+
+    @property
+    def objects(self) -> list["Object"]:
+        """The results, in order."""
+        return [self[i] for i in range(len(self))]
+
+    def object_at(self, section: int, row: int) -> "Object":
+        """The result at row `row` of section `section`."""
+        out = _out("amber_object **")
+        check(lib.amber_live_query_object(out, self._handle, section, row))
+        return self.context._known(out[0])
+
+    @property
+    def sections(self) -> list[Section]:
+        """The sections in order (one holding every result without a section key)."""
+        count, sections = _out("size_t *"), _out("size_t *")
+        check(lib.amber_live_query_count(count, sections, self._handle))
+        result = []
+        for index in range(sections[0]):
+            start, rows, value = _out("size_t *"), _out("size_t *"), ffi.new("amber_value *")
+            check(lib.amber_live_query_section(start, rows, value, self._handle, index))
+            try:
+                result.append(Section(from_c(value, self.context.model._codec), int(start[0]), int(rows[0])))
+            finally:
+                lib.amber_value_release(value)
+        return result
+
+    def refetch(self) -> None:
+        """Evaluates the request again in full and reports what differs."""
+        check(lib.amber_live_query_refetch(self._handle))
 
 
 class Object:

@@ -3,6 +3,8 @@ message and origin (the entity.attribute, transformer, file or position
 the error concerns)."""
 from __future__ import annotations
 
+import threading
+
 from ._ffi import ffi, lib
 
 
@@ -69,6 +71,15 @@ class BusyError(StoreError):
     """
 
 
+class ObserverError(Error):
+    """An observer or live query callback raised while being told of a save,
+    merge or refresh. What the call did is done (a save is written) and every
+    other callback ran; the first exception raised is the `__cause__`, all
+    of them are in `exceptions`."""
+
+    exceptions: list[BaseException] = []
+
+
 _BY_CODE = {
     lib.AMBER_E_NULL_ARGUMENT: MisuseError,
     lib.AMBER_E_INVALID_HANDLE: MisuseError,
@@ -90,7 +101,25 @@ _BY_CODE = {
     lib.AMBER_E_TRANSFORMER: TransformerError,
     lib.AMBER_E_PLUGIN_REFUSED: PluginError,
     lib.AMBER_E_BUSY: BusyError,
+    lib.AMBER_E_OBSERVER: ObserverError,
 }
+
+# Exceptions Python callbacks raised during the current C call, per thread:
+# the callback returns failure to C, and check() raises them afterwards.
+_raised = threading.local()
+
+
+def note_callback_exception(error: BaseException) -> None:
+    """Keeps what a callback raised, for the check() after the C call that ran it."""
+    if not hasattr(_raised, "errors"):
+        _raised.errors = []
+    _raised.errors.append(error)
+
+
+def _take_callback_exceptions() -> list[BaseException]:
+    errors = getattr(_raised, "errors", [])
+    _raised.errors = []
+    return errors
 
 
 def last_error() -> Error:
@@ -102,6 +131,17 @@ def last_error() -> Error:
 
 
 def check(status: int) -> None:
-    """Raises the last error unless `status` is AMBER_OK."""
-    if status != 0:
-        raise last_error()
+    """Raises the last error unless `status` is AMBER_OK. After callbacks
+    failed, a KeyboardInterrupt or SystemExit one raised is raised as it is;
+    anything else becomes an ObserverError caused by the first exception."""
+    if status == 0:  # a failed callback always makes its C call fail: nothing to take
+        return
+    raised = _take_callback_exceptions()
+    error = last_error()
+    if isinstance(error, ObserverError):
+        for exception in raised:
+            if not isinstance(exception, Exception):
+                raise exception
+        error.exceptions = raised
+        raise error from (raised[0] if raised else None)
+    raise error

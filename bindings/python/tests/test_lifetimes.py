@@ -157,9 +157,9 @@ def test_a_context_and_its_objects_in_a_garbage_cycle(store, unraisable):
 def test_a_registry_with_python_transformers_is_freed():
     registry = amber.Registry()
     registry.register_transformer("Shout", "String", "String", str.upper, str.lower)
-    live = len(core._live_transformers)
+    live = len(core._kept_for_library)
     del registry  # the library lets the transformer go only once the registry handle is freed
-    assert len(core._live_transformers) == live - 1
+    assert len(core._kept_for_library) == live - 1
 
 
 def test_an_object_keeps_its_context_open(store):
