@@ -31,17 +31,13 @@ struct Demo: ParsableCommand {
                 print("Inserted \(BooksSample.books.count) sample books")
             }
 
-            let books = try context.fetch("Book", sortedBy: [.ascending("published"), .ascending("title")])
+            // A live query: the listing below, kept up to date as other contexts save (see TwoContexts).
+            let byMonth = try LiveQuery(FetchRequest("Book", sortedBy: [.ascending("published"), .ascending("title")]),
+                                        in: context, sectionKey: "published", by: .month)
             print("\nBooks by publish month:")
-            var currentMonth = ""
-            for book in books {
-                guard case .date(let published) = try book.value(forKey: "published") else { continue }
-                let month = BooksSample.monthTitle(published)
-                if month != currentMonth {
-                    print("  \(month)")
-                    currentMonth = month
-                }
-                print("    \(try BooksSample.line(for: book))")
+            for section in byMonth.sections {
+                print("  \(BooksSample.monthTitle(section.value))")
+                for book in byMonth.objects[section.range] { print("    \(try BooksSample.line(for: book))") }
             }
 
             let found = try context.fetch("Book", where: "title CONTAINS[cd] %@", .string(search), sortedBy: [.ascending("title")])
@@ -52,7 +48,7 @@ struct Demo: ParsableCommand {
                     print("      notes (stored compressed, then sealed with AES-256-GCM): \(notes)")
                 }
             }
-            try TwoContexts(store: opened, reader: context).run()
+            try TwoContexts(store: opened, reader: context, byMonth: byMonth).run()
         }
     }
 }
@@ -60,13 +56,16 @@ struct Demo: ParsableCommand {
 /// The demo's second part: an import context on another thread saves while
 /// the reading context holds a book with a change of its own; the reader's
 /// save reports the conflict, and a merge brings the import in while keeping
-/// the reader's change. Each run toggles the values, so it can be run again.
+/// the reader's change, and updates the reader's live query by publish month.
+/// Each run toggles the values, so it can be run again.
 struct TwoContexts {
     let store: Store
     let reader: Context
+    let byMonth: LiveQuery
 
     func run() throws {
         print("\nTwo contexts: an import on another thread, and this reading one")
+        followChanges()
         guard let book = try reader.fetch("Book", where: "title == %@", "L'Étranger").first else { return }
         guard case .float(let rating) = try book.value(forKey: "rating") else { return }
         let mine: Value = .float(rating == 4.5 ? 4.2 : 4.5)
@@ -87,6 +86,27 @@ struct TwoContexts {
         try reader.save()
         let titles = try reader.fetch("Book", where: "title == 'Ficciones'").count
         print("  reader: saved without conflict; a fetch \(titles == 1 ? "finds" : "no longer finds") Ficciones")
+    }
+
+    /// Prints what each merge or save changes in the live query by publish month.
+    private func followChanges() {
+        var sections = byMonth.sections
+        let query = byMonth
+        query.onChange = { changes in
+            print("  live query by publish month, as the reader merges or saves:")
+            for index in changes.deletedSections { print("    section \(BooksSample.monthTitle(sections[index].value)) removed") }
+            for index in changes.insertedSections { print("    section \(BooksSample.monthTitle(query.sections[index].value)) added") }
+            for position in changes.deleted {
+                print("    a book left \(BooksSample.monthTitle(sections[position.section].value)), row \(position.row + 1)")
+            }
+            for (label, positions) in [("joined", changes.inserted), ("changed in", changes.updated), ("moved to", changes.moved.map(\.to))] {
+                for position in positions {
+                    guard let book = query.object(at: position), case .string(let title)? = try? book.value(forKey: "title") else { continue }
+                    print("    \(title) \(label) \(BooksSample.monthTitle(query.sections[position.section].value)), row \(position.row + 1)")
+                }
+            }
+            sections = query.sections
+        }
     }
 
     /// "L'Étranger — price 9.90, rating 4.2".
@@ -224,6 +244,12 @@ enum BooksSample {
             ]
             for (attribute, value) in zip(attributes, values) { try book.setValue(value, for: attribute) }
         }
+    }
+
+    /// "May 1967" for a date value; "?" for anything else.
+    static func monthTitle(_ value: Value) -> String {
+        guard case .date(let date) = value else { return "?" }
+        return monthTitle(date)
     }
 
     /// "May 1967": the group a date falls in (UTC, Gregorian calendar).
