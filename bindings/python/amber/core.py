@@ -188,6 +188,7 @@ def _read_report(context: "Context", changes: Any) -> ChangeReport:
             check(lib.amber_changes_object(handle, changes, kind, index))
             obj = context._known(handle[0])
             if kind in (lib.AMBER_CHANGES_UPDATED, lib.AMBER_CHANGES_REFRESHED):
+                obj._forget_values()  # a merge or a settled conflict changed them since Python cached them
                 keys, key_count = _out("const char *const **"), _out("size_t *")
                 check(lib.amber_changes_keys(keys, key_count, changes, kind, index))
                 items.append(Change(obj, tuple(ffi.string(keys[0][k]).decode() for k in range(key_count[0]))))
@@ -209,8 +210,6 @@ class _Callback:
         if context is None:
             return 0
         try:
-            # Values cached in Python may be stale after a merge or a settled conflict.
-            context._forget_all_values()
             body(context)
             return 0
         except BaseException as error:  # never let a Python exception cross into C
@@ -250,7 +249,16 @@ def _live_query_trampoline(query: Any, changes: Any, count: int, userdata: Any) 
 
     listed = [IndexChange(_INDEX_KINDS[c.kind], position(c.old_section, c.old_row), position(c.new_section, c.new_row))
               for c in (changes[i] for i in range(count))]
-    return callback.run(lambda context: callback.function(listed))
+
+    def report(context: "Context") -> None:
+        # Objects that joined, moved or changed may hold values Python cached before a merge.
+        for change in listed:
+            if change.kind in ("insert", "move", "update"):
+                out = _out("amber_object **")
+                check(lib.amber_live_query_object(out, query, change.new[0], change.new[1]))
+                context._known(out[0])._forget_values()
+        callback.function(listed)
+    return callback.run(report)
 
 
 def _registry_codec(handle: Any, cache: dict, class_name: str) -> Optional[StructCodec]:

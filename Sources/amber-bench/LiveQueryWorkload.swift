@@ -1,0 +1,49 @@
+import Amber
+import Foundation
+
+/// W10, a live query: a one-object save while a live query holds all N
+/// objects. Its ratio is to the same save with no live query: following a
+/// change must cost what changed, not what the results hold.
+struct LiveQueryWorkload {
+    static let name = "W10 one-object save, live query over N"
+    let n: Int
+    let workspace: URL
+
+    /// Medians of saves with the live query (as Amber's time) and without it (as the reference), interleaved.
+    func run(repetitions: Int) throws -> Result {
+        let model = try Model(ModelDescription {
+            EntityDescription("Item") {
+                Attribute.string("name")
+                Attribute.integer64("number")
+            }
+        })
+        let item = try model.entity(named: "Item")
+        let (name, number) = (try item.attribute(named: "name"), try item.attribute(named: "number"))
+        var following: [Double] = [], alone: [Double] = []
+        for repetition in 0..<repetitions {
+            let store = try Store(path: workspace.appendingPathComponent("live\(repetition).amber").path, model: model)
+            let context = Context(store: store)
+            try context.insert(item, setting: [name, number], to: (0..<n).flatMap { [Value.string("item \($0)"), .int(Int64($0))] })
+            try context.save()
+            let request = FetchRequest("Item", sortedBy: [.ascending("number")])
+            let objects = try context.fetch(request)
+            var moved = 0
+            // Each save moves one object from the front to the back: an insertion and a removal at the far ends.
+            for round in 0..<40 {
+                let object = objects[round]
+                try object.setValue(.int(Int64(n + round)), for: number)
+                alone.append(try Workloads.time { try context.save() })
+            }
+            let query = try LiveQuery(request, in: context)
+            query.onChange = { moved += $0.moved.count }
+            for round in 40..<80 {
+                try objects[round].setValue(.int(Int64(n + round)), for: number)
+                following.append(try Workloads.time { try context.save() })
+            }
+            guard moved == 40, query.objects.count == n, query.objects.last === objects[79] else {
+                throw AmberError.notAStore(path: "live query", reason: "followed \(moved) of 40 moves")
+            }
+        }
+        return Result(amber: median(following), raw: median(alone))
+    }
+}
