@@ -307,7 +307,7 @@ public func amber_live_query_count(_ out_count: UnsafeMutablePointer<Int>?, _ ou
     api { () throws(CAPIError) in
         let result = try require(out_count, "out_count")
         let live = try Handles.liveQuery(query)
-        result.pointee = live.query.objects.count
+        result.pointee = live.query.count
         out_sections?.pointee = live.query.sections.count
     }
 }
@@ -319,9 +319,7 @@ public func amber_live_query_object(_ out: UnsafeMutablePointer<OpaquePointer?>?
     api { () throws(CAPIError) in
         let result = try require(out, "out")
         let live = try Handles.liveQuery(query)
-        let object = section < 0
-            ? (live.query.objects.indices.contains(index) ? live.query.objects[index] : nil)
-            : live.query.object(at: LiveQuery.Position(section: Int(section), row: index))
+        let object = section < 0 ? live.query.object(at: index) : live.query.object(at: LiveQuery.Position(section: Int(section), row: index))
         guard let object else {
             throw CAPIError(AMBER_E_INVALID_VALUE, "section \(section), index \(index): no such result", origin: "index")
         }

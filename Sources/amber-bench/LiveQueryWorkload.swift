@@ -40,7 +40,7 @@ struct LiveQueryWorkload {
                 try objects[round].setValue(.int(Int64(n + round)), for: number)
                 following.append(try Workloads.time { try context.save() })
             }
-            guard moved == 40, query.objects.count == n, query.objects.last === objects[79] else {
+            guard moved == 40, query.count == n, query.object(at: n - 1) === objects[79] else {
                 throw AmberError.notAStore(path: "live query", reason: "followed \(moved) of 40 moves")
             }
         }

@@ -97,10 +97,14 @@ public final class LiveQuery {
     /// results are up to date either way.
     public var onChange: ((Changes) throws -> Void)?
 
-    /// The results, in order.
-    public private(set) var objects: [ManagedObject] = []
-    /// Per result: primary key and sort values, as the store computed them.
-    private var keys: [SortedKey] = []
+    /// The results, in order (made on each call: use ``count`` and
+    /// ``object(at:)-(Int)`` to read a few of many).
+    public var objects: [ManagedObject] { rows.flatMap(\.objects) }
+    /// How many results there are.
+    public private(set) var count = 0
+    /// The results in order, in chunks of at most `chunkLimit`, so a change
+    /// moves a chunk's worth of entries, not every result after it.
+    private var rows: [Chunk] = [Chunk()]
     /// The sort values of every result, by primary key.
     private var members: [Int64: [SQLiteValue]] = [:]
     /// Runs of equal section values, in order (one run with no section key).
@@ -112,6 +116,15 @@ public final class LiveQuery {
     private let sectionSlot: Int?
     /// Whether the predicate or a sort key reads other entities' rows or links.
     private let followsRelationships: Bool
+    /// The most results a chunk holds before it is split.
+    private let chunkLimit: Int
+
+    /// Consecutive results: their objects, and each one's primary key and
+    /// sort values as the store computed them.
+    private struct Chunk {
+        var objects: [ManagedObject] = []
+        var keys: [SortedKey] = []
+    }
 
     private struct Run {
         /// What the section's rows share: the first sort value (bucketed for a date unit).
@@ -126,7 +139,15 @@ public final class LiveQuery {
     ///
     /// - Throws: what ``Context/fetch(_:)`` throws; ``AmberError/invalidValue(place:expected:given:)``
     ///   for a section key that is not the first sort key, or a unit for a key that is not a date.
-    public init(_ request: FetchRequest, in context: Context, sectionKey: String? = nil, by unit: DateUnit? = nil) throws(AmberError) {
+    public convenience init(_ request: FetchRequest, in context: Context, sectionKey: String? = nil, by unit: DateUnit? = nil)
+        throws(AmberError)
+    {
+        try self.init(request, in: context, sectionKey: sectionKey, by: unit, chunkLimit: 1024)
+    }
+
+    /// With chunks of at most `chunkLimit` results (small in tests, to split and drop chunks often).
+    init(_ request: FetchRequest, in context: Context, sectionKey: String?, by unit: DateUnit?, chunkLimit: Int) throws(AmberError) {
+        self.chunkLimit = max(chunkLimit, 2)
         let entity = try context.model.entity(named: request.entityName)
         var slot: Int?
         if let sectionKey {
@@ -158,21 +179,19 @@ public final class LiveQuery {
         if context.automaticallyMergesChanges { try context.mergeSavedChanges() }
         let found = try context.store.sortedKeys(of: entity, matching: request)
         let objects = try self.objects(for: found.map(\.key), in: context)
+        runs = slot == nil ? [Run(identity: .null, value: .null, count: 0)] : []
         for sorted in found {
             guard let object = objects[sorted.key] else { continue }
-            self.objects.append(object)
-            keys.append(sorted)
+            if rows[rows.count - 1].keys.count == chunkLimit / 2 { rows.append(Chunk()) }
+            rows[rows.count - 1].objects.append(object)
+            rows[rows.count - 1].keys.append(sorted)
             members[sorted.key] = sorted.values
-        }
-        runs = self.sectionless ? [Run(identity: .null, value: .null, count: self.objects.count)] : []
-        if !sectionless {
-            for (index, object) in self.objects.enumerated() {
-                let identity = sectionIdentity(keys[index].values)
-                if let last = runs.last, last.identity == identity {
-                    runs[runs.count - 1].count += 1
-                } else {
-                    runs.append(Run(identity: identity, value: sectionValue(of: object, identity), count: 1))
-                }
+            count += 1
+            let identity = sectionless ? SQLiteValue.null : sectionIdentity(sorted.values)
+            if let last = runs.last, last.identity == identity {
+                runs[runs.count - 1].count += 1
+            } else {
+                runs.append(Run(identity: identity, value: sectionValue(of: object, identity), count: 1))
             }
         }
         context.observers.add(self)
@@ -194,7 +213,14 @@ public final class LiveQuery {
     /// The object at `position`, or nil if there is none.
     public func object(at position: Position) -> ManagedObject? {
         guard runs.indices.contains(position.section), (0..<runs[position.section].count).contains(position.row) else { return nil }
-        return objects[runs[..<position.section].reduce(0) { $0 + $1.count } + position.row]
+        return object(at: runs[..<position.section].reduce(0) { $0 + $1.count } + position.row)
+    }
+
+    /// The result at `index` in order, or nil if there is none.
+    public func object(at index: Int) -> ManagedObject? {
+        guard (0..<count).contains(index) else { return nil }
+        let (chunk, offset) = locate(index)
+        return rows[chunk].objects[offset]
     }
 
     /// Evaluates the whole request again and reports what differs (for
@@ -230,7 +256,7 @@ public final class LiveQuery {
         let found: [SortedKey]
         if whole {
             found = try context.store.sortedKeys(of: entity, matching: request)
-            candidates = keys.map(\.key)
+            candidates = rows.flatMap { $0.keys.map(\.key) }
             candidates += found.lazy.map(\.key).filter { self.members[$0] == nil }
         } else {
             guard !touched.isEmpty else { return nil }
@@ -264,9 +290,11 @@ public final class LiveQuery {
         var removed: [Int64: ManagedObject] = [:]
         let out = leaving.map { (index(of: $0), $0) }.sorted { $0.0 > $1.0 }
         for (index, sorted) in out {
-            removed[sorted.key] = objects[index]
-            objects.remove(at: index)
-            keys.remove(at: index)
+            let (chunk, offset) = locate(index)
+            removed[sorted.key] = rows[chunk].objects.remove(at: offset)
+            rows[chunk].keys.remove(at: offset)
+            if rows[chunk].keys.isEmpty && rows.count > 1 { rows.remove(at: chunk) }
+            count -= 1
             members[sorted.key] = nil
             leaveRun(at: index)
         }
@@ -274,9 +302,17 @@ public final class LiveQuery {
         let movers = Set(moving.map(\.key))
         for sorted in (joining + moving).sorted(by: { precedes($0, $1) }) {
             guard let object = arriving[sorted.key] ?? removed[sorted.key] else { continue }
-            let index = insertionIndex(of: sorted)
-            objects.insert(object, at: index)
-            keys.insert(sorted, at: index)
+            let (chunk, offset, index) = insertionPoint(of: sorted)
+            rows[chunk].objects.insert(object, at: offset)
+            rows[chunk].keys.insert(sorted, at: offset)
+            if rows[chunk].keys.count > chunkLimit {
+                // Split in halves: the second half becomes a chunk of its own.
+                let half = rows[chunk].keys.count / 2
+                rows.insert(Chunk(objects: Array(rows[chunk].objects[half...]), keys: Array(rows[chunk].keys[half...])), at: chunk + 1)
+                rows[chunk].objects.removeSubrange(half...)
+                rows[chunk].keys.removeSubrange(half...)
+            }
+            count += 1
             members[sorted.key] = sorted.values
             joinRun(at: index, object: object, values: sorted.values)
         }
@@ -316,21 +352,39 @@ public final class LiveQuery {
         return a.key < b.key
     }
 
-    /// The first index whose result does not sort before `sorted`.
-    private func insertionIndex(of sorted: SortedKey) -> Int {
-        var low = 0, high = keys.count
+    /// Where the first result that does not sort before `sorted` is: its
+    /// chunk, its offset there, and its index in order (binary searches over
+    /// the chunks' last results, then within the chunk).
+    private func insertionPoint(of sorted: SortedKey) -> (chunk: Int, offset: Int, index: Int) {
+        var low = 0, high = rows.count - 1
         while low < high {
             let middle = (low + high) / 2
-            if precedes(keys[middle], sorted) { low = middle + 1 } else { high = middle }
+            if let last = rows[middle].keys.last, precedes(last, sorted) { low = middle + 1 } else { high = middle }
         }
-        return low
+        let keys = rows[low].keys
+        var first = 0, end = keys.count
+        while first < end {
+            let middle = (first + end) / 2
+            if precedes(keys[middle], sorted) { first = middle + 1 } else { end = middle }
+        }
+        return (low, first, rows[..<low].reduce(0) { $0 + $1.keys.count } + first)
     }
 
-    /// The index of a member, found by its sort values.
-    private func index(of sorted: SortedKey) -> Int { insertionIndex(of: sorted) }
+    /// The index in order of the first result that does not sort before `sorted` (a member's own index).
+    private func index(of sorted: SortedKey) -> Int { insertionPoint(of: sorted).index }
+
+    /// The chunk holding the result at `index`, and its offset there.
+    private func locate(_ index: Int) -> (chunk: Int, offset: Int) {
+        var rest = index
+        for chunk in rows.indices {
+            if rest < rows[chunk].keys.count { return (chunk, rest) }
+            rest -= rows[chunk].keys.count
+        }
+        return (rows.count - 1, rows[rows.count - 1].keys.count)
+    }
 
     private func position(of sorted: SortedKey, _ starts: [Int]) -> Position {
-        Self.position(of: insertionIndex(of: sorted), in: starts)
+        Self.position(of: index(of: sorted), in: starts)
     }
 
     /// The start index of each run.
