@@ -11,14 +11,7 @@ struct LiveQueryWorkload {
 
     /// Medians of saves with the live query (as Amber's time) and without it (as the reference), interleaved.
     func run(repetitions: Int) throws -> Result {
-        let model = try Model(ModelDescription {
-            EntityDescription("Item") {
-                Attribute.string("name")
-                Attribute.integer64("number")
-            }
-        })
-        let item = try model.entity(named: "Item")
-        let (name, number) = (try item.attribute(named: "name"), try item.attribute(named: "number"))
+        let (model, item, name, number) = try MergeWorkload.items()
         var following: [Double] = [], alone: [Double] = []
         for repetition in 0..<repetitions {
             let store = try Store(path: workspace.appendingPathComponent("live\(repetition).amber").path, model: model)

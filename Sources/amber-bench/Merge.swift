@@ -11,14 +11,7 @@ struct MergeWorkload {
 
     /// Medians of the merge (as Amber's time) and of the save it merges (as the reference).
     func run(repetitions: Int) throws -> Result {
-        let model = try Model(ModelDescription {
-            EntityDescription("Item") {
-                Attribute.string("name")
-                Attribute.integer64("number")
-            }
-        })
-        let item = try model.entity(named: "Item")
-        let (name, number) = (try item.attribute(named: "name"), try item.attribute(named: "number"))
+        let (model, item, name, number) = try Self.items()
         let changed = min(1_000, max(1, n / 10))
         var merges: [Double] = [], saves: [Double] = []
         for repetition in 0..<repetitions {
@@ -35,5 +28,17 @@ struct MergeWorkload {
             guard merged == changed else { throw AmberError.notAStore(path: "merge", reason: "merged \(merged) of \(changed) changes") }
         }
         return Result(amber: median(merges), raw: median(saves))
+    }
+
+    /// The model W9 and W10 use: items with a name and a number, and their handles.
+    static func items() throws -> (Model, Entity, Attribute, Attribute) {
+        let model = try Model(ModelDescription {
+            EntityDescription("Item") {
+                Attribute.string("name")
+                Attribute.integer64("number")
+            }
+        })
+        let item = try model.entity(named: "Item")
+        return (model, item, try item.attribute(named: "name"), try item.attribute(named: "number"))
     }
 }

@@ -183,3 +183,12 @@ def test_callbacks_are_let_go_when_removed_or_closed(store):
         assert len(core._kept_for_library) == before
         here.add_observer(lambda report: None)
     assert len(core._kept_for_library) == before  # freed with its context
+
+
+def test_observing_a_closed_context_is_misuse(store):
+    here = store.context()
+    here.close()
+    with pytest.raises(amber.MisuseError):
+        here.add_observer(lambda report: None)
+    with pytest.raises(amber.MisuseError):
+        here.live_query("Book", sort=["title"])
