@@ -140,6 +140,28 @@ struct ObserverTests {
         try watched.here.save()
         #expect(watched.take().count == 1 && later == 2)
     }
+
+    @Test("observers failing in the merge before a save do not stop the save; both are reported after it")
+    func failingMergeObserverBeforeSave() throws {
+        struct Refused: Error {}
+        let watched = try Watched()
+        try insertBook(watched.there, "A", "X")
+        try watched.there.save()
+        let held = try watched.here.fetch("Book")
+        try watched.there.fetch("Book")[0].setValue(.int(3), forKey: "pages")
+        try watched.there.save()
+        watched.here.automaticallyMergesChanges = true
+        watched.here.addObserver { _ in throw Refused() }
+        try held[0].setValue(.bool(true), forKey: "isRead")
+        let error = amberError { try watched.here.save() }
+        guard case .observerFailed(let event, let failures)? = error else {
+            Issue.record("expected observerFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(event == "saved" && failures.count == 2 && failures[0].hasPrefix("while merging before the save: observer"))
+        #expect(!watched.here.hasChanges && watched.take().map(\.event) == [ChangeReport.Event.merged, .saved])
+        #expect(try watched.there.count(try FetchRequest("Book", where: "isRead == YES AND pages == 3")) == 1)
+    }
 }
 
 // MARK: - Live queries
@@ -264,6 +286,27 @@ struct LiveQueryTests {
         }
         #expect(events > 50 && moves > 10 && updates > 10)
         if sectioned { #expect(sectionChanges > 0) }
+    }
+
+    @Test("an object deleted here stays in the results until the deletion is saved")
+    func deletedHereUntilSaved() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("deleted.amber").path, model: try booksModel())
+        let here = Context(store: store), there = Context(store: store)
+        for title in ["A", "B"] { try insertBook(there, title, "X") }
+        try there.save()
+        let query = try LiveQuery(FetchRequest("Book", sortedBy: [.ascending("title")]), in: here)
+        try here.delete(query.objects[0])
+        try there.fetch("Book", where: "title == 'A'")[0].setValue(.int(9), forKey: "pages")
+        try there.save()
+        try here.mergeSavedChanges()
+        #expect(try titles(query.objects) == ["A", "B"])  // saved state: A is deleted here only
+        var deleted: [LiveQuery.Position] = []
+        query.onChange = { deleted += $0.deleted }
+        try here.save()
+        let left = try titles(query.objects)
+        #expect(deleted == [LiveQuery.Position(section: 0, row: 0)] && left == ["B"])
     }
 
     @Test("a change costs one statement restricted to its rows, whatever the results hold")

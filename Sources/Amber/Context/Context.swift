@@ -371,7 +371,16 @@ public final class Context {
     /// - Throws: ``AmberError/saveFailed(_:)``; ``AmberError/busy(path:timeout:)``
     ///   if another writer held the store past the busy timeout.
     public func save() throws(AmberError) {
-        if automaticallyMergesChanges { try mergeSavedChanges() }
+        // Observers that fail during the merge before the save do not stop it: they are reported after it.
+        var failures: [String] = []
+        if automaticallyMergesChanges {
+            do {
+                try mergeSavedChanges()
+            } catch {
+                guard case .observerFailed(_, let merged) = error else { throw error }
+                failures = merged.map { "while merging before the save: \($0)" }
+            }
+        }
         var changes = ChangeSet<ManagedObject>()
         var problems: [SaveProblem] = []
         // One pass over the pending objects for every per-object step: a pass per step missed the cache per object each time.
@@ -407,7 +416,13 @@ public final class Context {
         let written = try store.write(changes, policy: mergePolicy, from: inbox)
         let change = isObserved ? savedChange(changes, written) : nil
         commit(changes, written)
-        if let change { try notify(change) }
+        do {
+            if let change { try notify(change) }
+        } catch {
+            guard case .observerFailed(_, let saved) = error else { throw error }
+            failures += saved
+        }
+        if !failures.isEmpty { throw .observerFailed(event: ChangeReport.Event.saved.rawValue, failures: failures) }
     }
 
     /// After COMMIT: the new state becomes the committed state, in one pass

@@ -49,7 +49,7 @@ extension Context {
         guard !records.isEmpty || elsewhere else { return }
         var change = isObserved ? ContextChange(.merged) : nil
         if change != nil {
-            if elsewhere { change?.rows = nil }
+            if elsewhere || records.contains(where: \.insertedUnlisted) { change?.rows = nil }
             for record in records {
                 for row in record.inserted + record.updated + record.deleted { change?.touch(row.table, row.key) }
             }

@@ -7,18 +7,18 @@ import Foundation
 /// merge and refresh of its context, the results are brought up to date and
 /// ``onChange`` is told what moved, as index changes a list view can apply.
 ///
-/// The results are the saved state as its context holds it (what
-/// ``Context/fetch(_:)`` would return right after the event): changes made
-/// here show once they are saved. Objects are ordered by the request's sort
-/// keys and then by primary key.
+/// The results are the saved state as its context holds it: changes made
+/// here, deletions included, show once they are saved (right after a save,
+/// the results are what ``Context/fetch(_:)`` returns). Objects are ordered
+/// by the request's sort keys and then by primary key.
 ///
 /// A change costs what it touches, not what the results hold: the rows an
 /// event inserted, updated or deleted are matched against the request in one
 /// statement restricted to their keys, and placed by binary search. The
 /// whole request is evaluated again only when that cannot be exact: after
-/// another connection or process wrote (the rows are not known), for a
-/// request with a limit or an offset, and for a request whose predicate or
-/// sort follows relationships when other entities or links changed.
+/// another connection or process wrote (the rows are not known), and for a
+/// request with a limit or an offset or whose predicate or sort follows
+/// relationships (a change to any row may then move others).
 ///
 /// Used on its context's thread. The context holds its live queries weakly:
 /// keep a reference for as long as results should follow. A live query
@@ -249,9 +249,7 @@ public final class LiveQuery {
         let table = entity.rootIndex
         let touched = Set(change.rows?[table] ?? [])
             .union(change.report.refreshed.lazy.compactMap { $0.object.entity.rootIndex == table ? $0.object.objectID.primaryKey : nil })
-        let otherTables = change.rows.map { $0.keys.contains { $0 != table } } ?? true
-        let whole = change.rows == nil || request.limit != nil || request.offset != 0
-            || (followsRelationships && (change.relinked || otherTables))
+        let whole = change.rows == nil || request.limit != nil || request.offset != 0 || followsRelationships
         var candidates: [Int64]
         let found: [SortedKey]
         if whole {
@@ -279,7 +277,7 @@ public final class LiveQuery {
             }
         }
         guard !leaving.isEmpty || !joining.isEmpty || !updating.isEmpty else { return nil }
-        // New members' objects, in one read; a row deleted here (not saved yet) stays out, as in a fetch.
+        // New members' objects, in one read; a row deleted since the query ran stays out.
         let arriving = try objects(for: joining.map(\.key), in: context)
         joining.removeAll { arriving[$0.key] == nil }
 
@@ -471,11 +469,16 @@ public final class LiveQuery {
 
     // MARK: Reading
 
-    /// The objects of rows `keys`, by key; rows deleted here are left out.
+    /// The objects of rows `keys`, by key: those held here as they are
+    /// (also when deleted here and not saved: the results are the saved
+    /// state), the rest read in one statement.
     private func objects(for keys: [Int64], in context: Context) throws(AmberError) -> [Int64: ManagedObject] {
-        guard !keys.isEmpty else { return [:] }
-        var found: [Int64: ManagedObject] = [:]
-        for object in context.objects(from: try context.store.fetchRows(of: entity, where: .primaryKey, in: keys), of: entity) {
+        var found: [Int64: ManagedObject] = [:], missing: [Int64] = []
+        for key in keys {
+            if let held = context.registered(entity, key), !held.isDetached, !held.isFault { found[key] = held } else { missing.append(key) }
+        }
+        guard !missing.isEmpty else { return found }
+        for object in context.objects(from: try context.store.fetchRows(of: entity, where: .primaryKey, in: missing), of: entity) {
             if let key = object.objectID.primaryKey { found[key] = object }
         }
         return found

@@ -41,18 +41,24 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
 
     public var description: String { format }
 
-    /// The key paths the predicate compares, in order (not those inside lists).
+    /// The key paths the predicate compares, lists' members included.
     package var keyPaths: [String] {
         var paths: [String] = []
-        // A work list, not recursion: the tree is as deep as the text nests.
-        var nodes = [root]
+        // Work lists, not recursion: the tree is as deep as the text nests.
+        var nodes = [root], operands: [Operand] = []
         while let node = nodes.popLast() {
             switch node {
             case .constant: break
             case .not(let inner): nodes.append(inner)
             case .and(let a, let b), .or(let a, let b): nodes += [b, a]
-            case .comparison(let comparison):
-                for case .keyPath(let path, _) in [comparison.lhs, comparison.rhs] { paths.append(path) }
+            case .comparison(let comparison): operands += [comparison.lhs, comparison.rhs]
+            }
+        }
+        while let operand = operands.popLast() {
+            switch operand {
+            case .keyPath(let path, _): paths.append(path)
+            case .list(let members, _): operands += members
+            case .this, .value: break
             }
         }
         return paths

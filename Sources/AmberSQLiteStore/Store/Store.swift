@@ -484,19 +484,28 @@ package struct SavedChanges: Sendable {
         package let version: Int64
     }
 
-    /// New rows need no merging (the next fetch finds them), but live queries look at them.
+    /// New rows need no merging (the next fetch finds them), but live queries
+    /// look at them: their keys, unless there were more than `insertedLimit`.
     package var inserted: [Row] = []
+    /// Set when a save inserted more rows than are listed: a live query then evaluates its request again.
+    package var insertedUnlisted = false
+    static let insertedLimit = 4096
     package var updated: [Row] = []
     package var deleted: [Row] = []
     /// Whether join-table rows (many-to-many links) or ordered positions changed.
     package var relinked = false
 
-    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !relinked }
+    var isEmpty: Bool { inserted.isEmpty && !insertedUnlisted && updated.isEmpty && deleted.isEmpty && !relinked }
 
     init<Source: RowSource>(_ changes: ChangeSet<Source>, _ written: WrittenKeys) {
-        inserted.reserveCapacity(changes.inserts.count)
-        for (object, key) in zip(changes.inserts, written.keys) {
-            inserted.append(Row(table: object.entity.rootIndex, key: key, version: 1))
+        // A bulk insert is not kept row by row in every other context's inbox until it merges.
+        if changes.inserts.count > Self.insertedLimit {
+            insertedUnlisted = true
+        } else {
+            inserted.reserveCapacity(changes.inserts.count)
+            for (object, key) in zip(changes.inserts, written.keys) {
+                inserted.append(Row(table: object.entity.rootIndex, key: key, version: 1))
+            }
         }
         for object in changes.updates {
             var version = object.rowVersion + 1

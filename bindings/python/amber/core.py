@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequenc
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, _slices, from_c, struct_codec, to_c
-from .errors import Error, MisuseError, NotFoundError, check, last_error, note_callback_exception
+from .errors import Error, MisuseError, NotFoundError, callback_frame, check, last_error
 
 _packer = RowPacker()
 _reader = BatchReader()
@@ -199,28 +199,27 @@ def _read_report(context: "Context", changes: Any) -> ChangeReport:
 
 
 class _Callback:
-    """A Python callable and (weakly) the context it reports on."""
+    """What the library's userdata reaches: weakly, the object that owns a
+    callable (a context's observer, a live query's on_change) and its key in
+    the owner's _callbacks. The callable lives on its owner, so a callable
+    that refers to the owner makes a cycle Python can collect, not one held
+    from the library."""
 
-    def __init__(self, context: "Context", function: Callable) -> None:
-        self.context = weakref.ref(context)
-        self.function = function
+    def __init__(self, owner: Any, key: Any = None) -> None:
+        self.owner = weakref.ref(owner)
+        self.key = key
 
-    def run(self, body: Callable[["Context"], None]) -> int:
-        context = self.context()
-        if context is None:
+    def run(self, body: Callable[[Any, Callable], None]) -> int:
+        owner = self.owner()
+        function = owner._callbacks.get(self.key) if owner is not None else None
+        if function is None:
             return 0
-        try:
-            body(context)
-            return 0
-        except BaseException as error:  # never let a Python exception cross into C
-            note_callback_exception(error)
-            return -1
+        return 0 if callback_frame(lambda: body(owner, function)) else -1
 
 
 @ffi.callback("int32_t(amber_changes *, void *)")
 def _observer_trampoline(changes: Any, userdata: Any) -> int:
-    callback = ffi.from_handle(userdata)
-    return callback.run(lambda context: callback.function(_read_report(context, changes)))
+    return ffi.from_handle(userdata).run(lambda context, function: function(_read_report(context, changes)))
 
 
 class IndexChange(collections.namedtuple("IndexChange", "kind old new")):
@@ -242,23 +241,21 @@ _INDEX_KINDS = {lib.AMBER_INDEX_SECTION_DELETE: "section_delete", lib.AMBER_INDE
 
 @ffi.callback("int32_t(amber_live_query *, const amber_index_change *, size_t, void *)")
 def _live_query_trampoline(query: Any, changes: Any, count: int, userdata: Any) -> int:
-    callback = ffi.from_handle(userdata)
-
     def position(section: int, row: int) -> Optional[tuple[int, int]]:
         return None if section < 0 else (section, row)
 
     listed = [IndexChange(_INDEX_KINDS[c.kind], position(c.old_section, c.old_row), position(c.new_section, c.new_row))
               for c in (changes[i] for i in range(count))]
 
-    def report(context: "Context") -> None:
+    def report(live: "LiveQuery", function: Callable) -> None:
         # Objects that joined, moved or changed may hold values Python cached before a merge.
         for change in listed:
             if change.kind in ("insert", "move", "update"):
                 out = _out("amber_object **")
                 check(lib.amber_live_query_object(out, query, change.new[0], change.new[1]))
-                context._known(out[0])._forget_values()
-        callback.function(listed)
-    return callback.run(report)
+                live.context._known(out[0])._forget_values()
+        function(listed)
+    return ffi.from_handle(userdata).run(report)
 
 
 def _registry_codec(handle: Any, cache: dict, class_name: str) -> Optional[StructCodec]:
@@ -979,6 +976,7 @@ class Context(_Owner):
         self.model = store.model
         self._merges_automatically = False
         self._merge_policy = MergePolicy.ERROR
+        self._callbacks: dict[int, Callable] = {}  # observers by token
         # Handle (a cdata pointer: it hashes and compares by address) -> a weak reference to
         # its Python object, while something holds that object: one nobody holds goes away,
         # releases its handle, and its reference's callback removes the entry, so a large
@@ -1369,14 +1367,17 @@ class Context(_Owner):
         raises, the others still run and the call that made the event raises
         ObserverError after doing its work (a save is written). Returns a
         token for remove_observer."""
-        token = _out("uint64_t *")
-        check(lib.amber_context_add_observer(token, self._handle, _observer_trampoline,
-                                             _keep_until_freed(_Callback(self, observer)), _free_trampoline))
-        return int(token[0])
+        token, callback = _out("uint64_t *"), _Callback(self)
+        check(lib.amber_context_add_observer(token, self._handle, _observer_trampoline, _keep_until_freed(callback),
+                                             _free_trampoline))
+        callback.key = int(token[0])
+        self._callbacks[callback.key] = observer
+        return callback.key
 
     def remove_observer(self, token: int) -> None:
         """Removes the observer add_observer returned `token` for (NotFoundError if there is none)."""
         check(lib.amber_context_remove_observer(self._handle, token))
+        self._callbacks.pop(token, None)
 
     def pending_changes(self) -> ChangeReport:
         """The changes made here and not saved yet (event "pending")."""
@@ -1502,8 +1503,9 @@ class LiveQuery(_Owner):
             options.section_key = key
         options.section_unit = _UNITS[section_unit]
         self.context = context  # freed before its context
+        self._callbacks = {None: on_change} if on_change is not None else {}
         out = _out("amber_live_query **")
-        callback = _keep_until_freed(_Callback(context, on_change)) if on_change is not None else ffi.NULL
+        callback = _keep_until_freed(_Callback(self)) if on_change is not None else ffi.NULL
         check(lib.amber_live_query_new(out, context._handle, request, options,
                                        _live_query_trampoline if on_change is not None else ffi.NULL,
                                        callback, _free_trampoline if on_change is not None else ffi.NULL))

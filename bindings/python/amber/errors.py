@@ -4,6 +4,7 @@ the error concerns)."""
 from __future__ import annotations
 
 import threading
+from typing import Callable
 
 from ._ffi import ffi, lib
 
@@ -109,17 +110,26 @@ _BY_CODE = {
 _raised = threading.local()
 
 
-def note_callback_exception(error: BaseException) -> None:
-    """Keeps what a callback raised, for the check() after the C call that ran it."""
-    if not hasattr(_raised, "errors"):
-        _raised.errors = []
-    _raised.errors.append(error)
-
-
 def _take_callback_exceptions() -> list[BaseException]:
     errors = getattr(_raised, "errors", [])
     _raised.errors = []
     return errors
+
+
+def callback_frame(body: "Callable[[], None]") -> bool:
+    """Runs a callback's `body` with a list of its own, so C calls it makes
+    (whose check() takes what their callbacks raised) cannot take what earlier
+    callbacks of the outer call raised; keeps what `body` raises for the outer
+    call's check(). Returns whether `body` finished without raising."""
+    outer = _take_callback_exceptions()
+    try:
+        body()
+        return True
+    except BaseException as error:  # never let a Python exception cross into C
+        outer.append(error)
+        return False
+    finally:
+        _raised.errors = outer
 
 
 def last_error() -> Error:

@@ -192,3 +192,33 @@ def test_observing_a_closed_context_is_misuse(store):
         here.add_observer(lambda report: None)
     with pytest.raises(amber.MisuseError):
         here.live_query("Book", sort=["title"])
+
+
+def test_a_context_whose_observer_refers_to_it_is_collected(store):
+    import gc
+    from amber import core
+    before = len(core._kept_for_library)
+
+    def watch():
+        ctx = store.context()
+        ctx.add_observer(lambda report: ctx.count("Book"))
+        query = ctx.live_query("Book", sort=["title"], on_change=lambda changes: len(query))
+        assert len(core._kept_for_library) == before + 2
+    watch()
+    gc.collect()
+    assert len(core._kept_for_library) == before
+
+
+def test_a_nested_failing_call_does_not_swallow_an_earlier_callback_exception(store):
+    with store.context() as here:
+        def interrupt(report):
+            raise KeyboardInterrupt
+
+        def nested(report):
+            with pytest.raises(amber.NotFoundError):
+                here.remove_observer(12345)  # a failing C call inside a callback
+        here.add_observer(interrupt)
+        here.add_observer(nested)
+        here.insert("Book", title="A", pages=1)
+        with pytest.raises(KeyboardInterrupt):
+            here.save()
