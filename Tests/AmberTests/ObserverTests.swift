@@ -167,10 +167,10 @@ struct ObserverTests {
 // MARK: - Live queries
 
 /// Results as a list view holds them: sections of object IDs.
-private struct Mirror: Equatable {
+private struct ListCopy: Equatable {
     var sections: [(value: Value, rows: [ObjectID])]
 
-    static func == (a: Mirror, b: Mirror) -> Bool {
+    static func == (a: ListCopy, b: ListCopy) -> Bool {
         a.sections.map(\.value) == b.sections.map(\.value) && a.sections.map(\.rows) == b.sections.map(\.rows)
     }
 
@@ -245,8 +245,8 @@ struct LiveQueryTests {
         let query = try LiveQuery(request, in: here, sectionKey: sectioned ? "published" : nil, by: sectioned ? .month : nil,
                                   chunkLimit: chunkLimit)
         let section: ((ManagedObject) throws -> Value)? = sectioned ? { month(try $0.value(forKey: "published")) } : nil
-        var mirror = try Mirror(query.objects, section: section)
-        #expect(mirror == (try Mirror(here.fetch(request), section: section)))
+        var mirror = try ListCopy(query.objects, section: section)
+        #expect(mirror == (try ListCopy(here.fetch(request), section: section)))
         var events = 0, moves = 0, updates = 0, sectionChanges = 0
         query.onChange = { changes in
             events += 1
@@ -282,7 +282,7 @@ struct LiveQueryTests {
             let fresh = try here.fetch(request)
             #expect(query.objects == fresh && query.count == fresh.count)
             #expect(fresh.indices.allSatisfy { query.object(at: $0) === fresh[$0] })
-            #expect(mirror == (try Mirror(fresh, section: section)))
+            #expect(mirror == (try ListCopy(fresh, section: section)))
         }
         #expect(events > 50 && moves > 10 && updates > 10)
         if sectioned { #expect(sectionChanges > 0) }

@@ -133,10 +133,15 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             let slot = attribute.codec?.encodedSlot ?? attribute.slot
             if slot < old.count, slot < new.count, old[slot] != new[slot] { keys.append(attribute.name) }
         }
-        for relationship in entity.toOneRelationships {
-            if let slot = relationship.slot, slot < old.count, slot < new.count, old[slot] != new[slot] { keys.append(relationship.name) }
+        return keys + changedToOneKeys(from: old, to: new)
+    }
+
+    /// The to-one relationships whose slots differ between `old` and `new`, by name, in model order.
+    func changedToOneKeys(from old: [Value], to new: [Value]) -> [String] {
+        entity.toOneRelationships.compactMap { relationship in
+            guard let slot = relationship.slot, slot < old.count, slot < new.count, old[slot] != new[slot] else { return nil }
+            return relationship.name
         }
-        return keys
     }
 
     /// Reads a fault's row: from then on it reads its values like a fetched object.

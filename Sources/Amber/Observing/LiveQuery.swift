@@ -203,11 +203,7 @@ public final class LiveQuery {
 
     /// The sections, in order: one holding every result when there is no section key.
     public var sections: [Section] {
-        var start = 0
-        return runs.map { run in
-            defer { start += run.count }
-            return Section(value: run.value, range: start..<start + run.count)
-        }
+        zip(runs, Self.starts(of: runs)).map { run, start in Section(value: run.value, range: start..<start + run.count) }
     }
 
     /// The object at `position`, or nil if there is none.

@@ -41,13 +41,10 @@ extension Context {
             } else if object.isDeleted {
                 report.deleted.append(object)
             } else {
+                // Attributes through changedValues: before a save, encoded forms are not current yet.
                 let changed = object.changedValues()
                 var keys = object.entity.attributes.map(\.name).filter { changed[$0] != nil }
-                if let committed = object.committed {
-                    keys += object.entity.toOneRelationships.filter { relationship in
-                        relationship.slot.map { committed[$0] != object.values[$0] } ?? false
-                    }.map(\.name)
-                }
+                if let committed = object.committed { keys += object.changedToOneKeys(from: committed, to: object.values) }
                 keys += relinkedKeys(of: object)
                 if !keys.isEmpty { report.updated.append(ChangeReport.Update(object: object, keys: keys)) }
             }
