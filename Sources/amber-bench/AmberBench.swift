@@ -40,6 +40,12 @@ struct AmberBench: ParsableCommand {
             for repetition in 0..<repetitions { Swift.print(try graph.amberRun(repetition)) }
             return
         }
+        if profile == "live" {
+            // W10 alone, both sides, with 50 times its saves, for perf: `--profile live`.
+            let result = try LiveQueryWorkload(n: n, workspace: workspace, rounds: 2000).run(repetitions: repetitions)
+            Swift.print(result.amber_ms, result.raw_ms, result.ratio)
+            return
+        }
         if profile != nil {
             // One side only, for perf or callgrind: `--profile amber`.
             for repetition in 0..<repetitions { Swift.print(try bench.amberRun(repetition, profiling: true)) }

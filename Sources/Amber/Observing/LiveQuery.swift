@@ -105,6 +105,8 @@ public final class LiveQuery {
     /// The results in order, in chunks of at most `chunkLimit`, so a change
     /// moves a chunk's worth of entries, not every result after it.
     private var rows: [Chunk] = [Chunk()]
+    /// Each chunk's size, kept in step with `rows`.
+    private var sizes = ChunkSizes([0])
     /// The sort values of every result, by primary key.
     private var members: [Int64: [SQLiteValue]] = [:]
     /// Runs of equal section values, in order (one run with no section key).
@@ -118,6 +120,8 @@ public final class LiveQuery {
     private let followsRelationships: Bool
     /// The most results a chunk holds before it is split.
     private let chunkLimit: Int
+    /// The request compiled once: it runs again after every change.
+    private let query: Store.SortedKeysQuery
 
     /// Consecutive results: their objects, and each one's primary key and
     /// sort values as the store computed them.
@@ -177,7 +181,8 @@ public final class LiveQuery {
         self.ascending = request.sortKeys.map(\.ascending)
         self.followsRelationships = Self.followsRelationships(request, entity)
         if context.automaticallyMergesChanges { try context.mergeSavedChanges() }
-        let found = try context.store.sortedKeys(of: entity, matching: request)
+        query = try context.store.sortedKeysQuery(of: entity, matching: request)
+        let found = try context.store.sortedKeys(query)
         let objects = try self.objects(for: found.map(\.key), in: context)
         runs = slot == nil ? [Run(identity: .null, value: .null, count: 0)] : []
         for sorted in found {
@@ -194,6 +199,7 @@ public final class LiveQuery {
                 runs.append(Run(identity: identity, value: sectionValue(of: object, identity), count: 1))
             }
         }
+        sizes = ChunkSizes(rows.map(\.keys.count))
         context.observers.add(self)
     }
 
@@ -215,7 +221,7 @@ public final class LiveQuery {
     /// The result at `index` in order, or nil if there is none.
     public func object(at index: Int) -> ManagedObject? {
         guard (0..<count).contains(index) else { return nil }
-        let (chunk, offset) = locate(index)
+        let (chunk, offset) = sizes.locate(index)
         return rows[chunk].objects[offset]
     }
 
@@ -249,13 +255,13 @@ public final class LiveQuery {
         var candidates: [Int64]
         let found: [SortedKey]
         if whole {
-            found = try context.store.sortedKeys(of: entity, matching: request)
+            found = try context.store.sortedKeys(query)
             candidates = rows.flatMap { $0.keys.map(\.key) }
             candidates += found.lazy.map(\.key).filter { self.members[$0] == nil }
         } else {
             guard !touched.isEmpty else { return nil }
             candidates = Array(touched)
-            found = try context.store.sortedKeys(of: entity, matching: request, among: candidates)
+            found = try context.store.sortedKeys(query, among: candidates)
         }
         var now: [Int64: [SQLiteValue]] = [:]
         for sorted in found { now[sorted.key] = sorted.values }
@@ -284,10 +290,14 @@ public final class LiveQuery {
         var removed: [Int64: ManagedObject] = [:]
         let out = leaving.map { (index(of: $0), $0) }.sorted { $0.0 > $1.0 }
         for (index, sorted) in out {
-            let (chunk, offset) = locate(index)
+            let (chunk, offset) = sizes.locate(index)
             removed[sorted.key] = rows[chunk].objects.remove(at: offset)
             rows[chunk].keys.remove(at: offset)
-            if rows[chunk].keys.isEmpty && rows.count > 1 { rows.remove(at: chunk) }
+            sizes.add(-1, at: chunk)
+            if rows[chunk].keys.isEmpty && rows.count > 1 {
+                rows.remove(at: chunk)
+                sizes = ChunkSizes(rows.map(\.keys.count))
+            }
             count -= 1
             members[sorted.key] = nil
             leaveRun(at: index)
@@ -299,12 +309,14 @@ public final class LiveQuery {
             let (chunk, offset, index) = insertionPoint(of: sorted)
             rows[chunk].objects.insert(object, at: offset)
             rows[chunk].keys.insert(sorted, at: offset)
+            sizes.add(1, at: chunk)
             if rows[chunk].keys.count > chunkLimit {
                 // Split in halves: the second half becomes a chunk of its own.
                 let half = rows[chunk].keys.count / 2
                 rows.insert(Chunk(objects: Array(rows[chunk].objects[half...]), keys: Array(rows[chunk].keys[half...])), at: chunk + 1)
                 rows[chunk].objects.removeSubrange(half...)
                 rows[chunk].keys.removeSubrange(half...)
+                sizes = ChunkSizes(rows.map(\.keys.count))
             }
             count += 1
             members[sorted.key] = sorted.values
@@ -361,21 +373,11 @@ public final class LiveQuery {
             let middle = (first + end) / 2
             if precedes(keys[middle], sorted) { first = middle + 1 } else { end = middle }
         }
-        return (low, first, rows[..<low].reduce(0) { $0 + $1.keys.count } + first)
+        return (low, first, sizes.before(low) + first)
     }
 
     /// The index in order of the first result that does not sort before `sorted` (a member's own index).
     private func index(of sorted: SortedKey) -> Int { insertionPoint(of: sorted).index }
-
-    /// The chunk holding the result at `index`, and its offset there.
-    private func locate(_ index: Int) -> (chunk: Int, offset: Int) {
-        var rest = index
-        for chunk in rows.indices {
-            if rest < rows[chunk].keys.count { return (chunk, rest) }
-            rest -= rows[chunk].keys.count
-        }
-        return (rows.count - 1, rows[rows.count - 1].keys.count)
-    }
 
     private func position(of sorted: SortedKey, _ starts: [Int]) -> Position {
         Self.position(of: index(of: sorted), in: starts)

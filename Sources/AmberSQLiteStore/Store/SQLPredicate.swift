@@ -586,10 +586,16 @@ struct PredicateCompiler {
 struct FetchQuery {
     let sql: String
     let bindings: [Value]
+    /// Where the keys of `among` are bound (the last parameter), so the
+    /// same text serves any list of keys (or any one key, when compiled
+    /// for one).
+    private var keysIndex: Int32?
+    private var singleKey = false
 
     /// With `sortColumns`, the columns are `_pk` and then one per sort key
-    /// (the value it orders by); with `keys`, only those rows are considered
-    /// and the limit and offset do not apply.
+    /// (the value it orders by); with `keys`, only those rows are considered,
+    /// in no particular order (the caller places them by those values), and
+    /// the limit and offset do not apply.
     init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, counting: Bool = false,
          sortColumns: Bool = false, among keys: [Int64]? = nil) throws(AmberError)
     {
@@ -632,11 +638,19 @@ struct FetchQuery {
             bindings += condition.bindings
         }
         if let keys {
-            conditions.append("_pk IN (SELECT value FROM json_each(?))")
-            bindings.append(.string(Store.jsonArray(keys)))
+            keysIndex = Int32(bindings.count)
+            // One key is a rowid seek; a list costs a temporary table, about six seeks' worth.
+            if keys.count == 1 {
+                conditions.append("_pk = ?")
+                singleKey = true
+                bindings.append(.int(keys[0]))
+            } else {
+                conditions.append("_pk IN (SELECT value FROM json_each(?))")
+                bindings.append(.string(Store.jsonArray(keys)))
+            }
         }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        if !counting {
+        if !counting && !(sortColumns && keys != nil) {
             var order: [String] = []
             for (index, (key, term)) in zip(request.sortKeys, terms).enumerated() {
                 order.append((sortColumns ? String(index + 2) : term.sql) + (key.ascending ? " ASC" : " DESC"))
@@ -657,9 +671,14 @@ struct FetchQuery {
         self.bindings = bindings
     }
 
-    func prepare(on connection: Connection) throws(AmberError) -> Statement {
+    /// The prepared statement with every parameter bound; `keys`, if given,
+    /// replace those the query was compiled with.
+    func prepare(on connection: Connection, keys: [Int64]? = nil) throws(AmberError) -> Statement {
         let statement = try connection.statement(sql)
         for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: statement) }
+        if let keys, let keysIndex {
+            TableMapping.bind(singleKey ? .int(keys.first ?? 0) : .string(Store.jsonArray(keys)), at: keysIndex, in: statement)
+        }
         return statement
     }
 }

@@ -347,26 +347,55 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// The primary keys of the rows of `entity` that `request` matches, each
-    /// with the values it sorts by, in the request's order; with `keys`,
-    /// only among those rows (and then the limit and offset do not apply).
-    /// The sort values compare as SQLite compares them in the request's
-    /// ORDER BY, so a caller can place a row among others without the store.
-    package func sortedKeys(of entity: Entity, matching request: FetchRequest, among keys: [Int64]? = nil)
-        throws(AmberError) -> [SortedKey]
-    {
-        let query = try FetchQuery(request: request, mapping: mapping(for: entity), model: model, columns: "",
-                                   sortColumns: true, among: keys)
-        let count = Int32(request.sortKeys.count)
-        return try serialized { () throws(AmberError) in
-            let statement = try query.prepare(on: connection)
-            defer { statement.reset() }
+    /// `request` compiled once for ``sortedKeys(_:among:)``, which a live
+    /// query runs after every change.
+    package struct SortedKeysQuery {
+        let all: FetchQuery
+        let among: FetchQuery
+        let one: FetchQuery
+        let sortCount: Int32
+    }
+
+    /// Below this many keys, ``sortedKeys(_:among:)`` seeks each key rather
+    /// than build the temporary table a key list needs.
+    static let seekLimit = 6
+
+    /// Compiles `request` over `entity` for ``sortedKeys(_:among:)``.
+    package func sortedKeysQuery(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> SortedKeysQuery {
+        let mapping = mapping(for: entity)
+        return SortedKeysQuery(
+            all: try FetchQuery(request: request, mapping: mapping, model: model, columns: "", sortColumns: true),
+            among: try FetchQuery(request: request, mapping: mapping, model: model, columns: "", sortColumns: true, among: []),
+            one: try FetchQuery(request: request, mapping: mapping, model: model, columns: "", sortColumns: true, among: [0]),
+            sortCount: Int32(request.sortKeys.count))
+    }
+
+    /// The primary keys of the rows the compiled request matches, each with
+    /// the values it sorts by, in the request's order; with `keys`, only
+    /// among those rows, in no particular order (and the limit and offset do
+    /// not apply). The sort values compare as SQLite compares them in the
+    /// request's ORDER BY, so a caller can place a row among others without
+    /// the store.
+    package func sortedKeys(_ query: SortedKeysQuery, among keys: [Int64]? = nil) throws(AmberError) -> [SortedKey] {
+        try serialized { () throws(AmberError) in
             var found: [SortedKey] = []
-            while try statement.step() {
-                var values: [SQLiteValue] = []
-                values.reserveCapacity(Int(count))
-                for column in 0..<count { values.append(SQLiteValue(statement, column: column + 1)) }
-                found.append(SortedKey(key: statement.int64(0), values: values))
+            func read(_ statement: Statement) throws(AmberError) {
+                defer { statement.reset() }
+                while try statement.step() {
+                    var values: [SQLiteValue] = []
+                    values.reserveCapacity(Int(query.sortCount))
+                    for column in 0..<query.sortCount { values.append(SQLiteValue(statement, column: column + 1)) }
+                    found.append(SortedKey(key: statement.int64(0), values: values))
+                }
+            }
+            guard let keys else {
+                try read(query.all.prepare(on: connection))
+                return found
+            }
+            if keys.count < Self.seekLimit {
+                for key in keys { try read(query.one.prepare(on: connection, keys: [key])) }
+            } else {
+                try read(query.among.prepare(on: connection, keys: keys))
             }
             return found
         }

@@ -118,8 +118,10 @@ final class TableMapping {
     /// values) and two programs changing different attributes of one row
     /// write only their own.
     func updateSQL(columns: [Int]) -> String {
-        let assignments = columns.map { "\(quote(self.columns[$0].name)) = ?" } + ["_version = _version + 1"]
-        let make = { "UPDATE \(self.table) SET \(assignments.joined(separator: ", ")) WHERE _pk = ? AND _version = ?" }
+        let make = {
+            let assignments = columns.map { "\(quote(self.columns[$0].name)) = ?" } + ["_version = _version + 1"]
+            return "UPDATE \(self.table) SET \(assignments.joined(separator: ", ")) WHERE _pk = ? AND _version = ?"
+        }
         // Cached by a column mask, which an entity of more than 64 columns cannot have.
         guard self.columns.count <= 64 else { return make() }
         let mask = columns.reduce(UInt64(0)) { $0 | 1 << UInt64($1) }
@@ -294,5 +296,6 @@ final class TableMapping {
 /// Quotes an SQL identifier. Model names are already restricted to letters,
 /// digits and underscores; quoting keeps SQL keywords (`order`, `group`) usable.
 func quote(_ identifier: String) -> String {
-    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+    return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
