@@ -37,6 +37,7 @@ extension Context {
             guard let own = entity.own(attribute) else {
                 throw .foreignAttribute(attribute: attribute.description, object: "an object of \(entity.name)")
             }
+            if let derivation = own.derivation { throw ManagedObject.derived(own, derivation, .null) }
             attributes[index] = own
         }
         let rows = columns[0].count

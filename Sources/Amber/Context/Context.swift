@@ -414,8 +414,9 @@ public final class Context {
         }
         guard problems.isEmpty else { throw .saveFailed(problems) }
         let written = try store.write(changes, policy: mergePolicy, from: inbox)
-        let change = isObserved ? savedChange(changes, written) : nil
+        var change = isObserved ? savedChange(changes, written) : nil
         commit(changes, written)
+        if !written.derived.isEmpty { try readDerivedValues(written.derived, into: &change) }
         do {
             if let change { try notify(change) }
         } catch {

@@ -304,6 +304,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         guard !deletedFlag, !isDetached else {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }
+        if let derivation = attribute.derivation { throw Self.derived(attribute, derivation, value) }
         let checked = try attribute.check(value)
         if let undo = owner.undoStack { undo.record(.value(self, attribute, try self.value(for: attribute))) }
         try beginChange()
@@ -320,6 +321,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         // Setting a shadow pattern's storage attribute makes its transient partner decode afresh.
         if let partner = entity.encodedFormOf[attribute.slot] { codecState[partner.slot] = .encoded }
         if !isPending { owner.track(self) }
+    }
+
+    /// The error for setting a derived attribute.
+    static func derived(_ attribute: Attribute, _ derivation: Derivation, _ value: Value) -> AmberError {
+        .invalidValue(place: attribute.description, expected: "no value: it is derived (\(derivation)) and the store computes it at save",
+                      given: "\(value.valueClass) \(value)")
     }
 
     /// Sets a hidden slot (a to-one's destination key), tracking the change

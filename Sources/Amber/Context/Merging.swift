@@ -134,3 +134,27 @@ extension Context {
         return true
     }
 }
+
+extension Context {
+    /// After a save: objects held here whose derived attributes the store
+    /// computed anew (those saved, and others, such as an author whose book
+    /// count moved) read them and their new versions; the saved report lists
+    /// the derived keys as updated.
+    func readDerivedValues(_ rows: [SavedChanges.Row], into change: inout ContextChange?) throws(AmberError) {
+        let held = rows.compactMap { row in registered(model.entities[row.table], row.key) }.filter { !$0.isFault }
+        var refreshed: ContextChange? = change == nil ? nil : ContextChange(.saved)
+        try refresh(held, keepingChanges: false, reporting: &refreshed)
+        guard let refreshed else { return }
+        for update in refreshed.report.refreshed {
+            let object = update.object
+            if let key = object.objectID.primaryKey { change?.touch(object.entity.rootIndex, key) }
+            if let index = change?.report.updated.firstIndex(where: { $0.object === object }), let saved = change?.report.updated[index] {
+                let keys = Set(saved.keys + update.keys)
+                let names = object.entity.attributes.map(\.name) + object.entity.relationships.map(\.name)
+                change?.report.updated[index] = ChangeReport.Update(object: object, keys: names.filter(keys.contains))
+            } else if !(change?.report.inserted.contains { $0 === object } ?? false) {
+                change?.report.updated.append(update)
+            }
+        }
+    }
+}

@@ -39,6 +39,9 @@ public struct AttributeDescription: Sendable, Hashable {
     /// For a transient attribute with transformers: the persistent attribute
     /// that stores its encoded form (Core Data's "shadow" attribute).
     public var storageAttribute: String?
+    /// For a derived attribute: the expression its value is computed from at
+    /// save (see ``Derivation``); callers cannot set it.
+    public var derivation: String?
 
     /// An attribute of `type` named `name`, optional, with no default and no rules.
     public init(_ name: String, _ type: AttributeType) {
@@ -119,6 +122,9 @@ extension AttributeDescription {
     public func decode(_ policy: DecodePolicy) -> Self { with { $0.decodePolicy = policy } }
     /// Encode values at save (the default) or immediately on every set.
     public func encode(_ policy: EncodePolicy) -> Self { with { $0.encodePolicy = policy } }
+    /// Computed by the store at save from `expression` (``Derivation``: `canonical:(title)`,
+    /// `author.name`, `books.@count`, `now()`, …); read-only to callers.
+    public func derived(_ expression: String) -> Self { with { $0.derivation = expression } }
     /// Keeps this transient attribute's encoded form in the persistent attribute `storage`.
     public func stored(in storage: String) -> Self { with { $0.storageAttribute = storage } }
 

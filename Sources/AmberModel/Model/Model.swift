@@ -47,6 +47,9 @@ public final class Model: Sendable {
         self.hasRelationships = entities.contains { !$0.relationships.isEmpty }
         self.versionHash = ModelFingerprint(description).hash
         self.customClasses = plan.scope.classes.mapValues(\.item)
+        // Derived attributes follow relationships, so they are checked once everything else has bound.
+        let problems = derivationProblems()
+        guard problems.isEmpty else { throw .invalidModel(problems) }
     }
 
     /// The struct class named `name`, as this model sees it (declared by the
@@ -283,6 +286,8 @@ public final class Attribute: Sendable, CustomStringConvertible {
     package let codec: Codec?
     /// The compiled `validation.pattern`.
     package let pattern: Pattern?
+    /// For a derived attribute, what the store computes it from at save.
+    public let derivation: Derivation?
 
     /// The name of the class values must have (transformable and undefined attributes).
     public var valueClassName: String? { valueClass?.name }
@@ -290,6 +295,7 @@ public final class Attribute: Sendable, CustomStringConvertible {
     public var transformerNames: [String] { codec?.chain.map(\.transformer.name) ?? [] }
 
     init(description: AttributeDescription, entity: String, slot: Int, plan: AttributePlan, codec: Codec?) {
+        self.derivation = plan.derivation
         self.name = description.name
         self.entityName = entity
         self.type = description.type

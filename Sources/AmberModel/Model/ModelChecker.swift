@@ -11,6 +11,8 @@ struct AttributePlan {
     var defaultValue: Value = .null
     /// The compiled `validation.pattern`.
     var pattern: Pattern?
+    /// The parsed derivation (checked against the bound model afterwards).
+    var derivation: Derivation?
 }
 
 /// A checked model: the class scope it was bound in and a plan per attribute
@@ -145,6 +147,22 @@ enum ModelChecker {
         }
         if attribute.isTransient && attribute.isIndexed {
             problem("a transient attribute has no column and cannot be indexed")
+        }
+        if let expression = attribute.derivation {
+            do throws(Derivation.Problem) {
+                plan.derivation = try Derivation(parsing: expression)
+            } catch {
+                problem("derived expression \"\(expression)\", at \(error.position): \(error.message)")
+            }
+            let derivable: Set<AttributeType> = [.integer16, .integer32, .integer64, .double, .float, .string, .boolean, .date, .uuid]
+            if attribute.isTransient { problem("a derived attribute is stored; it cannot be transient") }
+            if !derivable.contains(type) { problem("a derived attribute is a number, string, boolean, date or UUID, not \(type)") }
+            if attribute.defaultValue != nil || !attribute.validation.isEmpty || !attribute.isOptional {
+                problem("a derived attribute takes no default, validation rules or required flag: the store computes its value")
+            }
+            if !attribute.transformerNames.isEmpty || attribute.valueClassName != nil || attribute.storageAttribute != nil {
+                problem("a derived attribute takes no value class, transformers or storage")
+            }
         }
         if let value = attribute.defaultValue {
             do throws(AmberError) {

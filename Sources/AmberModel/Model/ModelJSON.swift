@@ -84,7 +84,7 @@ extension EntityDescription {
 extension AttributeDescription {
     private static let keys = ["name", "type", "optional", "default", "transient", "indexed", "minValue", "maxValue",
                                "minLength", "maxLength", "pattern", "userInfo", "valueClass", "transformer", "decode",
-                               "encode", "storage"]
+                               "encode", "storage", "derived"]
 
     init(json reader: JSONReader) throws(AmberError) {
         try reader.allowOnly(Self.keys)
@@ -108,6 +108,7 @@ extension AttributeDescription {
         valueClassName = try reader.optionalString("valueClass")
         transformerNames = try reader.optionalStringOrList("transformer") ?? []
         storageAttribute = try reader.optionalString("storage")
+        derivation = try reader.optionalString("derived")
         if let text = try reader.optionalString("decode") {
             guard let policy = DecodePolicy(rawValue: text) else {
                 throw .invalidJSON(path: reader.path + ".decode", message: "expected \"lazy\" or \"eager\", found \"\(text)\"")
@@ -137,6 +138,7 @@ extension AttributeDescription {
         if let valueClassName { object["valueClass"] = .string(valueClassName) }
         if !transformerNames.isEmpty { object["transformer"] = .array(transformerNames.map(JSONValue.string)) }
         if let storageAttribute { object["storage"] = .string(storageAttribute) }
+        if let derivation { object["derived"] = .string(derivation) }
         if decodePolicy != .lazy { object["decode"] = .string(decodePolicy.rawValue) }
         if encodePolicy != .onSave { object["encode"] = .string(encodePolicy.rawValue) }
         return .object(object)

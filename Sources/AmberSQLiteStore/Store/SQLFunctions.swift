@@ -16,6 +16,9 @@ enum SQLFunctions {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
         sqlite3_create_function_v2(db, "amber_fold", 2, flags, nil, foldFunction, nil, nil, nil)
         sqlite3_create_function_v2(db, "amber_matches", 3, flags, nil, matchesFunction, nil, nil, nil)
+        // Derived attributes' triggers; the clock is read per call, so it is not deterministic.
+        sqlite3_create_function_v2(db, "amber_case", 2, flags, nil, caseFunction, nil, nil, nil)
+        sqlite3_create_function_v2(db, "amber_now", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, nil, nowFunction, nil, nil, nil)
     }
 
     /// Folds `text` for comparison: lower case with flag 1, without diacritics with flag 2.
@@ -54,16 +57,37 @@ private let foldFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
         }
         return
     }
-    var folded = SQLFunctions.fold(String(decoding: bytes, as: UTF8.self), flags: flags)
-    folded.withUTF8 { utf8 in
-        utf8.withMemoryRebound(to: CChar.self) { text in
-            if let base = text.baseAddress {
-                sqlite3_result_text(context, base, Int32(text.count), sqliteTransient)
+    resultText(context, SQLFunctions.fold(String(decoding: bytes, as: UTF8.self), flags: flags))
+}
+
+/// Makes `text` the function's result (SQLite copies it).
+private func resultText(_ context: OpaquePointer?, _ text: String) {
+    var text = text
+    text.withUTF8 { utf8 in
+        utf8.withMemoryRebound(to: CChar.self) { bytes in
+            if let base = bytes.baseAddress {
+                sqlite3_result_text(context, base, Int32(bytes.count), sqliteTransient)
             } else {
                 sqlite3_result_text(context, "", 0, nil)
             }
         }
     }
+}
+
+/// amber_case(text, upper): `text.lowercased()` (0) or `uppercased()` (1); NULL stays NULL.
+private let caseFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, _, args in
+    guard let args, let textArg = args[0], sqlite3_value_type(textArg) != SQLITE_NULL, let text = sqlite3_value_text(textArg) else {
+        sqlite3_result_null(context)
+        return
+    }
+    let string = String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(textArg))), as: UTF8.self)
+    resultText(context, sqlite3_value_int64(args[1]) == 0 ? string.lowercased() : string.uppercased())
+}
+
+/// amber_now(): the time as Amber stores dates (seconds since 2001-01-01 UTC).
+private let nowFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, _ in
+    sqlite3_result_double(context, Date().timeIntervalSinceReferenceDate)
 }
 
 /// Holds a compiled regular expression as SQLite auxiliary data, so each

@@ -12,6 +12,9 @@ struct SQLFragment {
     var type: AttributeType?
     /// The key path it reads, for errors (`Book.author.name`).
     var name: String?
+    /// Folding its values already had: a `canonical:` derived attribute is
+    /// folded for case and diacritics, so `[c]`, `[d]` and `[cd]` fold only the other side.
+    var folded: ComparisonOptions = []
 }
 
 /// Compiles a predicate for one entity into an SQL condition.
@@ -327,7 +330,10 @@ struct PredicateCompiler {
     /// The SQL of column `name` of the `entity` row whose key is `key`: the
     /// column itself for this scope's row, a correlated subquery further along.
     private func column(_ name: String, of entity: Entity, key: String) -> String {
-        key == "\(alias)._pk" ? "\(alias).\(quote(name))" : "(SELECT \(quote(name)) FROM \(table(of: entity)) WHERE _pk = \(key))"
+        guard key != "\(alias)._pk" else { return "\(alias).\(quote(name))" }
+        // Aliased: in a self-relationship the outer row's table has the same name, and an unaliased one would hide it.
+        let hop = counter.alias()
+        return "(SELECT \(hop).\(quote(name)) FROM \(table(of: entity)) \(hop) WHERE \(hop)._pk = \(key))"
     }
 
     /// Follows the to-one relationships `names` starts with: the entity
@@ -377,7 +383,9 @@ struct PredicateCompiler {
         guard !attribute.isTransient else {
             throw .invalidPredicate(position: position, message: "\(attribute) is transient: it is not stored, so a fetch cannot test it")
         }
-        return .attribute(SQLFragment(sql: column(name, of: current, key: key), type: attribute.type, name: "\(attribute)"), attribute)
+        var fragment = SQLFragment(sql: column(name, of: current, key: key), type: attribute.type, name: "\(attribute)")
+        if case .function(.canonical, _)? = attribute.derivation?.form { fragment.folded = [.caseInsensitive, .diacriticInsensitive] }
+        return .attribute(fragment, attribute)
     }
 
     /// The members of to-many `relationship` of the object whose key is
@@ -525,6 +533,7 @@ struct PredicateCompiler {
 
     /// Case/diacritic folding: constants are folded here, columns by `amber_fold` per row.
     private func wrapFold(_ fragment: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
+        if fragment.folded.isSuperset(of: options) { return fragment }
         if fragment.sql == "?", fragment.bindings.count == 1, case .string(let s) = fragment.bindings[0] {
             return SQLFragment(sql: "?", bindings: [.string(fold(s, options))], type: .string)
         }
@@ -680,5 +689,43 @@ struct FetchQuery {
             TableMapping.bind(singleKey ? .int(keys.first ?? 0) : .string(Store.jsonArray(keys)), at: keysIndex, in: statement)
         }
         return statement
+    }
+}
+
+// MARK: - Derived values
+
+extension PredicateCompiler {
+    /// The SQL computing `derivation` for this scope's row (as attribute
+    /// `type`): a column or correlated subquery, folded or aggregated.
+    /// The model checked the expression at bind, so only SQLite can fail here.
+    func derivedValue(_ derivation: Derivation, as type: AttributeType) throws(AmberError) -> String {
+        switch derivation.form {
+        case .now:
+            return "amber_now()"
+        case .value(let path):
+            return try sortTerm(path.joined(separator: ".")).sql
+        case .function(let function, let path):
+            let source = try sortTerm(path.joined(separator: ".")).sql
+            switch function {
+            case .canonical: return "amber_fold(\(source), \(SQLFunctions.caseInsensitive | SQLFunctions.diacriticInsensitive))"
+            case .lowercase: return "amber_case(\(source), 0)"
+            case .uppercase: return "amber_case(\(source), 1)"
+            }
+        case .aggregate(let name, let operation, let key):
+            guard let relationship = entity.relationships.first(where: { $0.name == name }) else {
+                throw .invalidValue(place: "\(entity.name).\(name)", expected: "a to-many relationship", given: "none")
+            }
+            let member = counter.alias()
+            let from = members(relationship, owner: "\(alias)._pk", member: member)
+            let column = "\(member).\(quote(key ?? ""))"
+            switch operation {
+            case .count: return "(SELECT count(*) \(from))"
+            // An integer sum stays exact (SQLite reports an overflow); a floating one never overflows.
+            case .sum: return type == .integer64 ? "(SELECT coalesce(sum(\(column)), 0) \(from))" : "(SELECT total(\(column)) \(from))"
+            case .avg: return "(SELECT avg(\(column)) \(from))"
+            case .min: return "(SELECT min(\(column)) \(from))"
+            case .max: return "(SELECT max(\(column)) \(from))"
+            }
+        }
     }
 }

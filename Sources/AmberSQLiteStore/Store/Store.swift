@@ -117,7 +117,13 @@ public final class Store: @unchecked Sendable {
                 ? ["model version hash \(metadata["model_hash"] ?? "(none)") in the store, \(model.versionHash) in the model"]
                 : differences)
         }
+        let derived = try DerivedTriggers.sql(model: model, mappings: mappings)
+        for sql in derived { try connection.execute(sql) }
+        hasDerivedAttributes = !derived.isEmpty
     }
+
+    /// Whether saves read the log of derived values their triggers changed.
+    private var hasDerivedAttributes = false
 
     /// Runs `body` (the opening steps) again while it fails as busy, until
     /// the busy timeout has passed. Opening is where SQLite reports busy
@@ -487,6 +493,7 @@ public final class Store: @unchecked Sendable {
             try writer.delete(changes.deletes, problems: &problems)
             try writer.link(changes.links, positions: changes.positions, deleted: changes.deletes)
             try writer.keepDeletedKeys()
+            if hasDerivedAttributes { written.derived = try takeDerivedLog() }
             written.resolved = writer.resolved
             if problems.isEmpty { try connection.execute("COMMIT") }
         } catch .busy(let path, let timeout) {
@@ -501,6 +508,25 @@ public final class Store: @unchecked Sendable {
             throw .saveFailed(problems)
         }
         return written
+    }
+
+    /// The rows whose derived values this transaction's triggers changed,
+    /// with their new versions; the log is emptied for the next save.
+    private func takeDerivedLog() throws(AmberError) -> [SavedChanges.Row] {
+        var keys: [Int: [Int64]] = [:]
+        let log = try connection.statement("SELECT tbl, pk FROM \(DerivedTriggers.log)")
+        defer { log.reset() }
+        while try log.step() { keys[Int(log.int64(0)), default: []].append(log.int64(1)) }
+        try connection.execute("DELETE FROM \(DerivedTriggers.log)")
+        var rows: [SavedChanges.Row] = []
+        for (table, keys) in keys {
+            // A row deleted later in the same save has no version to report.
+            let versions = try connection.statement("SELECT _pk, _version FROM \(mappings[table].table) WHERE _pk IN (SELECT value FROM json_each(?))")
+            defer { versions.reset() }
+            versions.bind(0, Self.jsonArray(keys))
+            while try versions.step() { rows.append(SavedChanges.Row(table: table, key: versions.int64(0), version: versions.int64(1))) }
+        }
+        return rows
     }
 }
 
@@ -549,6 +575,8 @@ package struct SavedChanges: Sendable {
         for object in changes.deletes {
             deleted.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: object.rowVersion))
         }
+        // Rows whose derived values moved, at their final versions (after the saved ones, so merges see the later version).
+        updated += written.derived
         relinked = !changes.links.isEmpty || !changes.positions.isEmpty
     }
 }
@@ -596,6 +624,9 @@ package struct WrittenKeys {
     package var provisional: [Int64: Int64] = [:]
     /// The updated objects whose conflicts a merge policy settled, by object identity.
     package var resolved: [ObjectIdentifier: Resolution] = [:]
+    /// The rows whose derived attributes the save computed anew (saved or
+    /// not: an author whose book count moved), with their new versions.
+    package var derived: [SavedChanges.Row] = []
 }
 
 /// One row of a join table: `source` and `target` as the table names them.

@@ -166,9 +166,12 @@ final class StoreWriter<Row: RowSource> {
     /// `object`'s row was changed or deleted since it was read: reported
     /// under ``MergePolicy/error``, else settled per key against the row as
     /// it is now (inside this transaction, so nothing can change it again).
+    /// A row whose only moves were derived values the store recomputed (a
+    /// book added to an author elsewhere) is no conflict: the changes here
+    /// are written over it, and the object takes the stored derived values.
     private func settleUpdateConflict(_ object: Row, problems: inout [SaveProblem]) throws(AmberError) {
         let stored = try storedRow(of: object)
-        guard policy != .error else { return problems.append(conflict(object, stored)) }
+        guard policy != .error || onlyDerivedValuesMoved(object, stored) else { return problems.append(conflict(object, stored)) }
         guard stored.count == 1 else {
             if policy == .storeWins {
                 resolved[ObjectIdentifier(object)] = .deletedInStore
@@ -191,6 +194,15 @@ final class StoreWriter<Row: RowSource> {
             kept[slot] && stored.value(0, slot: slot) != values[slot]
         }
         if written == true { resolved[ObjectIdentifier(object)] = .merged(stored: stored, kept: kept) }
+    }
+
+    private func onlyDerivedValuesMoved(_ object: Row, _ stored: FetchedRows, deleting: Bool = false) -> Bool {
+        // An object deleted without a change first holds the values it read.
+        guard stored.count == 1, let read = object.savedSlotValues ?? (deleting ? object.slotValues : nil), object.entity.attributes.contains(where: { $0.derivation != nil }) else {
+            return false
+        }
+        let derived = Set(object.entity.attributes.filter { $0.derivation != nil }.map(\.slot))
+        return store.mapping(for: object.entity).slots.allSatisfy { slot in derived.contains(slot) || stored.value(0, slot: slot) == read[slot] }
     }
 
     /// Inserts the row of `object` again, under its own key, after another
@@ -219,8 +231,9 @@ final class StoreWriter<Row: RowSource> {
             statement.bind(1, object.rowVersion)
             noteDeleted(object)
             guard try run(statement, for: object, problems: &problems), store.connection.changes == 0 else { continue }
-            if policy == .error {
-                problems.append(conflict(object, try storedRow(of: object), deletedHere: true))
+            let stored = try storedRow(of: object)
+            if policy == .error && !onlyDerivedValuesMoved(object, stored, deleting: true) {
+                problems.append(conflict(object, stored, deletedHere: true))
             } else {
                 let anyVersion = try store.connection.statement("DELETE FROM \(mapping.table) WHERE _pk = ?")
                 anyVersion.bind(0, object.objectID.primaryKey ?? 0)
