@@ -488,6 +488,11 @@ amber_status amber_attribute_type(int32_t *out, amber_attribute *attribute);
  *  undefined attribute that takes any value and for other types. */
 amber_status amber_attribute_value_class(const char **out, amber_attribute *attribute);
 
+/** A derived attribute's expression ("canonical:(title)", "books.@count", …),
+ *  owned by the model; NULL for an attribute callers set. Setting a derived
+ *  attribute fails with AMBER_E_INVALID_VALUE naming it. */
+amber_status amber_attribute_derivation(const char **out, amber_attribute *attribute);
+
 
 /** The layout of struct class `name` as `model` sees it (declared by the
  *  model or by the registry it was bound with): size, alignment, and each
@@ -532,11 +537,15 @@ typedef struct amber_attribute_spec {
     const char *const *transformers; /**< the chain, first link first */
     size_t transformer_count;       /**< 0 on a transformable attribute: the default archive */
     const char *storage;            /**< transient with transformers: the persistent attribute keeping its encoded form */
+    const char *derived;            /**< NULL, or a derived attribute's expression: "canonical:(title)", "author.name",
+                                         "books.@count", "now()", … (docs/model-json.md); the store computes it at save
+                                         and sets refuse it. A bad expression fails amber_model_builder_bind with its
+                                         position. Callers built before this field pass a smaller size: none. */
 } amber_attribute_spec;
 
 /** Initializer of amber_attribute_spec:
  *  `amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;` */
-#define AMBER_ATTRIBUTE_SPEC_INIT { sizeof(amber_attribute_spec), NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, NULL }
+#define AMBER_ATTRIBUTE_SPEC_INIT { sizeof(amber_attribute_spec), NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL }
 
 /** A new, empty model builder. Free it with amber_model_builder_free. */
 amber_status amber_model_builder_new(amber_model_builder **out);

@@ -144,6 +144,15 @@ public func amber_attribute_value_class(_ out: UnsafeMutablePointer<UnsafePointe
 }
 
 @c @implementation
+public func amber_attribute_derivation(_ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ attribute: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper: CAttribute = try Handles.resolve(attribute, as: .attribute, "attribute")
+        result.pointee = wrapper.cDerivation.map { UnsafePointer($0) }
+    }
+}
+
+@c @implementation
 public func amber_model_struct_layout(_ out_size: UnsafeMutablePointer<Int>?, _ out_alignment: UnsafeMutablePointer<Int>?,
                                       _ out_fields: UnsafeMutablePointer<amber_field_info>?,
                                       _ out_field_count: UnsafeMutablePointer<Int>?, _ capacity: Int, _ model: OpaquePointer?,
@@ -242,6 +251,7 @@ public func amber_model_builder_add_attribute(_ builder: OpaquePointer?, _ entit
         attribute.valueClassName = try optionalName(spec.value_class, "spec->value_class")
         attribute.transformerNames = try names(spec.transformers, spec.transformer_count, "spec->transformers")
         attribute.storageAttribute = try optionalName(spec.storage, "spec->storage")
+        attribute.derivation = try optionalName(spec.derived, "spec->derived")
         try withEntity(builder, entity) { entity in entity.attributes.append(attribute) }
     }
 }

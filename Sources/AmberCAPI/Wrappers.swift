@@ -144,19 +144,22 @@ final class CRelationship {
 
 final class CAttribute {
     let attribute: Attribute
-    /// The name and value class as C strings owned by this handle.
+    /// The name, value class and derivation as C strings owned by this handle.
     let cName: UnsafeMutablePointer<CChar>
     let cValueClass: UnsafeMutablePointer<CChar>?
+    let cDerivation: UnsafeMutablePointer<CChar>?
 
     init(_ attribute: Attribute) {
         self.attribute = attribute
         self.cName = strdup(attribute.name)
         self.cValueClass = attribute.valueClassName.map { strdup($0) }
+        self.cDerivation = attribute.derivation.map { strdup($0.expression) }
     }
 
     deinit {
         free(cName)
         free(cValueClass)
+        free(cDerivation)
     }
 }
 

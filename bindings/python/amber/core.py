@@ -651,17 +651,20 @@ def shared_registry() -> Registry:
 class Attribute:
     """An attribute of an entity, resolved once."""
 
-    __slots__ = ("handle", "name", "type", "value_class", "codec")
+    __slots__ = ("handle", "name", "type", "value_class", "derivation", "codec")
 
     def __init__(self, handle: Any, model: "Model") -> None:
         self.handle = handle
-        name, kind, value_class = _out("char **"), _out("int32_t *"), _out("char **")
+        name, kind, value_class, derivation = _out("char **"), _out("int32_t *"), _out("char **"), _out("char **")
         check(lib.amber_attribute_name(name, handle))
         check(lib.amber_attribute_type(kind, handle))
         check(lib.amber_attribute_value_class(value_class, handle))
+        check(lib.amber_attribute_derivation(derivation, handle))
         self.name: str = ffi.string(name[0]).decode()
         self.type: int = kind[0]
         self.value_class: Optional[str] = ffi.string(value_class[0]).decode() if value_class[0] != ffi.NULL else None
+        #: A derived attribute's expression ("canonical:(title)", "books.@count"), computed at save; None otherwise.
+        self.derivation: Optional[str] = ffi.string(derivation[0]).decode() if derivation[0] != ffi.NULL else None
         self.codec = model._codec(self.value_class)
 
 

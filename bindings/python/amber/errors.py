@@ -31,7 +31,7 @@ class NotFoundError(Error, LookupError):
 
 
 class ValueClassError(Error, TypeError):
-    """A value of the wrong type, class, struct size or range for an attribute."""
+    """A value of the wrong type, class, struct size or range for an attribute, or any value for a derived one."""
 
 
 class ModelError(Error):
