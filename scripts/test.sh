@@ -80,6 +80,10 @@ expect "price: read 10.5, stored 9.9, here 10.5; rating: read 4.5, stored 4.5, h
 # The reader's live query by publish month follows the import through its merge.
 expect "Ficciones joined June 1944, row 1" cli demo --store "$work/books.amber"
 expect "section June 1944 removed" cli demo --store "$work/books.amber"
+# The title search runs on a derived attribute the store computes at save.
+expect "searched in canonicalTitle, derived as canonical:(title)): 1" cli demo --store "$work/books.amber"
+expect "canonicalTitle: string, optional, derived canonical:(title), indexed" cli schema "$work/books.amber"
+expect "(1 object)" cli query "$work/books.amber" Book --where "canonicalTitle ==[cd] \"L'ÉTRANGER\""
 expect "coverColor: transformable, optional, class Color, via ColorToData" cli schema "$work/books.amber"
 expect "author: to-one Author, inverse books, required, delete rule nullify" cli schema "$work/books.amber"
 expect "books: to-many Book, inverse author, delete rule cascade" cli schema "$work/books.amber"

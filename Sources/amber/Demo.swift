@@ -40,8 +40,9 @@ struct Demo: ParsableCommand {
                 for book in byMonth.objects[section.range] { print("    \(try BooksSample.line(for: book))") }
             }
 
-            let found = try context.fetch("Book", where: "title CONTAINS[cd] %@", .string(search), sortedBy: [.ascending("title")])
-            print("\nTitles containing \"\(search)\" (ignoring case and diacritics): \(found.count)")
+            let found = try context.fetch("Book", where: "canonicalTitle CONTAINS[cd] %@", .string(search), sortedBy: [.ascending("title")])
+            print("\nTitles containing \"\(search)\" (ignoring case and diacritics, searched in canonicalTitle, "
+                  + "derived as canonical:(title)): \(found.count)")
             for book in found {
                 print("    \(try BooksSample.line(for: book))")
                 if case .string(let notes) = try book.value(forKey: "notes") {
@@ -171,6 +172,8 @@ enum BooksSample {
         .unique("name")
         EntityDescription("Book") {
             Attribute.string("title").required().length(atLeast: 1).indexed()
+            // Computed at save: the title folded for case and diacritics, so searching it folds only the searched-for text.
+            Attribute.string("canonicalTitle").derived("canonical:(title)").indexed()
             Relationship.toOne("author", "Author", inverse: "books").required()
             Attribute.date("published").required().indexed()
             Attribute.decimal("price").min(0)

@@ -62,6 +62,7 @@ struct Schema: ParsableCommand {
         if let valueClass = attribute.valueClassName { flags.append("class \(valueClass)") }
         if !attribute.transformerNames.isEmpty { flags.append("via " + attribute.transformerNames.joined(separator: " > ")) }
         if attribute.isTransient { flags.append("transient") }
+        if let derivation = attribute.derivation { flags.append("derived \(derivation)") }
         if attribute.isIndexed { flags.append("indexed") }
         if !attribute.defaultValue.isNull { flags.append("default \(attribute.defaultValue)") }
         let rules = attribute.validation
