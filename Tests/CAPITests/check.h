@@ -30,6 +30,20 @@ static int passed, failed;
         CHECK(strstr(amber_last_error_message(), (text)) != NULL);                    \
     } while (0)
 
+/* Values to pass in: a borrowed string, an integer. */
+static inline amber_value text(const char *s) {
+    amber_value value = {.type = AMBER_VALUE_STRING};
+    value.v.text.data = s;
+    value.v.text.length = strlen(s);
+    return value;
+}
+
+static inline amber_value integer(int64_t n) {
+    amber_value value = {.type = AMBER_VALUE_INT};
+    value.v.integer = n;
+    return value;
+}
+
 static int report(void) {
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

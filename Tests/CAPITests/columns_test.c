@@ -55,7 +55,7 @@ static int64_t smalls[ROWS], bigs[ROWS];
 static double ratios[ROWS], whens[ROWS];
 static float weights[ROWS];
 static uint8_t keys[ROWS][16];
-static char text[ROWS * 32], prices[ROWS * 16], links[ROWS * 40], blobs[ROWS * 8], raws[ROWS * 8];
+static char text_data[ROWS * 32], prices[ROWS * 16], links[ROWS * 40], blobs[ROWS * 8], raws[ROWS * 8];
 static size_t text_lengths[ROWS], price_lengths[ROWS], link_lengths[ROWS], blob_lengths[ROWS], raw_lengths[ROWS];
 static size_t text_size, price_size, link_size, blob_size, raw_size;
 static const char *tag_json[2] = {"[1, \"two\", {\"three\": 3.5}]", "{\"a\": [true, null]}"};
@@ -82,7 +82,7 @@ static void make_data(void) {
         for (int b = 0; b < 16; b++) keys[i][b] = (uint8_t)(seed >> (b % 8 * 8)) ^ (uint8_t)b;
         char item[64];
         int length = snprintf(item, sizeof item, i % 4 == 0 ? "crème %d 🍮" : "name %d", i);
-        text_lengths[i] = append(text, &text_size, item, (size_t)length);
+        text_lengths[i] = append(text_data, &text_size, item, (size_t)length);
         length = snprintf(item, sizeof item, "%d.%02d", i - 20, i % 100);
         price_lengths[i] = append(prices, &price_size, item, (size_t)length);
         length = snprintf(item, sizeof item, "https://example.com/%d?q=%d#f", i, i * 3);
@@ -116,7 +116,7 @@ static void make_columns(amber_column *columns, char *tags, size_t *tag_lengths,
     columns[4].type = AMBER_VALUE_FLOAT; columns[4].data = weights;
     columns[5].type = AMBER_VALUE_DATE; columns[5].data = whens; columns[5].nulls = nulls;
     columns[6].type = AMBER_VALUE_UUID; columns[6].data = keys;
-    columns[7].type = AMBER_VALUE_STRING; columns[7].data = text; columns[7].lengths = text_lengths; columns[7].data_size = text_size;
+    columns[7].type = AMBER_VALUE_STRING; columns[7].data = text_data; columns[7].lengths = text_lengths; columns[7].data_size = text_size;
     columns[8].type = AMBER_VALUE_DECIMAL; columns[8].data = prices; columns[8].lengths = price_lengths; columns[8].data_size = price_size;
     columns[9].type = AMBER_VALUE_URI; columns[9].data = links; columns[9].lengths = link_lengths; columns[9].data_size = link_size;
     columns[9].nulls = nulls;
@@ -147,7 +147,7 @@ static int matches(const amber_value *value, int c, int i) {
     case 7:
         for (int k = 0; k < i; k++) offset += text_lengths[k];
         return value->type == AMBER_VALUE_STRING && value->v.text.length == text_lengths[i] &&
-               memcmp(value->v.text.data, text + offset, text_lengths[i]) == 0;
+               memcmp(value->v.text.data, text_data + offset, text_lengths[i]) == 0;
     case 8: {
         char expected[16];
         for (int k = 0; k < i; k++) offset += price_lengths[k];
@@ -233,10 +233,10 @@ static void test_every_kind_round_trips(void) {
     OK(amber_context_insert_columns(NULL, context, all, columns, COLUMNS, 0));
 }
 
-/* A call that must fail with `code` and `text`, leaving nothing inserted. */
-#define REFUSED(call, code, text)                                                     \
+/* A call that must fail with `code` and `words`, leaving nothing inserted. */
+#define REFUSED(call, code, words)                                                    \
     do {                                                                              \
-        FAILS(call, code, text);                                                      \
+        FAILS(call, code, words);                                                     \
         int32_t changes_ = 1;                                                         \
         OK(amber_context_has_changes(&changes_, context));                            \
         CHECK(changes_ == 0);                                                         \
@@ -321,11 +321,11 @@ static void test_misuse(void) {
             "All.small in row 0: expected Integer 16, given Double");
     columns[3].type = AMBER_VALUE_DOUBLE;
     columns[1].type = AMBER_VALUE_INT;
-    char saved_byte = text[0];
-    text[0] = (char)0xff;
+    char saved_byte = text_data[0];
+    text_data[0] = (char)0xff;
     REFUSED(amber_context_insert_columns(NULL, context, all, columns, COLUMNS, ROWS), AMBER_E_INVALID_UTF8,
             "columns[7] (All.name): row 0: the string is not valid UTF-8");
-    text[0] = saved_byte;
+    text_data[0] = saved_byte;
     int flagged = nulls[3] ? 4 : 3;
     flags[flagged] = 2;
     REFUSED(amber_context_insert_columns(NULL, context, all, columns, COLUMNS, ROWS), AMBER_E_INVALID_VALUE,

@@ -20,19 +20,6 @@ static amber_entity *author_entity, *book_entity;
 static amber_attribute *name, *book_count, *page_total, *title, *canonical_title, *pages;
 static amber_relationship *author_of;
 
-static amber_value text(const char *s) {
-    amber_value value = {.type = AMBER_VALUE_STRING};
-    value.v.text.data = s;
-    value.v.text.length = strlen(s);
-    return value;
-}
-
-static amber_value integer(int64_t n) {
-    amber_value value = {.type = AMBER_VALUE_INT};
-    value.v.integer = n;
-    return value;
-}
-
 static void add_attribute(amber_model_builder *builder, const char *entity, const char *attribute, int32_t type, const char *derived) {
     amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
     spec.name = attribute;

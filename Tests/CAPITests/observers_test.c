@@ -22,19 +22,6 @@ static const char model_json[] =
 static amber_entity *book_entity;
 static amber_attribute *title, *pages, *published;
 
-static amber_value text(const char *s) {
-    amber_value value = {.type = AMBER_VALUE_STRING};
-    value.v.text.data = s;
-    value.v.text.length = strlen(s);
-    return value;
-}
-
-static amber_value integer(int64_t n) {
-    amber_value value = {.type = AMBER_VALUE_INT};
-    value.v.integer = n;
-    return value;
-}
-
 static amber_value date(double seconds) {
     amber_value value = {.type = AMBER_VALUE_DATE};
     value.v.date = seconds;

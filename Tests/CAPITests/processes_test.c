@@ -60,13 +60,6 @@ static void build_model(void) {
     }
 }
 
-static amber_value text(const char *s) {
-    amber_value value = {.type = AMBER_VALUE_STRING};
-    value.v.text.data = s;
-    value.v.text.length = strlen(s);
-    return value;
-}
-
 /* One writer process: opens (perhaps creating) the store as the others do,
  * then saves `saves` times. Exits 0 only if every call succeeded. */
 static int writer(const char *path, int index) {

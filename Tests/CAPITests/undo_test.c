@@ -16,13 +16,6 @@ static const char model_json[] =
     " {\"name\": \"Book\", \"attributes\": [{\"name\": \"title\", \"type\": \"string\"}],"
     "  \"relationships\": [{\"name\": \"author\", \"destination\": \"Author\", \"inverse\": \"books\"}]}]}";
 
-static amber_value text(const char *s) {
-    amber_value value = {.type = AMBER_VALUE_STRING};
-    value.v.text.data = s;
-    value.v.text.length = strlen(s);
-    return value;
-}
-
 /* Whether `object`'s `attribute` holds the string `want` (NULL: holds null). */
 static int holds(amber_object *object, amber_attribute *attribute, const char *want) {
     amber_value value;
