@@ -238,8 +238,9 @@ extension Model {
                 throw Derivation.Problem(position: position, message: "\(operation.rawValue) needs numbers\(ordered ? " or dates" : ""); \(source) is \(source.type)")
             }
             switch operation {
-            case .sum: try expect(integers.contains(source.type) ? [.integer64, .double] : [.double, .float], "a sum of \(source)")
-            case .avg: try expect([.double, .float], "an average")
+            // SQLite computes sums and means as 64-bit integers or doubles: a float column could not hold every result exactly.
+            case .sum: try expect(integers.contains(source.type) ? [.integer64, .double] : [.double], "a sum of \(source)")
+            case .avg: try expect([.double], "an average")
             default: try expect([source.type], "\(source)'s \(operation == .min ? "smallest" : "largest") value")
             }
         }
