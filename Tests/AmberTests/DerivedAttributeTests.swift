@@ -243,6 +243,44 @@ import Testing
         #expect(try reopened.fetch("Author")[0].value(forKey: "bookCount") == .int(2))
     }
 
+    @Test("a destination inserted after its source in the same save is read; overwrite keeps the store's derived values; the expression is part of the model hash")
+    func orderPoliciesAndHash() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("d.amber").path
+        let model = try Model(Self.description())
+        let store = try Store(path: path, model: model)
+        let here = Context(store: store), there = Context(store: store)
+        let book = try here.insert("Book")
+        try book.setValue(.string("First"), forKey: "title")
+        let author = try here.insert("Author"), mentor = try here.insert("Author")
+        try author.setValue(.string("Ada"), forKey: "name")
+        try mentor.setValue(.string("Grace"), forKey: "name")
+        try book.setObject(author, forKey: "author")
+        try author.setObject(mentor, forKey: "mentor")
+        try here.save()
+        #expect(try book.value(forKey: "authorName") == .string("Ada") && book.value(forKey: "mentorName") == .string("Grace"))
+        // Another context adds a book; this one renames the author with .overwrite, holding the old count.
+        let theirs = try there.fetch("Author", where: "name == 'Ada'")[0]
+        let second = try there.insert("Book")
+        try second.setValue(.string("Second"), forKey: "title")
+        try second.setObject(theirs, forKey: "author")
+        try there.save()
+        here.mergePolicy = .overwrite
+        try author.setValue(.string("Ada L."), forKey: "name")
+        try here.save()
+        #expect(try author.value(forKey: "bookCount") == .int(2))
+        #expect(try Context(store: store).fetch("Author", where: "name == 'Ada L.'")[0].value(forKey: "bookCount") == .int(2))
+        // Another expression is another model: the store says so rather than keep values computed the old way.
+        var changed = Self.description()
+        if let index = changed.entities.firstIndex(where: { $0.name == "Book" }),
+           let slot = changed.entities[index].attributes.firstIndex(where: { $0.name == "lowerTitle" })
+        {
+            changed.entities[index].attributes[slot].derivation = "uppercase:(title)"
+        }
+        #expect(throws: AmberError.self) { _ = try Store(path: path, model: try Model(changed)) }
+    }
+
     @Test("a bad expression is a bind error with its place and position", arguments: [
         ("canonical:(nmae)", "at 12", "name"),
         ("books.@cnt", "at 7", "@count"),

@@ -142,12 +142,13 @@ extension Context {
     /// the derived keys as updated.
     func readDerivedValues(_ rows: [SavedChanges.Row], into change: inout ContextChange?) throws(AmberError) {
         let held = rows.compactMap { row in registered(model.entities[row.table], row.key) }.filter { !$0.isFault }
+        // Live queries look at every such row, held here or not.
+        for row in rows { change?.touch(row.table, row.key) }
         var refreshed: ContextChange? = change == nil ? nil : ContextChange(.saved)
         try refresh(held, keepingChanges: false, reporting: &refreshed)
         guard let refreshed else { return }
         for update in refreshed.report.refreshed {
             let object = update.object
-            if let key = object.objectID.primaryKey { change?.touch(object.entity.rootIndex, key) }
             if let index = change?.report.updated.firstIndex(where: { $0.object === object }), let saved = change?.report.updated[index] {
                 let keys = Set(saved.keys + update.keys)
                 let names = object.entity.attributes.map(\.name) + object.entity.relationships.map(\.name)

@@ -23,6 +23,8 @@ package struct ModelFingerprint {
                             .joined(separator: " > ")
                 }
                 if attribute.isIndexed { text += ", indexed" }
+                // Stored derived values follow their expression: another expression needs the column computed again.
+                if let derivation = attribute.derivation { text += ", derived \(derivation)" }
                 parts["\(entity.name).\(attribute.name)"] = text
             }
             // A shadow attribute's chain decides what its storage column holds.

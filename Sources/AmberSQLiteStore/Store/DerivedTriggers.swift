@@ -75,6 +75,8 @@ enum DerivedTriggers {
                         }
                     }
                     add("AFTER UPDATE OF \(quote(column)) ON main.\(tableOf(owner))", rows: rows)
+                    // A destination inserted after the rows pointing at it (in the same save) is found when it arrives.
+                    if index > 0 { add("AFTER INSERT ON main.\(tableOf(owner))", rows: rows) }
                     if index < hops.count { owner = model.destination(of: hops[index]) }
                 }
             case .aggregate(let name, _, let key):

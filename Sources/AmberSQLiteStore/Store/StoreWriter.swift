@@ -152,7 +152,8 @@ final class StoreWriter<Row: RowSource> {
     {
         let mapping = store.mapping(for: object.entity)
         let values = object.slotValues
-        let columns = mapping.slots.indices.filter { write(mapping.slots[$0]) }
+        // Never a derived column, whatever the policy kept: a value held here may be older than the store's.
+        let columns = mapping.slots.indices.filter { !mapping.derived[$0] && write(mapping.slots[$0]) }
         let statement = try store.connection.statement(mapping.updateSQL(columns: columns))
         for (parameter, column) in columns.enumerated() {
             try bind(values[mapping.slots[column]], column: column, at: Int32(parameter), mapping, statement, object)
@@ -182,7 +183,9 @@ final class StoreWriter<Row: RowSource> {
         }
         let values = object.slotValues, read = object.savedSlotValues
         var kept = [Bool](repeating: false, count: values.count)
-        for slot in store.mapping(for: object.entity).slots {
+        let mapping = store.mapping(for: object.entity)
+        // Derived values are the store's: the object takes the stored ones under every policy.
+        for (slot, derived) in zip(mapping.slots, mapping.derived) where !derived {
             let storeChanged = read.map { stored.value(0, slot: slot) != $0[slot] } ?? true
             switch policy {
             case .error, .objectWins: kept[slot] = object.isSetHere(slot: slot)

@@ -37,6 +37,8 @@ final class TableMapping {
     let slots: [Int]
     /// By written column, whether it holds a to-one relationship's destination key.
     let foreignKeys: [Bool]
+    /// By written column, whether it is derived: the store's triggers write it, an update never does.
+    let derived: [Bool]
     /// The columns a fetch reads: this entity's, then those only its
     /// sub-entities have; their names and stored types.
     let fetchNames: [String]
@@ -104,6 +106,8 @@ final class TableMapping {
         insertSQL = "INSERT INTO \(table) (\((["_pk", "_entity"] + names).joined(separator: ", "))) VALUES (\(placeholders))"
         let keySlots = Set(entity.relationships.compactMap(\.slot))
         self.foreignKeys = slots.map { keySlots.contains($0) }
+        let derivedSlots = Set(entity.attributes.filter { $0.derivation != nil }.map(\.slot))
+        self.derived = slots.map { derivedSlots.contains($0) }
         deleteSQL = "DELETE FROM \(table) WHERE _pk = ? AND _version = ?"
     }
 
