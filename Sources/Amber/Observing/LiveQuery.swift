@@ -199,7 +199,7 @@ public final class LiveQuery {
                 runs.append(Run(identity: identity, value: sectionValue(of: object, identity), count: 1))
             }
         }
-        sizes = ChunkSizes(rows.map(\.keys.count))
+        indexChunks()
         context.observers.add(self)
     }
 
@@ -296,7 +296,7 @@ public final class LiveQuery {
             sizes.add(-1, at: chunk)
             if rows[chunk].keys.isEmpty && rows.count > 1 {
                 rows.remove(at: chunk)
-                sizes = ChunkSizes(rows.map(\.keys.count))
+                indexChunks()
             }
             count -= 1
             members[sorted.key] = nil
@@ -316,7 +316,7 @@ public final class LiveQuery {
                 rows.insert(Chunk(objects: Array(rows[chunk].objects[half...]), keys: Array(rows[chunk].keys[half...])), at: chunk + 1)
                 rows[chunk].objects.removeSubrange(half...)
                 rows[chunk].keys.removeSubrange(half...)
-                sizes = ChunkSizes(rows.map(\.keys.count))
+                indexChunks()
             }
             count += 1
             members[sorted.key] = sorted.values
@@ -378,6 +378,9 @@ public final class LiveQuery {
 
     /// The index in order of the first result that does not sort before `sorted` (a member's own index).
     private func index(of sorted: SortedKey) -> Int { insertionPoint(of: sorted).index }
+
+    /// Builds the chunk-size index again, after a chunk was added or dropped.
+    private func indexChunks() { sizes = ChunkSizes(rows.map(\.keys.count)) }
 
     private func position(of sorted: SortedKey, _ starts: [Int]) -> Position {
         Self.position(of: index(of: sorted), in: starts)

@@ -137,20 +137,28 @@ extension Model {
     /// Inherited attributes are checked where they are declared.
     func derivationProblems() -> [ModelProblem] {
         var problems: [ModelProblem] = []
-        for entity in entities {
-            for attribute in entity.attributes {
-                guard let derivation = attribute.derivation,
-                      !(parent(of: entity)?.attributes.contains { $0.name == attribute.name } ?? false)
-                else { continue }
-                do throws(Derivation.Problem) {
-                    try check(derivation, of: attribute, in: entity)
-                } catch {
-                    problems.append(ModelProblem(place: attribute.description,
-                                                 message: "derived expression \"\(derivation)\", at \(error.position): \(error.message)"))
-                }
+        for (entity, attribute, derivation) in declaredDerivations {
+            do throws(Derivation.Problem) {
+                try check(derivation, of: attribute, in: entity)
+            } catch {
+                problems.append(ModelProblem(place: attribute.description,
+                                             message: "derived expression \"\(derivation)\", at \(error.position): \(error.message)"))
             }
         }
         return problems
+    }
+
+    /// Every derived attribute with the entity that declares it (not those
+    /// that inherit it, whose rows share the declaring entity's table).
+    package var declaredDerivations: [(entity: Entity, attribute: Attribute, derivation: Derivation)] {
+        entities.flatMap { entity in
+            entity.attributes.compactMap { attribute in
+                guard let derivation = attribute.derivation,
+                      !(parent(of: entity)?.attributes.contains { $0.name == attribute.name } ?? false)
+                else { return nil }
+                return (entity, attribute, derivation)
+            }
+        }
     }
 
     /// The attributes a derivation reads, first to last hop: the to-one

@@ -20,16 +20,11 @@ enum DerivedTriggers {
     /// The statements that make the log and every trigger; empty for a model without derived attributes.
     static func sql(model: Model, mappings: [TableMapping]) throws(AmberError) -> [String] {
         var statements: [String] = [], logged: [Int: [String]] = [:]
-        for entity in model.entities {
-            for attribute in entity.attributes {
-                guard let derivation = attribute.derivation,
-                      !(model.parent(of: entity)?.attributes.contains { $0.name == attribute.name } ?? false)
-                else { continue }
-                let triggers = try Triggers(entity: entity, attribute: attribute, derivation: derivation, model: model,
-                                            mapping: mappings[entity.index])
-                statements += triggers.statements
-                logged[entity.rootIndex, default: []].append(quote(attribute.name))
-            }
+        for (entity, attribute, derivation) in model.declaredDerivations {
+            let triggers = try Triggers(entity: entity, attribute: attribute, derivation: derivation, model: model,
+                                        mapping: mappings[entity.index])
+            statements += triggers.statements
+            logged[entity.rootIndex, default: []].append(quote(attribute.name))
         }
         guard !logged.isEmpty else { return [] }
         var all = ["CREATE TEMP TABLE IF NOT EXISTS \(log) (tbl INTEGER NOT NULL, pk INTEGER NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID"]

@@ -201,11 +201,11 @@ final class StoreWriter<Row: RowSource> {
 
     private func onlyDerivedValuesMoved(_ object: Row, _ stored: FetchedRows, deleting: Bool = false) -> Bool {
         // An object deleted without a change first holds the values it read.
-        guard stored.count == 1, let read = object.savedSlotValues ?? (deleting ? object.slotValues : nil), object.entity.attributes.contains(where: { $0.derivation != nil }) else {
+        let mapping = store.mapping(for: object.entity)
+        guard stored.count == 1, mapping.derived.contains(true), let read = object.savedSlotValues ?? (deleting ? object.slotValues : nil) else {
             return false
         }
-        let derived = Set(object.entity.attributes.filter { $0.derivation != nil }.map(\.slot))
-        return store.mapping(for: object.entity).slots.allSatisfy { slot in derived.contains(slot) || stored.value(0, slot: slot) == read[slot] }
+        return zip(mapping.slots, mapping.derived).allSatisfy { slot, derived in derived || stored.value(0, slot: slot) == read[slot] }
     }
 
     /// Inserts the row of `object` again, under its own key, after another
