@@ -659,6 +659,54 @@ amber_status amber_model_builder_declare_struct(amber_model_builder *builder, co
 /** Declares an opaque class in the model itself; fixed_size 0 means any size. */
 amber_status amber_model_builder_declare_opaque(amber_model_builder *builder, const char *name, size_t fixed_size);
 
+/* Fetch request templates: requests named in the model whose predicate takes
+ * $VARIABLES, filled in at each fetch (Core Data's fetch request templates).
+ * A template is parsed and its names checked when the model is bound; fetch
+ * one with amber_fetch_request.template_name and .variable_names/_values. */
+
+/** A sort key of amber_fetch_request and amber_template_spec. */
+typedef struct amber_sort {
+    const char *key;          /**< an attribute name */
+    int32_t descending;       /**< nonzero: largest first */
+    int32_t case_insensitive; /**< nonzero: compare strings ignoring case */
+} amber_sort;
+
+/** A fetch request template to add with amber_model_builder_add_template,
+ *  or one described by amber_model_template_at. Start from
+ *  AMBER_TEMPLATE_SPEC_INIT; every pointer is borrowed for the call (or,
+ *  from amber_model_template_at, owned by the model). */
+typedef struct amber_template_spec {
+    size_t size;               /**< sizeof(amber_template_spec) as the caller was compiled: set by the _INIT */
+    const char *name;          /**< unique within the model */
+    const char *entity;        /**< the entity it fetches */
+    const char *predicate;     /**< NULL: all objects; Core Data predicate text where $NAME marks a variable (no %@ or %K) */
+    const amber_sort *sort;    /**< sort keys, first key first */
+    size_t sort_count;
+    int64_t limit;             /**< at most this many; 0: no limit */
+} amber_template_spec;
+
+/** Initializer of amber_template_spec:
+ *  `amber_template_spec spec = AMBER_TEMPLATE_SPEC_INIT;` */
+#define AMBER_TEMPLATE_SPEC_INIT { sizeof(amber_template_spec), NULL, NULL, NULL, NULL, 0, 0 }
+
+/** Adds a fetch request template. Names, the predicate (with the position
+ *  of a problem), key paths and sort keys are checked when the model is
+ *  bound, each problem placed as "templates.NAME".
+ *  Errors: AMBER_E_INVALID_VALUE (a bad `size`, a negative limit). */
+amber_status amber_model_builder_add_template(amber_model_builder *builder, const amber_template_spec *spec);
+
+/** The number of fetch request templates of `model`. */
+amber_status amber_model_template_count(size_t *out, amber_model *model);
+
+/** Describes the template at `index` (0-based, model order) in `*out`
+ *  (whose `size` the caller set with AMBER_TEMPLATE_SPEC_INIT), and, when
+ *  `out_variables` is not NULL, its variables' names (without the $, in the
+ *  order they first appear) in *out_variables, *out_variable_count of them.
+ *  Every string and array is owned by the model.
+ *  Errors: AMBER_E_NOT_FOUND (index past the templates). */
+amber_status amber_model_template_at(amber_template_spec *out, const char *const **out_variables, size_t *out_variable_count,
+                                     amber_model *model, size_t index);
+
 /** Binds what the builder holds against `registry` (NULL: shared) into a
  *  new model (amber_model_free). The builder stays usable.
  *  Errors: AMBER_E_INVALID_MODEL listing every problem. */
@@ -814,13 +862,6 @@ amber_status amber_context_insert_columns(amber_object **out_objects, amber_cont
 /** Marks `object` for deletion at the next save (a new object is dropped). */
 amber_status amber_context_delete(amber_context *context, amber_object *object);
 
-/** A sort key of amber_fetch_request. */
-typedef struct amber_sort {
-    const char *key;          /**< an attribute name */
-    int32_t descending;       /**< nonzero: largest first */
-    int32_t case_insensitive; /**< nonzero: compare strings ignoring case */
-} amber_sort;
-
 /** What to fetch. Start from AMBER_FETCH_REQUEST_INIT (which sets `size`
  *  and zero-fills the rest) and set what applies; pointers are borrowed. */
 typedef struct amber_fetch_request {
@@ -836,11 +877,19 @@ typedef struct amber_fetch_request {
     const char *const *prefetch;  /**< relationship key paths ("author", "books.tags") read with the objects, one query each; NULL: none */
     size_t prefetch_count;
     int32_t exclude_subentities;  /**< nonzero: only objects of `entity` itself, none of the entities that inherit from it */
+    const char *template_name;    /**< NULL, or a template of the context's model to fetch: its entity, predicate, order
+                                       and limit. `entity` is then NULL (or the template's) and `predicate` and
+                                       `arguments` unset; sort keys, a limit, an offset and prefetching set here
+                                       replace the template's. */
+    const char *const *variable_names;  /**< the predicate's $VARIABLES (names without the $) ... */
+    const amber_value *variable_values; /**< ... and their values, compared as %@ arguments are */
+    size_t variable_count;        /**< every variable needs a value, and every value a variable: either mistake fails
+                                       with AMBER_E_INVALID_PREDICATE naming it (origin "$NAME") */
 } amber_fetch_request;
 
 /** Initializer of amber_fetch_request:
  *  `amber_fetch_request request = AMBER_FETCH_REQUEST_INIT; request.entity = "Book";` */
-#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0 }
+#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, NULL, NULL, 0 }
 
 /** Fetches the objects matching `request` (as saved; objects already in the
  *  context come with their pending changes; objects deleted here are left

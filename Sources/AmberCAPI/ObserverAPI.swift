@@ -248,7 +248,7 @@ public func amber_live_query_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _
     return api { () throws(CAPIError) in
         let result = try require(out, "out")
         let wrapper = try Handles.context(context)
-        let fetch = try fetchRequest(request)
+        let fetch = try fetchRequest(request, model: wrapper.context.model)
         var sectionKey: String?, unit: LiveQuery.DateUnit?
         if let options {
             guard options.pointee.size >= MemoryLayout<amber_live_query_options>.size else {

@@ -100,7 +100,7 @@ func fetchWithAttributes(_ context: OpaquePointer?, _ request: UnsafePointer<amb
     throws(CAPIError) -> (CContext, [ManagedObject], [Attribute])
 {
     let wrapper = try Handles.context(context)
-    let fetch = try fetchRequest(request)
+    let fetch = try fetchRequest(request, model: wrapper.context.model)
     let entity = try core { () throws(AmberError) in try wrapper.context.model.entity(named: fetch.entityName) }
     let list = try attributeList(attributes, attributeCount, of: entity)
     return (wrapper, try core { () throws(AmberError) in try wrapper.context.fetch(fetch) }, list)
@@ -203,36 +203,62 @@ public func amber_context_delete(_ context: OpaquePointer?, _ object: OpaquePoin
     }
 }
 
-/// A fetch request from its C form.
-func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?) throws(CAPIError) -> FetchRequest {
+/// A fetch request from its C form, for a context over `model` (whose templates it may name).
+func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?, model: Model) throws(CAPIError) -> FetchRequest {
     // The struct as ABI 1 published it ends with `offset`: later fields are optional.
     let published = (MemoryLayout<amber_fetch_request>.offset(of: \amber_fetch_request.offset) ?? 0) + MemoryLayout<Int64>.size
     let request = try sized(request, "request", initializer: "AMBER_FETCH_REQUEST_INIT", minimum: published,
                             zero: amber_fetch_request())
-    let entity = try name(request.entity, "request->entity")
-    var arguments: [Value] = []
-    let argumentCount = try count(request.argument_count, "request->argument_count")
-    guard argumentCount == 0 || request.arguments != nil else { throw .null("request->arguments") }
-    for i in 0..<argumentCount {
-        arguments.append(try CValue.read(request.arguments.map { $0 + i }, "request->arguments[\(i)]"))
-    }
-    var sortKeys: [SortKey] = []
-    let sortCount = try count(request.sort_count, "request->sort_count")
-    guard sortCount == 0 || request.sort != nil else { throw .null("request->sort") }
-    for i in 0..<sortCount {
-        guard let sort = request.sort?[i] else { break }
-        sortKeys.append(SortKey(try name(sort.key, "request->sort[\(i)].key"), ascending: sort.descending == 0,
-                                caseInsensitive: sort.case_insensitive != 0))
-    }
+    let templateName = try optionalName(request.template_name, "request->template_name")
+    let entity = try optionalName(request.entity, "request->entity")
+    let arguments = try values(request.arguments, request.argument_count, "request->arguments")
+    let sortKeys = try sortKeys(request.sort, request.sort_count, "request->sort")
     let predicate = try optionalName(request.predicate, "request->predicate")
     let prefetch = try names(request.prefetch, request.prefetch_count, "request->prefetch")
-    return try core { () throws(AmberError) in
-        var fetch = FetchRequest(entity, predicate: try predicate.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments) },
-                                 sortedBy: sortKeys, limit: request.limit > 0 ? Int(request.limit) : nil, offset: Int(max(0, request.offset)),
-                                 prefetching: prefetch)
-        fetch.includesSubentities = request.exclude_subentities == 0
-        return fetch
+    let variableNames = try names(request.variable_names, request.variable_count, "request->variable_names")
+    let variableValues = try values(request.variable_values, request.variable_count, "request->variable_values")
+    var variables: [String: Value] = [:]
+    for (name, value) in zip(variableNames, variableValues) {
+        guard variables.updateValue(value, forKey: name) == nil else {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "request->variable_names: $\(name) is given twice", origin: "$\(name)")
+        }
     }
+    var fetch: FetchRequest
+    if let templateName {
+        guard predicate == nil, arguments.isEmpty else {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "request->predicate and request->arguments must be unset with a template: "
+                + "template \(templateName) brings its own predicate", origin: "request->template_name")
+        }
+        fetch = try core { () throws(AmberError) in try model.fetchRequest(fromTemplate: templateName, substituting: variables) }
+        if let entity, entity != fetch.entityName {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "request->entity is \(entity), but template \(templateName) fetches \(fetch.entityName)",
+                            origin: "request->entity")
+        }
+        if !sortKeys.isEmpty { fetch.sortKeys = sortKeys }
+        if request.limit > 0 { fetch.limit = Int(request.limit) }
+    } else {
+        guard let entity else { throw .null("request->entity") }
+        let parsed = try core { () throws(AmberError) in
+            try predicate.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments).substituting(variables) }
+        }
+        if predicate == nil, let extra = variables.keys.sorted().first {
+            throw CAPIError(.invalidSubstitution(variable: extra, message: "not a variable (the request has no predicate)"))
+        }
+        fetch = FetchRequest(entity, predicate: parsed, sortedBy: sortKeys, limit: request.limit > 0 ? Int(request.limit) : nil)
+    }
+    fetch.offset = Int(max(0, request.offset))
+    fetch.prefetchKeyPaths = prefetch
+    fetch.includesSubentities = request.exclude_subentities == 0
+    return fetch
+}
+
+/// `count` values from their C form.
+private func values(_ list: UnsafePointer<amber_value>?, _ count: Int, _ parameter: String) throws(CAPIError) -> [Value] {
+    let checked = try AmberCAPI.count(count, "\(parameter) count")
+    guard checked == 0 || list != nil else { throw .null(parameter) }
+    var result: [Value] = []
+    for i in 0..<checked { result.append(try CValue.read(list.map { $0 + i }, "\(parameter)[\(i)]")) }
+    return result
 }
 
 /// A malloc'd array of the handles of `objects` (NULL when empty).
@@ -254,7 +280,7 @@ public func amber_context_fetch(_ out_objects: UnsafeMutablePointer<UnsafeMutabl
     api { () throws(CAPIError) in
         let objectsOut = try require(out_objects, "out_objects"), countOut = try require(out_count, "out_count")
         let wrapper = try Handles.context(context)
-        let fetch = try fetchRequest(request)
+        let fetch = try fetchRequest(request, model: wrapper.context.model)
         let objects = try core { () throws(AmberError) in try wrapper.context.fetch(fetch) }
         objectsOut.pointee = try handleArray(objects, wrapper)
         countOut.pointee = objects.count
@@ -268,7 +294,7 @@ public func amber_context_count(_ out: UnsafeMutablePointer<Int64>?, _ context: 
     api { () throws(CAPIError) in
         let result = try require(out, "out")
         let wrapper = try Handles.context(context)
-        let fetch = try fetchRequest(request)
+        let fetch = try fetchRequest(request, model: wrapper.context.model)
         result.pointee = Int64(try core { () throws(AmberError) in try wrapper.context.count(fetch) })
     }
 }

@@ -38,10 +38,15 @@ final class CModel: @unchecked Sendable {
     let model: Model
     /// Entity handles by entity index, made on first request.
     private let entityHandles = Locked<[Int: OpaquePointer]>([:])
-    /// C strings handed out for struct layouts, freed with the model handle.
+    /// C strings handed out for struct layouts and templates, freed with the model handle.
     let strings = CStringPool()
+    /// The model's templates as C describes them, in model order.
+    let templateViews: [CTemplateView]
 
-    init(_ model: Model) { self.model = model }
+    init(_ model: Model) {
+        self.model = model
+        templateViews = model.templates.map { [strings] in CTemplateView($0, strings: strings) }
+    }
 
     /// Handles made after the model's own handle was freed (through a store's
     /// objects) go with the last user of the model.

@@ -49,6 +49,10 @@ struct Demo: ParsableCommand {
                     print("      notes (stored compressed, then sealed with AES-256-GCM): \(notes)")
                 }
             }
+            let author = "Albert Camus"
+            let byAuthor = try context.fetch(model.fetchRequest(fromTemplate: "booksByAuthor", substituting: ["AUTHOR": .string(author)]))
+            print("\nBooks by \(author) (the model's template booksByAuthor, $AUTHOR = \"\(author)\"): \(byAuthor.count)")
+            for book in byAuthor { print("    \(try BooksSample.line(for: book))") }
             try TwoContexts(store: opened, reader: context, byMonth: byMonth).run()
         }
     }
@@ -186,6 +190,8 @@ enum BooksSample {
         }
         .unique("title")
     }
+    // A request kept in the model; `amber query STORE --template booksByAuthor --var AUTHOR=…` runs it too.
+    .template("booksByAuthor", entity: "Book", where: "author.name == $AUTHOR", sortedBy: [.ascending("published")])
 
     /// The demo's plugin settings: a fixed, public AES key. Real programs pass their own key
     /// (`--plugin-config key=...` or AMBER_PLUGIN_CONFIG); never reuse this one.

@@ -11,8 +11,11 @@ struct Query: ParsableCommand {
               amber query books.amber Book --where "title CONTAINS[cd] 'etranger'" --sort published:desc
               amber query books.amber Book --where "author.name BEGINSWITH 'A'" --include author
               amber query books.amber Author --where "books.@count >= 1"
+              amber query books.amber --template booksByAuthor --var AUTHOR="Albert Camus"
             A to-one relationship prints as the related object's ID (its primary key in the table);
-            --include inlines its attributes.
+            --include inlines its attributes. A template is a request named in the model (amber schema
+            lists them); --var gives each of its $VARIABLES a value: a number, true, false or nil, or
+            else text (quote it, --var "CODE='42'", to keep a number as text).
             """)
 
     @Argument(help: "The store file.")
@@ -20,11 +23,17 @@ struct Query: ParsableCommand {
 
     @OptionGroup var plugins: PluginOptions
 
-    @Argument(help: "The entity to query.")
-    var entity: String
+    @Argument(help: "The entity to query (with --template: the template's, or left out).")
+    var entity: String?
 
     @Option(name: .long, help: "A predicate, such as \"price < 10 AND author BEGINSWITH[c] 'a'\".")
     var `where`: String?
+
+    @Option(name: .long, help: "Run the model's fetch request template of this name.")
+    var template: String?
+
+    @Option(name: .customLong("var"), help: ArgumentHelp("A template variable's value; repeat for each variable.", valueName: "KEY=VALUE"))
+    var variables: [String] = []
 
     @Option(name: .long, help: "Sort by an attribute; KEY or KEY:desc. Repeat for more keys.")
     var sort: [String] = []
@@ -44,18 +53,62 @@ struct Query: ParsableCommand {
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more") }
         if offset < 0 { throw ValidationError("--offset must be 0 or more") }
+        if template == nil && entity == nil { throw ValidationError("give an entity to query, or --template NAME") }
+        if template != nil && self.where != nil { throw ValidationError("--where and --template cannot be combined: the template has its predicate") }
+        if template == nil && !variables.isEmpty { throw ValidationError("--var gives a template's variables; add --template NAME") }
+        for variable in variables where !variable.contains("=") {
+            throw ValidationError("--var \(variable): expected KEY=VALUE")
+        }
+    }
+
+    /// The request to run: the template's, with the variables and any order or window given here, or one built from the options.
+    private func request(model: Model) throws -> FetchRequest {
+        let sortKeys = sort.map { text -> SortKey in
+            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            return SortKey(parts.first ?? text, ascending: parts.count < 2 || parts[1].lowercased() != "desc")
+        }
+        guard let template else {
+            let predicate = try self.where.map { (text) throws(AmberError) in try FetchPredicate(text) }
+            return FetchRequest(entity ?? "", predicate: predicate, sortedBy: sortKeys, limit: limit, offset: offset, prefetching: include)
+        }
+        var values: [String: Value] = [:]
+        for variable in variables {
+            let parts = variable.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            values[parts[0]] = Self.literal(parts[1])
+        }
+        var request = try model.fetchRequest(fromTemplate: template, substituting: values)
+        if let entity, entity != request.entityName {
+            throw ValidationError("template \(template) fetches \(request.entityName), not \(entity)")
+        }
+        if !sortKeys.isEmpty { request.sortKeys = sortKeys }
+        if let limit { request.limit = limit }
+        request.offset = offset
+        request.prefetchKeyPaths = include
+        return request
+    }
+
+    /// A `--var` value: a number, true/yes, false/no, nil/null, text in quotes, or else the text itself.
+    static func literal(_ text: String) -> Value {
+        switch text.lowercased() {
+        case "nil", "null": return .null
+        case "true", "yes": return .bool(true)
+        case "false", "no": return .bool(false)
+        default: break
+        }
+        if let integer = Int64(text) { return .int(integer) }
+        if text.contains(where: { ".eE".contains($0) }), let number = Double(text), number.isFinite { return .double(number) }
+        if text.count >= 2, let first = text.first, first == text.last, first == "'" || first == "\"" {
+            return .string(String(text.dropFirst().dropLast()))
+        }
+        return .string(text)
     }
 
     func run() throws {
         try reportingErrors {
             try plugins.load()
             let context = Context(store: try Store(openingExisting: store))
-            let sortKeys = sort.map { text -> SortKey in
-                let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-                return SortKey(parts.first ?? text, ascending: parts.count < 2 || parts[1].lowercased() != "desc")
-            }
-            let predicate = try self.where.map { (text) throws(AmberError) in try FetchPredicate(text) }
-            let described = try context.model.entity(named: entity)
+            let request = try request(model: context.model)
+            let described = try context.model.entity(named: request.entityName)
             let links = described.relationships.filter { !$0.isToMany }
             for name in include {
                 let relationship = try described.relationship(named: name)
@@ -64,8 +117,7 @@ struct Query: ParsableCommand {
                                                   given: "a to-many relationship")
                 }
             }
-            let objects = try context.fetch(FetchRequest(entity, predicate: predicate, sortedBy: sortKeys,
-                                                         limit: limit, offset: offset, prefetching: include))
+            let objects = try context.fetch(request)
             let attributes = described.attributes.filter { !$0.isTransient }
             let columns = try Self.columns(attributes: attributes, links: links, include: include, model: context.model)
             if json {

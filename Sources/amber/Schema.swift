@@ -41,7 +41,20 @@ struct Schema: ParsableCommand {
                     print("  index (\(index.map(\.name).joined(separator: ", ")))")
                 }
             }
+            if !model.templates.isEmpty { print("") }
+            for template in model.templates { print(Self.describe(template)) }
         }
+    }
+
+    /// `template booksByAuthor: Book where author.name == $AUTHOR, sorted by title, limit 10`.
+    static func describe(_ template: FetchTemplate) -> String {
+        var text = "template \(template.name): \(template.entityName)"
+        if let predicate = template.predicate { text += " where \(predicate.format)" }
+        if !template.sortKeys.isEmpty {
+            text += ", sorted by " + template.sortKeys.map { $0.key + ($0.ascending ? "" : " descending") }.joined(separator: ", ")
+        }
+        if let limit = template.limit { text += ", limit \(limit)" }
+        return text
     }
 
     /// `to-many Book, inverse author, ordered, cascade, count 1...5`.

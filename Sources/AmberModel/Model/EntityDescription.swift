@@ -78,11 +78,16 @@ public struct ModelDescription: Sendable, Hashable {
     /// Value classes the model itself declares (struct and opaque classes),
     /// beside those of the registry it is bound with.
     public var valueClasses: [ValueClassDescription] = []
+    /// Fetch request templates: named requests whose predicates take `$VARIABLES`.
+    public var templates: [FetchTemplateDescription] = []
 
     /// A model with `entities`.
-    public init(entities: [EntityDescription], valueClasses: [ValueClassDescription] = []) {
+    public init(entities: [EntityDescription], valueClasses: [ValueClassDescription] = [],
+                templates: [FetchTemplateDescription] = [])
+    {
         self.entities = entities
         self.valueClasses = valueClasses
+        self.templates = templates
     }
 
     /// A model whose entities are listed in the closure.

@@ -16,6 +16,8 @@ public final class Model: Sendable {
     /// types, optionality, indexes, constraints); two models with the same hash
     /// can share a store.
     public let versionHash: String
+    /// The fetch request templates, in model order, each parsed and checked at bind.
+    public let templates: [FetchTemplate]
     /// Whether any entity has a relationship (saves check links only then).
     package let hasRelationships: Bool
     private let entitiesByName: [String: Entity]
@@ -42,13 +44,16 @@ public final class Model: Sendable {
                                  relationshipPlans: plan.relationships[index], parent: parent, rootIndex: hierarchy.roots[index],
                                  subentityIndices: hierarchy.subtrees[index])
         }
-        self.entities = made.compactMap { $0 }
-        self.entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
+        let entities = made.compactMap { $0 }, entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
+        self.entities = entities
+        self.entitiesByName = entitiesByName
         self.hasRelationships = entities.contains { !$0.relationships.isEmpty }
         self.versionHash = ModelFingerprint(description).hash
         self.customClasses = plan.scope.classes.mapValues(\.item)
-        // Derived attributes follow relationships, so they are checked once everything else has bound.
-        let problems = derivationProblems()
+        // Derived attributes and templates follow relationships, so they are checked once everything else has bound.
+        var problems: [ModelProblem] = []
+        self.templates = Self.bindTemplates(description.templates, entities: entitiesByName, model: entities, problems: &problems)
+        problems = derivationProblems() + problems
         guard problems.isEmpty else { throw .invalidModel(problems) }
     }
 

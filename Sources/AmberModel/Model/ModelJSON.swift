@@ -14,7 +14,7 @@ extension ModelDescription {
     public init(json: Data) throws(AmberError) {
         let root = try JSONValue.parse(json)
         let reader = JSONReader(root, path: "$")
-        try reader.allowOnly(["format", "valueClasses", "entities"])
+        try reader.allowOnly(["format", "valueClasses", "entities", "templates"])
         if let format = try reader.optionalString("format"), format != "amber-model/1" {
             throw .invalidJSON(path: "$.format", message: "unsupported format \"\(format)\" (this version reads amber-model/1)")
         }
@@ -23,6 +23,9 @@ extension ModelDescription {
         }
         self.valueClasses = try reader.optionalArray("valueClasses")?.map { (item: JSONReader) throws(AmberError) in
             try ValueClassDescription(json: item)
+        } ?? []
+        self.templates = try reader.optionalArray("templates")?.map { (item: JSONReader) throws(AmberError) in
+            try FetchTemplateDescription(json: item)
         } ?? []
     }
 
@@ -57,6 +60,7 @@ extension ModelDescription {
         }
         var root: [String: JSONValue] = ["format": .string("amber-model/1"), "entities": .array(entities)]
         if !valueClasses.isEmpty { root["valueClasses"] = .array(valueClasses.map(\.json)) }
+        if !templates.isEmpty { root["templates"] = .array(templates.map(\.json)) }
         return JSONValue.object(root).text(pretty: pretty)
     }
 }
@@ -179,6 +183,34 @@ extension RelationshipDescription {
         if let minCount { object["minCount"] = .int(Int64(minCount)) }
         if let maxCount { object["maxCount"] = .int(Int64(maxCount)) }
         if !userInfo.isEmpty { object["userInfo"] = .object(userInfo.mapValues(JSONValue.string)) }
+        return .object(object)
+    }
+}
+
+extension FetchTemplateDescription {
+    init(json reader: JSONReader) throws(AmberError) {
+        try reader.allowOnly(["name", "entity", "predicate", "sort", "limit"])
+        let sortKeys = try reader.optionalArray("sort")?.map { (key: JSONReader) throws(AmberError) -> SortKey in
+            try key.allowOnly(["key", "ascending", "caseInsensitive"])
+            return SortKey(try key.string("key"), ascending: try key.optionalBool("ascending") ?? true,
+                           caseInsensitive: try key.optionalBool("caseInsensitive") ?? false)
+        } ?? []
+        self.init(try reader.string("name"), entity: try reader.string("entity"), where: try reader.optionalString("predicate"),
+                  sortedBy: sortKeys, limit: try reader.optionalInt("limit"))
+    }
+
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["name": .string(name), "entity": .string(entityName)]
+        if let predicate { object["predicate"] = .string(predicate) }
+        if !sortKeys.isEmpty {
+            object["sort"] = .array(sortKeys.map { key in
+                var item: [String: JSONValue] = ["key": .string(key.key)]
+                if !key.ascending { item["ascending"] = .bool(false) }
+                if key.caseInsensitive { item["caseInsensitive"] = .bool(true) }
+                return .object(item)
+            })
+        }
+        if let limit { object["limit"] = .int(Int64(limit)) }
         return .object(object)
     }
 }

@@ -13,8 +13,10 @@ import AmberValues
 /// `BEGINSWITH ENDSWITH CONTAINS LIKE MATCHES` with the modifiers `[c]`
 /// (case-insensitive), `[d]` (diacritic-insensitive) and `[cd]`; `IN` a list;
 /// `BETWEEN {low, high}`; `AND OR NOT` (also `&& || !`); `nil`/`NULL`;
-/// `TRUEPREDICATE` and `FALSEPREDICATE`; `SELF`; and substitution of `%@`
-/// (a value) and `%K` (an attribute name) from the arguments, in order.
+/// `TRUEPREDICATE` and `FALSEPREDICATE`; `SELF`; substitution of `%@`
+/// (a value) and `%K` (an attribute name) from the arguments, in order; and
+/// `$VARIABLES`, named values given later with ``substituting(_:)`` (as a
+/// fetch request template's are).
 ///
 /// Arguments are kept as values and bound as SQL parameters when the
 /// predicate is compiled for an entity: no value is ever pasted into SQL text.
@@ -41,27 +43,74 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
 
     public var description: String { format }
 
+    /// The names of the predicate's `$VARIABLES` (without the `$`), each
+    /// once, in the order they first appear.
+    public var variables: [String] {
+        var seen: Set<String> = []
+        return variableUses.compactMap { seen.insert($0.name).inserted ? $0.name : nil }
+    }
+
+    /// The predicate with each `$VARIABLE` replaced by its value in
+    /// `values` (keyed by name, without the `$`). A value is compared as a
+    /// `%@` argument would be: an array or a list of object IDs after `IN`.
+    ///
+    /// - Throws: ``AmberError/invalidSubstitution(variable:message:)`` for a
+    ///   variable with no value (with its position) and for a value no
+    ///   variable takes (with the nearest variable's name).
+    public func substituting(_ values: [String: Value]) throws(AmberError) -> FetchPredicate {
+        let uses = variableUses
+        // Extra values first: a misspelled name is both, and its message has the nearest name.
+        let names = Set(uses.map(\.name))
+        if let extra = values.keys.sorted().first(where: { !names.contains($0) }) {
+            let known = variables.map { "$" + $0 }
+            throw .invalidSubstitution(variable: extra, message: "not a variable of \"\(format)\" (" + (known.isEmpty ? "it has none" : "it has \(known.joined(separator: ", "))")
+                + ")" + AmberError.hint(nearestName(to: extra, in: variables).map { "$" + $0 }))
+        }
+        if let missing = uses.first(where: { values[$0.name] == nil }) {
+            throw .invalidSubstitution(variable: missing.name, message: "no value given for the variable at position \(missing.position) of \"\(format)\"")
+        }
+        guard !uses.isEmpty else { return self }
+        return FetchPredicate(format: format, root: root.substituting(values))
+    }
+
+    private init(format: String, root: PredicateNode) {
+        self.format = format
+        self.root = root
+    }
+
+    /// Every `$VARIABLE` operand with its position, in order.
+    private var variableUses: [(name: String, position: Int)] {
+        operands.compactMap { if case .variable(let name, let position) = $0 { (name, position) } else { nil } }
+    }
+
     /// The key paths the predicate compares, lists' members included.
     package var keyPaths: [String] {
-        var paths: [String] = []
+        operands.compactMap { if case .keyPath(let path, _) = $0 { path } else { nil } }
+    }
+
+    /// The key paths with their positions.
+    package var keyPathUses: [(path: String, position: Int)] {
+        operands.compactMap { if case .keyPath(let path, let position) = $0 { (path, position) } else { nil } }
+    }
+
+    /// Every operand but lists (their members instead), in text order.
+    private var operands: [Operand] {
+        var found: [Operand] = []
         // Work lists, not recursion: the tree is as deep as the text nests.
-        var nodes = [root], operands: [Operand] = []
+        var nodes = [root], pending: [Operand] = []
         while let node = nodes.popLast() {
             switch node {
             case .constant: break
             case .not(let inner): nodes.append(inner)
             case .and(let a, let b), .or(let a, let b): nodes += [b, a]
-            case .comparison(let comparison): operands += [comparison.lhs, comparison.rhs]
+            case .comparison(let comparison):
+                pending = [comparison.rhs, comparison.lhs]
+                while let operand = pending.popLast() {
+                    if case .list(let members, _) = operand { pending += members.reversed() } else { found.append(operand) }
+                }
             }
         }
-        while let operand = operands.popLast() {
-            switch operand {
-            case .keyPath(let path, _): paths.append(path)
-            case .list(let members, _): operands += members
-            case .this, .value: break
-            }
-        }
-        return paths
+        return found
     }
 }
 
@@ -72,6 +121,37 @@ package indirect enum PredicateNode: Sendable {
     case and(PredicateNode, PredicateNode)
     case or(PredicateNode, PredicateNode)
     case comparison(Comparison)
+
+    /// The tree with each variable operand replaced by its value (every one has one).
+    func substituting(_ values: [String: Value]) -> PredicateNode {
+        // `a AND b AND c …` is a left-deep chain as long as the text: walk its spine in a loop
+        // and recurse only into the right-hand sides, whose depth the parser bounds by nesting.
+        var spine: [(isAnd: Bool, right: PredicateNode)] = []
+        var node = self
+        while true {
+            if case .and(let a, let b) = node {
+                spine.append((true, b))
+                node = a
+            } else if case .or(let a, let b) = node {
+                spine.append((false, b))
+                node = a
+            } else {
+                break
+            }
+        }
+        switch node {
+        case .constant, .and, .or: break
+        case .not(let inner): node = .not(inner.substituting(values))
+        case .comparison(var comparison):
+            comparison.lhs = comparison.lhs.substituting(values)
+            comparison.rhs = comparison.rhs.substituting(values)
+            node = .comparison(comparison)
+        }
+        for (isAnd, right) in spine.reversed() {
+            node = isAnd ? .and(node, right.substituting(values)) : .or(node, right.substituting(values))
+        }
+        return node
+    }
 }
 
 /// `[quantifier] lhs op[options] rhs`, with the position of the operator for errors.
@@ -121,10 +201,20 @@ package enum Operand: Sendable {
     case this(position: Int)
     case value(Value, position: Int)
     case list([Operand], position: Int)
+    /// `$NAME`: a value given when the predicate is substituted.
+    case variable(String, position: Int)
 
     package var position: Int {
         switch self {
-        case .keyPath(_, let p), .this(let p), .value(_, let p), .list(_, let p): p
+        case .keyPath(_, let p), .this(let p), .value(_, let p), .list(_, let p), .variable(_, let p): p
+        }
+    }
+
+    func substituting(_ values: [String: Value]) -> Operand {
+        switch self {
+        case .variable(let name, let position): .value(values[name] ?? .null, position: position)
+        case .list(let members, let position): .list(members.map { $0.substituting(values) }, position: position)
+        case .keyPath, .this, .value: self
         }
     }
 }

@@ -11,7 +11,7 @@ import AmberValues
 ///     operator   := ("==" | "=" | "!=" | "<>" | "<" | "<=" | "=<" | ">" | ">=" | "=>"
 ///                   | BEGINSWITH | ENDSWITH | CONTAINS | LIKE | MATCHES | IN | BETWEEN) ["[" c|d|n... "]"]
 ///     keypath    := name ("." name)*  (a name may be a collection operator: @count, @sum, @avg, @min, @max)
-///     operand    := keypath | SELF | %K | %@ | string | number | nil | NULL | TRUE | YES | FALSE | NO
+///     operand    := keypath | SELF | %K | %@ | $VARIABLE | string | number | nil | NULL | TRUE | YES | FALSE | NO
 ///                   | "{" [operand ("," operand)*] "}"
 ///
 /// Keywords are case-insensitive; `#word` uses a keyword as an attribute name.
@@ -147,6 +147,14 @@ struct PredicateParser {
         guard index < text.count else { throw fail("expected a value or attribute name, found the end") }
         let c = text[index]
         if c == "%" { return try parseSpecifier() }
+        if c == "$" {
+            index += 1
+            let name = readWhile { $0.isLetter || $0.isNumber || $0 == "_" }
+            guard Identifier.problem(name, kind: "variable") == nil else {
+                throw .invalidPredicate(position: position, message: "$ must start a variable name such as $AUTHOR")
+            }
+            return .variable(name, position: position)
+        }
         if c == "\"" || c == "'" { return .value(.string(try parseString()), position: position) }
         if c.isNumber || ((c == "-" || c == "+") && index + 1 < text.count && text[index + 1].isNumber) {
             return .value(try parseNumber(), position: position)

@@ -503,6 +503,8 @@ struct PredicateCompiler {
             }
         case .list(_, let position):
             throw .invalidPredicate(position: position, message: "a list {…} is only allowed after IN or BETWEEN")
+        case .variable(let name, let position):
+            throw .invalidSubstitution(variable: name, message: "has no value (position \(position))")
         }
     }
 
@@ -642,6 +644,10 @@ struct FetchQuery {
             conditions.append(filter)
         }
         if let predicate = request.predicate {
+            if let variable = predicate.variables.first {
+                throw .invalidSubstitution(variable: variable, message: "has no value in \"\(predicate.format)\"; "
+                    + "fill the variables with FetchPredicate.substituting(_:) or fetch through a template")
+            }
             let condition = try compiler.compile(predicate.root)
             conditions.append("(\(condition.sql))")
             bindings += condition.bindings

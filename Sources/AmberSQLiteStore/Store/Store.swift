@@ -117,6 +117,14 @@ public final class Store: @unchecked Sendable {
                 ? ["model version hash \(metadata["model_hash"] ?? "(none)") in the store, \(model.versionHash) in the model"]
                 : differences)
         }
+        // What does not shape the store (templates, defaults, rules, user info) may change between
+        // openings: the store's copy of the model follows the latest, so `amber` reads what the program declares.
+        let json = model.description.jsonText()
+        if metadata["model"] != json {
+            let update = try connection.statement("UPDATE \(Self.metadataTable) SET value = ? WHERE key = 'model'")
+            update.bind(0, json)
+            try update.run()
+        }
         let derived = try DerivedTriggers.sql(model: model, mappings: mappings)
         for sql in derived { try connection.execute(sql) }
         hasDerivedAttributes = !derived.isEmpty

@@ -24,6 +24,11 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     case foreignRelationship(relationship: String, object: String)
     /// Predicate text could not be parsed or compiled; `position` is 1-based, in characters.
     case invalidPredicate(position: Int, message: String)
+    /// A predicate's `$variable` has no value, or a value was given for a
+    /// variable the predicate does not have.
+    case invalidSubstitution(variable: String, message: String)
+    /// No fetch request template of that name in the model; `suggestion` is the nearest known name, if any.
+    case unknownTemplate(name: String, suggestion: String?)
     /// A save failed; nothing was written and every pending change is kept.
     case saveFailed([SaveProblem])
     /// The store holds a model that differs from the one given; each difference is listed.
@@ -78,6 +83,10 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(relationship) is not a relationship of \(object)"
         case .invalidPredicate(let position, let message):
             return "predicate, position \(position): \(message)"
+        case .invalidSubstitution(let variable, let message):
+            return "$\(variable): \(message)"
+        case .unknownTemplate(let name, let suggestion):
+            return "\(name): no such fetch request template" + Self.hint(suggestion)
         case .saveFailed(let problems):
             let lines = problems.map { "  \($0)" }.joined(separator: "\n")
             return "save failed, nothing was written, pending changes are kept (\(problems.count) problem\(problems.count == 1 ? "" : "s")):\n\(lines)"

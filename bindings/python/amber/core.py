@@ -35,6 +35,11 @@ def _text(value: Optional[str]) -> Any:
     return ffi.NULL if value is None else value.encode("utf-8")
 
 
+def _str(pointer: Any) -> str:
+    """A NUL-terminated UTF-8 string from C."""
+    return ffi.string(pointer).decode("utf-8")
+
+
 class MergePolicy(enum.IntEnum):
     """What a save does with a conflict: an object whose row another context
     or process changed or deleted since this context read it. The policies
@@ -826,6 +831,14 @@ def _handle_of(value: Any, place: Any) -> Any:
     return value._handle
 
 
+class Template(collections.namedtuple("Template", "name entity predicate sort limit variables")):
+    """A fetch request template of a model: the entity it fetches, its
+    predicate (with `$VARIABLES`), its sort keys ("title", "-published" for
+    descending), its limit (None: none) and its variables' names."""
+
+    __slots__ = ()
+
+
 class Model(_Owner):
     """A model: from a JSON file, JSON text or a dict in the model file format
     (docs/model-json.md). It is bound (every class and transformer checked)
@@ -840,6 +853,7 @@ class Model(_Owner):
         self.registry = registry if registry is not None else shared_registry()
         self._entities: dict[str, Entity] = {}
         self._codecs: dict[str, Optional[StructCodec]] = {}
+        self._templates: Optional[dict[str, Template]] = None
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], registry: Optional[Registry] = None) -> "Model":
@@ -891,6 +905,28 @@ class Model(_Owner):
         if codec is None:
             raise NotFoundError(lib.AMBER_E_NOT_FOUND, f"{name}: no such struct class in the model", name)
         return codec.type
+
+    @property
+    def templates(self) -> dict[str, "Template"]:
+        """The model's fetch request templates by name (run one with
+        Context.fetch_template)."""
+        handle = self.bind()._handle
+        count = _out("size_t *")
+        check(lib.amber_model_template_count(count, handle))
+        if self._templates is not None:
+            return dict(self._templates)
+        found: dict[str, Template] = {}
+        for index in range(count[0]):
+            spec = ffi.new("amber_template_spec *", {"size": ffi.sizeof("amber_template_spec")})
+            names, many = _out("const char *const **"), _out("size_t *")
+            check(lib.amber_model_template_at(spec, names, many, handle, index))
+            sort = ["-" + _str(spec.sort[i].key) if spec.sort[i].descending else _str(spec.sort[i].key)
+                    for i in range(spec.sort_count)]
+            name = _str(spec.name)
+            found[name] = Template(name, _str(spec.entity), _str(spec.predicate) if spec.predicate else None, sort,
+                                   spec.limit or None, [_str(names[0][i]) for i in range(many[0])])
+        self._templates = found
+        return dict(found)
 
     def to_json(self) -> str:
         out, length = _out("char **"), _out("size_t *")
@@ -1108,34 +1144,51 @@ class Context(_Owner):
             _columns.fill(target, values, attribute, entity.name, keep)
         check(lib.amber_context_insert_columns(ffi.NULL, self._handle, entity.handle, array, len(attributes), rows))
 
-    def _request(self, entity: str, predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
+    @staticmethod
+    def _arguments(arguments: Sequence[Any], keep: list) -> Any:
+        """Predicate arguments (or variable values) as a C array; objects stand for their IDs."""
+        values = ffi.new("amber_value[]", len(arguments))
+        keep.append(values)
+        for slot, argument in zip(values, arguments):
+            if isinstance(argument, (list, tuple)) and argument and all(isinstance(item, Object) for item in argument):
+                argument = [item.uri for item in argument]  # objects as their IDs' URIs (author IN %@)
+            if isinstance(argument, Object):  # an object stands for its ID (author == %@)
+                uri = ffi.new("char[]", argument.uri.encode())
+                keep.append(uri)
+                slot.type = lib.AMBER_VALUE_OBJECT_ID
+                slot.v.text.data = uri
+                slot.v.text.length = len(uri) - 1
+            else:
+                to_c(argument, slot, keep)
+        return values
+
+    def _request(self, entity: Optional[str], predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
                  limit: Optional[int], offset: int, keep: list, prefetch: Sequence[str] = (),
-                 subentities: bool = True) -> Any:
+                 subentities: bool = True, template: Optional[str] = None,
+                 variables: Optional[Mapping[str, Any]] = None) -> Any:
         request = ffi.new("amber_fetch_request *")
         request.size = ffi.sizeof("amber_fetch_request")  # what AMBER_FETCH_REQUEST_INIT sets in C
-        name = ffi.new("char[]", entity.encode())
+        name = ffi.new("char[]", (template if template is not None else entity).encode())
         keep.append(name)
-        request.entity = name
+        if template is not None:
+            request.template_name = name
+        else:
+            request.entity = name
         if predicate is not None:
             text = ffi.new("char[]", predicate.encode("utf-8"))
             keep.append(text)
             request.predicate = text
         if arguments:
-            values = ffi.new("amber_value[]", len(arguments))
-            keep.append(values)
-            for slot, argument in zip(values, arguments):
-                if isinstance(argument, (list, tuple)) and argument and all(isinstance(item, Object) for item in argument):
-                    argument = [item.uri for item in argument]  # objects as their IDs' URIs (author IN %@)
-                if isinstance(argument, Object):  # an object stands for its ID (author == %@)
-                    uri = ffi.new("char[]", argument.uri.encode())
-                    keep.append(uri)
-                    slot.type = lib.AMBER_VALUE_OBJECT_ID
-                    slot.v.text.data = uri
-                    slot.v.text.length = len(uri) - 1
-                else:
-                    to_c(argument, slot, keep)
-            request.arguments = values
+            request.arguments = self._arguments(arguments, keep)
             request.argument_count = len(arguments)
+        if variables:
+            names = [ffi.new("char[]", str(key).encode("utf-8")) for key in variables]
+            keep.extend(names)
+            array = ffi.new("char *[]", names)
+            keep.append(array)
+            request.variable_names = array
+            request.variable_values = self._arguments(list(variables.values()), keep)
+            request.variable_count = len(names)
         if sort:
             keys = ffi.new("amber_sort[]", len(sort))
             keep.append(keys)
@@ -1161,7 +1214,8 @@ class Context(_Owner):
 
     def fetch(self, entity: str, predicate: Optional[str] = None, *arguments: Any, sort: Optional[Sequence[str]] = None,
               limit: Optional[int] = None, offset: int = 0, decode: bool = False,
-              prefetch: Sequence[str] = (), subentities: bool = True) -> list["Object"]:
+              prefetch: Sequence[str] = (), subentities: bool = True,
+              variables: Optional[Mapping[str, Any]] = None) -> list["Object"]:
         """Objects of `entity` matching `predicate` (Core Data syntax, `%@` and
         `%K` filled from `arguments`), sorted by `sort` keys ("price", "-price"
         for descending), at most `limit`, after skipping `offset`.
@@ -1176,11 +1230,33 @@ class Context(_Owner):
         Object). `prefetch` names relationship key paths (`["author"]`,
         `["books", "books.tags"]`) read with the objects, one query each, so
         following them later reads nothing more. Objects of entities that
-        inherit from `entity` come too, unless `subentities` is False."""
-        self._before_merging_point()
-        target = self.model.entity(entity)
+        inherit from `entity` come too, unless `subentities` is False.
+        `$NAME` variables in the predicate take their values from `variables`
+        (keyed by name without the `$`): each variable needs one and each
+        value a variable, else InvalidPredicateError names it."""
         keep: list = []
-        request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch, subentities)
+        request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch, subentities,
+                                variables=variables)
+        return self._fetch(self.model.entity(entity), request, decode, subentities)
+
+    def fetch_template(self, name: str, variables: Optional[Mapping[str, Any]] = None, *,
+                       sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
+                       decode: bool = False, prefetch: Sequence[str] = (), subentities: bool = True) -> list["Object"]:
+        """Objects fetched by the model's template `name` (Model.templates),
+        its `$VARIABLES` filled from `variables` ({"AUTHOR": "Albert Camus"}:
+        every variable needs a value and every value a variable, else
+        InvalidPredicateError names it). `sort` and `limit` given here
+        replace the template's; the other options are as for fetch."""
+        keep: list = []
+        request = self._request(None, None, (), sort, limit, offset, keep, prefetch, subentities, template=name,
+                                variables=variables)
+        template = self.model.templates.get(name)
+        if template is None:  # C's error, with the nearest name
+            check(lib.amber_context_count(_out("int64_t *"), self._handle, request))
+        return self._fetch(self.model.entity(template.entity), request, decode, subentities)
+
+    def _fetch(self, target: "Entity", request: Any, decode: bool, subentities: bool) -> list["Object"]:
+        self._before_merging_point()
         read = target.everything if decode else target.prefetched
         width, count = len(read), _out("size_t *")
         if not width or (target.has_subentities and subentities):
@@ -1219,10 +1295,11 @@ class Context(_Owner):
         if reading one fails, dropping them releases them all."""
         return self._adopt(ffi.unpack(handles, count), entity) if count else []
 
-    def count(self, entity: str, predicate: Optional[str] = None, *arguments: Any) -> int:
+    def count(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
+              variables: Optional[Mapping[str, Any]] = None) -> int:
         """How many objects `fetch` would return."""
         keep: list = []
-        request = self._request(entity, predicate, arguments, None, None, 0, keep)
+        request = self._request(entity, predicate, arguments, None, None, 0, keep, variables=variables)
         out = _out("int64_t *")
         self._before_merging_point()
         check(lib.amber_context_count(out, self._handle, request))
