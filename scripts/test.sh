@@ -80,11 +80,19 @@ expect "price: read 10.5, stored 9.9, here 10.5; rating: read 4.5, stored 4.5, h
 # The reader's live query by publish month follows the import through its merge.
 expect "Ficciones joined June 1944, row 1" cli demo --store "$work/books.amber"
 expect "section June 1944 removed" cli demo --store "$work/books.amber"
-# The title search runs on a derived attribute the store computes at save (two runs: the import toggles back).
+# The title search runs on a derived attribute the store computes at save; the demo fetches through the
+# model's template too (two runs: the import toggles back).
 expect "searched in canonicalTitle, derived as canonical:(title)): 1" cli demo --store "$work/books.amber"
-expect "searched in canonicalTitle, derived as canonical:(title)): 1" cli demo --store "$work/books.amber"
+expect "(the model's template booksByAuthor, \$AUTHOR = \"Albert Camus\"): 1" cli demo --store "$work/books.amber"
 expect "canonicalTitle: string, optional, derived canonical:(title), indexed" cli schema "$work/books.amber"
 expect "(1 object)" cli query "$work/books.amber" Book --where "canonicalTitle ==[cd] \"L'ÉTRANGER\""
+# A fetch request template kept in the model, run by the demo and by amber query with its variable.
+expect "template booksByAuthor: Book where author.name == \$AUTHOR, sorted by published" cli schema "$work/books.amber"
+expect "(1 object)" cli query "$work/books.amber" --template booksByAuthor --var "AUTHOR=Albert Camus"
+expect "(0 objects)" cli query "$work/books.amber" Book --template booksByAuthor --var "AUTHOR='42'"
+expect "template booksByAuthor: not a variable of \"author.name == \$AUTHOR\" (it has \$AUTHOR); did you mean \$AUTHOR?" \
+    cli query "$work/books.amber" --template booksByAuthor --var "AUTOR=x"
+expect "template booksByAuthor: no value given for the variable at position 16" cli query "$work/books.amber" --template booksByAuthor
 expect "coverColor: transformable, optional, class Color, via ColorToData" cli schema "$work/books.amber"
 expect "author: to-one Author, inverse books, required, delete rule nullify" cli schema "$work/books.amber"
 expect "books: to-many Book, inverse author, delete rule cascade" cli schema "$work/books.amber"
