@@ -329,6 +329,27 @@ amber_status amber_registry_register_transformer(amber_registry *registry, const
                                                  amber_release_fn release, void *userdata,
                                                  amber_userdata_free_fn userdata_free);
 
+/** A function that computes a computed attribute's value from the values of
+ *  its sources (amber_attribute_spec.computed_by): `inputs` holds `count`
+ *  values, borrowed for the call, in the order the attribute names its
+ *  sources. Put the result in *output (released afterwards with the
+ *  `release` given at registration) and return AMBER_OK, or return a
+ *  negative code to fail (amber_transformer_error adds a message). The host
+ *  checks the result against the attribute's type or value class on every
+ *  call. Called on the thread of the context reading the attribute, once per
+ *  change of its sources (the value is cached until then). */
+typedef int32_t (*amber_compute_fn)(amber_value *output, const amber_value *inputs, size_t count, void *userdata);
+
+/** Registers a function named `name` for computed attributes to name. No
+ *  other function or transformer of `registry` (NULL: shared) may have the
+ *  name. `release` may be NULL when results point to static memory.
+ *  `userdata_free` (may be NULL) runs exactly once: right away if the
+ *  registration fails, otherwise when no registry or model uses the function.
+ *  Errors: AMBER_E_DUPLICATE (the message names both sources),
+ *  AMBER_E_INVALID_DECLARATION (a bad name), AMBER_E_NULL_ARGUMENT (function). */
+amber_status amber_registry_register_function(amber_registry *registry, const char *name, amber_compute_fn function,
+                                              amber_release_fn release, void *userdata, amber_userdata_free_fn userdata_free);
+
 /** A handle for calling the transformer `name` of `registry` (NULL: shared)
  *  directly, outside any store, with the checks a store applies: every input
  *  must be of the transformer's input class and every result of its output
@@ -493,6 +514,16 @@ amber_status amber_attribute_value_class(const char **out, amber_attribute *attr
  *  attribute fails with AMBER_E_INVALID_VALUE naming it. */
 amber_status amber_attribute_derivation(const char **out, amber_attribute *attribute);
 
+/** A computed attribute's function name in *out_function and its sources'
+ *  names in *out_sources (*out_source_count of them), all owned by the model;
+ *  *out_function is NULL (and the count 0) for an attribute that is not
+ *  computed. `out_sources` may be NULL. Setting a computed attribute fails
+ *  with AMBER_E_INVALID_VALUE naming it; a function that fails, or returns a
+ *  value the attribute cannot hold, makes the read fail with AMBER_E_TRANSFORMER
+ *  naming the attribute and the function. */
+amber_status amber_attribute_computation(const char **out_function, const char *const **out_sources, size_t *out_source_count,
+                                         amber_attribute *attribute);
+
 
 /** The layout of struct class `name` as `model` sees it (declared by the
  *  model or by the registry it was bound with): size, alignment, and each
@@ -541,11 +572,17 @@ typedef struct amber_attribute_spec {
                                          "books.@count", "now()", … (docs/model-json.md); the store computes it at save
                                          and sets refuse it. A bad expression fails amber_model_builder_bind with its
                                          position. Callers built before this field pass a smaller size: none. */
+    const char *computed_by;        /**< NULL, or the function (amber_registry_register_function, or a transformer for
+                                         one source) that computes this transient attribute from `sources`; the value
+                                         is computed on first read, cached until a source changes, and sets refuse it.
+                                         Implies AMBER_ATTRIBUTE_TRANSIENT. Checked at bind: sources, function, classes. */
+    const char *const *sources;     /**< the entity's attributes whose values the function receives, in order */
+    size_t source_count;
 } amber_attribute_spec;
 
 /** Initializer of amber_attribute_spec:
  *  `amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;` */
-#define AMBER_ATTRIBUTE_SPEC_INIT { sizeof(amber_attribute_spec), NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL }
+#define AMBER_ATTRIBUTE_SPEC_INIT { sizeof(amber_attribute_spec), NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0 }
 
 /** A new, empty model builder. Free it with amber_model_builder_free. */
 amber_status amber_model_builder_new(amber_model_builder **out);

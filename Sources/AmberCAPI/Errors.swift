@@ -3,7 +3,7 @@ import AmberHeaders
 import Foundation
 
 /// An error on its way to a C caller: a status code, a message and what it concerns.
-struct CAPIError: Error {
+struct CAPIError: Error, CustomStringConvertible {
     let code: Int32
     let message: String
     let origin: String
@@ -41,9 +41,13 @@ struct CAPIError: Error {
         case .transformerFailed(_, let transformer, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: transformer)
         case .pluginRefused(let path, _): self.init(AMBER_E_PLUGIN_REFUSED, message, origin: path)
         case .busy(let path, _): self.init(AMBER_E_BUSY, message, origin: path)
+        case .computationFailed(_, let function, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: function)
         case .observerFailed(let event, _): self.init(AMBER_E_OBSERVER, message, origin: event)
         }
     }
+
+    /// The message, as a failure inside a callback reports it.
+    var description: String { message }
 
     static func null(_ parameter: String) -> CAPIError {
         CAPIError(AMBER_E_NULL_ARGUMENT, "\(parameter) is NULL", origin: parameter)

@@ -153,6 +153,20 @@ public func amber_attribute_derivation(_ out: UnsafeMutablePointer<UnsafePointer
 }
 
 @c @implementation
+public func amber_attribute_computation(_ out_function: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                                        _ out_sources: UnsafeMutablePointer<UnsafePointer<UnsafePointer<CChar>?>?>?,
+                                        _ out_source_count: UnsafeMutablePointer<Int>?, _ attribute: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let function = try require(out_function, "out_function"), count = try require(out_source_count, "out_source_count")
+        let wrapper: CAttribute = try Handles.resolve(attribute, as: .attribute, "attribute")
+        function.pointee = wrapper.cFunction.map { UnsafePointer($0) }
+        out_sources?.pointee = UnsafePointer(wrapper.cSources)
+        count.pointee = wrapper.attribute.computation?.sources.count ?? 0
+    }
+}
+
+@c @implementation
 public func amber_model_struct_layout(_ out_size: UnsafeMutablePointer<Int>?, _ out_alignment: UnsafeMutablePointer<Int>?,
                                       _ out_fields: UnsafeMutablePointer<amber_field_info>?,
                                       _ out_field_count: UnsafeMutablePointer<Int>?, _ capacity: Int, _ model: OpaquePointer?,
@@ -252,6 +266,11 @@ public func amber_model_builder_add_attribute(_ builder: OpaquePointer?, _ entit
         attribute.transformerNames = try names(spec.transformers, spec.transformer_count, "spec->transformers")
         attribute.storageAttribute = try optionalName(spec.storage, "spec->storage")
         attribute.derivation = try optionalName(spec.derived, "spec->derived")
+        if let function = try optionalName(spec.computed_by, "spec->computed_by") {
+            attribute.isTransient = true
+            attribute.computation = AttributeDescription.Computation(function: function,
+                                                                     sources: try names(spec.sources, spec.source_count, "spec->sources"))
+        }
         try withEntity(builder, entity) { entity in entity.attributes.append(attribute) }
     }
 }

@@ -209,6 +209,61 @@ public func amber_registry_register_transformer(_ registry: OpaquePointer?, _ na
     }
 }
 
+/// A compute function implemented by a C function pointer; like
+/// ``CTransformerFunctions``, its deinit runs `userdata_free` exactly once.
+final class CComputeFunction: @unchecked Sendable {
+    let function: amber_compute_fn
+    let releaseFunction: amber_release_fn?
+    let userdata: UnsafeMutableRawPointer?
+    let userdataFree: amber_userdata_free_fn?
+
+    init(_ function: amber_compute_fn, release: amber_release_fn?, userdata: UnsafeMutableRawPointer?, userdataFree: amber_userdata_free_fn?) {
+        self.function = function
+        self.releaseFunction = release
+        self.userdata = userdata
+        self.userdataFree = userdataFree
+    }
+
+    deinit { userdataFree?(userdata) }
+
+    /// Calls the function with `inputs`, copies its result and releases it.
+    func call(_ inputs: [Value]) throws -> Value {
+        var cInputs = [amber_value](repeating: amber_value(), count: inputs.count)
+        defer { for i in cInputs.indices { CValue.release(&cInputs[i]) } }
+        for (i, input) in inputs.enumerated() { try CValue.write(input, to: &cInputs[i]) }
+        var cOutput = amber_value()
+        let slot = LastError.current
+        slot.transformerMessage = nil
+        let status = cInputs.withUnsafeBufferPointer { function(&cOutput, $0.baseAddress, inputs.count, userdata) }
+        guard status == AMBER_OK else {
+            defer { slot.transformerMessage = nil }
+            throw CTransformerFunctions.Failure(description: "returned status \(status)" + (slot.transformerMessage.map { ": \($0)" } ?? ""))
+        }
+        defer { releaseFunction?(&cOutput, userdata) }
+        return try withUnsafePointer(to: cOutput) { (pointer) throws(CAPIError) -> Value in
+            try CValue.read(pointer, "the function's output")
+        }
+    }
+}
+
+@c @implementation
+public func amber_registry_register_function(_ registry: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ function: amber_compute_fn?,
+                                             _ release: amber_release_fn?, _ userdata: UnsafeMutableRawPointer?,
+                                             _ userdata_free: amber_userdata_free_fn?) -> amber_status
+{
+    guard let function else {
+        userdata_free?(userdata)
+        return api { () throws(CAPIError) in throw .null("function") }
+    }
+    // From here the box owns userdata: whatever fails below, its deinit frees it exactly once.
+    let box = CComputeFunction(function, release: release, userdata: userdata, userdataFree: userdata_free)
+    return api { () throws(CAPIError) in
+        let target = try Handles.registry(registry)
+        let functionName = try AmberCAPI.name(name, "name")
+        try core { () throws(AmberError) in try target.register(ComputeFunction(functionName, source: "C API") { try box.call($0) }) }
+    }
+}
+
 @c @implementation
 public func amber_registry_load_plugin(_ registry: OpaquePointer?, _ path: UnsafePointer<CChar>?,
                                        _ configuration: UnsafePointer<CChar>?) -> amber_status

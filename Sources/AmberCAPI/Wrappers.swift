@@ -153,18 +153,28 @@ final class CAttribute {
     let cName: UnsafeMutablePointer<CChar>
     let cValueClass: UnsafeMutablePointer<CChar>?
     let cDerivation: UnsafeMutablePointer<CChar>?
+    /// A computed attribute's function name, and its sources' names (an array of them, then the strings).
+    let cFunction: UnsafeMutablePointer<CChar>?
+    let cSources: UnsafeMutablePointer<UnsafePointer<CChar>?>
 
     init(_ attribute: Attribute) {
         self.attribute = attribute
         self.cName = strdup(attribute.name)
         self.cValueClass = attribute.valueClassName.map { strdup($0) }
         self.cDerivation = attribute.derivation.map { strdup($0.expression) }
+        self.cFunction = attribute.computation.map { strdup($0.function) }
+        let sources = attribute.computation?.sources ?? []
+        cSources = .allocate(capacity: max(1, sources.count))
+        for (i, source) in sources.enumerated() { cSources[i] = UnsafePointer(strdup(source)) }
     }
 
     deinit {
         free(cName)
         free(cValueClass)
         free(cDerivation)
+        free(cFunction)
+        for i in 0..<(attribute.computation?.sources.count ?? 0) { free(UnsafeMutableRawPointer(mutating: cSources[i])) }
+        cSources.deallocate()
     }
 }
 

@@ -226,6 +226,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             if let slot = relationship.slot, keep(slot) { merged[slot] = values[slot] }
         }
         (values, committed, version, isFault) = (merged, stored, batch.rows.version(index), false)
+        forgetComputedValues()
     }
 
     /// Whether the stored value in `slot` was set here since the object was
@@ -273,6 +274,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
         guard let attribute = entity.own(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
         if isFault { try fire() }
+        if let computer = attribute.computer { return try computedValue(attribute, computer) }
         if let codec = attribute.codec {
             if !codecState[attribute.slot].contains(.decoded) { return try decode(attribute, codec) }
             if let row { return row.decodedValue(Int(rowIndex), attribute) }
@@ -305,6 +307,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }
         if let derivation = attribute.derivation { throw Self.derived(attribute, derivation, value) }
+        if let computation = attribute.computation {
+            throw .invalidValue(place: attribute.description, expected: "no value: it is computed by \(computation.function) from "
+                + computation.sources.joined(separator: ", "), given: "\(value.valueClass) \(value)")
+        }
         let checked = try attribute.check(value)
         if let undo = owner.undoStack { undo.record(.value(self, attribute, try self.value(for: attribute))) }
         try beginChange()
@@ -320,6 +326,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         if !insertedFlag { changedSlots.insert(attribute.slot) }
         // Setting a shadow pattern's storage attribute makes its transient partner decode afresh.
         if let partner = entity.encodedFormOf[attribute.slot] { codecState[partner.slot] = .encoded }
+        if !entity.dependents.isEmpty {
+            for dependent in entity.dependents[attribute.slot] { codecState[dependent.slot] = [] }
+        }
         if !isPending { owner.track(self) }
     }
 
@@ -356,6 +365,25 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Sets the attribute named `key` to `value`.
     public func setValue(_ value: Value, forKey key: String) throws(AmberError) {
         try setValue(value, for: entity.attribute(named: key))
+    }
+
+    /// A computed attribute's value: the cached one, or its function's result
+    /// over the sources' current values, cached until a source changes.
+    private func computedValue(_ attribute: Attribute, _ computer: Computer) throws(AmberError) -> Value {
+        if row == nil, codecState[attribute.slot].contains(.decoded) { return values[attribute.slot] }
+        let sources = computer.sourceSlots.map { entity.attributes[$0] }
+        var inputs: [Value] = []
+        inputs.reserveCapacity(sources.count)
+        for source in sources { inputs.append(try value(for: source)) }
+        let result = try computer.compute(inputs, for: attribute)
+        // The function may have reached this object (a C or Python callback setting a source): cache only what still holds.
+        for (source, input) in zip(sources, inputs) where try value(for: source) != input { return result }
+        materialize()
+        values[attribute.slot] = result
+        // Computing is not a change: a committed snapshot learns the value too.
+        committed?[attribute.slot] = result
+        codecState[attribute.slot].insert(.decoded)
+        return result
     }
 
     /// Decodes `attribute`'s stored form and caches the result.
@@ -437,6 +465,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// After a rollback or refresh: decoded values are stale, encoded forms current.
     func resetCodecState() {
         for attribute in entity.codedAttributes { codecState[attribute.slot] = .encoded }
+        forgetComputedValues()
+    }
+
+    /// Makes every computed attribute compute afresh on its next read (its sources may have moved).
+    func forgetComputedValues() {
+        for attribute in entity.computedAttributes { codecState[attribute.slot] = [] }
     }
 
     static let noContext = "the object belongs to no context (it was rolled back, or its context was released)"
@@ -458,7 +492,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public func changedValues() -> [String: Value] {
         var changed: [String: Value] = [:]
         guard row == nil, !isFault else { return changed }  // still reading its fetched row, or not read: unchanged
-        for attribute in entity.attributes {
+        for attribute in entity.attributes where attribute.computer == nil {
             if attribute.codec != nil && !codecState[attribute.slot].contains(.decoded) { continue }
             let current = values[attribute.slot]
             if insertedFlag ? !current.isNull : current != (committed ?? values)[attribute.slot] {
@@ -555,7 +589,8 @@ struct ObjectTemplate {
     let codedIndex: [Int]
 
     init(_ entity: Entity) {
-        let coded = !entity.codedAttributes.isEmpty
+        // Computed attributes keep whether their cached value is current in the same states.
+        let coded = !entity.codedAttributes.isEmpty || !entity.computedAttributes.isEmpty
         insertCodecState = CodecStates(coded ? entity.attributes.map { $0.defaultValue.isNull ? .encoded : .decoded } : [])
         fetchCodecState = CodecStates(coded ? entity.attributes.map { _ in .encoded } : [])
         var codedIndex = [Int](repeating: -1, count: entity.attributes.count)

@@ -21,8 +21,14 @@ public struct ChangeReport {
     public struct Update {
         /// The object.
         public let object: ManagedObject
-        /// The attribute and relationship names whose values changed, in model order.
+        /// The attribute and relationship names whose values changed, in
+        /// model order, with the computed attributes whose sources are among them.
         public let keys: [String]
+
+        init(object: ManagedObject, keys: [String]) {
+            self.object = object
+            self.keys = object.entity.computedAttributes.isEmpty ? keys : object.entity.addingComputedDependents(to: keys)
+        }
     }
 
     /// What the report is about.

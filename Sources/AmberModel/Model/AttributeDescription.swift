@@ -42,6 +42,23 @@ public struct AttributeDescription: Sendable, Hashable {
     /// For a derived attribute: the expression its value is computed from at
     /// save (see ``Derivation``); callers cannot set it.
     public var derivation: String?
+    /// For a computed attribute: the registered function and the attributes
+    /// it computes the value from (see ``computed(by:from:)``).
+    public var computation: Computation?
+
+    /// A computed attribute's function and sources.
+    public struct Computation: Sendable, Hashable {
+        /// The name of a ``ComputeFunction`` (or of a transformer, for one source) registered in the binding registry.
+        public var function: String
+        /// The names of the entity's attributes whose values the function receives, in order.
+        public var sources: [String]
+
+        /// `function` over `sources`.
+        public init(function: String, sources: [String]) {
+            self.function = function
+            self.sources = sources
+        }
+    }
 
     /// An attribute of `type` named `name`, optional, with no default and no rules.
     public init(_ name: String, _ type: AttributeType) {
@@ -125,6 +142,18 @@ extension AttributeDescription {
     /// Computed by the store at save from `expression` (``Derivation``: `canonical:(title)`,
     /// `author.name`, `books.@count`, `now()`, …); read-only to callers.
     public func derived(_ expression: String) -> Self { with { $0.derivation = expression } }
+    /// Makes the attribute computed: transient, its value the result of the
+    /// function registered as `function` over the values of `sources` (the
+    /// entity's attributes), computed on first read, cached, and computed
+    /// again after a source changes; callers cannot set it. A transformer
+    /// registered as `function` serves too, for one source: its forward
+    /// direction computes the value.
+    public func computed(by function: String, from sources: String...) -> Self {
+        with {
+            $0.isTransient = true
+            $0.computation = Computation(function: function, sources: sources)
+        }
+    }
     /// Keeps this transient attribute's encoded form in the persistent attribute `storage`.
     public func stored(in storage: String) -> Self { with { $0.storageAttribute = storage } }
 

@@ -140,6 +140,11 @@ public final class Entity: Sendable, CustomStringConvertible {
     public let userInfo: [String: String]
     /// Attributes with a rule to check at save (required, or with validation).
     package let checkedAttributes: [Attribute]
+    /// Computed attributes, whose cached values go stale when a source changes.
+    package let computedAttributes: [Attribute]
+    /// By slot, the computed attributes that slot's attribute is a source of
+    /// (empty when the entity has no computed attributes).
+    package let dependents: [[Attribute]]
     private let attributesByName: [String: Attribute]
     private let relationshipsByName: [String: Relationship]
 
@@ -201,6 +206,13 @@ public final class Entity: Sendable, CustomStringConvertible {
             + Array(repeating: Value.null, count: nextHiddenSlot - attributes.count)
         self.relationshipsByName = Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0) })
         self.checkedAttributes = attributes.filter { !$0.isOptional || !$0.validation.isEmpty }
+        let computed = attributes.filter { $0.computer != nil }
+        self.computedAttributes = computed
+        var dependents = [[Attribute]](repeating: [], count: computed.isEmpty ? 0 : attributes.count)
+        for attribute in computed {
+            for slot in attribute.computer?.sourceSlots ?? [] { dependents[slot].append(attribute) }
+        }
+        self.dependents = dependents
         let byName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0) })
         self.attributesByName = byName
         self.indexes = description.indexes.map { $0.compactMap { byName[$0] } }
@@ -293,6 +305,10 @@ public final class Attribute: Sendable, CustomStringConvertible {
     package let pattern: Pattern?
     /// For a derived attribute, what the store computes it from at save.
     public let derivation: Derivation?
+    /// For a computed attribute, the function and the attributes it computes the value from.
+    public let computation: AttributeDescription.Computation?
+    /// The bound function of a computed attribute.
+    package let computer: Computer?
 
     /// The name of the class values must have (transformable and undefined attributes).
     public var valueClassName: String? { valueClass?.name }
@@ -301,6 +317,8 @@ public final class Attribute: Sendable, CustomStringConvertible {
 
     init(description: AttributeDescription, entity: String, slot: Int, plan: AttributePlan, codec: Codec?) {
         self.derivation = plan.derivation
+        self.computation = description.computation
+        self.computer = plan.computer
         self.name = description.name
         self.entityName = entity
         self.type = description.type

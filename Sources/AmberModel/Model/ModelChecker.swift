@@ -13,6 +13,8 @@ struct AttributePlan {
     var pattern: Pattern?
     /// The parsed derivation (checked against the bound model afterwards).
     var derivation: Derivation?
+    /// A computed attribute's function and sources.
+    var computer: Computer?
 }
 
 /// A checked model: the class scope it was bound in and a plan per attribute
@@ -107,6 +109,7 @@ enum ModelChecker {
             problems += transformProblems(attribute, binding, place: place, entity: entity.name, byName: byName)
             plans[index].binding = binding
         }
+        bindComputations(entity, scope: scope, plans: &plans, problems: &problems)
         for (kind, lists) in [("indexes", entity.indexes), ("uniquenessConstraints", entity.uniquenessConstraints)] {
             for (i, names) in lists.enumerated() {
                 let place = "\(entity.name).\(kind)[\(i)]"
@@ -162,6 +165,17 @@ enum ModelChecker {
             }
             if !attribute.transformerNames.isEmpty || attribute.valueClassName != nil || attribute.storageAttribute != nil {
                 problem("a derived attribute takes no value class, transformers or storage")
+            }
+        }
+        if attribute.computation != nil {
+            if !attribute.isTransient { problem("a computed attribute is transient: its value is never stored") }
+            if attribute.derivation != nil { problem("an attribute is either derived (by the store) or computed (by a function), not both") }
+            if type == .transformable { problem("a computed attribute is never stored; make it undefined (with a valueClass) to hold values of a custom class") }
+            if attribute.defaultValue != nil || !attribute.validation.isEmpty || !attribute.isOptional {
+                problem("a computed attribute takes no default, validation rules or required flag: its function gives its value")
+            }
+            if !attribute.transformerNames.isEmpty || attribute.storageAttribute != nil {
+                problem("a computed attribute takes no transformers or storage: its value is never stored")
             }
         }
         if let value = attribute.defaultValue {

@@ -88,7 +88,7 @@ extension EntityDescription {
 extension AttributeDescription {
     private static let keys = ["name", "type", "optional", "default", "transient", "indexed", "minValue", "maxValue",
                                "minLength", "maxLength", "pattern", "userInfo", "valueClass", "transformer", "decode",
-                               "encode", "storage", "derived"]
+                               "encode", "storage", "derived", "computed"]
 
     init(json reader: JSONReader) throws(AmberError) {
         try reader.allowOnly(Self.keys)
@@ -100,7 +100,14 @@ extension AttributeDescription {
         }
         self.init(name, type)
         isOptional = try reader.optionalBool("optional") ?? true
-        isTransient = try reader.optionalBool("transient") ?? false
+        if let computed = try reader.optionalObject("computed") {
+            try computed.allowOnly(["function", "from"])
+            computation = Computation(function: try computed.string("function"), sources: try computed.array("from").map {
+                (source: JSONReader) throws(AmberError) in try source.string()
+            })
+        }
+        // A computed attribute is transient unless the file says otherwise (binding then says why not).
+        isTransient = try reader.optionalBool("transient") ?? (computation != nil)
         isIndexed = try reader.optionalBool("indexed") ?? false
         defaultValue = try reader.optionalValue("default", as: type)
         validation.minValue = try reader.optionalValue("minValue", as: type)
@@ -143,6 +150,9 @@ extension AttributeDescription {
         if !transformerNames.isEmpty { object["transformer"] = .array(transformerNames.map(JSONValue.string)) }
         if let storageAttribute { object["storage"] = .string(storageAttribute) }
         if let derivation { object["derived"] = .string(derivation) }
+        if let computation {
+            object["computed"] = .object(["function": .string(computation.function), "from": .array(computation.sources.map(JSONValue.string))])
+        }
         if decodePolicy != .lazy { object["decode"] = .string(decodePolicy.rawValue) }
         if encodePolicy != .onSave { object["encode"] = .string(encodePolicy.rawValue) }
         return .object(object)
@@ -346,6 +356,18 @@ struct JSONReader {
         guard let found = try member(key) else { return nil }
         if case .string(let s) = found { return [s] }
         return try JSONReader(found, path: "\(path).\(key)").stringList(of: "transformer name")
+    }
+
+    func optionalObject(_ key: String) throws(AmberError) -> JSONReader? {
+        guard let found = try member(key) else { return nil }
+        guard case .object = found else { throw fail(key, "expected an object, found \(found.kind)") }
+        return JSONReader(found, path: "\(path).\(key)")
+    }
+
+    /// This node as a string.
+    func string() throws(AmberError) -> String {
+        guard case .string(let s) = value else { throw fail("", "expected a string, found \(value.kind)") }
+        return s
     }
 
     func optionalStringMap(_ key: String) throws(AmberError) -> [String: String]? {

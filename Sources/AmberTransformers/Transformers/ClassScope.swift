@@ -5,11 +5,14 @@ import AmberValues
 package struct ClassScope {
     package private(set) var classes: [String: Registry.Entry<ResolvedClass>]
     package let transformers: [String: Registry.Entry<Transformer>]
+    /// The functions computed attributes name.
+    package let functions: [String: Registry.Entry<ComputeFunction>]
 
-    /// The registry's classes and transformers, as of `contents`.
+    /// The registry's classes, transformers and functions, as of `contents`.
     package init(registry contents: Registry.Contents) {
         self.classes = contents.classes
         self.transformers = contents.transformers
+        self.functions = contents.functions
     }
 
     /// Declares a class on top of the registry's, as `source` ("the model").

@@ -30,6 +30,7 @@ public final class Registry: Sendable {
     package struct Contents: Sendable {
         var classes: [String: Entry<ResolvedClass>] = [:]
         var transformers: [String: Entry<Transformer>] = [:]
+        package var functions: [String: Entry<ComputeFunction>] = [:]
     }
 
     private let contents: Mutex<Contents>
@@ -73,6 +74,10 @@ public final class Registry: Sendable {
                 throw .duplicateName(kind: "transformer", name: transformer.name, existing: existing.source,
                                      refused: transformer.source)
             }
+            if let existing = contents.functions[transformer.name] {
+                throw .duplicateName(kind: "transformer", name: transformer.name, existing: "function from \(existing.source)",
+                                     refused: transformer.source)
+            }
             contents.transformers[transformer.name] = Entry(item: transformer, source: transformer.source)
         }
     }
@@ -103,6 +108,9 @@ public final class Registry: Sendable {
                 if let existing = staged.transformers[transformer.name] {
                     throw .duplicateName(kind: "transformer", name: transformer.name, existing: existing.source, refused: source)
                 }
+                if let existing = staged.functions[transformer.name] {
+                    throw .duplicateName(kind: "transformer", name: transformer.name, existing: "function from \(existing.source)", refused: source)
+                }
                 for className in [transformer.inputClass, transformer.outputClass] where scope.resolve(className) == nil {
                     throw .invalidDeclaration(place: "transformer \"\(transformer.name)\"",
                                               message: "\(className): no such value class" + AmberError.hint(nearestName(to: className, in: scope.classNames)))
@@ -124,6 +132,11 @@ public final class Registry: Sendable {
 
     /// A consistent copy for binding one model.
     package func snapshot() -> Contents { contents.withLock { $0 } }
+
+    /// Changes the contents under the lock.
+    func update(_ change: (inout Contents) throws(AmberError) -> Void) throws(AmberError) {
+        try contents.withLock { (contents) throws(AmberError) in try change(&contents) }
+    }
 }
 
 /// Turns class declarations into resolved classes.

@@ -55,6 +55,9 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A transformer failed or returned a value other than it declared, while
     /// converting `place` (`Book.coverColor`).
     case transformerFailed(place: String, transformer: String, source: String, message: String)
+    /// The function of a computed attribute failed or returned a value the
+    /// attribute cannot hold, while computing `place` (`Book.publishMonth`).
+    case computationFailed(place: String, function: String, source: String, message: String)
     /// Observers or live queries failed while being told of `event` ("saved",
     /// "merged", "refreshed"): what made the event is done (a save is
     /// written), and every observer was called; each failure is listed.
@@ -112,6 +115,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "(\(timeout.milliseconds) ms); nothing was written, pending changes are kept, and retrying may succeed"
         case .transformerFailed(let place, let transformer, let source, let message):
             return "\(place): transformer \"\(transformer)\" (\(source)) \(message)"
+        case .computationFailed(let place, let function, let source, let message):
+            return "\(place): function \"\(function)\" (\(source)) \(message)"
         case .observerFailed(let event, let failures):
             let done = event == "saved" ? "the save is written" : "the \(event == "merged" ? "merge" : "refresh") is done"
             return "\(done), but \(failures.count) observer\(failures.count == 1 ? "" : "s") failed:\n"

@@ -129,6 +129,35 @@ class _PythonTransformer:
             return -1
 
 
+class _PythonFunction:
+    """A Python callable registered as a compute function, with the results it
+    handed to C kept until C releases them."""
+
+    def __init__(self, codec: Callable[[str], Optional[StructCodec]], function: Callable[..., Any],
+                 result_class: Optional[str]) -> None:
+        self.codec = codec
+        self.function = function
+        self.result_class = result_class
+        self.results: dict[int, list] = {}
+
+    def call(self, output: Any, inputs: Any, count: int) -> int:
+        try:
+            result = self.function(*[from_c(inputs + i, self.codec) for i in range(count)])
+            keep: list = []
+            to_c(result, output, keep, value_class=self.result_class,
+                 codec=self.codec(self.result_class) if self.result_class else None)
+            self.results[int(ffi.cast("uintptr_t", output))] = keep
+            return 0
+        except BaseException as error:  # never let a Python exception cross into C
+            lib.amber_transformer_error(f"{type(error).__name__}: {error}".encode("utf-8", "replace"))
+            return -1
+
+
+@ffi.callback("int32_t(amber_value *, const amber_value *, size_t, void *)")
+def _compute_trampoline(output: Any, inputs: Any, count: int, userdata: Any) -> int:
+    return ffi.from_handle(userdata).call(output, inputs, count)
+
+
 @ffi.callback("int32_t(amber_value *, const amber_value *, void *)")
 def _forward_trampoline(output: Any, input: Any, userdata: Any) -> int:
     transformer = ffi.from_handle(userdata)
@@ -324,6 +353,29 @@ class Registry(_Owner):
         check(lib.amber_registry_register_transformer(
             self._handle, name.encode(), input_class.encode(), output_class.encode(), _forward_trampoline,
             _reverse_trampoline if reverse is not None else ffi.NULL, _release_trampoline, handle, _free_trampoline))
+
+    def register_function(self, name: str, function: Callable[..., Any], result_class: Optional[str] = None) -> None:
+        """Registers `function` as `name`, for computed attributes to name
+        (`"computed": {"function": name, "from": [...]}` in the model): it
+        is called with one Python value per source attribute, in order, and
+        returns the attribute's value (a struct class's value as a tuple or
+        dict when `result_class` names the class). The result is checked
+        against the attribute; an exception fails the read with its text."""
+        handle = _keep_until_freed(_PythonFunction(self._codec, function, result_class))
+        check(lib.amber_registry_register_function(self._handle, name.encode(), _compute_trampoline, _release_trampoline,
+                                                   handle, _free_trampoline))
+
+    def function(self, name: str, result_class: Optional[str] = None) -> Callable[[Any], Any]:
+        """A decorator registering the function it decorates as `name` (see register_function).
+
+            @registry.function("publishMonth")
+            def publish_month(published):
+                return published.strftime("%B %Y") if published else None
+        """
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.register_function(name, function, result_class)
+            return function
+        return register
 
     @overload
     def transformer(self, name: str) -> "Transformer": ...
@@ -656,7 +708,7 @@ def shared_registry() -> Registry:
 class Attribute:
     """An attribute of an entity, resolved once."""
 
-    __slots__ = ("handle", "name", "type", "value_class", "derivation", "codec")
+    __slots__ = ("handle", "name", "type", "value_class", "derivation", "computation", "codec")
 
     def __init__(self, handle: Any, model: "Model") -> None:
         self.handle = handle
@@ -670,6 +722,11 @@ class Attribute:
         self.value_class: Optional[str] = ffi.string(value_class[0]).decode() if value_class[0] != ffi.NULL else None
         #: A derived attribute's expression ("canonical:(title)", "books.@count"), computed at save; None otherwise.
         self.derivation: Optional[str] = ffi.string(derivation[0]).decode() if derivation[0] != ffi.NULL else None
+        function, sources, count = _out("char **"), _out("const char *const **"), _out("size_t *")
+        check(lib.amber_attribute_computation(function, sources, count, handle))
+        #: A computed attribute's (function, [source names]); None otherwise.
+        self.computation: Optional[tuple[str, list[str]]] = None if function[0] == ffi.NULL else (
+            _str(function[0]), [_str(sources[0][i]) for i in range(count[0])])
         self.codec = model._codec(self.value_class)
 
 
@@ -734,9 +791,10 @@ class Entity:
             relationship = Relationship(out[0])
             self.relationships[relationship.name] = relationship
         # Read in one batch at fetch: everything but transformed values, which keep
-        # their decode policy (lazy by default: decoded on first access, if ever).
+        # their decode policy (lazy by default: decoded on first access, if ever), and
+        # computed ones, computed on first read and cached by the library, never here.
         self.prefetched = [a for a in self.attributes.values()
-                           if a.type not in (lib.AMBER_TYPE_TRANSFORMABLE, lib.AMBER_TYPE_UNDEFINED)]
+                           if a.type not in (lib.AMBER_TYPE_TRANSFORMABLE, lib.AMBER_TYPE_UNDEFINED) and a.computation is None]
         self.prefetch_handles = ffi.new("amber_attribute *[]", [a.handle for a in self.prefetched])
         # decode=True reads the transformed values too, after the others: a fetched object
         # keeps the row of values it came with, and either row gives an attribute one position.
