@@ -52,7 +52,10 @@ struct Demo: ParsableCommand {
             let author = "Albert Camus"
             let byAuthor = try context.fetch(model.fetchRequest(fromTemplate: "booksByAuthor", substituting: ["AUTHOR": .string(author)]))
             print("\nBooks by \(author) (the model's template booksByAuthor, $AUTHOR = \"\(author)\"): \(byAuthor.count)")
-            for book in byAuthor { print("    \(try BooksSample.line(for: book))") }
+            for book in byAuthor {
+                print("    \(try BooksSample.line(for: book)) — published \(display(try book.value(forKey: "publishMonth"))) "
+                      + "(publishMonth, computed from published)")
+            }
             try TwoContexts(store: opened, reader: context, byMonth: byMonth).run()
         }
     }
@@ -180,6 +183,8 @@ enum BooksSample {
             Attribute.string("canonicalTitle").derived("canonical:(title)").indexed()
             Relationship.toOne("author", "Author", inverse: "books").required()
             Attribute.date("published").required().indexed()
+            // Computed on first read by the function registered as publishMonth, and again after published changes.
+            Attribute.string("publishMonth").computed(by: "publishMonth", from: "published")
             Attribute.decimal("price").min(0)
             Attribute.integer16("pages").min(1)
             Attribute.string("language").length(2...2)
@@ -253,6 +258,14 @@ enum BooksSample {
             ]
             for (attribute, value) in zip(attributes, values) { try book.setValue(value, for: attribute) }
         }
+    }
+
+    /// Registers the functions the sample's computed attributes name, once.
+    static func registerFunctions() throws(AmberError) {
+        guard !Registry.shared.functionNames.contains("publishMonth") else { return }
+        try Registry.shared.register(ComputeFunction("publishMonth") { sources in
+            sources[0].isNull ? .null : .string(monthTitle(sources[0]))
+        })
     }
 
     /// "May 1967" for a date value; "?" for anything else.

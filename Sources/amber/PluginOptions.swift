@@ -20,8 +20,10 @@ struct PluginOptions: ParsableArguments {
     }
 
     /// Loads the named plugins (a failure is an error) and the sample plugins
-    /// beside the program (a failure is a warning) into the shared registry.
+    /// beside the program (a failure is a warning) into the shared registry,
+    /// after the Books sample's functions (so its stores open in every command).
     func load() throws(AmberError) {
+        try BooksSample.registerFunctions()
         let fromEnvironment = (ProcessInfo.processInfo.environment["AMBER_PLUGIN_PATH"] ?? "")
             .split(separator: ":").map(String.init)
         let settings = effectiveConfiguration

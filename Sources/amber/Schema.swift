@@ -75,6 +75,9 @@ struct Schema: ParsableCommand {
         if let valueClass = attribute.valueClassName { flags.append("class \(valueClass)") }
         if !attribute.transformerNames.isEmpty { flags.append("via " + attribute.transformerNames.joined(separator: " > ")) }
         if attribute.isTransient { flags.append("transient") }
+        if let computation = attribute.computation {
+            flags.append("computed by \(computation.function) from \(computation.sources.joined(separator: ", "))")
+        }
         if let derivation = attribute.derivation { flags.append("derived \(derivation)") }
         if attribute.isIndexed { flags.append("indexed") }
         if !attribute.defaultValue.isNull { flags.append("default \(attribute.defaultValue)") }
