@@ -336,8 +336,10 @@ amber_status amber_registry_register_transformer(amber_registry *registry, const
  *  `release` given at registration) and return AMBER_OK, or return a
  *  negative code to fail (amber_transformer_error adds a message). The host
  *  checks the result against the attribute's type or value class on every
- *  call. Called on the thread of the context reading the attribute, once per
- *  change of its sources (the value is cached until then). */
+ *  call. Called on the thread of the context reading the attribute, which may
+ *  be several threads at once (the function must be thread-safe), on the
+ *  first read after the object's sources were set, refreshed, merged or
+ *  rolled back (the value is cached until then). */
 typedef int32_t (*amber_compute_fn)(amber_value *output, const amber_value *inputs, size_t count, void *userdata);
 
 /** Registers a function named `name` for computed attributes to name. No
@@ -903,7 +905,7 @@ amber_status amber_context_delete(amber_context *context, amber_object *object);
  *  and zero-fills the rest) and set what applies; pointers are borrowed. */
 typedef struct amber_fetch_request {
     size_t size;                  /**< sizeof(amber_fetch_request) as the caller was compiled: set by the _INIT */
-    const char *entity;           /**< the entity's name (required) */
+    const char *entity;           /**< the entity's name (required unless template_name is set) */
     const char *predicate;        /**< Core Data predicate text, or NULL for all objects */
     const amber_value *arguments; /**< values for %@ and attribute names (strings) for %K, in order */
     size_t argument_count;

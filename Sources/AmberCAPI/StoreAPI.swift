@@ -211,12 +211,13 @@ func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?, model: Model) 
                             zero: amber_fetch_request())
     let templateName = try optionalName(request.template_name, "request->template_name")
     let entity = try optionalName(request.entity, "request->entity")
-    let arguments = try values(request.arguments, request.argument_count, "request->arguments")
+    let arguments = try values(request.arguments, request.argument_count, "request->arguments", count: "request->argument_count")
     let sortKeys = try sortKeys(request.sort, request.sort_count, "request->sort")
     let predicate = try optionalName(request.predicate, "request->predicate")
     let prefetch = try names(request.prefetch, request.prefetch_count, "request->prefetch")
+    let variableValues = try values(request.variable_values, request.variable_count, "request->variable_values",
+                                    count: "request->variable_count")
     let variableNames = try names(request.variable_names, request.variable_count, "request->variable_names")
-    let variableValues = try values(request.variable_values, request.variable_count, "request->variable_values")
     var variables: [String: Value] = [:]
     for (name, value) in zip(variableNames, variableValues) {
         guard variables.updateValue(value, forKey: name) == nil else {
@@ -252,9 +253,9 @@ func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?, model: Model) 
     return fetch
 }
 
-/// `count` values from their C form.
-private func values(_ list: UnsafePointer<amber_value>?, _ count: Int, _ parameter: String) throws(CAPIError) -> [Value] {
-    let checked = try AmberCAPI.count(count, "\(parameter) count")
+/// `count` values from their C form; `parameter` and `countName` name the two fields in errors.
+private func values(_ list: UnsafePointer<amber_value>?, _ count: Int, _ parameter: String, count countName: String) throws(CAPIError) -> [Value] {
+    let checked = try AmberCAPI.count(count, countName)
     guard checked == 0 || list != nil else { throw .null(parameter) }
     var result: [Value] = []
     for i in 0..<checked { result.append(try CValue.read(list.map { $0 + i }, "\(parameter)[\(i)]")) }

@@ -45,7 +45,14 @@ public func amber_model_template_at(_ out: UnsafeMutablePointer<amber_template_s
             throw CAPIError(AMBER_E_NOT_FOUND, "the model has \(views.count) templates; index \(index) is past them", origin: "index")
         }
         let view = views[index]
-        result.pointee = view.spec
+        // Only as much as the caller's struct holds, keeping its size: a caller built before a field was added passes less.
+        let given = UnsafeRawPointer(result).loadUnaligned(as: Int.self)
+        withUnsafeBytes(of: view.spec) { spec in
+            guard let base = spec.baseAddress else { return }
+            let header = MemoryLayout<Int>.size
+            UnsafeMutableRawPointer(result).advanced(by: header).copyMemory(from: base.advanced(by: header),
+                                                                             byteCount: min(given, spec.count) - header)
+        }
         out_variables?.pointee = UnsafePointer(view.variables)
         out_variable_count?.pointee = view.variableCount
     }

@@ -14,8 +14,8 @@ struct Query: ParsableCommand {
               amber query books.amber --template booksByAuthor --var AUTHOR="Albert Camus"
             A to-one relationship prints as the related object's ID (its primary key in the table);
             --include inlines its attributes. A template is a request named in the model (amber schema
-            lists them); --var gives each of its $VARIABLES a value: a number, true, false or nil, or
-            else text (quote it, --var "CODE='42'", to keep a number as text).
+            lists them); --var gives each of its $VARIABLES a value: a number, true/yes, false/no or
+            nil/null, or else text (quote it, --var "CODE='42'", to keep a number or a word as text).
             """)
 
     @Argument(help: "The store file.")
@@ -56,8 +56,12 @@ struct Query: ParsableCommand {
         if template == nil && entity == nil { throw ValidationError("give an entity to query, or --template NAME") }
         if template != nil && self.where != nil { throw ValidationError("--where and --template cannot be combined: the template has its predicate") }
         if template == nil && !variables.isEmpty { throw ValidationError("--var gives a template's variables; add --template NAME") }
-        for variable in variables where !variable.contains("=") {
-            throw ValidationError("--var \(variable): expected KEY=VALUE")
+        var seen: Set<Substring> = []
+        for variable in variables {
+            guard let key = variable.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first, variable.contains("=") else {
+                throw ValidationError("--var \(variable): expected KEY=VALUE")
+            }
+            guard seen.insert(key).inserted else { throw ValidationError("--var \(key) is given twice") }
         }
     }
 

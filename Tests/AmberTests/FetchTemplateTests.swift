@@ -156,6 +156,7 @@ import Testing
         let base = ModelDescription {
             EntityDescription("Book") {
                 Attribute.string("title")
+                Attribute.string("note").transient()
                 Relationship.toOne("author", "Author", inverse: "books")
             }
             EntityDescription("Author") {
@@ -171,6 +172,9 @@ import Testing
             .template("badAggregate", entity: "Author", where: "books.@sum.titel > 1 OR books.@cnt > 1")
             .template("badSort", entity: "Book", sortedBy: [.ascending("titel")])
             .template("badLimit", entity: "Book", limit: 0)
+            .template("transient", entity: "Book", where: "note == $N")
+            .template("toManySort", entity: "Author", sortedBy: [.ascending("books.title")])
+            .template("goodSort", entity: "Book", sortedBy: [.ascending("author.name")])
             .template("badSort", entity: "Book")
             .template("no name", entity: "Book")
         guard case .invalidModel(let problems)? = amberError({ _ = try Model(broken) }) else {
@@ -185,12 +189,15 @@ import Testing
             "templates.badPath: predicate, position 1: Author.nme: no such attribute or relationship; did you mean name?",
             "templates.badAggregate: predicate, position 1: Book.titel: no such attribute; did you mean title?",
             "templates.badAggregate: predicate, position 25: @cnt: no such collection operator; did you mean @count?",
-            "templates.badSort: sort key Book.titel: no such attribute; did you mean title?",
+            "templates.badSort: sort key: Book.titel: no such attribute or relationship; did you mean title?",
+            "templates.transient: predicate, position 1: Book.note is transient: the store has no value to compare or sort by",
+            "templates.toManySort: sort key: Author.books is to-many; a sort key follows to-one relationships",
             "templates.badLimit: limit must be 1 or more, not 0",
             "templates.badSort: duplicate template name",
         ]
         for line in expected { #expect(lines.contains(line), "missing: \(line)\nin: \(lines)") }
         #expect(lines.contains { $0.hasPrefix("templates.no name: template name \"no name\" must start with a letter") })
+        #expect(!lines.contains { $0.hasPrefix("templates.goodSort") })
     }
 
     @Test("templates survive JSON, and a store's copy of the model takes the templates its program adds")

@@ -31,6 +31,8 @@ public final class Context {
     @exclusivity(unchecked) var provisional: [Int64: ManagedObject] = [:]
     /// Raised by a rollback: loaded to-many members of an older generation are read again.
     @exclusivity(unchecked) var generation = 0
+    /// How many computed attributes are being computed now, one inside another (through callbacks).
+    @exclusivity(unchecked) var computingDepth = 0
     /// Objects whose to-many members changed since the last save (their counts are checked at save).
     @exclusivity(unchecked) var relinked: [ManagedObject] = []
     /// For each object in `relinked`, the indices of its to-many relationships that changed.

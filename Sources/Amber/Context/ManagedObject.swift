@@ -375,9 +375,16 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         var inputs: [Value] = []
         inputs.reserveCapacity(sources.count)
         for source in sources { inputs.append(try value(for: source)) }
+        // A C or Python callback may read computed values, this one included: bound the nesting.
+        guard owner.computingDepth < Self.maximumComputingDepth else {
+            throw .computationFailed(place: attribute.description, function: attribute.computation?.function ?? "", source: "",
+                                     message: "reads computed values nested more than \(Self.maximumComputingDepth) deep (does it read itself?)")
+        }
+        owner.computingDepth += 1
+        defer { owner.computingDepth -= 1 }
         let result = try computer.compute(inputs, for: attribute)
         // The function may have reached this object (a C or Python callback setting a source): cache only what still holds.
-        for (source, input) in zip(sources, inputs) where try value(for: source) != input { return result }
+        for (source, input) in zip(sources, inputs) where !(try value(for: source)).isIdentical(to: input) { return result }
         materialize()
         values[attribute.slot] = result
         // Computing is not a change: a committed snapshot learns the value too.
@@ -473,6 +480,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         for attribute in entity.computedAttributes { codecState[attribute.slot] = [] }
     }
 
+    /// How deeply computed attributes may read computed attributes (through callbacks) before a read fails.
+    static let maximumComputingDepth = 32
+
     static let noContext = "the object belongs to no context (it was rolled back, or its context was released)"
 
     // MARK: Change tracking
@@ -511,7 +521,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         try fire()
         let saved = { (slot: Int) in self.committed?[slot] ?? self.slotValue(slot) }
         var result: [String: Value] = [:]
-        for attribute in entity.attributes {
+        // Computed values follow the current sources, not the committed ones: they are left out, as from changedValues.
+        for attribute in entity.attributes where attribute.computer == nil {
             if let codec = attribute.codec {
                 do throws(TransformerFailure) {
                     result[attribute.name] = try codec.decode(saved(codec.encodedSlot))

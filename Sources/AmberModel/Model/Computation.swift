@@ -92,10 +92,13 @@ extension ModelChecker {
                     continue
                 }
                 let source = entity.attributes[sourceSlots[0]]
-                guard let input = scope.resolve(transformer.inputClass), let output = scope.resolve(transformer.outputClass),
-                      let given = valueClass(of: source, scope: scope), let wanted = valueClass(of: attribute, scope: scope)
-                else {
+                guard let input = scope.resolve(transformer.inputClass), let output = scope.resolve(transformer.outputClass) else {
                     problem("transformer \"\(function)\" (\(entry.source)) names a class that does not exist")
+                    continue
+                }
+                guard let given = valueClass(of: source, scope: scope), let wanted = valueClass(of: attribute, scope: scope) else {
+                    let vague = valueClass(of: source, scope: scope) == nil ? "\(entity.name).\(source.name)" : place
+                    problem("transformer \"\(function)\" needs classes to check, but \(vague) may hold any value (give it a valueClass)")
                     continue
                 }
                 guard input.accepts(given) else {

@@ -140,8 +140,8 @@ extension Model {
                     problem("\(error)")
                 }
             }
-            for key in description.sortKeys where !entity.attributes.contains(where: { $0.name == key.key }) {
-                problem("sort key \(entity.name).\(key.key): no such attribute" + AmberError.hint(nearestName(to: key.key, in: entity.attributes.map(\.name))))
+            for key in description.sortKeys {
+                if let issue = keyPathProblem(key.key, from: entity, model: model, toOnesOnly: true) { problem("sort key: \(issue)") }
             }
             guard problems.count == before else { return nil }
             return FetchTemplate(name: description.name, entityName: entity.name, predicate: predicate, sortKeys: description.sortKeys,
@@ -152,13 +152,13 @@ extension Model {
     /// What is wrong with key path `path` from `entity`, or nil: each step
     /// names a relationship or (last) an attribute; a collection operator
     /// (`@count`, `@sum.price`) follows a relationship.
-    private static func keyPathProblem(_ path: String, from entity: Entity, model: [Entity]) -> String? {
+    private static func keyPathProblem(_ path: String, from entity: Entity, model: [Entity], toOnesOnly: Bool = false) -> String? {
         let steps = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current = entity
         var index = 0
         while index < steps.count {
             let step = steps[index]
-            if step.hasPrefix("@") {
+            if step.hasPrefix("@") && !toOnesOnly {
                 let operators = ["@count", "@sum", "@avg", "@min", "@max"]
                 guard operators.contains(step.lowercased()) else {
                     return "\(step): no such collection operator" + AmberError.hint(nearestName(to: step, in: operators))
@@ -172,9 +172,11 @@ extension Model {
                 return index + 2 == steps.count ? nil : "\(path) cannot go on after \(step).\(key)"
             }
             if let relationship = current.relationships.first(where: { $0.name == step }) {
+                if toOnesOnly && relationship.isToMany { return "\(relationship) is to-many; a sort key follows to-one relationships" }
                 current = model[relationship.destinationIndex]
-            } else if current.attributes.contains(where: { $0.name == step }) {
+            } else if let attribute = current.attributes.first(where: { $0.name == step }) {
                 guard index == steps.count - 1 else { return "\(current.name).\(step) is an attribute; \(path) cannot go on from it" }
+                if attribute.isTransient { return "\(attribute) is transient: the store has no value to compare or sort by" }
             } else {
                 return "\(current.name).\(step): no such attribute or relationship"
                     + AmberError.hint(nearestName(to: step, in: current.attributes.map(\.name) + current.relationships.map(\.name)))

@@ -212,6 +212,15 @@ public final class Entity: Sendable, CustomStringConvertible {
         for attribute in computed {
             for slot in attribute.computer?.sourceSlots ?? [] { dependents[slot].append(attribute) }
         }
+        // A transient attribute and the stored one keeping its encoded form change together: either
+        // half's set (or the encoding at save) moves the other, so they share their dependents.
+        if !computed.isEmpty {
+            for attribute in attributes where attribute.isTransient {
+                guard let stored = attribute.codec?.encodedSlot, stored != attribute.slot, stored < attributes.count else { continue }
+                let shared = dependents[attribute.slot] + dependents[stored].filter { other in !dependents[attribute.slot].contains { $0 === other } }
+                (dependents[attribute.slot], dependents[stored]) = (shared, shared)
+            }
+        }
         self.dependents = dependents
         let byName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0) })
         self.attributesByName = byName

@@ -84,7 +84,7 @@ public final class Store: @unchecked Sendable {
         } catch {
             throw .notAStore(path: path, reason: "the stored model cannot be read: \(error)")
         }
-        try self.init(connection: connection, path: path, model: model, options: options)
+        try self.init(connection: connection, path: path, model: model, options: options, updatesModelCopy: false)
     }
 
     /// An in-memory store with `model`; it lives as long as this object.
@@ -92,7 +92,7 @@ public final class Store: @unchecked Sendable {
         try Store(connection: Connection(path: ":memory:", create: true, busyTimeout: .zero), path: nil, model: model, options: Options())
     }
 
-    private init(connection: Connection, path: String?, model: Model, options: Options) throws(AmberError) {
+    private init(connection: Connection, path: String?, model: Model, options: Options, updatesModelCopy: Bool = true) throws(AmberError) {
         self.connection = connection
         self.path = path
         self.model = model
@@ -120,10 +120,13 @@ public final class Store: @unchecked Sendable {
         // What does not shape the store (templates, defaults, rules, user info) may change between
         // openings: the store's copy of the model follows the latest, so `amber` reads what the program declares.
         let json = model.description.jsonText()
-        if metadata["model"] != json {
-            let update = try connection.statement("UPDATE \(Self.metadataTable) SET value = ? WHERE key = 'model'")
-            update.bind(0, json)
-            try update.run()
+        if updatesModelCopy, metadata["model"] != json {
+            // Best effort: a store opened read-only keeps its older copy, which is complete for its shape.
+            do throws(AmberError) {
+                let update = try connection.statement("UPDATE \(Self.metadataTable) SET value = ? WHERE key = 'model'")
+                update.bind(0, json)
+                try update.run()
+            } catch {}
         }
         let derived = try DerivedTriggers.sql(model: model, mappings: mappings)
         for sql in derived { try connection.execute(sql) }

@@ -80,6 +80,15 @@ public enum Value: Sendable, Hashable {
         }
     }
 
+    /// Whether the two values are the same value, NaNs included (`==` says a NaN differs from itself).
+    package func isIdentical(to other: Value) -> Bool {
+        switch (self, other) {
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
+        default: self == other
+        }
+    }
+
     /// Whether this is ``null``.
     public var isNull: Bool {
         if case .null = self { return true }

@@ -968,11 +968,11 @@ class Model(_Owner):
     def templates(self) -> dict[str, "Template"]:
         """The model's fetch request templates by name (run one with
         Context.fetch_template)."""
+        if self._templates is not None:
+            return dict(self._templates)
         handle = self.bind()._handle
         count = _out("size_t *")
         check(lib.amber_model_template_count(count, handle))
-        if self._templates is not None:
-            return dict(self._templates)
         found: dict[str, Template] = {}
         for index in range(count[0]):
             spec = ffi.new("amber_template_spec *", {"size": ffi.sizeof("amber_template_spec")})
@@ -981,8 +981,8 @@ class Model(_Owner):
             sort = ["-" + _str(spec.sort[i].key) if spec.sort[i].descending else _str(spec.sort[i].key)
                     for i in range(spec.sort_count)]
             name = _str(spec.name)
-            found[name] = Template(name, _str(spec.entity), _str(spec.predicate) if spec.predicate else None, sort,
-                                   spec.limit or None, [_str(names[0][i]) for i in range(many[0])])
+            found[name] = Template(name, _str(spec.entity), _str(spec.predicate) if spec.predicate else None, tuple(sort),
+                                   spec.limit or None, tuple(_str(names[0][i]) for i in range(many[0])))
         self._templates = found
         return dict(found)
 
@@ -1291,7 +1291,7 @@ class Context(_Owner):
         inherit from `entity` come too, unless `subentities` is False.
         `$NAME` variables in the predicate take their values from `variables`
         (keyed by name without the `$`): each variable needs one and each
-        value a variable, else InvalidPredicateError names it."""
+        value a variable, else PredicateError names it."""
         keep: list = []
         request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch, subentities,
                                 variables=variables)
@@ -1303,7 +1303,7 @@ class Context(_Owner):
         """Objects fetched by the model's template `name` (Model.templates),
         its `$VARIABLES` filled from `variables` ({"AUTHOR": "Albert Camus"}:
         every variable needs a value and every value a variable, else
-        InvalidPredicateError names it). `sort` and `limit` given here
+        PredicateError names it). `sort` and `limit` given here
         replace the template's; the other options are as for fetch."""
         keep: list = []
         request = self._request(None, None, (), sort, limit, offset, keep, prefetch, subentities, template=name,

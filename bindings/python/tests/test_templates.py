@@ -48,9 +48,9 @@ def store(tmp_path):
 
 def test_templates_listed(store):
     templates = store.model.templates
-    assert templates["byOwner"] == amber.Template("byOwner", "Sample", "owner == $OWNER AND i64 IN $KEYS", ["-i64"], 4,
-                                                  ["OWNER", "KEYS"])
-    assert templates["by_name"].variables == ["VALUE"] and templates["by_name"].limit is None
+    assert templates["byOwner"] == amber.Template("byOwner", "Sample", "owner == $OWNER AND i64 IN $KEYS", ("-i64",), 4,
+                                                  ("OWNER", "KEYS"))
+    assert templates["by_name"].variables == ("VALUE",) and templates["by_name"].limit is None
 
 
 def test_every_value_type_against_python(store):
