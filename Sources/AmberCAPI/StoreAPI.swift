@@ -240,10 +240,8 @@ func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?, model: Model) 
     } else {
         guard let entity else { throw .null("request->entity") }
         let parsed = try core { () throws(AmberError) in
-            try predicate.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments).substituting(variables) }
-        }
-        if predicate == nil, let extra = variables.keys.sorted().first {
-            throw CAPIError(.invalidSubstitution(variable: extra, message: "not a variable (the request has no predicate)"))
+            try FetchPredicate.substituting(variables, into: predicate.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments) },
+                                            owner: "the request")
         }
         fetch = FetchRequest(entity, predicate: parsed, sortedBy: sortKeys, limit: request.limit > 0 ? Int(request.limit) : nil)
     }

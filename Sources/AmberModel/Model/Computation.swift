@@ -121,22 +121,22 @@ extension ModelChecker {
     /// The class of `attribute`'s values, as transformers name classes; nil for an undefined attribute of any class.
     private static func valueClass(of attribute: AttributeDescription, scope: ClassScope) -> ResolvedClass? {
         if let name = attribute.valueClassName { return scope.resolve(name) }
-        let builtin: ValueClass? = switch attribute.type {
-        case .integer16, .integer32, .integer64: .integer
-        case .decimal: .decimal
-        case .double: .double
-        case .float: .float
-        case .string: .string
-        case .boolean: .boolean
-        case .date: .date
-        case .binary: .binary
-        case .uuid: .uuid
-        case .uri: .uri
-        case .transformable: nil
-        case .undefined, .objectID: nil
+        let builtin: ValueClass
+        switch attribute.type {
+        case .integer16, .integer32, .integer64: builtin = .integer
+        case .decimal: builtin = .decimal
+        case .double: builtin = .double
+        case .float: builtin = .float
+        case .string: builtin = .string
+        case .boolean: builtin = .boolean
+        case .date: builtin = .date
+        case .binary: builtin = .binary
+        case .uuid: builtin = .uuid
+        case .uri: builtin = .uri
+        case .transformable: return .propertyList
+        case .undefined, .objectID: return nil
         }
-        if attribute.type == .transformable { return .propertyList }
-        return builtin.map { .builtin($0) }
+        return .builtin(builtin)
     }
 }
 

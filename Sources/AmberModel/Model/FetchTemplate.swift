@@ -69,14 +69,7 @@ public struct FetchTemplate: Sendable {
     ///   names the template.
     public func request(substituting values: [String: Value]) throws(AmberError) -> FetchRequest {
         do throws(AmberError) {
-            let filled: FetchPredicate?
-            if let predicate {
-                filled = try predicate.substituting(values)
-            } else if let extra = values.keys.sorted().first {
-                throw AmberError.invalidSubstitution(variable: extra, message: "not a variable (the template has no predicate)")
-            } else {
-                filled = nil
-            }
+            let filled = try FetchPredicate.substituting(values, into: predicate, owner: "the template")
             return FetchRequest(entityName, predicate: filled, sortedBy: sortKeys, limit: limit)
         } catch .invalidSubstitution(let variable, let message) {
             throw .invalidSubstitution(variable: variable, message: "template \(name): \(message)")

@@ -24,6 +24,11 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
     /// The text this predicate was parsed from.
     public let format: String
     package let root: PredicateNode
+    /// The names of the predicate's `$VARIABLES` (without the `$`), each
+    /// once, in the order they first appear.
+    public let variables: [String]
+    /// Every `$VARIABLE` with its position, in text order (recorded by the parser).
+    private let variableUses: [(name: String, position: Int)]
 
     /// Parses `format`, substituting `arguments` for `%@` and `%K` in order.
     ///
@@ -34,6 +39,9 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
         self.format = format
         var parser = PredicateParser(format, arguments: arguments)
         self.root = try parser.parse()
+        self.variableUses = parser.variables
+        var seen: Set<String> = []
+        self.variables = parser.variables.compactMap { seen.insert($0.name).inserted ? $0.name : nil }
     }
 
     /// Parses `format` with variadic arguments: `try FetchPredicate("price < %@", 10)`.
@@ -42,13 +50,6 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
     }
 
     public var description: String { format }
-
-    /// The names of the predicate's `$VARIABLES` (without the `$`), each
-    /// once, in the order they first appear.
-    public var variables: [String] {
-        var seen: Set<String> = []
-        return variableUses.compactMap { seen.insert($0.name).inserted ? $0.name : nil }
-    }
 
     /// The predicate with each `$VARIABLE` replaced by its value in
     /// `values` (keyed by name, without the `$`). A value is compared as a
@@ -73,14 +74,22 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
         return FetchPredicate(format: format, root: root.substituting(values))
     }
 
+    /// A substituted predicate: its variables are values now.
     private init(format: String, root: PredicateNode) {
         self.format = format
         self.root = root
+        self.variables = []
+        self.variableUses = []
     }
 
-    /// Every `$VARIABLE` operand with its position, in order.
-    private var variableUses: [(name: String, position: Int)] {
-        operands.compactMap { if case .variable(let name, let position) = $0 { (name, position) } else { nil } }
+    /// A substitution of `values` into `predicate`, which may be nil (`owner`,
+    /// "the template", names what has no predicate in the error for a value).
+    package static func substituting(_ values: [String: Value], into predicate: FetchPredicate?, owner: String) throws(AmberError) -> FetchPredicate? {
+        if let predicate { return try predicate.substituting(values) }
+        if let extra = values.keys.sorted().first {
+            throw .invalidSubstitution(variable: extra, message: "not a variable (\(owner) has no predicate)")
+        }
+        return nil
     }
 
     /// The key paths the predicate compares, lists' members included.

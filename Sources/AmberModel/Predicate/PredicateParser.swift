@@ -24,6 +24,8 @@ struct PredicateParser {
     /// recurse, so hostile text must not be able to exhaust the stack.
     private var depth = 0
     private var comparisons = 0
+    /// Each `$VARIABLE` met, with its position, in text order.
+    private(set) var variables: [(name: String, position: Int)] = []
     static let maximumDepth = 100
     static let maximumComparisons = 1000
 
@@ -153,6 +155,7 @@ struct PredicateParser {
             guard Identifier.problem(name, kind: "variable") == nil else {
                 throw .invalidPredicate(position: position, message: "$ must start a variable name such as $AUTHOR")
             }
+            variables.append((name, position))
             return .variable(name, position: position)
         }
         if c == "\"" || c == "'" { return .value(.string(try parseString()), position: position) }

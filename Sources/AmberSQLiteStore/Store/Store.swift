@@ -119,8 +119,7 @@ public final class Store: @unchecked Sendable {
         }
         // What does not shape the store (templates, defaults, rules, user info) may change between
         // openings: the store's copy of the model follows the latest, so `amber` reads what the program declares.
-        let json = model.description.jsonText()
-        if updatesModelCopy, metadata["model"] != json {
+        if updatesModelCopy, case let json = model.description.jsonText(), metadata["model"] != json {
             // Best effort: a store opened read-only keeps its older copy, which is complete for its shape.
             do throws(AmberError) {
                 let update = try connection.statement("UPDATE \(Self.metadataTable) SET value = ? WHERE key = 'model'")

@@ -38,8 +38,6 @@ public struct ComputeFunction: Sendable {
     package func compute(_ sources: [Value], place: @autoclosure () -> String) throws(AmberError) -> Value {
         do {
             return try body(sources)
-        } catch let error as AmberError {
-            throw .computationFailed(place: place(), function: name, source: source, message: "failed: \(error)")
         } catch {
             throw .computationFailed(place: place(), function: name, source: source, message: "failed: \(error)")
         }
