@@ -33,6 +33,9 @@ public final class Context {
     @exclusivity(unchecked) var generation = 0
     /// How many computed attributes are being computed now, one inside another (through callbacks).
     @exclusivity(unchecked) var computingDepth = 0
+    /// The extended attributes last read, with their stored JSON text: reading
+    /// several keys of one object decodes it once.
+    var lastExtendedValues: (text: String, values: [String: Value])?
     /// Objects whose to-many members changed since the last save (their counts are checked at save).
     @exclusivity(unchecked) var relinked: [ManagedObject] = []
     /// For each object in `relinked`, the indices of its to-many relationships that changed.
@@ -437,8 +440,9 @@ public final class Context {
         for object in changes.updates {
             switch written.resolved[ObjectIdentifier(object)] {
             case nil: object.version += 1
-            case .merged(let stored, let kept)?:
+            case .merged(let stored, let kept, let extended)?:
                 object.merge(from: FetchedBatch(rows: stored, entity: object.entity, template: template(for: object.entity)), index: 0) { kept[$0] }
+                if let extended, let slot = object.entity.extraSlot { object.values[slot] = extended }
                 object.version += 1
             case .writtenAgain(let version)?: object.version = version
             case .deletedInStore?: object.deletedFlag = true

@@ -133,7 +133,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             let slot = attribute.codec?.encodedSlot ?? attribute.slot
             if slot < old.count, slot < new.count, old[slot] != new[slot] { keys.append(attribute.name) }
         }
-        return keys + changedToOneKeys(from: old, to: new)
+        keys += changedToOneKeys(from: old, to: new)
+        if let slot = entity.extraSlot, slot < old.count, slot < new.count { keys += ExtendedValues.changedKeys(from: old[slot], to: new[slot]) }
+        return keys
     }
 
     /// The to-one relationships whose slots differ between `old` and `new`, by name, in model order.
@@ -225,6 +227,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         for relationship in entity.toOneRelationships {
             if let slot = relationship.slot, keep(slot) { merged[slot] = values[slot] }
         }
+        // Extended attributes merge key by key: the keys changed here over the stored ones.
+        if let slot = entity.extraSlot, keep(slot) {
+            merged[slot] = ExtendedValues.merge(stored: stored[slot], read: committed?[slot] ?? values[slot], current: values[slot], storeWins: false)
+        }
         (values, committed, version, isFault) = (merged, stored, batch.rows.version(index), false)
         forgetComputedValues()
     }
@@ -283,11 +289,14 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         return slotValue(attribute.slot)
     }
 
-    /// The current value of the attribute named `key`.
+    /// The current value of the attribute named `key`; for an extensible
+    /// entity, a name the model does not know is an extended attribute
+    /// (see ``value(forExtendedKey:)``).
     ///
     /// - Throws: ``AmberError/unknownAttribute(entity:name:suggestion:)`` with the nearest name.
     public func value(forKey key: String) throws(AmberError) -> Value {
-        try value(for: entity.attribute(named: key))
+        if entity.isExtensible, entity.existingAttribute(named: key) == nil { return try value(forExtendedKey: key) }
+        return try value(for: entity.attribute(named: key))
     }
 
     /// Sets `attribute` to `value`. The value must be of the attribute's type
@@ -356,14 +365,17 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// change of a saved object) the committed values kept, sharing storage
     /// until values change.
     @inline(__always)
-    private func beginChange() throws(AmberError) {
+    func beginChange() throws(AmberError) {
         if isFault { try fire() }
         materialize()
         if committed == nil && !insertedFlag { committed = values }
     }
 
-    /// Sets the attribute named `key` to `value`.
+    /// Sets the attribute named `key` to `value`; for an extensible entity,
+    /// a name the model does not know is an extended attribute (see
+    /// ``setValue(_:forExtendedKey:)``).
     public func setValue(_ value: Value, forKey key: String) throws(AmberError) {
+        if entity.isExtensible, entity.existingAttribute(named: key) == nil { return try setValue(value, forExtendedKey: key) }
         try setValue(value, for: entity.attribute(named: key))
     }
 
@@ -497,8 +509,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public var hasChanges: Bool { isInserted || isDeleted || isUpdated }
 
     /// The values that differ from the committed ones, by attribute name
-    /// (every non-null value for a new object). Values still in their stored
-    /// form are unchanged by definition and are not decoded.
+    /// (every non-null value for a new object), extended attributes included
+    /// (one removed here is null). Values still in their stored form are
+    /// unchanged by definition and are not decoded.
     public func changedValues() -> [String: Value] {
         var changed: [String: Value] = [:]
         guard row == nil, !isFault else { return changed }  // still reading its fetched row, or not read: unchanged
@@ -509,11 +522,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                 changed[attribute.name] = current
             }
         }
+        if let slot = entity.extraSlot { changed.merge(changedExtendedValues(slot: slot)) { modelled, _ in modelled } }
         return changed
     }
 
     /// The values as last saved or fetched, by attribute name (empty for a
-    /// new object); transformed values are decoded from their committed form.
+    /// new object), extended attributes included; transformed values are
+    /// decoded from their committed form.
     ///
     /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``.
     public func committedValues() throws(AmberError) -> [String: Value] {
@@ -533,13 +548,16 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
                 result[attribute.name] = saved(attribute.slot)
             }
         }
+        if let slot = entity.extraSlot { result.merge(try extendedValues(in: saved(slot))) { modelled, _ in modelled } }
         return result
     }
 
-    /// All current values by attribute name (decoding transformed ones).
+    /// All current values by attribute name (decoding transformed ones), with
+    /// the extended attributes of an extensible entity's object.
     public func dictionary() throws(AmberError) -> [String: Value] {
         var result: [String: Value] = [:]
         for attribute in entity.attributes { result[attribute.name] = try value(for: attribute) }
+        if entity.isExtensible { result.merge(try extendedValues()) { modelled, _ in modelled } }
         return result
     }
 

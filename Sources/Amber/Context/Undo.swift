@@ -7,7 +7,7 @@ import AmberValues
 /// A context's undo and redo history (``Context/undoStack``).
 ///
 /// Every change made through a context with a stack is recorded: values set
-/// (transformable and transient ones too), objects inserted and deleted
+/// (transformable, transient and extended ones too), objects inserted and deleted
 /// (with what their delete rules did), to-one and to-many relationship
 /// changes and the order of ordered ones. Changes are recorded in groups:
 /// each call (a set, an insert, a delete with its cascade) is a group of its
@@ -182,6 +182,8 @@ struct UndoGroup {
 enum UndoStep {
     /// Set `attribute` back to `value`.
     case value(ManagedObject, Attribute, Value)
+    /// Set extended attribute `key` back to `value` (null: remove it).
+    case extended(ManagedObject, String, Value)
     /// Put `value` back in a to-one slot; `target`, if any, is the new object
     /// whose key the slot held (its key changes when it is saved).
     case slot(ManagedObject, Int, Value, target: ManagedObject?)
@@ -204,7 +206,7 @@ enum UndoStep {
     /// The object the step changes.
     var object: ManagedObject {
         switch self {
-        case .value(let object, _, _), .slot(let object, _, _, _), .existence(let object, _), .link(let object, _, _, _),
+        case .value(let object, _, _), .extended(let object, _, _), .slot(let object, _, _, _), .existence(let object, _), .link(let object, _, _, _),
              .order(let object, _, _):
             object
         }
@@ -282,6 +284,8 @@ extension Context {
         switch step {
         case .value(let object, let attribute, let value):
             try object.setValue(value, for: attribute)
+        case .extended(let object, let key, let value):
+            try object.setValue(value, forExtendedKey: key)
         case .slot(let object, let slot, let value, let target):
             try object.setSlot(slot, to: target.map { key(of: $0) } ?? value)
         case .existence(let object, let alive):

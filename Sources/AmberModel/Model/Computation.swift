@@ -149,6 +149,8 @@ extension Entity {
             names.insert(attribute.name)
         }
         guard names.count > keys.count else { return keys }
-        return (attributes.map(\.name) + relationships.map(\.name)).filter(names.contains)
+        let modelled = (attributes.map(\.name) + relationships.map(\.name)).filter(names.contains)
+        // Extended attributes follow the modelled keys, as changedKeys lists them.
+        return modelled + keys.filter { !modelled.contains($0) }
     }
 }

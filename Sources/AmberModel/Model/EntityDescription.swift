@@ -25,6 +25,10 @@ public struct EntityDescription: Sendable, Hashable {
     public var parent: String?
     /// An entity with no objects of its own, only of its sub-entities.
     public var isAbstract = false
+    /// Whether its objects take extended attributes: keys the model does not
+    /// name, set at run time and kept in one JSON column (see
+    /// ``ManagedObject/setValue(_:forExtendedKey:)``). Sub-entities inherit it.
+    public var isExtensible = false
     /// Compound indexes: each is a list of attribute names.
     public var indexes: [[String]] = []
     /// Uniqueness constraints: each is a list of attribute names whose
@@ -61,6 +65,8 @@ public struct EntityDescription: Sendable, Hashable {
     public func inheriting(from parent: String) -> Self { with { $0.parent = parent } }
     /// Makes the entity abstract: only its sub-entities have objects.
     public func abstract() -> Self { with { $0.isAbstract = true } }
+    /// Makes the entity extensible: its objects take keys the model does not name.
+    public func extensible() -> Self { with { $0.isExtensible = true } }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self

@@ -68,6 +68,7 @@ struct Hierarchy {
             }
             effective[index].attributes = inherited.attributes + own.attributes
             effective[index].relationships = inherited.relationships + own.relationships
+            effective[index].isExtensible = inherited.isExtensible || own.isExtensible
             declaring[index] = declaring[parent] + own.relationships.map { _ in own.name }
             inheritedAttributes[index] = inherited.attributes.count
             inheritedRelationships[index] = inherited.relationships.count

@@ -40,9 +40,13 @@ public final class Model: Sendable {
         var made = [Entity?](repeating: nil, count: hierarchy.effective.count)
         for index in made.indices.sorted(by: { hierarchy.depths[$0] < hierarchy.depths[$1] }) {
             let parent = hierarchy.parents[index].flatMap { made[$0] }
+            // An extended key may not shadow a property of the entity or of any entity below it (their rows share the table).
+            let modelled = hierarchy.subtrees[index].flatMap { below in
+                hierarchy.effective[below].attributes.map(\.name) + hierarchy.effective[below].relationships.map(\.name)
+            }
             made[index] = Entity(description: hierarchy.effective[index], index: index, plans: plan.attributes[index],
                                  relationshipPlans: plan.relationships[index], parent: parent, rootIndex: hierarchy.roots[index],
-                                 subentityIndices: hierarchy.subtrees[index])
+                                 subentityIndices: hierarchy.subtrees[index], modelledNames: modelled)
         }
         let entities = made.compactMap { $0 }, entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.entities = entities
@@ -112,6 +116,14 @@ public final class Entity: Sendable, CustomStringConvertible {
     public let persistentAttributes: [Attribute]
     /// Its relationships; `relationships[i].index == i`.
     public let relationships: [Relationship]
+    /// Whether its objects take extended attributes (keys the model does not name).
+    public let isExtensible: Bool
+    /// The hidden slot holding an extensible entity's extended attributes in
+    /// their stored form (the JSON text of column `_extra`, or null when there are none).
+    package let extraSlot: Int?
+    /// By lowercased name, the attributes and relationships of this entity and
+    /// those below it, which no extended key may use: the property's name as written.
+    package let modelledNames: [String: String]
     /// The to-one relationships (each has a slot), for the checks a save makes.
     package let toOneRelationships: [Relationship]
     /// The to-many relationships with a minimum or maximum count.
@@ -121,7 +133,8 @@ public final class Entity: Sendable, CustomStringConvertible {
     package let columns: [Column]
     /// Slots per object: one per attribute, then one hidden slot per
     /// transformable attribute for its encoded form, then one per to-one
-    /// relationship for the destination's primary key.
+    /// relationship for the destination's primary key, then, if extensible,
+    /// one for its extended attributes.
     package let slotCount: Int
     /// Attributes with transformers.
     package let codedAttributes: [Attribute]
@@ -149,7 +162,7 @@ public final class Entity: Sendable, CustomStringConvertible {
     private let relationshipsByName: [String: Relationship]
 
     init(description: EntityDescription, index: Int, plans: [AttributePlan], relationshipPlans: [RelationshipPlan],
-         parent: Entity?, rootIndex: Int, subentityIndices: [Int])
+         parent: Entity?, rootIndex: Int, subentityIndices: [Int], modelledNames: [String])
     {
         self.name = description.name
         self.index = index
@@ -187,6 +200,10 @@ public final class Entity: Sendable, CustomStringConvertible {
             return Relationship(description: relationship, entity: description.name, entityIndex: index, index: position, plan: plan,
                                 storage: storage)
         }
+        self.isExtensible = description.isExtensible
+        self.extraSlot = description.isExtensible ? nextHiddenSlot : nil
+        if description.isExtensible { nextHiddenSlot += 1 }
+        self.modelledNames = Dictionary(modelledNames.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         self.toOneRelationships = relationships.filter { !$0.isToMany }
         self.countedRelationships = relationships.filter { $0.minCount != nil || $0.maxCount != nil }
         self.slotCount = nextHiddenSlot
@@ -196,7 +213,7 @@ public final class Entity: Sendable, CustomStringConvertible {
                    slot: attribute.codec?.encodedSlot ?? attribute.slot)
         } + relationships.compactMap { relationship in
             relationship.slot.map { Column(name: relationship.name, type: .integer64, slot: $0) }
-        }
+        } + (extraSlot.map { [Column(name: ExtendedValues.columnName, type: .string, slot: $0)] } ?? [])
         self.codedAttributes = attributes.filter { $0.codec != nil }
         self.eagerAttributes = codedAttributes.filter { $0.codec?.decodePolicy == .eager }
         var encodedFormOf = [Attribute?](repeating: nil, count: nextHiddenSlot)
@@ -239,6 +256,9 @@ public final class Entity: Sendable, CustomStringConvertible {
         }
         return attribute
     }
+
+    /// The attribute named `name`, or nil if it has none.
+    package func existingAttribute(named name: String) -> Attribute? { attributesByName[name] }
 
     /// The relationship named `name`.
     ///

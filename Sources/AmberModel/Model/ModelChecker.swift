@@ -80,7 +80,7 @@ enum ModelChecker {
             reported += problems.filter { !inheritedPlaces.contains($0.place) }
         }
         var plans = [AttributePlan](repeating: AttributePlan(), count: entity.attributes.count)
-        if entity.attributes.isEmpty && entity.relationships.isEmpty {
+        if entity.attributes.isEmpty && entity.relationships.isEmpty && !entity.isExtensible {
             problems.append(ModelProblem(place: entity.name, message: "has no attributes or relationships"))
         }
         var seen: Set<String> = []

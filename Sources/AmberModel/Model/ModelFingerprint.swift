@@ -14,6 +14,7 @@ package struct ModelFingerprint {
         for entity in model.entities {
             // A parent decides the table an entity's objects live in.
             parts[entity.name] = "entity" + (entity.parent.map { " inheriting from \($0)" } ?? "") + (entity.isAbstract ? ", abstract" : "")
+                + (entity.isExtensible ? ", extensible" : "")
             for attribute in entity.attributes where !attribute.isTransient {
                 var text = attribute.type.rawValue + (attribute.isOptional ? ", optional" : ", required")
                 if attribute.type == .transformable {

@@ -51,6 +51,7 @@ extension ModelDescription {
             if !entity.relationships.isEmpty { object["relationships"] = .array(entity.relationships.map(\.json)) }
             if let parent = entity.parent { object["parent"] = .string(parent) }
             if entity.isAbstract { object["abstract"] = .bool(true) }
+            if entity.isExtensible { object["extensible"] = .bool(true) }
             if !entity.indexes.isEmpty { object["indexes"] = .array(entity.indexes.map { .array($0.map(JSONValue.string)) }) }
             if !entity.uniquenessConstraints.isEmpty {
                 object["uniquenessConstraints"] = .array(entity.uniquenessConstraints.map { .array($0.map(JSONValue.string)) })
@@ -67,10 +68,11 @@ extension ModelDescription {
 
 extension EntityDescription {
     init(json reader: JSONReader) throws(AmberError) {
-        try reader.allowOnly(["name", "parent", "abstract", "attributes", "relationships", "indexes", "uniquenessConstraints", "userInfo"])
+        try reader.allowOnly(["name", "parent", "abstract", "extensible", "attributes", "relationships", "indexes", "uniquenessConstraints", "userInfo"])
         self.init(try reader.string("name"))
         self.parent = try reader.optionalString("parent")
         self.isAbstract = try reader.optionalBool("abstract") ?? false
+        self.isExtensible = try reader.optionalBool("extensible") ?? false
         self.attributes = try reader.optionalArray("attributes")?.map { (attribute: JSONReader) throws(AmberError) in
             try AttributeDescription(json: attribute)
         } ?? []

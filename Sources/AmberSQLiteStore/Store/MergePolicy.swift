@@ -1,7 +1,10 @@
+import AmberValues
+
 /// What a save does with an object whose row another context or process
 /// changed or deleted since this context read it (a conflict).
 ///
-/// "Per key" means attribute by attribute and to-one by to-one: keys only
+/// "Per key" means attribute by attribute, to-one by to-one and extended
+/// attribute by extended attribute: keys only
 /// one side changed keep that side's value whatever the policy. To-many
 /// relationships are saved as added and removed members, which never
 /// conflict: both sides' additions and removals are kept.
@@ -26,8 +29,10 @@ public enum MergePolicy: Sendable, Equatable, CaseIterable {
 package enum Resolution {
     /// The row was read again (`stored`, one row at its version then) and
     /// the slots `kept` (by slot, true: this context's value) written over
-    /// it; its version is now one more.
-    case merged(stored: FetchedRows, kept: [Bool])
+    /// it; its version is now one more. `extended`, if not nil, is the
+    /// stored form of the extended attributes written: this context's keys
+    /// merged into the stored ones, key by key.
+    case merged(stored: FetchedRows, kept: [Bool], extended: Value?)
     /// The row had been deleted and the object's deletion stands: it leaves the context.
     case deletedInStore
     /// The row had been deleted and was written again from the object, at

@@ -100,10 +100,15 @@ struct PredicateCompiler {
             (c.lhs, c.rhs, c.op) = (c.rhs, c.lhs, swapped)
         }
         if let quantifier = c.quantifier { return try compileQuantified(c, quantifier) }
-        if case .keyPath(let name, let position) = c.lhs, case .attribute(let target, let attribute) = try resolve(name, position),
-           let codec = attribute.codec
-        {
-            return try compileEncoded(c, target, attribute, codec)
+        if case .keyPath(let name, let position) = c.lhs {
+            switch try resolve(name, position) {
+            case .attribute(let target, let attribute):
+                if let codec = attribute.codec { return try compileEncoded(c, target, attribute, codec) }
+            case .extended(let target):
+                c.rhs = try extendedConstant(c.rhs, c.op, target.name ?? name)
+            case .link, .aggregate:
+                break
+            }
         }
         if case .this = c.lhs, c.op == .in { return try compileSelfIn(c) }
         let lhsType = try type(of: c.lhs)
@@ -320,6 +325,8 @@ struct PredicateCompiler {
         case link(SQLFragment, Relationship)
         /// A collection operator's result.
         case aggregate(SQLFragment)
+        /// An extended attribute's stored form (of no one type).
+        case extended(SQLFragment)
     }
 
     /// The table `entity`'s rows live in: its hierarchy's root's. Keys are
@@ -372,6 +379,7 @@ struct PredicateCompiler {
                 + "or NONE before the key path, or use a collection operator such as \(prefix).@count")
         }
         guard let attribute = current.attributes.first(where: { $0.name == name }) else {
+            if current.isExtensible, index == names.count - 1 { return try extended(name, of: current, key: key, position) }
             let known = current.attributes.map(\.name) + current.relationships.map(\.name)
             let what = current.relationships.isEmpty ? "attribute" : "attribute or relationship"
             throw .invalidPredicate(position: position, message: (names.count > 1 ? "\(path): " : "") + "\(place): no such \(what)"
@@ -386,6 +394,40 @@ struct PredicateCompiler {
         var fragment = SQLFragment(sql: column(name, of: current, key: key), type: attribute.type, name: "\(attribute)")
         if case .function(.canonical, _)? = attribute.derivation?.form { fragment.folded = [.caseInsensitive, .diacriticInsensitive] }
         return .attribute(fragment, attribute)
+    }
+
+    /// Extended attribute `name` of the `entity` row whose key is `key`: its
+    /// value in the row's JSON column, in the form ``ExtendedValues`` stores
+    /// it (the name is a checked identifier, so the path is plain text an
+    /// expression index can match).
+    private func extended(_ name: String, of entity: Entity, key: String, _ position: Int) throws(AmberError) -> Target {
+        do throws(AmberError) {
+            try ExtendedValues.checkKey(name, of: entity)
+        } catch {
+            throw .invalidPredicate(position: position, message: "\(error)")
+        }
+        return .extended(SQLFragment(sql: "json_extract(\(column(ExtendedValues.columnName, of: entity, key: key)), '$.\(name)')",
+                                     name: "\(entity.name).\(name)"))
+    }
+
+    /// A constant compared with an extended attribute, in the form its stored
+    /// values take (a date as seconds, a UUID as text); a list or array after
+    /// `IN` or `BETWEEN` item by item.
+    private func extendedConstant(_ operand: Operand, _ op: ComparisonOperator, _ place: String) throws(AmberError) -> Operand {
+        switch operand {
+        case .value(.array(let items), let position) where op == .in || op == .between:
+            return try extendedConstant(.list(items.map { .value($0, position: position) }, position: position), op, place)
+        case .list(let items, let position):
+            return .list(try items.map { (item) throws(AmberError) in try extendedConstant(item, op, place) }, position: position)
+        case .value(let value, let position):
+            guard let form = ExtendedValues.comparable(value) else {
+                throw .invalidPredicate(position: position, message: "\(place) is an extended attribute: it compares with strings, numbers, "
+                    + "Booleans, dates, decimals, UUIDs, URIs and binary values, not with \(value.valueClass) \(value)")
+            }
+            return .value(form, position: position)
+        default:
+            return operand
+        }
     }
 
     /// The members of to-many `relationship` of the object whose key is
@@ -485,7 +527,7 @@ struct PredicateCompiler {
         switch operand {
         case .keyPath(let name, let position):
             switch try resolve(name, position) {
-            case .attribute(let fragment, _), .link(let fragment, _), .aggregate(let fragment): return fragment
+            case .attribute(let fragment, _), .link(let fragment, _), .aggregate(let fragment), .extended(let fragment): return fragment
             }
         case .this:
             return SQLFragment(sql: "\(alias)._pk", type: .objectID)
@@ -564,6 +606,7 @@ struct PredicateCompiler {
             guard case .invalidPredicate(_, let message) = error else { throw error }
             throw .invalidValue(place: "\(entity.name).\(key)", expected: "a stored attribute to sort by", given: message)
         }
+        if case .extended(let term) = target { return term }
         guard case .attribute(var term, let attribute) = target else {
             throw .invalidValue(place: "\(entity.name).\(key)", expected: "a stored attribute to sort by",
                                 given: "a relationship or a collection operator")
@@ -615,7 +658,7 @@ struct FetchQuery {
         if !counting {
             for key in request.sortKeys {
                 // A plain attribute keeps the sort's own errors (unknown, transient).
-                if !key.key.contains(".") {
+                if !key.key.contains("."), !mapping.entity.isExtensible || mapping.entity.existingAttribute(named: key.key) != nil {
                     let attribute = try mapping.entity.attribute(named: key.key)
                     guard !attribute.isTransient else {
                         throw .invalidValue(place: attribute.description, expected: "a stored attribute to sort by", given: "a transient one")

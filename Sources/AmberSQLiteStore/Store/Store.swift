@@ -575,7 +575,7 @@ package struct SavedChanges: Sendable {
         for object in changes.updates {
             var version = object.rowVersion + 1
             switch written.resolved[ObjectIdentifier(object)] {
-            case .merged(let stored, _)?: version = stored.version(0) + 1
+            case .merged(let stored, _, _)?: version = stored.version(0) + 1
             case .writtenAgain(let again)?: version = again
             case .deletedInStore?: continue
             case nil: break

@@ -135,7 +135,7 @@ final class StoreWriter<Row: RowSource> {
         for object in objects {
             let values = object.slotValues
             let saved = object.savedSlotValues
-            let written = try update(object, version: object.rowVersion, problems: &problems) { slot in
+            let written = try update(object, version: object.rowVersion, values: values, problems: &problems) { slot in
                 saved.map { $0[slot] != values[slot] } ?? true
             }
             if written == false { try settleUpdateConflict(object, problems: &problems) }
@@ -143,15 +143,14 @@ final class StoreWriter<Row: RowSource> {
     }
 
     /// Writes the columns of `object` whose slots `write` picks over its row
-    /// at `version`, raising the version.
+    /// at `version`, raising the version: the values of its slots `values`.
     ///
     /// - Returns: whether the row was found at that version; nil if the
     ///   statement failed on a constraint (a problem is listed).
-    private func update(_ object: Row, version: Int64, problems: inout [SaveProblem], writing write: (Int) -> Bool)
+    private func update(_ object: Row, version: Int64, values: [Value], problems: inout [SaveProblem], writing write: (Int) -> Bool)
         throws(AmberError) -> Bool?
     {
         let mapping = store.mapping(for: object.entity)
-        let values = object.slotValues
         // Never a derived column, whatever the policy kept: a value held here may be older than the store's.
         let columns = mapping.slots.indices.filter { !mapping.derived[$0] && write(mapping.slots[$0]) }
         let statement = try store.connection.statement(mapping.updateSQL(columns: columns))
@@ -181,22 +180,37 @@ final class StoreWriter<Row: RowSource> {
             }
             return
         }
-        let values = object.slotValues, read = object.savedSlotValues
+        var values = object.slotValues
+        let read = object.savedSlotValues
         var kept = [Bool](repeating: false, count: values.count)
         let mapping = store.mapping(for: object.entity)
         // Derived values are the store's: the object takes the stored ones under every policy.
         for (slot, derived) in zip(mapping.slots, mapping.derived) where !derived {
             let storeChanged = read.map { stored.value(0, slot: slot) != $0[slot] } ?? true
+            // Extended attributes are one column but many keys, settled one by one below.
+            if slot == object.entity.extraSlot {
+                kept[slot] = object.isSetHere(slot: slot) || policy == .overwrite
+                continue
+            }
             switch policy {
             case .error, .objectWins: kept[slot] = object.isSetHere(slot: slot)
             case .storeWins: kept[slot] = object.isSetHere(slot: slot) && !storeChanged
             case .overwrite: kept[slot] = true
             }
         }
-        let written = try update(object, version: stored.version(0), problems: &problems) { slot in
+        // Extended attributes are one column but many keys: the keys set here go over the stored ones.
+        var extended: Value?
+        if let slot = object.entity.extraSlot, kept[slot], let now = stored.value(0, slot: slot) {
+            if policy != .overwrite {
+                values[slot] = ExtendedValues.merge(stored: now, read: read?[slot] ?? values[slot], current: values[slot],
+                                                    storeWins: policy == .storeWins)
+            }
+            extended = values[slot]
+        }
+        let written = try update(object, version: stored.version(0), values: values, problems: &problems) { slot in
             kept[slot] && stored.value(0, slot: slot) != values[slot]
         }
-        if written == true { resolved[ObjectIdentifier(object)] = .merged(stored: stored, kept: kept) }
+        if written == true { resolved[ObjectIdentifier(object)] = .merged(stored: stored, kept: kept, extended: extended) }
     }
 
     private func onlyDerivedValuesMoved(_ object: Row, _ stored: FetchedRows, deleting: Bool = false) -> Bool {

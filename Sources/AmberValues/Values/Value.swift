@@ -80,11 +80,16 @@ public enum Value: Sendable, Hashable {
         }
     }
 
-    /// Whether the two values are the same value, NaNs included (`==` says a NaN differs from itself).
+    /// Whether the two values are the same value bit for bit, in arrays and
+    /// dictionaries too: a NaN is itself (`==` says it differs), -0.0 is not 0.0.
     package func isIdentical(to other: Value) -> Bool {
         switch (self, other) {
         case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
         case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
+        case (.date(let a), .date(let b)): a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
+        case (.dictionary(let a), .dictionary(let b)):
+            a.count == b.count && a.allSatisfy { key, value in b[key].map(value.isIdentical) ?? false }
         default: self == other
         }
     }
