@@ -604,6 +604,16 @@ amber_status amber_model_builder_add_entity(amber_model_builder *builder, const 
 amber_status amber_model_builder_set_parent(amber_model_builder *builder, const char *entity, const char *parent,
                                             int32_t abstract);
 
+/** Makes the entity named `entity` extensible (`extensible` nonzero) or not:
+ *  its objects then take extended attributes, keys the model does not name,
+ *  set and read by name at run time with no migration (see
+ *  amber_object_set_named). Sub-entities of an extensible entity are
+ *  extensible. Errors: AMBER_E_NOT_FOUND (entity). */
+amber_status amber_model_builder_set_extensible(amber_model_builder *builder, const char *entity, int32_t extensible);
+
+/** *out = 1 if `entity`'s objects take extended attributes, else 0. */
+amber_status amber_entity_is_extensible(int32_t *out, amber_entity *entity);
+
 /** The entity `entity` inherits from; *out is NULL if none. The handle is owned by the model. */
 amber_status amber_entity_parent(amber_entity **out, amber_entity *entity);
 
@@ -1065,7 +1075,7 @@ amber_status amber_context_set_merge_policy(amber_context *context, int32_t poli
 amber_status amber_context_merge_policy(int32_t *out, amber_context *context);
 
 /* Undo and redo. With undo enabled, every change made through the context
- * is recorded: values set (transformable and transient ones too), inserts,
+ * is recorded: values set (transformable, transient and extended ones too), inserts,
  * deletions with what their delete rules did, relationship changes and the
  * order of ordered ones. Each call is a group of its own unless a group
  * opened with amber_context_begin_undo_group gathers several. Undo after a
@@ -1285,7 +1295,14 @@ amber_status amber_context_object_with_uri(amber_object **out, amber_context *co
  *  another entity, AMBER_E_TRANSFORMER if the stored form cannot be decoded. */
 amber_status amber_object_get(amber_value *out, amber_object *object, amber_attribute *attribute);
 
-/** amber_object_get by attribute name (resolved on every call: prefer handles in loops). */
+/** amber_object_get by attribute name (resolved on every call: prefer handles in loops).
+ *
+ *  For an object of an extensible entity, a name the model does not know is
+ *  an extended attribute: *out is its value, or AMBER_VALUE_NULL if the
+ *  object has none. Errors: AMBER_E_NOT_FOUND (an unknown name, for other
+ *  entities); AMBER_E_INVALID_VALUE (a name that is not an identifier or
+ *  clashes, case-insensitively, with a modelled attribute or relationship;
+ *  extended attributes stored by another tool that cannot be read). */
 amber_status amber_object_get_named(amber_value *out, amber_object *object, const char *attribute);
 
 /** Sets `attribute` to `*value` (copied). On any error nothing changes.
@@ -1294,8 +1311,26 @@ amber_status amber_object_get_named(amber_value *out, amber_object *object, cons
  *  AMBER_E_TRANSFORMER (immediate encoding), AMBER_E_UNAVAILABLE. */
 amber_status amber_object_set(amber_object *object, amber_attribute *attribute, const amber_value *value);
 
-/** amber_object_set by attribute name. */
+/** amber_object_set by attribute name.
+ *
+ *  For an object of an extensible entity, a name the model does not know is
+ *  an extended attribute, set like any attribute: tracked per key (changes,
+ *  undo, merges), stored with the object, usable in predicates and sort keys
+ *  (`shelf == 'B2'`). An AMBER_VALUE_NULL value removes it. It takes
+ *  property-list values (Boolean, integer, double, float, string, binary,
+ *  date, UUID, and plist JSON arrays and dictionaries of these), decimals and
+ *  URIs, and reads them back exactly; anything else (an object ID, a custom
+ *  value) fails with AMBER_E_INVALID_VALUE naming `Entity.key`, as do names
+ *  that are not identifiers or clash with a modelled attribute or
+ *  relationship. On any error nothing changes. */
 amber_status amber_object_set_named(amber_object *object, const char *attribute, const amber_value *value);
+
+/** *out = the keys of the object's extended attributes, sorted, as one
+ *  buffer of NUL-terminated names one after another (the caller frees it
+ *  with amber_free), *out_count = how many; *out is NULL when there are none
+ *  (and for entities that are not extensible).
+ *  Errors: AMBER_E_INVALID_VALUE (stored extended attributes that cannot be read). */
+amber_status amber_object_extended_keys(char **out, size_t *out_count, amber_object *object);
 
 /** The object's ID in URI form (amber://<store>/<Entity>/p<key>, or …/t<n>
  *  until first saved). *out is NUL-terminated and the caller's (amber_free). */

@@ -57,9 +57,10 @@ public func amber_object_set_named(_ object: OpaquePointer?, _ attribute: Unsafe
     api { () throws(CAPIError) in
         let target = try Handles.object(object)
         let key = try name(attribute, "attribute")
-        let handle = try core { () throws(AmberError) in try target.object.entity.attribute(named: key) }
+        // An unknown name is an error before the value is read; an extensible entity's is an extended attribute.
+        if !target.object.entity.isExtensible { _ = try core { () throws(AmberError) in try target.object.entity.attribute(named: key) } }
         let newValue = try CValue.read(value, "value")
-        try core { () throws(AmberError) in try target.object.setValue(newValue, for: handle) }
+        try core { () throws(AmberError) in try target.object.setValue(newValue, forKey: key) }
     }
 }
 
