@@ -776,6 +776,11 @@ class Entity:
         check(lib.amber_entity_subentity_count(count, handle))
         #: Whether other entities inherit from this one (its fetches return their objects too).
         self.has_subentities = count[0] > 0
+        flag = _out("int32_t *")
+        check(lib.amber_entity_is_extensible(flag, handle))
+        #: Whether its objects take extended attributes: names the model does not know,
+        #: set and read like attributes (`book["shelf"] = "B2"`), stored with no migration.
+        self.extensible = bool(flag[0])
         check(lib.amber_entity_attribute_count(count, handle))
         self.attributes: dict[str, Attribute] = {}
         for index in range(count[0]):
@@ -1136,15 +1141,26 @@ class Context(_Owner):
         return handles, values, keep + slow_keep
 
     def insert(self, entity: str, **values: Any) -> "Object":
-        """Inserts a new object of `entity`, setting `values` by attribute name."""
+        """Inserts a new object of `entity`, setting `values` by attribute name
+        (extended attributes too, for an extensible entity). All or nothing."""
         target = self.model.entity(entity)
+        extended = {}
+        if target.extensible:
+            extended = {name: values.pop(name) for name in list(values) if name not in target.attributes}
         out = ffi.new("amber_object *[1]")
         if values:
             handles, array, _keep = self._fill(target, list(values), [list(values.values())])
             check(lib.amber_context_insert_many(out, self._handle, target.handle, handles, len(values), array, 1))
         else:
             check(lib.amber_context_insert(out, self._handle, target.handle))
-        return self._object(out[0], target)
+        obj = self._object(out[0], target)
+        try:
+            for name, value in extended.items():
+                obj._set(name, value)
+        except BaseException:
+            self.delete(obj)  # a new object deleted before any save leaves the context
+            raise
+        return obj
 
     def insert_many(self, entity: str, attributes: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
         """Inserts one object per row (values in `attributes` order) in one call:
@@ -1709,8 +1725,10 @@ class LiveQuery(_Owner):
 
 class Object:
     """An object of a context. Attributes read and write as Python attributes
-    (`book.title`) or items (`book["title"]`). Its handle is released when the
-    Object goes away; pending changes stay in the context until saved or rolled back."""
+    (`book.title`) or items (`book["title"]`); so do extended attributes of an
+    extensible entity (`book["shelf"] = "B2"`; None removes one). Its handle is
+    released when the Object goes away; pending changes stay in the context
+    until saved or rolled back."""
 
     # Made by Context._make, which sets these slots; each entity's subclass adds a slot
     # per fetched attribute, holding the value read with the fetch until a set or a
@@ -1758,9 +1776,14 @@ class Object:
                 return slot.__get__(self)
             except AttributeError:  # not fetched, or cleared: ask the library
                 pass
-        attribute = self._entity.attribute(name)
+        attribute = self._entity.attributes.get(name)
         value = ffi.new("amber_value *")
-        check(lib.amber_object_get(value, self._handle, attribute.handle))
+        if attribute is not None:
+            check(lib.amber_object_get(value, self._handle, attribute.handle))
+        elif self._entity.extensible:  # an extended attribute (None if the object has none)
+            check(lib.amber_object_get_named(value, self._handle, name.encode()))
+        else:
+            self._entity.attribute(name)  # raises with the nearest name
         try:
             return from_c(value, self._context.model._codec)
         finally:
@@ -1792,9 +1815,13 @@ class Object:
         if relationship is not None:
             self._set_related(relationship, new)
             return
-        attribute = self._entity.attribute(name)
         value = ffi.new("amber_value *")
         keep: list = []
+        if name not in self._entity.attributes and self._entity.extensible:
+            to_c(new, value, keep)
+            check(lib.amber_object_set_named(self._handle, name.encode(), value))
+            return
+        attribute = self._entity.attribute(name)
         to_c(new, value, keep, attribute.type, attribute.value_class, attribute.codec)
         check(lib.amber_object_set(self._handle, attribute.handle, value))
         # A set can change other stored values too (a shadow attribute's storage): read afresh.
@@ -1830,9 +1857,29 @@ class Object:
     def __setitem__(self, name: str, value: Any) -> None:
         self._set(name, value)
 
+    def extended_keys(self) -> list[str]:
+        """The names of the object's extended attributes, sorted (empty unless its entity is extensible)."""
+        out, count = _out("char **"), _out("size_t *")
+        check(lib.amber_object_extended_keys(out, count, self._handle))
+        if out[0] == ffi.NULL:
+            return []
+        try:
+            # One buffer of NUL-terminated names, one after another.
+            names, offset = [], 0
+            for _ in range(count[0]):
+                name = ffi.string(out[0] + offset)
+                names.append(name.decode())
+                offset += len(name) + 1
+            return names
+        finally:
+            lib.amber_free(out[0])
+
     def to_dict(self) -> dict[str, Any]:
-        """Every attribute's value by name."""
-        return {name: self._get(name) for name in self._entity.attributes}
+        """Every attribute's value by name, extended attributes included."""
+        values = {name: self._get(name) for name in self._entity.attributes}
+        if self._entity.extensible:
+            values.update((name, self._get(name)) for name in self.extended_keys())
+        return values
 
     def __repr__(self) -> str:
         return f"<amber.Object {self._entity.name} {self.uri}>"
