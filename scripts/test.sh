@@ -84,6 +84,19 @@ expect "section June 1944 removed" cli demo --store "$work/books.amber"
 # model's template too (two runs: the import toggles back).
 expect "searched in canonicalTitle, derived as canonical:(title)): 1" cli demo --store "$work/books.amber"
 expect "— published May 1942 (publishMonth, computed from published)" cli demo --store "$work/books.amber"
+# Books are extensible: the sample shelves each book under an extended key the model does not name
+# (two runs, one with the import's book and one without: neither changes the shelf).
+shelf_line="Books on shelf M (shelf is an extended attribute: a key the model does not name, set at run time and searched like any other): 2"
+expect "$shelf_line" cli demo --store "$work/books.amber"
+expect "$shelf_line" cli demo --store "$work/books.amber"
+expect "entity Book (extensible)" cli schema "$work/books.amber"
+expect "  extended keys: shelf (12)" cli schema "$work/books.amber"
+expect "(2 objects)" cli query "$work/books.amber" Book --where "shelf == 'M'"
+expect "shelf=W" cli query "$work/books.amber" Book --where "shelf BEGINSWITH 'W' AND pages > 300"
+expect '"shelf" : "C"' cli query "$work/books.amber" Book --where "title == \"L'Étranger\"" --json
+expect "Book.Title: expected an extended attribute name that no modelled attribute or relationship uses" \
+    cli query "$work/books.amber" Book --where "Title == 'x'"
+expect "Author.nickname: no such attribute" cli query "$work/books.amber" Author --where "nickname == 'x'"
 expect "canonicalTitle: string, optional, derived canonical:(title), indexed" cli schema "$work/books.amber"
 expect "publishMonth: string, optional, transient, computed by publishMonth from published" cli schema "$work/books.amber"
 expect "(1 object)" cli query "$work/books.amber" Book --where "canonicalTitle ==[cd] \"L'ÉTRANGER\""

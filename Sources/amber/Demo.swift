@@ -56,6 +56,11 @@ struct Demo: ParsableCommand {
                 print("    \(try BooksSample.line(for: book)) — published \(display(try book.value(forKey: "publishMonth"))) "
                       + "(publishMonth, computed from published)")
             }
+            let shelf = "M"
+            let shelved = try context.fetch("Book", where: "shelf == %@", .string(shelf), sortedBy: [.ascending("title")])
+            print("\nBooks on shelf \(shelf) (shelf is an extended attribute: a key the model does not name, set at run time "
+                  + "and searched like any other): \(shelved.count)")
+            for book in shelved { print("    \(try BooksSample.line(for: book))") }
             try TwoContexts(store: opened, reader: context, byMonth: byMonth).run()
         }
     }
@@ -194,6 +199,8 @@ enum BooksSample {
             Attribute.transformable("notes", valueClass: "String", transformers: ["UTF8", "Deflate", "AESGCM"])
         }
         .unique("title")
+        // Books take keys the model does not name (the sample sets "shelf"), stored with no migration.
+        .extensible()
     }
     // A request kept in the model; `amber query STORE --template booksByAuthor --var AUTHOR=…` runs it too.
     .template("booksByAuthor", entity: "Book", where: "author.name == $AUTHOR", sortedBy: [.ascending("published")])
@@ -257,6 +264,8 @@ enum BooksSample {
                 .string("Read in \(language == "en" ? "English" : "translation"); \(pages) pages. My copy is a gift from a friend."),
             ]
             for (attribute, value) in zip(attributes, values) { try book.setValue(value, for: attribute) }
+            // An extended attribute: shelved by the author's last name.
+            try book.setValue(.string(String(author.split(separator: " ").last?.prefix(1) ?? "?")), forExtendedKey: "shelf")
         }
     }
 

@@ -123,7 +123,8 @@ struct Query: ParsableCommand {
             }
             let objects = try context.fetch(request)
             let attributes = described.attributes.filter { !$0.isTransient }
-            let columns = try Self.columns(attributes: attributes, links: links, include: include, model: context.model)
+            let columns = try Self.columns(attributes: attributes, links: links, include: include, model: context.model,
+                                           extensible: described.isExtensible)
             if json {
                 print(try Self.json(objects, attributes, links: links, include: include))
             } else {
@@ -139,8 +140,10 @@ struct Query: ParsableCommand {
     }
 
     /// The table's columns: the attributes, each to-one as the related
-    /// object's primary key, and the included ones' attributes (`author.name`).
-    static func columns(attributes: [Attribute], links: [Relationship], include: [String], model: Model) throws -> [Column] {
+    /// object's primary key, the included ones' attributes (`author.name`),
+    /// and for an extensible entity its objects' extended attributes.
+    static func columns(attributes: [Attribute], links: [Relationship], include: [String], model: Model,
+                        extensible: Bool = false) throws -> [Column] {
         var columns = attributes.map { attribute in Column(header: attribute.name) { display(try $0.value(for: attribute)) } }
         for link in links {
             columns.append(Column(header: link.name) { try $0.object(for: link)?.objectID.primaryKey.map(String.init) ?? "" })
@@ -151,6 +154,12 @@ struct Query: ParsableCommand {
                 })
             }
         }
+        // Every extended attribute an object has, as key=value, in one column.
+        if extensible {
+            columns.append(Column(header: "extended") { object in
+                try object.extendedValues().sorted { $0.key < $1.key }.map { "\($0.key)=\(display($0.value))" }.joined(separator: " ")
+            })
+        }
         return columns
     }
 
@@ -160,6 +169,8 @@ struct Query: ParsableCommand {
         func fields(_ object: ManagedObject, _ attributes: [Attribute]) throws -> [String: Any] {
             var row: [String: Any] = ["_id": object.objectID.uriRepresentation.absoluteString]
             for attribute in attributes { row[attribute.name] = jsonValue(try object.value(for: attribute)) }
+            // Extended attributes beside the modelled ones (their names never clash).
+            for (key, value) in try object.extendedValues() { row[key] = jsonValue(value) }
             return row
         }
         let rows = try objects.map { object in

@@ -27,7 +27,8 @@ struct Schema: ParsableCommand {
             for valueClass in model.description.valueClasses { print("value class \(valueClass.name)") }
             for entity in model.entities {
                 let parent = model.parent(of: entity).map { " : \($0.name)" } ?? ""
-                print("\nentity \(entity.name)\(parent)\(entity.isAbstract ? " (abstract)" : "")")
+                let kinds = [entity.isAbstract ? "abstract" : nil, entity.isExtensible ? "extensible" : nil].compactMap { $0 }
+                print("\nentity \(entity.name)\(parent)" + (kinds.isEmpty ? "" : " (\(kinds.joined(separator: ", ")))"))
                 for attribute in entity.attributes {
                     print("  \(attribute.name): \(attribute.type)\(Self.flags(attribute))")
                 }
@@ -39,6 +40,11 @@ struct Schema: ParsableCommand {
                 }
                 for index in entity.indexes {
                     print("  index (\(index.map(\.name).joined(separator: ", ")))")
+                }
+                // Keys an entity's parent lists already are not listed again for it.
+                if entity.isExtensible, model.parent(of: entity)?.isExtensible != true {
+                    let usage = try opened.extendedKeyUsage(of: entity)
+                    print("  extended keys: " + (usage.isEmpty ? "none yet" : usage.map { "\($0.key) (\($0.count))" }.joined(separator: ", ")))
                 }
             }
             if !model.templates.isEmpty { print("") }

@@ -335,6 +335,24 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// The extended attribute keys the rows of `entity` (and of the entities
+    /// below it) hold, sorted, each with how many rows hold it; none for an
+    /// entity that is not extensible.
+    package func extendedKeyUsage(of entity: Entity) throws(AmberError) -> [(key: String, count: Int)] {
+        guard entity.isExtensible else { return [] }
+        let mapping = mapping(for: entity)
+        let filter = mapping.entityFilter.map { " AND \($0)" } ?? ""
+        let sql = "SELECT j.key, count(*) FROM \(mapping.table), json_each(\(mapping.table).\(quote(ExtendedValues.columnName))) j "
+            + "WHERE j.key <> '#'\(filter) GROUP BY j.key ORDER BY j.key"
+        return try serialized { () throws(AmberError) in
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            var usage: [(key: String, count: Int)] = []
+            while try statement.step() { usage.append((statement.string(0), Int(statement.int64(1)))) }
+            return usage
+        }
+    }
+
     private static func name(of column: KeyColumn) -> String {
         switch column {
         case .primaryKey: "_pk"
