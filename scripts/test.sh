@@ -150,7 +150,8 @@ workloads = ["W1 insert + save", "W2 fetch all + read", "W3 CONTAINS[c] + sum", 
 expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read", "W5 plugin against Swift transformer",
                        "W6 authors and books insert + save", "W7 fetch authors, prefetch books, sum prices",
                        "W8 ANY books.price > 50", "W9 merge 1,000 saved changes",
-                       "W10 one-object save, live query over N", "W11 canonicalTitle CONTAINS[cd] vs title"] \
+                       "W10 one-object save, live query over N", "W11 canonicalTitle CONTAINS[cd] vs title",
+                       "W12 extended key vs modelled column"] \
     + [f"{side} {row}" for side in ("C API", "Python") for row in workloads]
 missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
 assert not missing, f"benchmark rows missing or empty: {missing}"

@@ -40,10 +40,13 @@ struct AmberBench: ParsableCommand {
             for repetition in 0..<repetitions { Swift.print(try graph.amberRun(repetition)) }
             return
         }
-        if profile == "live" || profile == "derived" {
-            // W10 alone (with 50 times its saves) or W11 alone, both sides, for perf: `--profile live`.
-            let result = profile == "live" ? try LiveQueryWorkload(n: n, workspace: workspace, rounds: 2000).run(repetitions: repetitions)
-                : try DerivedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+        if profile == "live" || profile == "derived" || profile == "extended" {
+            // W10 alone (with 50 times its saves), W11 or W12 alone, both sides, for perf: `--profile live`.
+            let result = switch profile {
+            case "live": try LiveQueryWorkload(n: n, workspace: workspace, rounds: 2000).run(repetitions: repetitions)
+            case "derived": try DerivedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+            default: try ExtendedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+            }
             Swift.print(result.amber_ms, result.raw_ms, result.ratio)
             return
         }
@@ -59,6 +62,7 @@ struct AmberBench: ParsableCommand {
         results[MergeWorkload.name] = try MergeWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[LiveQueryWorkload.name] = try LiveQueryWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[DerivedWorkload.name] = try DerivedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+        results[ExtendedWorkload.name] = try ExtendedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results["peak memory W1+W2 (MiB)"] = try bench.peakMemory(pluginPath: pluginPath, n: n)
         for (program, arguments) in [(capi, ["--round-trips", "\(roundTrips)"]), (python.map { _ in "python3" }, [python ?? ""])] {
             guard let program else { continue }
@@ -290,6 +294,7 @@ struct Report {
         ("W6 authors and books insert + save", 1.5), ("W7 fetch authors, prefetch books, sum prices", 2.0),
         ("W8 ANY books.price > 50", 1.3), (MergeWorkload.name, 0.5), (LiveQueryWorkload.name, 1.5),
         (DerivedWorkload.name, 0.33),
+        (ExtendedWorkload.name, 2.0),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
@@ -305,7 +310,7 @@ struct Report {
             Swift.print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column)")
     }
 }
 

@@ -450,4 +450,53 @@ import Testing
         }
         #expect(amberError { _ = try context.fetch(FetchRequest("Shelf", sortedBy: [SortKey("colour")])) } != nil)
     }
+
+    // MARK: amber_extended
+
+    /// What SQL `expression` gives for `document` and `key` (bound as ?1 and ?2): its type and text, or the error.
+    static func evaluate(_ db: OpaquePointer?, _ expression: String, _ document: String, _ key: String) -> String {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "SELECT typeof(\(expression)), quote(\(expression))", -1, &statement, nil) == SQLITE_OK else {
+            return "prepare failed"
+        }
+        defer { sqlite3_finalize(statement) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        sqlite3_bind_text(statement, 1, document, -1, transient)
+        sqlite3_bind_text(statement, 2, key, -1, transient)
+        guard sqlite3_step(statement) == SQLITE_ROW else { return "error" }
+        return String(cString: sqlite3_column_text(statement, 0)) + " " + String(cString: sqlite3_column_text(statement, 1))
+    }
+
+    @Test("amber_extended gives what json_extract gives, on what Amber writes and on JSON written by hand")
+    func extendedFunctionAgreesWithJSONExtract() throws {
+        var db: OpaquePointer?
+        #expect(sqlite3_open(":memory:", &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        guard let db else { return }
+        SQLFunctions.register(on: db)
+        var random = SplitMix64(seed: 0xF00D)
+        var documents: [String] = []
+        for _ in 0..<400 {
+            var values: [String: Value] = [:]
+            for index in 0..<Int(random.next() % 5) { values["k\(index)"] = Self.randomValue(&random) }
+            if case .string(let text) = ExtendedValues.encode(values) { documents.append(text) }
+        }
+        documents += [
+            "{}", " { \"k0\" : 1 , \"k1\" :\t\"a b\" }\n", "{\"k0\":[1,{\"k1\":\"}\"}],\"k1\":2}", "{\"k0\":\"a\\\"b\\u00e9\"}",
+            "{\"k0\":1,\"k0\":2}", "{\"k0\":123456789012345678901}", "{\"k0\":-0}", "{\"k0\":1e3,\"k1\":-2.5E-3}", "{\"k0\":true,\"k1\":false,\"k2\":null}",
+            "{\"k0\":{\"k1\":[]}}", "{\"k0\": [ 1 , \"a b\" , {\"x\" : null} ] }", "{\"k1\":\"\",\"k0\":\"\"}", "{\"k0\":999999999999999999}", "{\"k0\":-999999999999999999}", "[1,2]", "7",
+        ]
+        for document in documents {
+            for key in ["k0", "k1", "k2", "k9", "#"] {
+                let ours = Self.evaluate(db, "amber_extended(?1, ?2)", document, key)
+                let sqlites = Self.evaluate(db, "json_extract(?1, '$.\"' || ?2 || '\"')", document, key)
+                #expect(ours == sqlites, "\(document) [\(key)]: \(ours) vs \(sqlites)")
+            }
+        }
+        // Malformed JSON is an error either way; an escaped key is found, as JSON means it.
+        for document in ["{\"k0\":01}", "{\"k0\" 1}", "{\"k0\":tru}", "{\"k0\":\"open", "{\"k1\":1,", "{\"k0\":[1,2"] {
+            #expect(Self.evaluate(db, "amber_extended(?1, ?2)", document, "k0") == "error", "\(document)")
+        }
+        #expect(Self.evaluate(db, "amber_extended(?1, ?2)", "{\"\\u006b0\":5}", "k0") == "integer 5")
+    }
 }

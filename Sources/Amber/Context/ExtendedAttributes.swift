@@ -46,7 +46,10 @@ extension ManagedObject {
         if value.isNull { all.removeValue(forKey: key) } else { all[key] = value }
         try beginChange()
         owner.undoStack?.record(.extended(self, key, old))
-        values[slot] = ExtendedValues.encode(all)
+        let stored = ExtendedValues.encode(all)
+        values[slot] = stored
+        // The next set or read of this object starts from these values, not from decoding them again.
+        if case .string(let text) = stored { owner.lastExtendedValues = (text, all) }
         if !insertedFlag { changedSlots.insert(slot) }
         if !isPending { owner.track(self) }
     }

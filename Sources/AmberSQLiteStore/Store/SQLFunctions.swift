@@ -6,7 +6,8 @@ import Foundation
 
 /// SQL functions Amber's compiled predicates call, registered on every
 /// connection. Any other SQLite tool can still read the store; only
-/// predicates with [c]/[d] or MATCHES need these.
+/// predicates with [c]/[d], MATCHES or extended attributes need these
+/// (`amber_extended(_extra, 'key')` is `json_extract(_extra, '$.key')`).
 enum SQLFunctions {
     /// Bits of the `flags` argument: the predicate's `[c]` and `[d]`.
     static let caseInsensitive = ComparisonOptions.caseInsensitive.rawValue
@@ -16,6 +17,7 @@ enum SQLFunctions {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
         sqlite3_create_function_v2(db, "amber_fold", 2, flags, nil, foldFunction, nil, nil, nil)
         sqlite3_create_function_v2(db, "amber_matches", 3, flags, nil, matchesFunction, nil, nil, nil)
+        sqlite3_create_function_v2(db, "amber_extended", 2, flags, nil, extendedKeyFunction, nil, nil, nil)
         // Derived attributes' triggers; the clock is read per call, so it is not deterministic.
         sqlite3_create_function_v2(db, "amber_case", 2, flags, nil, caseFunction, nil, nil, nil)
         sqlite3_create_function_v2(db, "amber_now", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, nil, nowFunction, nil, nil, nil)
@@ -61,7 +63,7 @@ private let foldFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
 }
 
 /// Makes `text` the function's result (SQLite copies it).
-private func resultText(_ context: OpaquePointer?, _ text: String) {
+func resultText(_ context: OpaquePointer?, _ text: String) {
     var text = text
     text.withUTF8 { utf8 in
         utf8.withMemoryRebound(to: CChar.self) { bytes in

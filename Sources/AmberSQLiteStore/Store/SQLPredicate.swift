@@ -398,15 +398,15 @@ struct PredicateCompiler {
 
     /// Extended attribute `name` of the `entity` row whose key is `key`: its
     /// value in the row's JSON column, in the form ``ExtendedValues`` stores
-    /// it (the name is a checked identifier, so the path is plain text an
-    /// expression index can match).
+    /// it, read by `amber_extended` (see ``SQLFunctions``; the name is a
+    /// checked identifier, so it is plain text an expression index can match).
     private func extended(_ name: String, of entity: Entity, key: String, _ position: Int) throws(AmberError) -> Target {
         do throws(AmberError) {
             try ExtendedValues.checkKey(name, of: entity)
         } catch {
             throw .invalidPredicate(position: position, message: "\(error)")
         }
-        return .extended(SQLFragment(sql: "json_extract(\(column(ExtendedValues.columnName, of: entity, key: key)), '$.\(name)')",
+        return .extended(SQLFragment(sql: "amber_extended(\(column(ExtendedValues.columnName, of: entity, key: key)), '\(name)')",
                                      name: "\(entity.name).\(name)"))
     }
 
