@@ -1319,10 +1319,12 @@ amber_status amber_object_set(amber_object *object, amber_attribute *attribute, 
  *  (`shelf == 'B2'`). An AMBER_VALUE_NULL value removes it. It takes
  *  property-list values (Boolean, integer, double, float, string, binary,
  *  date, UUID, and plist JSON arrays and dictionaries of these), decimals and
- *  URIs, and reads them back exactly; anything else (an object ID, a custom
- *  value) fails with AMBER_E_INVALID_VALUE naming `Entity.key`, as do names
- *  that are not identifiers or clash with a modelled attribute or
- *  relationship. On any error nothing changes. */
+ *  URIs, and reads them back exactly, except that arrays and dictionaries
+ *  cross this API as AMBER_VALUE_PLIST JSON, with its limits (dates in them
+ *  to the millisecond); anything else (an object ID, a custom value) fails
+ *  with AMBER_E_INVALID_VALUE naming `Entity.key`, as do names that are not
+ *  identifiers or clash with a modelled attribute or relationship of the
+ *  entity's hierarchy. On any error nothing changes. */
 amber_status amber_object_set_named(amber_object *object, const char *attribute, const amber_value *value);
 
 /** *out = the keys of the object's extended attributes, sorted, as one

@@ -124,7 +124,7 @@ struct Query: ParsableCommand {
             let objects = try context.fetch(request)
             let attributes = described.attributes.filter { !$0.isTransient }
             let columns = try Self.columns(attributes: attributes, links: links, include: include, model: context.model,
-                                           extensible: described.isExtensible)
+                                           extensible: described.subentityIndices.contains { context.model.entities[$0].isExtensible })
             if json {
                 print(try Self.json(objects, attributes, links: links, include: include))
             } else {

@@ -76,7 +76,10 @@ extension ManagedObject {
     func extendedValues(in stored: Value) throws(AmberError) -> [String: Value] {
         if stored.isNull { return [:] }
         // A detached object's context may be gone: it reads without the cache.
-        if !isDetached, case .string(let text) = stored, let last = owner.lastExtendedValues, last.text == text { return last.values }
+        // Compared byte for byte: String's == takes canonically equivalent text as equal.
+        if !isDetached, case .string(let text) = stored, let last = owner.lastExtendedValues, last.text.utf8.elementsEqual(text.utf8) {
+            return last.values
+        }
         let values = try ExtendedValues.decode(stored, place: "\(entity.name).\(ExtendedValues.columnName) of \(objectID)")
         if !isDetached, case .string(let text) = stored { owner.lastExtendedValues = (text, values) }
         return values

@@ -9,11 +9,13 @@ import Foundation
 /// A string, Boolean or integer is stored as itself. Every other value is
 /// stored as the form its modelled column would hold, where JSON can hold it,
 /// with its type under `"#"` (a name no key can have): `double` and `float`
-/// as numbers (`"nan"`, `"inf"`, `"-inf"`, `"-0"` for what JSON numbers
-/// cannot hold exactly), `date` as
-/// seconds since 2001-01-01 UTC, a decimal as its nearest Double with type
-/// `decimal:<digits>` (the exact value), `uuid` and `uri` as text, `binary`
-/// as Base64 text. An array's type is the list of its
+/// as numbers, `date` as seconds since 2001-01-01 UTC, `uuid` and `uri` as
+/// text, `binary` as Base64 text. Where the JSON number only stands in for
+/// the value, the type carries it exactly: a decimal is its nearest Double
+/// typed `decimal:<digits>`; NaN is null typed `double:nan` (as a REAL
+/// column holds NULL), -0.0 is 0 typed `double:-0`, and the infinities are
+/// the largest finite numbers typed `double:inf` and `double:-inf` (likewise
+/// for `float` and `date`). An array's type is the list of its
 /// elements' types (null for untyped ones), a dictionary's the object of its
 /// typed keys' types; neither is written when nothing in it is typed. So
 /// `json_extract(_extra, '$.key')` yields what a predicate compares, and every
@@ -25,8 +27,6 @@ package enum ExtendedValues {
     /// nesting deeper is reported, never followed.
     package static let maximumDepth = 32
     private static let typesKey = "#"
-    /// A decimal's type entry: this, then its digits.
-    private static let decimalPrefix = "decimal:"
 
     // MARK: Keys
 
@@ -34,8 +34,8 @@ package enum ExtendedValues {
     ///
     /// - Throws: ``AmberError/unknownAttribute(entity:name:suggestion:)`` if
     ///   `entity` is not extensible; ``AmberError/invalidValue(place:expected:given:)``
-    ///   if `key` is not a valid name or is the name of one of its attributes
-    ///   or relationships, or of its sub-entities'.
+    ///   if `key` is not a valid name or is the name of an attribute or
+    ///   relationship of any entity of its hierarchy (they share a table).
     package static func checkKey(_ key: String, of entity: Entity) throws(AmberError) {
         guard entity.isExtensible else {
             throw .unknownAttribute(entity: entity.name, name: key,
@@ -150,9 +150,9 @@ package enum ExtendedValues {
         switch value {
         case .null, .bool, .int, .string: value
         case .decimal(let number): .double(NSDecimalNumber(decimal: number).doubleValue)
-        case .double(let number): special(number).map(Value.string) ?? value
-        case .float(let number): special(Double(number)).map(Value.string) ?? .double(Double(number))
-        case .date(let date): .double(date.timeIntervalSinceReferenceDate)
+        case .double(let number): comparable(number)
+        case .float(let number): comparable(Double(number))
+        case .date(let date): comparable(date.timeIntervalSinceReferenceDate)
         case .uuid(let uuid): .string(uuid.uuidString)
         case .uri(let uri): .string(uri.absoluteString)
         case .binary(let bytes): .string(bytes.base64EncodedString())
@@ -171,12 +171,12 @@ package enum ExtendedValues {
         case .bool(let flag): return (.bool(flag), nil)
         case .int(let number): return (.int(number), nil)
         case .string(let text): return (.string(text), nil)
-        case .double(let value): return (number(value), .string("double"))
-        case .float(let value): return (number(Double(value)), .string("float"))
-        case .date(let date): return (number(date.timeIntervalSinceReferenceDate), .string("date"))
+        case .double(let value): return (number(value), typed("double", value))
+        case .float(let value): return (number(Double(value)), typed("float", Double(value)))
+        case .date(let date): return (number(date.timeIntervalSinceReferenceDate), typed("date", date.timeIntervalSinceReferenceDate))
         case .decimal(let number):
             // Compared as a number, as modelled decimals are ordered; read back from the digits in its type.
-            return (.double(NSDecimalNumber(decimal: number).doubleValue), .string(decimalPrefix + number.description))
+            return (.double(NSDecimalNumber(decimal: number).doubleValue), .string("decimal:" + number.description))
         case .uuid(let uuid): return (.string(uuid.uuidString), .string("uuid"))
         case .uri(let uri): return (.string(uri.absoluteString), .string("uri"))
         case .binary(let bytes): return (.string(bytes.base64EncodedString()), .string("binary"))
@@ -243,17 +243,20 @@ package enum ExtendedValues {
         return .dictionary(values)
     }
 
-    private static func scalar(_ json: JSONValue, typed name: String) throws(Malformed) -> Value {
-        let malformed = Malformed(message: "JSON \(json.kind) is not a stored \(name)")
+    private static func scalar(_ json: JSONValue, typed entry: String) throws(Malformed) -> Value {
+        let malformed = Malformed(message: "JSON \(json.kind) is not a stored \(entry)")
+        // "decimal:12.5", "double:-inf": the type, then the exact value the JSON number stands in for.
+        let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = String(parts[0]), exact = parts.count > 1 ? String(parts[1]) : nil
         func number() throws(Malformed) -> Double {
-            switch json {
-            case .double(let number): return number
+            switch (exact, json) {
+            case (nil, .double(let number)): return number
             // The exact value of the text, which may be a Double's shortest form (1e+18): rounding it gives that Double.
-            case .int(let number): return Double(number)
-            case .string("nan"): return .nan
-            case .string("inf"): return .infinity
-            case .string("-inf"): return -.infinity
-            case .string("-0"): return -0.0
+            case (nil, .int(let number)): return Double(number)
+            case ("nan"?, .null): return .nan
+            case ("inf"?, .double), ("inf"?, .int): return .infinity
+            case ("-inf"?, .double), ("-inf"?, .int): return -.infinity
+            case ("-0"?, .int(0)): return -0.0
             default: throw malformed
             }
         }
@@ -261,13 +264,17 @@ package enum ExtendedValues {
             guard case .string(let text) = json else { throw malformed }
             return text
         }
-        if name.hasPrefix(decimalPrefix) {
-            guard let digits = ValueFormat.parseDecimal(String(name.dropFirst(decimalPrefix.count))) else {
-                throw Malformed(message: "the type \"\(name)\" holds no decimal")
+        if name == "decimal" {
+            let standIn: Bool = switch json {
+            case .int, .double: true
+            default: false
             }
-            _ = try number()
+            guard let digits = exact.flatMap(ValueFormat.parseDecimal), standIn else {
+                throw Malformed(message: "the type \"\(entry)\" holds no decimal")
+            }
             return .decimal(digits)
         }
+        if exact != nil, !["double", "float", "date"].contains(name) { throw Malformed(message: "the unknown type \"\(entry)\"") }
         switch name {
         case "double": return .double(try number())
         case "float":
@@ -289,12 +296,29 @@ package enum ExtendedValues {
         }
     }
 
-    /// A Double JSON cannot hold, or could not read back exactly (-0.0 reads as the integer 0), as text.
+    /// A Double JSON cannot hold, or could not read back exactly (-0.0 reads as the integer 0), named.
     private static func special(_ number: Double) -> String? {
         if number.isNaN { return "nan" }
         if number.isInfinite { return number < 0 ? "-inf" : "inf" }
         return number == 0 && number.sign == .minus ? "-0" : nil
     }
 
-    private static func number(_ number: Double) -> JSONValue { special(number).map(JSONValue.string) ?? .double(number) }
+    /// What SQL compares for a Double: itself; for the special ones what a REAL column would give
+    /// (NaN: NULL, -0.0: 0), and the largest finite numbers for the infinities JSON cannot write.
+    private static func comparable(_ number: Double) -> Value {
+        if number.isNaN { return .null }
+        if number.isInfinite { return .double(number < 0 ? -.greatestFiniteMagnitude : .greatestFiniteMagnitude) }
+        return number == 0 ? .int(0) : .double(number)
+    }
+
+    private static func number(_ number: Double) -> JSONValue {
+        switch comparable(number) {
+        case .double(let value): .double(value)
+        case .int(let value): .int(value)
+        default: .null
+        }
+    }
+
+    /// A number's type entry: `name`, or `name:special` when the JSON number stands in for it.
+    private static func typed(_ name: String, _ number: Double) -> JSONValue { .string(special(number).map { "\(name):\($0)" } ?? name) }
 }

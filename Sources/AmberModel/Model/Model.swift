@@ -40,8 +40,9 @@ public final class Model: Sendable {
         var made = [Entity?](repeating: nil, count: hierarchy.effective.count)
         for index in made.indices.sorted(by: { hierarchy.depths[$0] < hierarchy.depths[$1] }) {
             let parent = hierarchy.parents[index].flatMap { made[$0] }
-            // An extended key may not shadow a property of the entity or of any entity below it (their rows share the table).
-            let modelled = hierarchy.subtrees[index].flatMap { below in
+            // An extended key may not be the name of a property of any entity of the hierarchy: their rows share the
+            // table, and a fetch of the root must read one name one way.
+            let modelled = hierarchy.subtrees[hierarchy.roots[index]].flatMap { below in
                 hierarchy.effective[below].attributes.map(\.name) + hierarchy.effective[below].relationships.map(\.name)
             }
             made[index] = Entity(description: hierarchy.effective[index], index: index, plans: plan.attributes[index],
@@ -121,8 +122,8 @@ public final class Entity: Sendable, CustomStringConvertible {
     /// The hidden slot holding an extensible entity's extended attributes in
     /// their stored form (the JSON text of column `_extra`, or null when there are none).
     package let extraSlot: Int?
-    /// By lowercased name, the attributes and relationships of this entity and
-    /// those below it, which no extended key may use: the property's name as written.
+    /// By lowercased name, the attributes and relationships of every entity of
+    /// this one's hierarchy, which no extended key may use: the property's name as written.
     package let modelledNames: [String: String]
     /// The to-one relationships (each has a slot), for the checks a save makes.
     package let toOneRelationships: [Relationship]

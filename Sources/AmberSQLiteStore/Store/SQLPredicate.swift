@@ -15,6 +15,14 @@ struct SQLFragment {
     /// Folding its values already had: a `canonical:` derived attribute is
     /// folded for case and diacritics, so `[c]`, `[d]` and `[cd]` fold only the other side.
     var folded: ComparisonOptions = []
+    /// Whether its values may be of any type (an extended attribute): folding touches only text.
+    var mixed = false
+
+    /// `sql` folded with `amber_fold` for `flags`; for a mixed fragment only where it is text,
+    /// so a number stays a number.
+    func folding(_ flags: Int64) -> String {
+        mixed ? "CASE WHEN typeof(\(sql)) = 'text' THEN amber_fold(\(sql), \(flags)) ELSE \(sql) END" : "amber_fold(\(sql), \(flags))"
+    }
 }
 
 /// Compiles a predicate for one entity into an SQL condition.
@@ -406,8 +414,10 @@ struct PredicateCompiler {
         } catch {
             throw .invalidPredicate(position: position, message: "\(error)")
         }
-        return .extended(SQLFragment(sql: "amber_extended(\(column(ExtendedValues.columnName, of: entity, key: key)), '\(name)')",
-                                     name: "\(entity.name).\(name)"))
+        var fragment = SQLFragment(sql: "amber_extended(\(column(ExtendedValues.columnName, of: entity, key: key)), '\(name)')",
+                                   name: "\(entity.name).\(name)")
+        fragment.mixed = true
+        return .extended(fragment)
     }
 
     /// A constant compared with an extended attribute, in the form its stored
@@ -578,11 +588,14 @@ struct PredicateCompiler {
     /// Case/diacritic folding: constants are folded here, columns by `amber_fold` per row.
     private func wrapFold(_ fragment: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
         if fragment.folded.isSuperset(of: options) { return fragment }
-        if fragment.sql == "?", fragment.bindings.count == 1, case .string(let s) = fragment.bindings[0] {
+        if fragment.sql == "?", fragment.bindings.count == 1 {
+            // A constant other than text (compared with an extended attribute) has nothing to fold.
+            guard case .string(let s) = fragment.bindings[0] else { return fragment }
             return SQLFragment(sql: "?", bindings: [.string(fold(s, options))], type: .string)
         }
-        return SQLFragment(sql: "amber_fold(\(fragment.sql), \(options.rawValue))", bindings: fragment.bindings, type: fragment.type,
-                           name: fragment.name)
+        // A mixed fragment's SQL appears three times in its folding: its bindings are repeated to match.
+        let bindings = fragment.mixed ? fragment.bindings + fragment.bindings + fragment.bindings : fragment.bindings
+        return SQLFragment(sql: fragment.folding(Int64(options.rawValue)), bindings: bindings, type: fragment.type, name: fragment.name)
     }
 
     private func fold(_ s: String, _ options: ComparisonOptions) -> String {
@@ -665,7 +678,10 @@ struct FetchQuery {
                     }
                 }
                 var term = try compiler.sortTerm(key.key)
-                if key.caseInsensitive && term.type == .string { term.sql = "amber_fold(\(term.sql), 1)" }
+                if key.caseInsensitive && (term.type == .string || term.mixed) {
+                    if term.mixed { term.bindings += term.bindings + term.bindings }
+                    term.sql = term.folding(1)
+                }
                 terms.append((term.sql, term.bindings))
             }
         }

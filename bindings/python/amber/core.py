@@ -1148,18 +1148,24 @@ class Context(_Owner):
         if target.extensible:
             extended = {name: values.pop(name) for name in list(values) if name not in target.attributes}
         out = ffi.new("amber_object *[1]")
-        if values:
-            handles, array, _keep = self._fill(target, list(values), [list(values.values())])
-            check(lib.amber_context_insert_many(out, self._handle, target.handle, handles, len(values), array, 1))
-        else:
-            check(lib.amber_context_insert(out, self._handle, target.handle))
-        obj = self._object(out[0], target)
+        # With extended values, the insert and its sets are one undo group (when undo is on), undone together.
+        grouped = bool(extended) and lib.amber_context_begin_undo_group(self._handle, ffi.NULL) == lib.AMBER_OK
         try:
-            for name, value in extended.items():
-                obj._set(name, value)
-        except BaseException:
-            self.delete(obj)  # a new object deleted before any save leaves the context
-            raise
+            if values:
+                handles, array, _keep = self._fill(target, list(values), [list(values.values())])
+                check(lib.amber_context_insert_many(out, self._handle, target.handle, handles, len(values), array, 1))
+            else:
+                check(lib.amber_context_insert(out, self._handle, target.handle))
+            obj = self._object(out[0], target)
+            try:
+                for name, value in extended.items():
+                    obj._set(name, value)
+            except BaseException:
+                self.delete(obj)  # a new object deleted before any save leaves the context
+                raise
+        finally:
+            if grouped:
+                check(lib.amber_context_end_undo_group(self._handle))
         return obj
 
     def insert_many(self, entity: str, attributes: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:

@@ -157,3 +157,17 @@ def test_plain_uuid_and_string_keys(model):
         ctx.save()
         assert [b.title for b in ctx.fetch("Book", "code == %@", code)] == ["a"]
         assert [b.title for b in ctx.fetch("Book", "code == %@", str(code))] == ["b"]
+
+
+def test_insert_with_extended_keys_is_one_undo_step_and_all_or_nothing(model):
+    with amber.open(None, model) as store, store.context() as ctx:
+        ctx.enable_undo()
+        book = ctx.insert("Book", title="Dune", shelf="B2", copies=2)
+        assert (book.shelf, book.copies) == ("B2", 2)
+        assert ctx.undo()
+        assert ctx.inserted == [] and not ctx.undo()
+        with pytest.raises(amber.ValueClassError):
+            ctx.insert("Book", title="Emma", shelf="C3", Title="clash")
+        assert ctx.inserted == []
+        ctx.save()
+        assert ctx.count("Book") == 0
