@@ -57,10 +57,13 @@ public func amber_object_set_named(_ object: OpaquePointer?, _ attribute: Unsafe
     api { () throws(CAPIError) in
         let target = try Handles.object(object)
         let key = try name(attribute, "attribute")
+        let entity = target.object.entity
         // An unknown name is an error before the value is read; an extensible entity's is an extended attribute.
-        if !target.object.entity.isExtensible { _ = try core { () throws(AmberError) in try target.object.entity.attribute(named: key) } }
+        let handle = entity.isExtensible ? entity.existingAttribute(named: key) : try core { () throws(AmberError) in try entity.attribute(named: key) }
         let newValue = try CValue.read(value, "value")
-        try core { () throws(AmberError) in try target.object.setValue(newValue, forKey: key) }
+        try core { () throws(AmberError) in
+            if let handle { try target.object.setValue(newValue, for: handle) } else { try target.object.setValue(newValue, forExtendedKey: key) }
+        }
     }
 }
 

@@ -111,6 +111,22 @@ func median(_ values: [Double]) -> Double {
     return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
 }
 
+/// Two ways of finding the same objects, timed alternately (at least three
+/// times each): the medians, `measured` as Amber's time and `reference` as
+/// the raw one. Each returns how many it found; they must agree, and not on none.
+func compare(_ what: String, repetitions: Int, _ measured: () throws -> Int, against reference: () throws -> Int) throws -> Result {
+    var times: ([Double], [Double]) = ([], [])
+    var counts = (0, 0)
+    for _ in 0..<max(repetitions, 3) {
+        times.0.append(try Workloads.time { counts.0 = try measured() })
+        times.1.append(try Workloads.time { counts.1 = try reference() })
+    }
+    guard counts.0 == counts.1, counts.0 > 0 else {
+        throw AmberError.notAStore(path: what, reason: "found \(counts.0) books, the reference \(counts.1)")
+    }
+    return Result(amber: median(times.0), raw: median(times.1))
+}
+
 /// The workloads, for Amber's Swift API and for raw SQLite.
 struct Workloads {
     let n: Int

@@ -28,15 +28,7 @@ struct DerivedWorkload {
         try context.save()
         let derived = try FetchRequest("Book", where: "canonicalTitle CONTAINS[cd] %@", .string("BRÛLÉE"))
         let folding = try FetchRequest("Book", where: "title CONTAINS[cd] %@", .string("BRÛLÉE"))
-        var fast: [Double] = [], slow: [Double] = []
-        var counts: (Int, Int) = (0, 0)
-        for _ in 0..<max(repetitions, 3) {
-            fast.append(try Workloads.time { counts.0 = try context.count(derived) })
-            slow.append(try Workloads.time { counts.1 = try context.count(folding) })
-        }
-        guard counts.0 == counts.1, counts.0 > 0 else {
-            throw AmberError.notAStore(path: "derived search", reason: "found \(counts.0) books, folding found \(counts.1)")
-        }
-        return Result(amber: median(fast), raw: median(slow))
+        return try compare("derived search", repetitions: repetitions, { try context.count(derived) },
+                           against: { try context.count(folding) })
     }
 }

@@ -30,15 +30,7 @@ struct ExtendedWorkload {
         try context.save()
         let extended = try FetchRequest("Book", where: "rank < %@", .int(100))
         let modelled = try FetchRequest("Book", where: "modelledRank < %@", .int(100))
-        var fast: [Double] = [], slow: [Double] = []
-        var counts: (Int, Int) = (0, 0)
-        for _ in 0..<max(repetitions, 3) {
-            slow.append(try Workloads.time { counts.0 = try Context(store: store).fetch(extended).count })
-            fast.append(try Workloads.time { counts.1 = try Context(store: store).fetch(modelled).count })
-        }
-        guard counts.0 == counts.1, counts.0 > 0 else {
-            throw AmberError.notAStore(path: "extended search", reason: "found \(counts.0) books, the modelled column \(counts.1)")
-        }
-        return Result(amber: median(slow), raw: median(fast))
+        return try compare("extended search", repetitions: repetitions, { try Context(store: store).fetch(extended).count },
+                           against: { try Context(store: store).fetch(modelled).count })
     }
 }

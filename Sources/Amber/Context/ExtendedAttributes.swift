@@ -92,10 +92,6 @@ extension ManagedObject {
         guard let current = try? extendedValues(in: values[slot]) else { return [:] }
         if insertedFlag { return current }
         guard let committed, committed[slot] != values[slot], let before = try? extendedValues(in: committed[slot]) else { return [:] }
-        var changed: [String: Value] = [:]
-        for key in Set(before.keys).union(current.keys) where !(before[key] ?? .null).isIdentical(to: current[key] ?? .null) {
-            changed[key] = current[key] ?? .null
-        }
-        return changed
+        return Dictionary(uniqueKeysWithValues: ExtendedValues.differingKeys(before, current).map { ($0, current[$0] ?? .null) })
     }
 }

@@ -146,14 +146,17 @@ extension Context {
         for row in rows { change?.touch(row.table, row.key) }
         var refreshed: ContextChange? = change == nil ? nil : ContextChange(.saved)
         try refresh(held, keepingChanges: false, reporting: &refreshed)
-        guard let refreshed else { return }
+        guard let refreshed, let saved = change?.report else { return }
+        // Looked up by identity: every saved row is in the derived log when a derivation reads the clock.
+        let updatedAt = Dictionary(saved.updated.enumerated().map { (ObjectIdentifier($1.object), $0) }, uniquingKeysWith: { first, _ in first })
+        let inserted = Set(saved.inserted.map(ObjectIdentifier.init))
         for update in refreshed.report.refreshed {
             let object = update.object
-            if let index = change?.report.updated.firstIndex(where: { $0.object === object }), let saved = change?.report.updated[index] {
+            if let index = updatedAt[ObjectIdentifier(object)], let saved = change?.report.updated[index] {
                 let keys = Set(saved.keys + update.keys)
                 let names = object.entity.attributes.map(\.name) + object.entity.relationships.map(\.name)
                 change?.report.updated[index] = ChangeReport.Update(object: object, keys: names.filter(keys.contains))
-            } else if !(change?.report.inserted.contains { $0 === object } ?? false) {
+            } else if !inserted.contains(ObjectIdentifier(object)) {
                 change?.report.updated.append(update)
             }
         }

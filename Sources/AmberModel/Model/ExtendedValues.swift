@@ -124,7 +124,12 @@ package enum ExtendedValues {
     package static func changedKeys(from old: Value, to new: Value) -> [String] {
         guard old != new else { return [] }
         let before = (try? decode(old, place: "")) ?? [:], after = (try? decode(new, place: "")) ?? [:]
-        return Set(before.keys).union(after.keys).filter { key in !same(before[key], after[key]) }.sorted()
+        return differingKeys(before, after).sorted()
+    }
+
+    /// The keys whose values differ between `before` and `after` (an absent key holds null), in no order.
+    package static func differingKeys(_ before: [String: Value], _ after: [String: Value]) -> [String] {
+        Set(before.keys).union(after.keys).filter { key in !same(before[key], after[key]) }
     }
 
     /// Merges key by key: the keys changed here (between `read`, the stored
@@ -136,10 +141,7 @@ package enum ExtendedValues {
               let here = try? decode(current, place: "")
         else { return current }
         var merged = now
-        for key in Set(before.keys).union(here.keys) where !same(before[key], here[key]) {
-            if storeWins && !same(before[key], now[key]) { continue }
-            merged[key] = here[key]
-        }
+        for key in differingKeys(before, here) where !storeWins || same(before[key], now[key]) { merged[key] = here[key] }
         return encode(merged)
     }
 

@@ -24,11 +24,18 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
     /// The text this predicate was parsed from.
     public let format: String
     package let root: PredicateNode
-    /// The names of the predicate's `$VARIABLES` (without the `$`), each
-    /// once, in the order they first appear.
-    public let variables: [String]
     /// Every `$VARIABLE` with its position, in text order (recorded by the parser).
     private let variableUses: [(name: String, position: Int)]
+
+    /// The names of the predicate's `$VARIABLES` (without the `$`), each
+    /// once, in the order they first appear.
+    public var variables: [String] {
+        var seen: Set<String> = []
+        return variableUses.compactMap { seen.insert($0.name).inserted ? $0.name : nil }
+    }
+
+    /// The first `$VARIABLE`'s name, if the predicate has any (what a fetch checks, without listing them).
+    package var firstVariable: String? { variableUses.first?.name }
 
     /// Parses `format`, substituting `arguments` for `%@` and `%K` in order.
     ///
@@ -40,8 +47,6 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
         var parser = PredicateParser(format, arguments: arguments)
         self.root = try parser.parse()
         self.variableUses = parser.variables
-        var seen: Set<String> = []
-        self.variables = parser.variables.compactMap { seen.insert($0.name).inserted ? $0.name : nil }
     }
 
     /// Parses `format` with variadic arguments: `try FetchPredicate("price < %@", 10)`.
@@ -78,7 +83,6 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
     private init(format: String, root: PredicateNode) {
         self.format = format
         self.root = root
-        self.variables = []
         self.variableUses = []
     }
 

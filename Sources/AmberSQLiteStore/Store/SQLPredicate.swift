@@ -18,10 +18,12 @@ struct SQLFragment {
     /// Whether its values may be of any type (an extended attribute): folding touches only text.
     var mixed = false
 
-    /// `sql` folded with `amber_fold` for `flags`; for a mixed fragment only where it is text,
-    /// so a number stays a number.
-    func folding(_ flags: Int64) -> String {
-        mixed ? "CASE WHEN typeof(\(sql)) = 'text' THEN amber_fold(\(sql), \(flags)) ELSE \(sql) END" : "amber_fold(\(sql), \(flags))"
+    /// The fragment folded with `amber_fold` for `flags`; a mixed one only where it is text, so a
+    /// number stays a number (its SQL then appears three times, and its bindings with it).
+    func folded(_ flags: Int64) -> SQLFragment {
+        guard mixed else { return SQLFragment(sql: "amber_fold(\(sql), \(flags))", bindings: bindings, type: type, name: name) }
+        return SQLFragment(sql: "CASE WHEN typeof(\(sql)) = 'text' THEN amber_fold(\(sql), \(flags)) ELSE \(sql) END",
+                           bindings: bindings + bindings + bindings, type: type, name: name)
     }
 }
 
@@ -593,9 +595,7 @@ struct PredicateCompiler {
             guard case .string(let s) = fragment.bindings[0] else { return fragment }
             return SQLFragment(sql: "?", bindings: [.string(fold(s, options))], type: .string)
         }
-        // A mixed fragment's SQL appears three times in its folding: its bindings are repeated to match.
-        let bindings = fragment.mixed ? fragment.bindings + fragment.bindings + fragment.bindings : fragment.bindings
-        return SQLFragment(sql: fragment.folding(Int64(options.rawValue)), bindings: bindings, type: fragment.type, name: fragment.name)
+        return fragment.folded(options.rawValue)
     }
 
     private func fold(_ s: String, _ options: ComparisonOptions) -> String {
@@ -678,10 +678,7 @@ struct FetchQuery {
                     }
                 }
                 var term = try compiler.sortTerm(key.key)
-                if key.caseInsensitive && (term.type == .string || term.mixed) {
-                    if term.mixed { term.bindings += term.bindings + term.bindings }
-                    term.sql = term.folding(1)
-                }
+                if key.caseInsensitive && (term.type == .string || term.mixed) { term = term.folded(1) }
                 terms.append((term.sql, term.bindings))
             }
         }
@@ -703,7 +700,7 @@ struct FetchQuery {
             conditions.append(filter)
         }
         if let predicate = request.predicate {
-            if let variable = predicate.variables.first {
+            if let variable = predicate.firstVariable {
                 throw .invalidSubstitution(variable: variable, message: "has no value in \"\(predicate.format)\"; "
                     + "fill the variables with FetchPredicate.substituting(_:) or fetch through a template")
             }

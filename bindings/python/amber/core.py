@@ -973,8 +973,12 @@ class Model(_Owner):
     def templates(self) -> dict[str, "Template"]:
         """The model's fetch request templates by name (run one with
         Context.fetch_template)."""
+        return dict(self._template_table())
+
+    def _template_table(self) -> dict[str, "Template"]:
+        """The templates by name, read from the library once (not copied: callers must not change it)."""
         if self._templates is not None:
-            return dict(self._templates)
+            return self._templates
         handle = self.bind()._handle
         count = _out("size_t *")
         check(lib.amber_model_template_count(count, handle))
@@ -989,7 +993,7 @@ class Model(_Owner):
             found[name] = Template(name, _str(spec.entity), _str(spec.predicate) if spec.predicate else None, tuple(sort),
                                    spec.limit or None, tuple(_str(names[0][i]) for i in range(many[0])))
         self._templates = found
-        return dict(found)
+        return found
 
     def to_json(self) -> str:
         out, length = _out("char **"), _out("size_t *")
@@ -1330,7 +1334,7 @@ class Context(_Owner):
         keep: list = []
         request = self._request(None, None, (), sort, limit, offset, keep, prefetch, subentities, template=name,
                                 variables=variables)
-        template = self.model.templates.get(name)
+        template = self.model._template_table().get(name)
         if template is None:  # C's error, with the nearest name
             check(lib.amber_context_count(_out("int64_t *"), self._handle, request))
         return self._fetch(self.model.entity(template.entity), request, decode, subentities)
