@@ -207,6 +207,28 @@ import Testing
         #expect(!book.isUpdated, "\(String(describing: book.committed)) \(book.values)")
     }
 
+    @Test("a save's report keeps extended keys beside the derived values the store computed")
+    func savedReportWithDerivedValues() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try Model(ModelDescription {
+            EntityDescription("Note") {
+                Attribute.string("title")
+                Attribute.string("folded").derived("canonical:(title)")
+            }.extensible()
+        })
+        let context = Context(store: try Self.open(directory, model))
+        let note = try context.insert("Note")
+        try context.save()
+        var reports: [ChangeReport] = []
+        context.addObserver { reports.append($0) }
+        try note.setValue("Émile", forKey: "title")
+        try note.setValue("B2", forKey: "shelf")
+        try context.save()
+        #expect(reports.last?.updated.first?.keys == ["title", "folded", "shelf"])
+        #expect(try note.value(forKey: "folded") == "emile")
+    }
+
     @Test("undo and redo go key by key, and keep keys merged in meanwhile")
     func undo() throws {
         let directory = temporaryDirectory()

@@ -153,9 +153,7 @@ extension Context {
         for update in refreshed.report.refreshed {
             let object = update.object
             if let index = updatedAt[ObjectIdentifier(object)], let saved = change?.report.updated[index] {
-                let keys = Set(saved.keys + update.keys)
-                let names = object.entity.attributes.map(\.name) + object.entity.relationships.map(\.name)
-                change?.report.updated[index] = ChangeReport.Update(object: object, keys: names.filter(keys.contains))
+                change?.report.updated[index] = ChangeReport.Update(object: object, keys: object.entity.reportOrder(Set(saved.keys + update.keys)))
             } else if !inserted.contains(ObjectIdentifier(object)) {
                 change?.report.updated.append(update)
             }

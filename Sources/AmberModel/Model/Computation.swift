@@ -149,8 +149,13 @@ extension Entity {
             names.insert(attribute.name)
         }
         guard names.count > keys.count else { return keys }
-        let modelled = (attributes.map(\.name) + relationships.map(\.name)).filter(names.contains)
-        // Extended attributes follow the modelled keys, as changedKeys lists them.
-        return modelled + keys.filter { !modelled.contains($0) }
+        return reportOrder(names)
+    }
+
+    /// `keys` as change reports list them: attributes and relationships in
+    /// model order, then extended attributes, sorted.
+    package func reportOrder(_ keys: Set<String>) -> [String] {
+        let modelled = (attributes.map(\.name) + relationships.map(\.name)).filter(keys.contains)
+        return modelled + keys.subtracting(modelled).sorted()
     }
 }
