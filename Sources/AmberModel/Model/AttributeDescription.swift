@@ -45,6 +45,12 @@ public struct AttributeDescription: Sendable, Hashable {
     /// For a computed attribute: the registered function and the attributes
     /// it computes the value from (see ``computed(by:from:)``).
     public var computation: Computation?
+    /// The attribute's name in the previous version of the model, when it was
+    /// renamed: migration carries the old column's values over.
+    public var renamingIdentifier: String?
+    /// Any text: changing it changes the model's version hash (see
+    /// ``EntityDescription/versionHashModifier``).
+    public var versionHashModifier: String?
 
     /// A computed attribute's function and sources.
     public struct Computation: Sendable, Hashable {
@@ -154,6 +160,8 @@ extension AttributeDescription {
             $0.computation = Computation(function: function, sources: sources)
         }
     }
+    /// Marks the attribute as the one called `oldName` in the previous model version.
+    public func renamed(from oldName: String) -> Self { with { $0.renamingIdentifier = oldName } }
     /// Keeps this transient attribute's encoded form in the persistent attribute `storage`.
     public func stored(in storage: String) -> Self { with { $0.storageAttribute = storage } }
 

@@ -36,6 +36,13 @@ public struct EntityDescription: Sendable, Hashable {
     public var uniquenessConstraints: [[String]] = []
     /// Free-form key/value pairs for the program's own use.
     public var userInfo: [String: String] = [:]
+    /// The entity's name in the previous version of the model, when it was
+    /// renamed: migration carries the old table's objects over. Core Data's
+    /// renaming identifier.
+    public var renamingIdentifier: String?
+    /// Any text: changing it changes the model's version hash, so a store is
+    /// migrated (its rows copied as they are) although nothing else changed.
+    public var versionHashModifier: String?
 
     /// An entity named `name` with `attributes` and `relationships`.
     public init(_ name: String, attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = []) {
@@ -67,6 +74,8 @@ public struct EntityDescription: Sendable, Hashable {
     public func abstract() -> Self { with { $0.isAbstract = true } }
     /// Makes the entity extensible: its objects take keys the model does not name.
     public func extensible() -> Self { with { $0.isExtensible = true } }
+    /// Marks the entity as the one called `oldName` in the previous model version.
+    public func renamed(from oldName: String) -> Self { with { $0.renamingIdentifier = oldName } }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self

@@ -14,7 +14,7 @@ package struct ModelFingerprint {
         for entity in model.entities {
             // A parent decides the table an entity's objects live in.
             parts[entity.name] = "entity" + (entity.parent.map { " inheriting from \($0)" } ?? "") + (entity.isAbstract ? ", abstract" : "")
-                + (entity.isExtensible ? ", extensible" : "")
+                + (entity.isExtensible ? ", extensible" : "") + Self.modifier(entity.versionHashModifier)
             for attribute in entity.attributes where !attribute.isTransient {
                 var text = attribute.type.rawValue + (attribute.isOptional ? ", optional" : ", required")
                 if attribute.type == .transformable {
@@ -26,6 +26,7 @@ package struct ModelFingerprint {
                 if attribute.isIndexed { text += ", indexed" }
                 // Stored derived values follow their expression: another expression needs the column computed again.
                 if let derivation = attribute.derivation { text += ", derived \(derivation)" }
+                text += Self.modifier(attribute.versionHashModifier)
                 parts["\(entity.name).\(attribute.name)"] = text
             }
             // A shadow attribute's chain decides what its storage column holds.
@@ -39,6 +40,7 @@ package struct ModelFingerprint {
                 var text = (relationship.isToMany ? "to-many " : "to-one ") + relationship.destination
                 text += relationship.inverse.map { " inverse \($0)" } ?? " one-way"
                 if relationship.isOrdered { text += ", ordered" }
+                text += Self.modifier(relationship.versionHashModifier)
                 parts["\(entity.name).\(relationship.name)"] = text
             }
             let render = { (lists: [[String]]) in lists.map { "(" + $0.joined(separator: ", ") + ")" }.sorted().joined(separator: " ") }
@@ -47,6 +49,8 @@ package struct ModelFingerprint {
         }
         self.parts = parts
     }
+
+    private static func modifier(_ text: String?) -> String { text.map { ", version hash modifier \"\($0)\"" } ?? "" }
 
     /// 64-bit FNV-1a of the sorted parts, as 16 hex digits. Detects change; it
     /// is not meant to resist an adversary (the store keeps the whole model too).

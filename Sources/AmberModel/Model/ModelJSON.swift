@@ -57,6 +57,8 @@ extension ModelDescription {
                 object["uniquenessConstraints"] = .array(entity.uniquenessConstraints.map { .array($0.map(JSONValue.string)) })
             }
             if !entity.userInfo.isEmpty { object["userInfo"] = .object(entity.userInfo.mapValues(JSONValue.string)) }
+            if let v = entity.renamingIdentifier { object["renamingIdentifier"] = .string(v) }
+            if let v = entity.versionHashModifier { object["versionHashModifier"] = .string(v) }
             return .object(object)
         }
         var root: [String: JSONValue] = ["format": .string("amber-model/1"), "entities": .array(entities)]
@@ -68,7 +70,8 @@ extension ModelDescription {
 
 extension EntityDescription {
     init(json reader: JSONReader) throws(AmberError) {
-        try reader.allowOnly(["name", "parent", "abstract", "extensible", "attributes", "relationships", "indexes", "uniquenessConstraints", "userInfo"])
+        try reader.allowOnly(["name", "parent", "abstract", "extensible", "attributes", "relationships", "indexes", "uniquenessConstraints", "userInfo",
+                              "renamingIdentifier", "versionHashModifier"])
         self.init(try reader.string("name"))
         self.parent = try reader.optionalString("parent")
         self.isAbstract = try reader.optionalBool("abstract") ?? false
@@ -84,13 +87,15 @@ extension EntityDescription {
             (list: JSONReader) throws(AmberError) in try list.stringList()
         } ?? []
         self.userInfo = try reader.optionalStringMap("userInfo") ?? [:]
+        self.renamingIdentifier = try reader.optionalString("renamingIdentifier")
+        self.versionHashModifier = try reader.optionalString("versionHashModifier")
     }
 }
 
 extension AttributeDescription {
     private static let keys = ["name", "type", "optional", "default", "transient", "indexed", "minValue", "maxValue",
                                "minLength", "maxLength", "pattern", "userInfo", "valueClass", "transformer", "decode",
-                               "encode", "storage", "derived", "computed"]
+                               "encode", "storage", "derived", "computed", "renamingIdentifier", "versionHashModifier"]
 
     init(json reader: JSONReader) throws(AmberError) {
         try reader.allowOnly(Self.keys)
@@ -118,6 +123,8 @@ extension AttributeDescription {
         validation.maxLength = try reader.optionalInt("maxLength")
         validation.pattern = try reader.optionalString("pattern")
         userInfo = try reader.optionalStringMap("userInfo") ?? [:]
+        renamingIdentifier = try reader.optionalString("renamingIdentifier")
+        versionHashModifier = try reader.optionalString("versionHashModifier")
         valueClassName = try reader.optionalString("valueClass")
         transformerNames = try reader.optionalStringOrList("transformer") ?? []
         storageAttribute = try reader.optionalString("storage")
@@ -148,6 +155,8 @@ extension AttributeDescription {
         if let v = validation.maxLength { object["maxLength"] = .int(Int64(v)) }
         if let v = validation.pattern { object["pattern"] = .string(v) }
         if !userInfo.isEmpty { object["userInfo"] = .object(userInfo.mapValues(JSONValue.string)) }
+        if let renamingIdentifier { object["renamingIdentifier"] = .string(renamingIdentifier) }
+        if let versionHashModifier { object["versionHashModifier"] = .string(versionHashModifier) }
         if let valueClassName { object["valueClass"] = .string(valueClassName) }
         if !transformerNames.isEmpty { object["transformer"] = .array(transformerNames.map(JSONValue.string)) }
         if let storageAttribute { object["storage"] = .string(storageAttribute) }
@@ -163,7 +172,7 @@ extension AttributeDescription {
 
 extension RelationshipDescription {
     private static let keys = ["name", "destination", "inverse", "toMany", "ordered", "optional", "deleteRule", "minCount",
-                               "maxCount", "oneWay", "userInfo"]
+                               "maxCount", "oneWay", "userInfo", "renamingIdentifier", "versionHashModifier"]
 
     init(json reader: JSONReader) throws(AmberError) {
         try reader.allowOnly(Self.keys)
@@ -175,6 +184,8 @@ extension RelationshipDescription {
         minCount = try reader.optionalInt("minCount")
         maxCount = try reader.optionalInt("maxCount")
         userInfo = try reader.optionalStringMap("userInfo") ?? [:]
+        renamingIdentifier = try reader.optionalString("renamingIdentifier")
+        versionHashModifier = try reader.optionalString("versionHashModifier")
         if let text = try reader.optionalString("deleteRule") {
             guard let rule = DeleteRule(rawValue: text) else {
                 throw .invalidJSON(path: reader.path + ".deleteRule", message: "unknown delete rule \"\(text)\""
@@ -195,6 +206,8 @@ extension RelationshipDescription {
         if let minCount { object["minCount"] = .int(Int64(minCount)) }
         if let maxCount { object["maxCount"] = .int(Int64(maxCount)) }
         if !userInfo.isEmpty { object["userInfo"] = .object(userInfo.mapValues(JSONValue.string)) }
+        if let renamingIdentifier { object["renamingIdentifier"] = .string(renamingIdentifier) }
+        if let versionHashModifier { object["versionHashModifier"] = .string(versionHashModifier) }
         return .object(object)
     }
 }

@@ -38,6 +38,12 @@ public struct RelationshipDescription: Sendable, Hashable {
     public var isOneWay = false
     /// Free-form key/value pairs for the program's own use.
     public var userInfo: [String: String] = [:]
+    /// The relationship's name in the previous version of the model, when it
+    /// was renamed: migration carries its links over.
+    public var renamingIdentifier: String?
+    /// Any text: changing it changes the model's version hash (see
+    /// ``EntityDescription/versionHashModifier``).
+    public var versionHashModifier: String?
 
     /// A relationship named `name` to `destination`, with `inverse` (nil only with ``oneWay()``).
     public init(_ name: String, destination: String, inverse: String?, toMany: Bool) {
@@ -78,6 +84,8 @@ public struct RelationshipDescription: Sendable, Hashable {
     public func oneWay() -> Self { with { ($0.isOneWay, $0.inverse) = (true, nil) } }
     /// Adds a user-info entry.
     public func userInfo(_ key: String, _ value: String) -> Self { with { $0.userInfo[key] = value } }
+    /// Marks the relationship as the one called `oldName` in the previous model version.
+    public func renamed(from oldName: String) -> Self { with { $0.renamingIdentifier = oldName } }
 
     private func with(_ change: (inout Self) -> Void) -> Self {
         var copy = self
