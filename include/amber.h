@@ -109,6 +109,7 @@ enum {
     AMBER_E_PLUGIN_REFUSED = -20,    /**< a plugin was refused; nothing of it was registered */
     AMBER_E_BUSY = -21,              /**< another connection held the store's lock past the busy timeout: nothing written, pending changes kept; retrying may succeed */
     AMBER_E_OBSERVER = -22,          /**< an observer or live query callback failed: what the call did is done (a save is written); the message lists each failure */
+    AMBER_E_MIGRATION_FAILED = -23,  /**< migrating a store to another model was refused or failed: the store is unchanged; the message lists every problem */
     AMBER_E_INTERNAL = -99           /**< a bug in Amber; please report it with the message */
 };
 
@@ -773,6 +774,13 @@ amber_status amber_model_builder_bind(amber_model **out, amber_model_builder *bu
  *  AMBER_E_NOT_A_STORE, AMBER_E_SQLITE. */
 amber_status amber_store_open(amber_store **out, const char *path, amber_model *model);
 
+/** Called as a migration proceeds (see amber_store_options): `step` names
+ *  what is being done ("copy Book", "re-encode Book.cover"; valid during the
+ *  call), `completed` of `total` rows. Runs on the thread opening the store.
+ *  Return 0 to go on; any other value cancels the migration, which then
+ *  changes nothing and the open fails with AMBER_E_MIGRATION_FAILED. */
+typedef int32_t (*amber_migration_progress_fn)(void *context, const char *step, uint64_t completed, uint64_t total);
+
 /** How a store is opened. Start from AMBER_STORE_OPTIONS_INIT (which sets
  *  `size` and the defaults); fields added later keep their defaults for
  *  callers compiled before them. */
@@ -780,18 +788,43 @@ typedef struct amber_store_options {
     size_t size;              /**< sizeof(amber_store_options) as the caller was compiled: set by the _INIT */
     int64_t busy_timeout_ms;  /**< how long a save or read waits for another connection's lock
                                    before failing with AMBER_E_BUSY; 0 fails at once (default 5000) */
+    int32_t migrate;          /**< nonzero (default 1): a store made with another model is migrated to this
+                                   one in one transaction (see amber_store_migration_plan); 0: the open
+                                   fails with AMBER_E_MODEL_MISMATCH instead */
+    int32_t backup;           /**< nonzero (default 1): a migration first copies the store, with SQLite's
+                                   backup API, to "<path>.<old model version hash>.backup"; if that copy
+                                   cannot be written nothing is done (AMBER_E_MIGRATION_FAILED) */
+    amber_migration_progress_fn progress; /**< called as a migration proceeds; NULL (default): not told */
+    void *progress_context;   /**< passed to `progress` as is */
 } amber_store_options;
 
 /** `amber_store_options options = AMBER_STORE_OPTIONS_INIT;` */
-#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000 }
+#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000, 1, 1, NULL, NULL }
 
 /** amber_store_open with `options` (NULL: the defaults). Several processes
  *  may create the same new store at once: one makes it, the others open it.
  *  Errors: as amber_store_open; AMBER_E_INVALID_VALUE for a negative
  *  timeout or a bad `size`; AMBER_E_BUSY if another connection kept the
- *  file locked past the timeout. */
+ *  file locked past the timeout; AMBER_E_MODEL_MISMATCH (migrate is 0) or
+ *  AMBER_E_MIGRATION_FAILED (the message lists every problem; the store is
+ *  unchanged) for a store made with another model. */
 amber_status amber_store_open_with_options(amber_store **out, const char *path, amber_model *model,
                                            const amber_store_options *options);
+
+/** What opening the store at `path` with `model` would do to it, without
+ *  changing anything: one line per change ("add Book.subtitle", "rename
+ *  entity Author to Writer", "Book.cover: re-encode every stored value, from
+ *  Color via ColorToData to Color via ColorToDataV2"), separated by '\n'.
+ *  *out is NUL-terminated and owned by the caller (amber_free); *out_count
+ *  receives the number of lines, 0 (and an empty string) when the store
+ *  already has the model's shape. Opening the store migrates it: entities,
+ *  attributes and relationships added or removed, renamed through renaming
+ *  identifiers, optional to required with a default, integers widened,
+ *  indexes and uniqueness constraints, to-one to to-many, derived values
+ *  computed, transformed values re-encoded when their chain changes.
+ *  Errors: AMBER_E_MIGRATION_FAILED naming every change that cannot be
+ *  inferred (the message lists them), AMBER_E_NOT_A_STORE. Threads: any. */
+amber_status amber_store_migration_plan(char **out, size_t *out_count, const char *path, amber_model *model);
 
 /** Opens an existing store with the model it carries, bound against
  *  `registry` (NULL: shared). *out_model (may be NULL) receives a new handle

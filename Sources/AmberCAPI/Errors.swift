@@ -33,6 +33,8 @@ struct CAPIError: Error, CustomStringConvertible {
         case .saveFailed(let problems): self.init(AMBER_E_SAVE_FAILED, message, origin: problems.first?.place ?? "")
         case .modelMismatch(let store, _): self.init(AMBER_E_MODEL_MISMATCH, message, origin: store)
         case .notAStore(let path, _): self.init(AMBER_E_NOT_A_STORE, message, origin: path)
+        case .migrationFailed(let store, _): self.init(AMBER_E_MIGRATION_FAILED, message, origin: store)
+        case .invalidXcodeModel(let file, _, _, _): self.init(AMBER_E_INVALID_MODEL, message, origin: file)
         case .objectNotFound(let id): self.init(AMBER_E_NOT_FOUND, message, origin: id.description)
         case .objectUnavailable(let id, _): self.init(AMBER_E_UNAVAILABLE, message, origin: id.description)
         case .sqlite: self.init(AMBER_E_SQLITE, message)

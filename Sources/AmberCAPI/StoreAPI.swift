@@ -30,12 +30,44 @@ public func amber_store_open_with_options(_ out: UnsafeMutablePointer<OpaquePoin
 private func storeOptions(_ options: UnsafePointer<amber_store_options>?) throws(CAPIError) -> Store.Options {
     guard options != nil else { return Store.Options() }
     let published = MemoryLayout<amber_store_options>.offset(of: \amber_store_options.busy_timeout_ms).map { $0 + MemoryLayout<Int64>.size } ?? 0
-    let given = try sized(options, "options", initializer: "AMBER_STORE_OPTIONS_INIT", minimum: published, zero: amber_store_options())
+    // Fields a caller compiled before them does not send keep AMBER_STORE_OPTIONS_INIT's defaults.
+    let defaults = amber_store_options(size: 0, busy_timeout_ms: 5000, migrate: 1, backup: 1, progress: nil, progress_context: nil)
+    let given = try sized(options, "options", initializer: "AMBER_STORE_OPTIONS_INIT", minimum: published, zero: defaults)
     guard given.busy_timeout_ms >= 0 else {
         throw CAPIError(AMBER_E_INVALID_VALUE, "options->busy_timeout_ms is \(given.busy_timeout_ms); expected 0 or more",
                         origin: "options->busy_timeout_ms")
     }
-    return Store.Options(busyTimeout: .milliseconds(given.busy_timeout_ms))
+    var settings = Store.Options(busyTimeout: .milliseconds(given.busy_timeout_ms))
+    settings.migratesStore = given.migrate != 0
+    settings.backsUpBeforeMigrating = given.backup != 0
+    if let progress = given.progress {
+        let context = UncheckedPointer(given.progress_context)
+        settings.migrationProgress = { step in
+            let answer = step.step.withCString { progress(context.pointer, $0, UInt64(step.completed), UInt64(step.total)) }
+            if answer != 0 { throw CAPIError(AMBER_E_MIGRATION_FAILED, "the progress callback returned \(answer)") }
+        }
+    }
+    return settings
+}
+
+/// A caller's context pointer, handed back to its callback on the thread that gave it.
+private struct UncheckedPointer: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer?
+    init(_ pointer: UnsafeMutableRawPointer?) { self.pointer = pointer }
+}
+
+@c @implementation
+public func amber_store_migration_plan(_ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ out_count: UnsafeMutablePointer<Int>?,
+                                       _ path: UnsafePointer<CChar>?, _ model: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out"), count = try require(out_count, "out_count")
+        let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
+        let file = try name(path, "path")
+        let steps = try core { () throws(AmberError) in try Store.migrationPlan(forStoreAt: file, to: wrapper.model) }
+        result.pointee = try mallocString(steps.joined(separator: "\n")).0
+        count.pointee = steps.count
+    }
 }
 
 @c @implementation

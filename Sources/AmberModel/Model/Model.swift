@@ -23,6 +23,8 @@ public final class Model: Sendable {
     private let entitiesByName: [String: Entity]
     /// Custom value classes this model can use: the registry's at bind time and its own.
     private let customClasses: [String: ResolvedClass]
+    /// The registry it was bound with: a migration binds the store's older model with it.
+    package let registry: Registry
 
     /// Binds `description` against the value classes and transformers of
     /// `registry`, checking the whole model: names, types, rules, that every
@@ -35,6 +37,7 @@ public final class Model: Sendable {
     public init(_ description: ModelDescription, registry: Registry = .shared) throws(AmberError) {
         let plan = try ModelChecker.plan(description, registry: registry.snapshot())
         self.description = description
+        self.registry = registry
         let hierarchy = plan.hierarchy
         // Parents first (fewest ancestors first): each entity keeps its ancestors' handles.
         var made = [Entity?](repeating: nil, count: hierarchy.effective.count)

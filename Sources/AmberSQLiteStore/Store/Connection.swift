@@ -67,6 +67,35 @@ final class Connection {
         return statement
     }
 
+    /// A prepared statement for `sql` that is not cached, for statements run
+    /// once (a migration's): the caller finalizes it.
+    func uncachedStatement(_ sql: String) throws(AmberError) -> Statement {
+        statementCount &+= 1
+        var handle: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db, sql, -1, &handle, nil)
+        guard rc == SQLITE_OK, let handle else { throw error(rc) }
+        return Statement(handle, connection: self)
+    }
+
+    /// Copies the whole database to a new file at `path` (replacing what is
+    /// there) with SQLite's online backup API, so the copy is consistent.
+    func backup(to path: String) throws(AmberError) {
+        var target: OpaquePointer?
+        let opened = sqlite3_open_v2(path, &target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+        defer { sqlite3_close_v2(target) }
+        guard opened == SQLITE_OK, let target else {
+            throw .sqlite(code: opened, message: target.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)")
+        }
+        guard let backup = sqlite3_backup_init(target, "main", db, "main") else {
+            throw .sqlite(code: sqlite3_errcode(target), message: String(cString: sqlite3_errmsg(target)))
+        }
+        let stepped = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE, finished == SQLITE_OK else {
+            throw .sqlite(code: stepped == SQLITE_DONE ? finished : stepped, message: String(cString: sqlite3_errmsg(target)))
+        }
+    }
+
     /// The error for result code `rc`, with SQLite's message: ``AmberError/busy(path:timeout:)``
     /// when another connection's lock outlasted the busy timeout.
     func error(_ rc: Int32, message: String? = nil) -> AmberError {

@@ -26,6 +26,17 @@ public final class Store: @unchecked Sendable {
         /// before failing with ``AmberError/busy(path:timeout:)``. Five
         /// seconds by default; zero fails at once.
         public var busyTimeout: Duration = .seconds(5)
+        /// Whether opening a store made with another model migrates it to
+        /// this one (true, the default) or fails with
+        /// ``AmberError/modelMismatch(store:differences:)``.
+        public var migratesStore = true
+        /// Whether a migration first copies the store to
+        /// ``Store/backupPath(for:version:)`` (true, the default). A backup that
+        /// cannot be written stops the migration before anything changes.
+        public var backsUpBeforeMigrating = true
+        /// Called as a migration proceeds, on the opening thread; an error it
+        /// throws cancels the migration (nothing changes).
+        public var migrationProgress: (@Sendable (MigrationProgress) throws -> Void)?
 
         /// The default options.
         public init() {}
@@ -108,7 +119,9 @@ public final class Store: @unchecked Sendable {
             throw .notAStore(path: place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
         }
         identifier = uuid
-        if metadata["model_hash"] != model.versionHash {
+        if metadata["model_hash"] != model.versionHash, options.migratesStore, let path {
+            try Self.migrate(connection, path: path, store: uuid, metadata: metadata, to: model, options: options)
+        } else if metadata["model_hash"] != model.versionHash {
             let stored = metadata["model"].flatMap { try? ModelDescription(json: Data($0.utf8)) }
             let differences = stored.map {
                 ModelFingerprint.differences(store: ModelFingerprint($0), model: ModelFingerprint(model.description))
@@ -130,6 +143,58 @@ public final class Store: @unchecked Sendable {
         let derived = try DerivedTriggers.sql(model: model, mappings: mappings)
         for sql in derived { try connection.execute(sql) }
         hasDerivedAttributes = !derived.isEmpty
+    }
+
+    // MARK: Migration
+
+    /// Where a migration keeps the copy of the store it makes first:
+    /// `<path>.<version hash>.backup`, after the version it replaces.
+    public static func backupPath(for path: String, version: String) -> String { "\(path).\(version).backup" }
+
+    /// What opening the store at `path` with `model` would do to it, one
+    /// line per change, without changing anything; empty when the store
+    /// already has the model's shape.
+    ///
+    /// - Throws: ``AmberError/migrationFailed(store:problems:)`` naming every
+    ///   change that cannot be inferred; ``AmberError/notAStore(path:reason:)``.
+    public static func migrationPlan(forStoreAt path: String, to model: Model) throws(AmberError) -> [String] {
+        guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
+        let connection = try Connection(path: path, create: false, busyTimeout: .seconds(5))
+        let metadata = try readMetadata(connection, path: path)
+        guard metadata["model_hash"] != model.versionHash else { return [] }
+        let mapping = try ModelMapping(from: storedModel(metadata, path: path, registry: model.registry), to: model)
+        guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
+        return mapping.steps
+    }
+
+    /// The model a store's metadata holds, bound against `registry`.
+    private static func storedModel(_ metadata: [String: String], path: String, registry: Registry) throws(AmberError) -> Model {
+        guard let json = metadata["model"] else { throw .notAStore(path: path, reason: "no model in the metadata table") }
+        do throws(AmberError) {
+            return try Model(ModelDescription(json: Data(json.utf8)), registry: registry)
+        } catch {
+            throw .migrationFailed(store: path, problems: ["the store's model cannot be bound, so its values cannot be read: \(error)"])
+        }
+    }
+
+    /// Migrates the store to `model` in one transaction, after a backup
+    /// (unless the options say not to); nothing changes if it fails.
+    private static func migrate(_ connection: Connection, path: String, store: UUID, metadata: [String: String], to model: Model,
+                                options: Options) throws(AmberError)
+    {
+        let mapping = ModelMapping(from: try storedModel(metadata, path: path, registry: model.registry), to: model)
+        guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
+        if options.backsUpBeforeMigrating {
+            let backup = backupPath(for: path, version: mapping.source.versionHash)
+            do throws(AmberError) {
+                try connection.backup(to: backup)
+            } catch {
+                throw .migrationFailed(store: path, problems: ["the backup \(backup) cannot be written: \(error)"])
+            }
+        }
+        let problems = try StoreMigration(mapping: mapping, connection: connection, storeIdentifier: store,
+                                          progress: options.migrationProgress).run(metadataTable: metadataTable)
+        guard problems.isEmpty else { throw .migrationFailed(store: path, problems: problems) }
     }
 
     /// Whether saves read the log of derived values their triggers changed.

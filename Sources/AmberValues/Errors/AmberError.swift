@@ -35,6 +35,13 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     case modelMismatch(store: String, differences: [String])
     /// The file is not an Amber store (or is damaged).
     case notAStore(path: String, reason: String)
+    /// Migrating the store to another model was refused or failed; nothing
+    /// changed. Each problem names the entity, attribute, relationship or
+    /// object it concerns.
+    case migrationFailed(store: String, problems: [String])
+    /// An Xcode data model file is malformed: the file, the line (1-based, 0
+    /// when unknown) and the element being read.
+    case invalidXcodeModel(file: String, line: Int, element: String, message: String)
     /// An object ID that no longer (or never) names an object in the store.
     case objectNotFound(ObjectID)
     /// The object was deleted, or belongs to no context, so it cannot be changed.
@@ -98,6 +105,11 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
                 + differences.map { "  \($0)" }.joined(separator: "\n")
         case .notAStore(let path, let reason):
             return "\(path): not an Amber store: \(reason)"
+        case .migrationFailed(let store, let problems):
+            return "\(store): migration refused, nothing was changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")):\n"
+                + problems.map { "  \($0)" }.joined(separator: "\n")
+        case .invalidXcodeModel(let file, let line, let element, let message):
+            return "\(file)\(line > 0 ? ":\(line)" : ""): <\(element)>: \(message)"
         case .objectNotFound(let id):
             return "\(id): no such object in the store"
         case .objectUnavailable(let id, let reason):

@@ -11,15 +11,15 @@ over SQLite, through Amber's C API.
                 print(book.title, book.price)
 """
 from ._ffi import ffi, lib
-from .core import (Attribute, Change, ChangeReport, Context, IndexChange, LiveQuery, Section, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Template, Transformer, open,
-                   shared_registry)
-from .errors import (BusyError, Error, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, StoreError,
+from .core import (Attribute, Change, ChangeReport, Context, IndexChange, LiveQuery, Section, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Template, Transformer, migration_plan,
+                   open, shared_registry)
+from .errors import (BusyError, Error, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, StoreError,
                      TransformerError, ValidationError, ValueClassError)
 
 __version__ = ffi.string(lib.amber_version()).decode()
 
 __all__ = [
-    "Attribute", "BusyError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "ObserverError", "Section", "Context", "Entity", "Error", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
+    "Attribute", "BusyError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
     "PluginError", "PredicateError", "Registry", "RelatedObjects", "Relationship", "Store", "StoreError", "Template", "Transformer", "TransformerError",
-    "ValidationError", "ValueClassError", "open", "shared_registry",
+    "ValidationError", "ValueClassError", "migration_plan", "open", "shared_registry",
 ]

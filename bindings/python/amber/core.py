@@ -1006,7 +1006,8 @@ class Model(_Owner):
 
 def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, *,
          plugins: Iterable[Union[str, os.PathLike]] = (), plugin_config: Optional[str] = None,
-         registry: Optional[Registry] = None, busy_timeout: float = 5.0) -> "Store":
+         registry: Optional[Registry] = None, busy_timeout: float = 5.0, migrate: bool = True, backup: bool = True,
+         progress: Optional[Callable[[str, int, int], None]] = None) -> "Store":
     """Opens (creating if needed) the store at `path` (None: in memory) with
     `model`, after loading `plugins` into the model's registry. With no model,
     opens an existing store with the model it carries.
@@ -1014,7 +1015,15 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
     `busy_timeout` is how many seconds a save waits for another connection
     (another store on the file, or another process) to finish writing
     before raising BusyError; several processes may create one new store at
-    once. A store may be shared by contexts on any threads."""
+    once. A store may be shared by contexts on any threads.
+
+    A store made with another model is migrated to `model` in one transaction
+    (`migrate=False` raises ModelError instead): see `migration_plan` for what
+    it does. With `backup` (the default) the store is first copied to
+    `<path>.<old version hash>.backup`. `progress(step, completed, total)` is
+    called as the migration proceeds; an exception it raises cancels the
+    migration. A migration that is refused, cancelled or fails raises
+    MigrationError and leaves the store unchanged."""
     target = model.registry if model is not None else (registry or shared_registry())
     for plugin in plugins:
         target.load_plugin(plugin, plugin_config)
@@ -1026,10 +1035,34 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
     model.bind()
     if busy_timeout < 0:
         raise ValueError(f"busy_timeout is {busy_timeout}; expected 0 or more seconds")
+    handle = ffi.new_handle(progress) if progress is not None else ffi.NULL
     options = ffi.new("amber_store_options *", {"size": ffi.sizeof("amber_store_options"),
-                                                "busy_timeout_ms": int(busy_timeout * 1000)})
+                                                "busy_timeout_ms": int(busy_timeout * 1000),
+                                                "migrate": int(bool(migrate)), "backup": int(bool(backup)),
+                                                "progress": _progress_trampoline if progress is not None else ffi.NULL,
+                                                "progress_context": handle})
     check(lib.amber_store_open_with_options(out, ffi.NULL if path is None else os.fsencode(path), model._handle, options))
     return Store(out[0], model)
+
+
+@ffi.callback("int32_t(void *, const char *, uint64_t, uint64_t)")
+def _progress_trampoline(userdata: Any, step: Any, completed: int, total: int) -> int:
+    function = ffi.from_handle(userdata)
+    return 0 if callback_frame(lambda: function(ffi.string(step).decode(), completed, total)) else 1
+
+
+def migration_plan(path: Union[str, os.PathLike], model: Model) -> list[str]:
+    """What opening the store at `path` with `model` would do to it, one line
+    per change, without changing anything; [] when it already has the
+    model's shape. Raises MigrationError naming every change that cannot be
+    inferred."""
+    out, count = _out("char **"), _out("size_t *")
+    check(lib.amber_store_migration_plan(out, count, os.fsencode(path), model.bind()._handle))
+    try:
+        text = ffi.string(out[0]).decode()
+    finally:
+        lib.amber_free(out[0])
+    return text.split("\n") if count[0] else []
 
 
 class Store(_Owner):

@@ -72,6 +72,16 @@ class BusyError(StoreError):
     """
 
 
+class MigrationError(StoreError):
+    """Migrating a store to another model was refused, cancelled or failed;
+    the store is unchanged. `problems` lists each change that cannot be
+    inferred or each object that stopped it."""
+
+    @property
+    def problems(self) -> list[str]:
+        return [line.strip() for line in self.message.splitlines()[1:] if line.strip()]
+
+
 class ObserverError(Error):
     """An observer or live query callback raised while being told of a save,
     merge or refresh. What the call did is done (a save is written) and every
@@ -103,6 +113,7 @@ _BY_CODE = {
     lib.AMBER_E_PLUGIN_REFUSED: PluginError,
     lib.AMBER_E_BUSY: BusyError,
     lib.AMBER_E_OBSERVER: ObserverError,
+    lib.AMBER_E_MIGRATION_FAILED: MigrationError,
 }
 
 # Exceptions Python callbacks raised during the current C call, per thread:
@@ -154,4 +165,10 @@ def check(status: int) -> None:
                 raise exception
         error.exceptions = raised
         raise error from (raised[0] if raised else None)
+    if isinstance(error, MigrationError) and raised:
+        # The progress callback raised, which cancelled the migration: Ctrl-C stays Ctrl-C.
+        for exception in raised:
+            if not isinstance(exception, Exception):
+                raise exception
+        raise error from raised[0]
     raise error

@@ -1,0 +1,402 @@
+import AmberModel
+import AmberTransformers
+import AmberValues
+import CSQLite
+import Foundation
+
+/// How far a migration has come: reported to ``Store/Options/migrationProgress``
+/// after each step and every few thousand values of a long one.
+public struct MigrationProgress: Sendable, CustomStringConvertible {
+    /// What is being done: `copy Book`, `re-encode Book.cover`, `compute Author.bookCount`.
+    public let step: String
+    /// Units of the step done so far (rows).
+    public let completed: Int
+    /// Units of the step in all.
+    public let total: Int
+
+    public var description: String { "\(step): \(completed)/\(total)" }
+}
+
+/// Carries out a ``ModelMapping`` on a store's connection in one
+/// transaction: the old tables are renamed aside, the destination model's
+/// tables made, every row and link copied through the mapping (renamed
+/// columns, defaults, widened integers, entity numbers), transformed values
+/// decoded with the old chain and encoded with the new one, derived values
+/// computed, the old tables dropped, links checked, and the model recorded.
+/// Any failure rolls everything back.
+struct StoreMigration {
+    let mapping: ModelMapping
+    let connection: Connection
+    let storeIdentifier: UUID
+    let progress: (@Sendable (MigrationProgress) throws -> Void)?
+
+    private var source: Model { mapping.source }
+    private var destination: Model { mapping.destination }
+    private static let oldPrefix = "_amber_old_"
+
+    /// Runs the migration. Foreign keys are off meanwhile (SQLite cannot
+    /// change that inside a transaction) and checked as a whole before the commit.
+    func run(metadataTable: String) throws(AmberError) -> [String] {
+        var problems: [String] = []
+        try connection.execute("PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON;")
+        defer { try? connection.execute("PRAGMA legacy_alter_table = OFF; PRAGMA foreign_keys = ON;") }
+        try connection.execute("BEGIN IMMEDIATE")
+        do throws(AmberError) {
+            try moveOldTablesAside()
+            for mapping in destination.entities.map({ TableMapping(entity: $0, model: destination) }) {
+                for sql in mapping.createSQL { try connection.execute(sql) }
+            }
+            for sql in TableMapping.joinTableSQL(model: destination) { try connection.execute(sql) }
+            for root in destination.entities where root.parentIndex == nil {
+                problems += try copyRows(of: root)
+            }
+            guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
+            try copyJoinTables()
+            problems += try reencode()
+            guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
+            try computeDerivedValues()
+            for table in try oldTables() { try connection.execute("DROP TABLE \(quote(table))") }
+            problems += try danglingLinks()
+            guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
+            try record(metadataTable: metadataTable)
+            try connection.execute("COMMIT")
+            return []
+        } catch .migrationFailed(_, let found) {
+            try? connection.execute("ROLLBACK")
+            return found
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: Steps
+
+    /// Drops the old indexes (their names are the new tables' to take) and
+    /// renames every old table aside; legacy renaming leaves the links other
+    /// tables declare pointing at the name, which the new table takes.
+    private func moveOldTablesAside() throws(AmberError) {
+        let indexes = try strings("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL")
+        for index in indexes { try connection.execute("DROP INDEX \(quote(index))") }
+        let tables = try strings("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '\(Store.metadataTable)'")
+        for table in tables { try connection.execute("ALTER TABLE \(quote(table)) RENAME TO \(quote(Self.oldPrefix + table))") }
+    }
+
+    private func oldTables() throws(AmberError) -> [String] {
+        try strings("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE '\(Self.oldPrefix)%'")
+    }
+
+    /// The old table holding `entity`'s (a source entity's) rows.
+    private func oldTable(of entity: Entity) -> String { quote(Self.oldPrefix + source.root(of: entity).name) }
+
+    /// `_entity IN (…)`: the rows of a source entity and those below it.
+    private func sourceRows(of entity: Entity) -> String {
+        "_entity IN (\(entity.subentityIndices.map { String($0 + 1) }.joined(separator: ", ")))"
+    }
+
+    /// Copies the rows of the hierarchy under destination root `root` from
+    /// the old table of the source entities it maps, column by column through
+    /// the mapping; first checks what the copy would break (values required
+    /// with none to give, objects of an entity that became abstract, extended
+    /// attributes of an entity that no longer takes them).
+    private func copyRows(of root: Entity) throws(AmberError) -> [String] {
+        guard let sourceRoot = mapping.entities[root.index] else { return [] }
+        let table = TableMapping(entity: root, model: destination)
+        let members = root.subentityIndices.map { destination.entities[$0] }
+        var problems: [String] = [], cases: [String] = [], kept: [String] = []
+        let sourceTable = TableMapping(entity: source.root(of: sourceRoot), model: source)
+        let sourceColumns = Set(sourceTable.fetchNames + sourceTable.orderColumns)
+        for member in members {
+            guard let old = mapping.entities[member.index] else { continue }
+            cases.append("WHEN \(old.index + 1) THEN \(member.index + 1)")
+            kept.append(String(old.index + 1))
+            if member.isAbstract, let pk = try firstRow(of: old, where: "_entity = \(old.index + 1)") {
+                problems.append("\(member.name): now abstract, but object \(objectID(member, pk)) is one of its own")
+            }
+        }
+        guard !kept.isEmpty else { return problems }
+        var names = ["_pk", "_entity", "_version"], values = ["_pk", "CASE _entity \(cases.joined(separator: " ")) END", "_version"]
+        var bindings: [Value] = []
+        for name in table.fetchNames + table.orderColumns {
+            guard let expression = try columnExpression(name, in: members, sourceColumns: sourceColumns,
+                                                        bindings: &bindings, problems: &problems) else { continue }
+            names.append(quote(name))
+            values.append(expression)
+        }
+        guard problems.isEmpty else { return problems }
+        let from = "FROM \(oldTable(of: sourceRoot)) WHERE _entity IN (\(kept.joined(separator: ", ")))"
+        let total = try count("SELECT count(*) \(from)")
+        let insert = try connection.uncachedStatement("INSERT INTO \(table.table) (\(names.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(from)")
+        defer { insert.finalize() }
+        for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: insert) }
+        do throws(AmberError) {
+            try insert.run()
+        } catch .sqlite(let code, let message) where code & 0xff == SQLITE_CONSTRAINT {
+            return ["\(root.name): the existing objects break a constraint of the new model: \(message)"]
+        }
+        try report(MigrationProgress(step: "copy \(root.name)", completed: total, total: total))
+        return []
+    }
+
+    /// The SQL giving destination column `name` of `members`' table from a
+    /// source row (nil for a column the copy leaves NULL); records the
+    /// problems of values that would be missing.
+    private func columnExpression(_ name: String, in members: [Entity], sourceColumns: Set<String>,
+                                  bindings: inout [Value], problems: inout [String]) throws(AmberError) -> String?
+    {
+        if name == ExtendedValues.columnName {
+            for member in members where !member.isExtensible {
+                guard let old = mapping.entities[member.index], old.isExtensible,
+                      let pk = try firstRow(of: old, where: "_entity = \(old.index + 1) AND \(quote(name)) IS NOT NULL") else { continue }
+                problems.append("\(member.name): no longer extensible, but object \(objectID(member, pk)) has extended attributes")
+            }
+            return sourceColumns.contains(name) ? quote(name) : nil
+        }
+        // Order columns of to-many relationships whose inverse is a to-one of these rows.
+        for entity in destination.entities {
+            for relationship in entity.relationships {
+                guard case .inverseForeignKey(let column?) = relationship.storage, column == name else { continue }
+                guard let old = mapping.relationships[entity.index][relationship.index],
+                      case .inverseForeignKey(let oldColumn?) = old.storage, sourceColumns.contains(oldColumn) else { return nil }
+                return quote(oldColumn)
+            }
+        }
+        // The shallowest entity having the column declares it; those below share its mapping.
+        guard let member = members.filter({ member in member.columns.contains { $0.name == name } })
+                .min(by: { $0.ancestors.count < $1.ancestors.count }),
+              let column = member.columns.first(where: { $0.name == name }),
+              let old = mapping.entities[member.index]
+        else { return nil }
+        if let relationship = member.relationships.first(where: { $0.slot == column.slot }) {
+            let previous = mapping.relationships[member.index][relationship.index]
+            var expression: String?
+            if let previous, case .foreignKey = previous.storage { expression = quote(previous.name) }
+            if !relationship.isOptional {
+                try requireValues(of: member, old: old, expression: expression ?? "NULL", bindings: [],
+                                  place: "\(member.name).\(relationship.name)", problems: &problems)
+            }
+            return expression
+        }
+        guard let attribute = member.persistentAttributes.first(where: { ($0.codec?.encodedSlot ?? $0.slot) == column.slot }) else { return nil }
+        let previous = mapping.attributes[member.index][attribute.slot]
+        var expression = previous.map { quote($0.name) }, own: [Value] = []
+        // Defaults go to the objects an added attribute is new to, and to those without a value of one now required.
+        if attribute.derivation == nil, !attribute.defaultValue.isNull, previous == nil || (!attribute.isOptional && previous?.isOptional == true) {
+            let stored: Value
+            do throws(TransformerFailure) {
+                stored = try attribute.codec?.encode(attribute.defaultValue) ?? attribute.defaultValue
+            } catch {
+                problems.append("\(attribute): its default cannot be encoded: \(error.error(at: attribute.description))")
+                return expression
+            }
+            own = [stored]
+            expression = expression.map { "COALESCE(\($0), ?)" } ?? "?"
+        }
+        if !attribute.isOptional && attribute.derivation == nil {
+            try requireValues(of: member, old: old, expression: expression ?? "NULL", bindings: own,
+                              place: attribute.description, problems: &problems)
+        }
+        bindings += own
+        return expression
+    }
+
+    /// Records a problem when some object of `member` (source entity `old`)
+    /// would have no value in a required column.
+    private func requireValues(of member: Entity, old: Entity, expression: String, bindings: [Value], place: String,
+                               problems: inout [String]) throws(AmberError)
+    {
+        let check = try connection.uncachedStatement("SELECT _pk FROM \(oldTable(of: old)) WHERE \(sourceRows(of: old)) AND (\(expression)) IS NULL LIMIT 1")
+        defer { check.finalize() }
+        for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: check) }
+        if try check.step() {
+            problems.append("\(place): required, but object \(objectID(member, check.int64(0))) would have no value (give the attribute a default)")
+        }
+    }
+
+    /// Fills every join table of the destination model from where the source
+    /// model kept those links: a join table, or a to-one's column.
+    private func copyJoinTables() throws(AmberError) {
+        var done: Set<String> = []
+        for entity in destination.entities {
+            for relationship in entity.relationships {
+                guard case .joinTable(let table, "source", let target, let order) = relationship.storage, !done.contains(table) else { continue }
+                done.insert(table)
+                let inverse = destination.inverse(of: relationship)
+                var inverseOrder: String?
+                if let inverse, case .joinTable(_, _, _, let column) = inverse.storage { inverseOrder = column }
+                var select: String?
+                if let old = mapping.relationships[entity.index][relationship.index] {
+                    select = links(of: old, orders: (order, inverseOrder), reversed: false)
+                } else if let inverse, let old = mapping.relationships[inverse.entityIndex][inverse.index] {
+                    select = links(of: old, orders: (inverseOrder, order), reversed: true)
+                }
+                guard let select else { continue }
+                let columns = ["source", target] + [order, inverseOrder].compactMap { $0 }
+                try connection.execute("INSERT INTO \(quote(table)) (\(columns.joined(separator: ", "))) \(select)")
+                // Links to objects the migration removed (their entity went) go with them.
+                let ends = [("source", entity), (target, destination.destination(of: relationship))].map { column, end in
+                    "\(column) NOT IN (SELECT _pk FROM \(quote(destination.root(of: end).name)))"
+                }
+                try connection.execute("DELETE FROM \(quote(table)) WHERE \(ends.joined(separator: " OR "))")
+            }
+        }
+    }
+
+    /// A SELECT of (this end, far end, this end's position, far end's
+    /// position) pairs of source relationship `old`, in its old storage;
+    /// `reversed` swaps the ends (the links were recorded from the other side).
+    private func links(of old: Relationship, orders: (String?, String?), reversed: Bool) -> String? {
+        let mine: String, theirs: String, from: String
+        var positions: (String?, String?) = (nil, nil)
+        switch old.storage {
+        case .joinTable(let table, let source, let target, let order):
+            (mine, theirs, from) = (source, target, quote(Self.oldPrefix + table))
+            positions.0 = order
+            if let inverse = self.source.inverse(of: old), case .joinTable(_, _, _, let inverseOrder) = inverse.storage { positions.1 = inverseOrder }
+        case .foreignKey:
+            let entity = source.entities[old.entityIndex]
+            (mine, theirs, from) = ("_pk", quote(old.name), "\(oldTable(of: entity)) WHERE \(quote(old.name)) IS NOT NULL AND \(sourceRows(of: entity))")
+        case .inverseForeignKey:
+            guard let inverse = source.inverse(of: old) else { return nil }
+            let entity = source.entities[inverse.entityIndex]
+            (mine, theirs, from) = (quote(inverse.name), "_pk", "\(oldTable(of: entity)) WHERE \(quote(inverse.name)) IS NOT NULL AND \(sourceRows(of: entity))")
+        }
+        // A position is kept only where both the old and the new side are ordered.
+        let kept = [(orders.0, positions.0), (orders.1, positions.1)].compactMap { new, old -> String? in
+            guard new != nil else { return nil }
+            return old ?? "NULL"
+        }
+        let ends = reversed ? [theirs, mine] : [mine, theirs]
+        return "SELECT \((ends + kept).joined(separator: ", ")) FROM \(from)"
+    }
+
+    /// Decodes every stored value of each re-encoded column with the source
+    /// chain and encodes it with the destination's, checking its class; the
+    /// first value that cannot be moved fails the whole migration, naming its object.
+    private func reencode() throws(AmberError) -> [String] {
+        for (entity, encoder, oldEncoder) in mapping.reencoded {
+            guard let codec = encoder.codec, let oldCodec = oldEncoder.codec,
+                  let column = entity.columns.first(where: { $0.slot == codec.encodedSlot })?.name else { continue }
+            let table = quote(destination.root(of: entity).name), rows = "\(quote(column)) IS NOT NULL AND _entity IN (\(entity.subentityIndices.map { String($0 + 1) }.joined(separator: ", ")))"
+            let step = "re-encode \(entity.name).\(encoder.name)", total = try count("SELECT count(*) FROM \(table) WHERE \(rows)")
+            // In batches by key: rows are not written while a read of their table is under way.
+            let read = try connection.uncachedStatement("SELECT _pk, \(quote(column)) FROM \(table) WHERE _pk > ? AND \(rows) ORDER BY _pk LIMIT 2000")
+            let write = try connection.uncachedStatement("UPDATE \(table) SET \(quote(column)) = ? WHERE _pk = ?")
+            defer { read.finalize(); write.finalize() }
+            var done = 0, last = Int64.min
+            while true {
+                var batch: [(Int64, Value)] = []
+                read.bind(0, last)
+                while try read.step() {
+                    switch read.columnType(1) {
+                    case SQLITE_BLOB: batch.append((read.int64(0), .binary(read.data(1))))
+                    case SQLITE_TEXT: batch.append((read.int64(0), .string(read.string(1))))
+                    case SQLITE_INTEGER: batch.append((read.int64(0), .int(read.int64(1))))
+                    default: batch.append((read.int64(0), .double(read.double(1))))
+                    }
+                }
+                read.reset()
+                guard let end = batch.last?.0 else { break }
+                last = end
+                for (pk, stored) in batch {
+                    let place = "\(encoder) of \(objectID(entity, pk))"
+                    do throws(AmberError) {
+                        let value: Value
+                        do throws(TransformerFailure) { value = try oldCodec.decode(stored) } catch { throw error.error(at: place + " (decoding with the old chain)") }
+                        let checked = try encoder.check(value)
+                        let encoded: Value
+                        do throws(TransformerFailure) { encoded = try codec.encode(checked) } catch { throw error.error(at: place + " (encoding with the new chain)") }
+                        TableMapping.bind(encoded, at: 0, in: write)
+                        write.bind(1, pk)
+                        try write.run()
+                    } catch .sqlite(let code, let message) {
+                        throw .sqlite(code: code, message: message)
+                    } catch .busy(let path, let timeout) {
+                        throw .busy(path: path, timeout: timeout)
+                    } catch {
+                        return ["\(place): cannot be moved to the new chain: \(error)"]
+                    }
+                }
+                done += batch.count
+                try report(MigrationProgress(step: step, completed: done, total: total))
+            }
+            if total == 0 { try report(MigrationProgress(step: step, completed: 0, total: 0)) }
+        }
+        return []
+    }
+
+    /// Computes the derived attributes that are new or whose expression changed, for every row.
+    private func computeDerivedValues() throws(AmberError) {
+        for (entity, attribute, derivation) in destination.declaredDerivations {
+            let old = mapping.attributes[entity.index][attribute.slot]
+            guard old?.derivation?.expression != derivation.expression else { continue }
+            let mapping = TableMapping(entity: entity, model: destination)
+            let value = try PredicateCompiler(entity: entity, model: destination).derivedValue(derivation, as: attribute.type)
+            try connection.execute("UPDATE \(mapping.table) SET \(quote(attribute.name)) = \(value)"
+                + (mapping.entityFilter.map { " WHERE \($0)" } ?? ""))
+            try report(MigrationProgress(step: "compute \(attribute)", completed: 1, total: 1))
+        }
+    }
+
+    /// Links into rows that are no longer there (their entity was removed).
+    private func danglingLinks() throws(AmberError) -> [String] {
+        let check = try connection.uncachedStatement("PRAGMA foreign_key_check")
+        defer { check.finalize() }
+        var problems: [String] = []
+        while try check.step(), problems.count < 20 {
+            problems.append("\(check.string(0)) row \(check.int64(1)): links to a \(check.string(2)) object the migration would remove")
+        }
+        return problems
+    }
+
+    /// Records the new model, its hash, and the history of the store's versions.
+    private func record(metadataTable: String) throws(AmberError) {
+        let history = try strings("SELECT value FROM \(metadataTable) WHERE key = 'model_history'").first ?? "[]"
+        var versions = (try? JSONSerialization.jsonObject(with: Data(history.utf8))) as? [[String: String]] ?? []
+        versions.append(["hash": source.versionHash, "replaced": ISO8601DateFormatter().string(from: Date()), "by": destination.versionHash])
+        let text = (try? JSONSerialization.data(withJSONObject: versions, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        let update = try connection.uncachedStatement("INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)")
+        defer { update.finalize() }
+        for (key, value) in [("model", destination.description.jsonText()), ("model_hash", destination.versionHash), ("model_history", text)] {
+            update.bind(0, key)
+            update.bind(1, value)
+            try update.run()
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Tells the progress handler; an error it throws cancels the migration.
+    private func report(_ step: MigrationProgress) throws(AmberError) {
+        do {
+            try progress?(step)
+        } catch {
+            throw .migrationFailed(store: "", problems: ["cancelled by the progress handler at \(step): \(error)"])
+        }
+    }
+
+    private func objectID(_ entity: Entity, _ pk: Int64) -> ObjectID {
+        ObjectID(entityName: entity.name, store: storeIdentifier, key: .permanent(pk))
+    }
+
+    /// The key of the first row of source entity `entity`'s table matching `condition`.
+    private func firstRow(of entity: Entity, where condition: String) throws(AmberError) -> Int64? {
+        let query = try connection.uncachedStatement("SELECT _pk FROM \(oldTable(of: entity)) WHERE \(condition) ORDER BY _pk LIMIT 1")
+        defer { query.finalize() }
+        return try query.step() ? query.int64(0) : nil
+    }
+
+    private func count(_ sql: String) throws(AmberError) -> Int {
+        let query = try connection.uncachedStatement(sql)
+        defer { query.finalize() }
+        return try query.step() ? Int(query.int64(0)) : 0
+    }
+
+    private func strings(_ sql: String) throws(AmberError) -> [String] {
+        let query = try connection.uncachedStatement(sql)
+        defer { query.finalize() }
+        var result: [String] = []
+        while try query.step() { result.append(query.string(0)) }
+        return result
+    }
+}

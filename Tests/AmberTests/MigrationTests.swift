@@ -1,0 +1,322 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
+
+/// Lightweight migration: opening a store with another model infers the
+/// mapping and migrates in one transaction, or refuses and changes nothing.
+@Suite struct MigrationTests {
+    /// Version 1: authors and their books (one-to-many), a shelf entity.
+    static func version1() throws -> Model {
+        try Model(ModelDescription {
+            EntityDescription("Author") {
+                Attribute.string("name").required()
+                Relationship.toMany("books", "Book", inverse: "author")
+            }
+            EntityDescription("Book") {
+                Attribute.string("title").required()
+                Attribute.integer16("pages")
+                Attribute.string("isbn")
+                Attribute.string("blurb")
+                Relationship.toOne("author", "Author", inverse: "books")
+            }
+            EntityDescription("Shelf") { Attribute.string("label") }
+        })
+    }
+
+    /// Version 2: every inferable kind of change from version 1.
+    static func version2() throws -> Model {
+        try Model(ModelDescription {
+            EntityDescription("Writer") {  // renamed from Author
+                Attribute.string("name").required()
+                Attribute.string("country").defaultValue("unknown")  // added, with a default
+                Relationship.toMany("works", "Book", inverse: "writers").renamed(from: "books")  // to-many of a many-to-many now
+            }
+            .renamed(from: "Author")
+            EntityDescription("Book") {
+                Attribute.string("title").required().indexed()  // index added
+                Attribute.integer64("pages")  // widened
+                Attribute.string("code").renamed(from: "isbn")  // renamed
+                Attribute.string("blurb").required().defaultValue("")  // optional → required, with a default
+                Attribute.integer64("writerCount").derived("writers.@count")  // derived, added
+                Relationship.toMany("writers", "Writer", inverse: "works").renamed(from: "author")  // to-one → to-many
+                Relationship.toOne("series", "Series", inverse: "books")  // relationship added
+            }
+            .unique("code")
+            EntityDescription("Series") {  // entity added; Shelf removed
+                Attribute.string("name")
+                Relationship.toMany("books", "Book", inverse: "series")
+            }
+        })
+    }
+
+    static func fillVersion1(_ path: String) throws {
+        let store = try Store(path: path, model: try version1())
+        let context = Context(store: store)
+        let borges = try context.insert("Author"), cortazar = try context.insert("Author")
+        try borges.setValue("Borges", forKey: "name")
+        try cortazar.setValue("Cortázar", forKey: "name")
+        for (title, pages, isbn, author) in [("Ficciones", 174, "9780802130303", borges), ("El Aleph", 174, nil, borges),
+                                            ("Rayuela", 600, "9788437604572", cortazar)] as [(String, Int64, String?, ManagedObject)]
+        {
+            let book = try context.insert("Book")
+            try book.setValue(.string(title), forKey: "title")
+            try book.setValue(.int(pages), forKey: "pages")
+            try book.setValue(isbn.map(Value.string) ?? .null, forKey: "isbn")
+            if title == "Rayuela" { try book.setValue("A novel", forKey: "blurb") }
+            try book.setObject(author, forKey: "author")
+        }
+        try context.insert("Shelf").setValue("A", forKey: "label")
+        try context.save()
+    }
+
+    static func path(in directory: URL) -> String { directory.appendingPathComponent("books.amber").path }
+
+    @Test func everyInferableChangeMigrates() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        try Self.fillVersion1(path)
+        let oldHash = try Self.version1().versionHash
+
+        let plan = try Store.migrationPlan(forStoreAt: path, to: try Self.version2())
+        #expect(plan.contains("rename entity Author to Writer"))
+        #expect(plan.contains("Book.pages: widen integer16 to integer64"))
+        #expect(plan.contains("rename Book.isbn to Book.code"))
+        #expect(plan.contains("Book.writers: to-one to to-many (each object keeps its destination as its only member)"))
+        #expect(plan.contains("remove entity Shelf and its objects"))
+        #expect(plan.contains("add Book.writerCount, computed from writers.@count"))
+
+        var steps: [String] = []
+        let collected = Collected()
+        var options = Store.Options()
+        options.migrationProgress = { collected.append($0.step) }
+        let store = try Store(path: path, model: try Self.version2(), options: options)
+        steps = collected.items
+        #expect(steps.contains("copy Writer") && steps.contains("copy Book") && steps.contains("compute Book.writerCount"))
+        #expect(FileManager.default.fileExists(atPath: Store.backupPath(for: path, version: oldHash)))
+
+        let context = Context(store: store)
+        let writers = try context.fetch("Writer", sortedBy: [SortKey("name")])
+        #expect(try writers.map { try $0.value(forKey: "name") } == ["Borges", "Cortázar"])
+        #expect(try writers.map { try $0.value(forKey: "country") } == ["unknown", "unknown"])
+        let books = try context.fetch("Book", sortedBy: [SortKey("title")])
+        #expect(try books.map { try $0.value(forKey: "title") } == ["El Aleph", "Ficciones", "Rayuela"])
+        #expect(try books.map { try $0.value(forKey: "pages") } == [.int(174), .int(174), .int(600)])
+        #expect(try books.map { try $0.value(forKey: "code") } == [.null, "9780802130303", "9788437604572"])
+        #expect(try books.map { try $0.value(forKey: "blurb") } == ["", "", "A novel"])
+        #expect(try books.map { try $0.value(forKey: "writerCount") } == [.int(1), .int(1), .int(1)])
+        #expect(try books.map { try $0.objects(forKey: "writers").map { try $0.value(forKey: "name") } }
+            == [["Borges"], ["Borges"], ["Cortázar"]])
+        #expect(try writers[0].objects(forKey: "works").count == 2)
+        // The graph keeps working: a second writer for a book, counted by the store.
+        try books[2].add(writers[0], to: try store.model.entity(named: "Book").relationship(named: "writers"))
+        try context.save()
+        #expect(try books[2].value(forKey: "writerCount") == .int(2))
+        // The store records what it was.
+        let history = try metadata(path, "model_history")
+        #expect(history.contains(oldHash))
+        #expect(try metadata(path, "model_hash") == store.model.versionHash)
+        #expect(try sqlite(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE '_amber_old_%' OR name = 'Shelf' OR name = 'Author'") == "0")
+        #expect(try sqlite(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'Book_title_index'") == "1")
+    }
+
+    @Test func stepByStepAndOneJumpAgree() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stepwise = directory.appendingPathComponent("a.amber").path, jump = directory.appendingPathComponent("b.amber").path
+        try Self.fillVersion1(stepwise)
+        try Self.fillVersion1(jump)
+        // Version 3: from version 2, the derived count goes and a rating is added.
+        var description = try Self.version2().description
+        description.entities[1].attributes.removeAll { $0.name == "writerCount" }
+        description.entities[1].attributes.append(Attribute.double("rating").defaultValue(.double(3.5)))
+        let version3 = try Model(description)
+        _ = try Store(path: stepwise, model: try Self.version2())
+        _ = try Store(path: stepwise, model: version3)
+        _ = try Store(path: jump, model: version3)
+        let dump = { (path: String) throws -> [[Value]] in
+            let context = Context(store: try Store(path: path, model: version3))
+            return try context.fetch("Book", sortedBy: [SortKey("title")]).map { book in
+                try ["title", "pages", "code", "blurb", "rating"].map { try book.value(forKey: $0) }
+                    + [.int(Int64(try book.objects(forKey: "writers").count))]
+            }
+        }
+        #expect(try dump(stepwise) == dump(jump))
+        #expect(try dump(jump).map { $0[4] } == [.double(3.5), .double(3.5), .double(3.5)])
+        #expect(try JSONSerialization.jsonObject(with: Data(metadata(stepwise, "model_history").utf8)) as? [Any] != nil)
+        #expect(try metadata(stepwise, "model_history").components(separatedBy: "\"hash\"").count - 1 == 2)
+    }
+
+    @Test func refusedChangesLeaveTheStoreUnchanged() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        try Self.fillVersion1(path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        func refused(_ change: (inout ModelDescription) -> Void) throws -> [String] {
+            var description = try Self.version1().description
+            change(&description)
+            let model = try Model(description)
+            var options = Store.Options()
+            options.backsUpBeforeMigrating = false
+            guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: model, options: options) }) else {
+                Issue.record("expected the migration to be refused")
+                return []
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+            return problems
+        }
+        // Changes that cannot be inferred, found before anything is read.
+        #expect(try refused { $0.entities[1].attributes[1].type = .string } == ["Book.pages: type integer16 to string: cannot be inferred"])
+        #expect(try refused { $0.entities[0].relationships[0].isToMany = false; $0.entities[1].relationships[0].isToMany = true }
+            == ["Author.books: to-many to to-one: cannot be inferred (which member would stay?)"])
+        // Changes the data does not allow.
+        #expect(try refused { $0.entities[1].attributes[2].isOptional = false }.first?.hasPrefix("Book.isbn: required, but object amber://") == true)
+        #expect(try refused { $0.entities[1].uniquenessConstraints = [["pages"]] }.first?.contains("UNIQUE constraint failed") == true)
+        #expect(try refused { $0.entities[2].isAbstract = true }.first?.hasPrefix("Shelf: now abstract, but object") == true)
+        // The old model still opens it, with every object.
+        let context = Context(store: try Store(path: path, model: try Self.version1()))
+        #expect(try context.fetch("Book").count == 3)
+    }
+
+    @Test func aBackupThatCannotBeWrittenStopsTheMigration() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        try Self.fillVersion1(path)
+        // A directory where the backup would go.
+        try FileManager.default.createDirectory(atPath: Store.backupPath(for: path, version: try Self.version1().versionHash),
+                                                withIntermediateDirectories: false)
+        guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: try Self.version2()) }) else {
+            Issue.record("expected the migration to stop")
+            return
+        }
+        #expect(problems.first?.contains("cannot be written") == true)
+        #expect(try metadata(path, "model_hash") == Self.version1().versionHash)
+        // Opting out of the backup lets it run.
+        var options = Store.Options()
+        options.backsUpBeforeMigrating = false
+        _ = try Store(path: path, model: try Self.version2(), options: options)
+        #expect(try metadata(path, "model_hash") == Self.version2().versionHash)
+    }
+
+    @Test func migrationCanBeTurnedOff() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        try Self.fillVersion1(path)
+        var options = Store.Options()
+        options.migratesStore = false
+        guard case .modelMismatch = amberError({ _ = try Store(path: path, model: try Self.version2(), options: options) }) else {
+            Issue.record("expected a model mismatch")
+            return
+        }
+        #expect(try metadata(path, "model_hash") == Self.version1().versionHash)
+    }
+
+    // MARK: Transformer migration
+
+    /// `ColorToDataV2`: Color ↔ the four channels as text, so the stored form visibly changes.
+    static func registryWithV2() throws -> Registry {
+        let registry = try colorRegistry()
+        try registry.register(Transformer(
+            name: "ColorToDataV2", from: "Color", to: "String", source: "test",
+            forward: { value in
+                guard case .custom(let color) = value else { return .null }
+                let floats = color.bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                if floats[2] < 0 { throw TestFailure() }
+                return .string(floats.map { String($0.bitPattern) }.joined(separator: " "))
+            },
+            reverse: { value in
+                guard case .string(let text) = value else { return .null }
+                let floats = text.split(separator: " ").compactMap { UInt32($0) }.map(Float.init(bitPattern:))
+                return .custom(CustomValue(className: "Color", bytes: floats.withUnsafeBytes { Data($0) }))
+            }))
+        return registry
+    }
+
+    @Test func changingATransformerReEncodesEveryValue() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        let registry = try Self.registryWithV2()
+        let old = try coverModel(registry)
+        let count = 1_000
+        var colors: [Value] = []
+        do {
+            let context = Context(store: try Store(path: path, model: old))
+            for i in 0..<count {
+                let book = try context.insert("Book")
+                try book.setValue(.string("b\(i)"), forKey: "title")
+                let colour = try color(Float(i) / 7, 0.5, -Float(i), 1, in: registry)
+                colors.append(i % 10 == 0 ? .null : colour)
+                try book.setValue(colors[i], forKey: "cover")
+            }
+            try context.save()
+        }
+        var description = old.description
+        description.entities[0].attributes[1].transformerNames = ["ColorToDataV2"]
+        let new = try Model(description, registry: registry)
+        #expect(try Store.migrationPlan(forStoreAt: path, to: new).contains("Book.cover: re-encode every stored value, from Color via ColorToData to Color via ColorToDataV2"))
+        // A value the new chain refuses fails the whole migration, naming its object.
+        guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: new) }) else {
+            Issue.record("expected the migration to fail")
+            return
+        }
+        #expect(problems.count == 1 && problems[0].hasPrefix("Book.cover of amber://") && problems[0].contains("/Book/p2 (encoding with the new chain)"))
+        #expect(try metadata(path, "model_hash") == old.versionHash)
+        // Without the refused values it moves every one.
+        do {
+            let context = Context(store: try Store(path: path, model: old))
+            for book in try context.fetch("Book") {
+                guard case .custom(let c) = try book.value(forKey: "cover") else { continue }
+                let floats = c.bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                if floats[2] < 0 { try book.setValue(try color(abs(floats[0]), floats[1], -floats[2], floats[3], in: registry), forKey: "cover") }
+            }
+            try context.save()
+        }
+        let collected = Collected()
+        var options = Store.Options()
+        options.migrationProgress = { collected.append("\($0)") }
+        let store = try Store(path: path, model: new, options: options)
+        #expect(collected.items.last { $0.hasPrefix("re-encode") } == "re-encode Book.cover: \(count - count / 10)/\(count - count / 10)")
+        #expect(try sqlite(path, "SELECT count(*) FROM Book WHERE typeof(cover) = 'text'") == String(count - count / 10))
+        let context = Context(store: store)
+        for book in try context.fetch("Book") {
+            guard case .string(let title) = try book.value(forKey: "title"), let i = Int(title.dropFirst()) else { throw TestFailure() }
+            let expected = i % 10 == 0 ? Value.null : try color(Float(i) / 7, 0.5, Float(i), 1, in: registry)
+            #expect(try book.value(forKey: "cover") == expected)
+        }
+    }
+
+    // MARK: Helpers
+
+    final class Collected: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: [String] = []
+        func append(_ item: String) { lock.lock(); stored.append(item); lock.unlock() }
+        var items: [String] { lock.lock(); defer { lock.unlock() }; return stored }
+    }
+}
+
+/// The first column of the first row of `sql` on the file at `path`, as text.
+func sqlite(_ path: String, _ sql: String) throws -> String {
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw TestFailure() }
+    defer { sqlite3_close_v2(db) }
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { throw TestFailure() }
+    defer { sqlite3_finalize(statement) }
+    guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { return "" }
+    return String(cString: text)
+}
+
+/// A value of the store's metadata table.
+func metadata(_ path: String, _ key: String) throws -> String {
+    try sqlite(path, "SELECT value FROM _amber_metadata WHERE key = '\(key)'")
+}
