@@ -219,6 +219,115 @@ import Testing
         #expect(try metadata(path, "model_hash") == Self.version1().versionHash)
     }
 
+    // MARK: Renaming everything
+
+    /// A model with a hierarchy, an ordered one-to-many, an ordered many-to-many,
+    /// a one-way to-one, a self-relationship and an extensible entity; `renamed`
+    /// renames every entity, attribute and relationship (through renaming
+    /// identifiers) and lists the entities in another order.
+    static func graphModel(renamed: Bool) throws -> Model {
+        func n(_ name: String) -> String { renamed ? name + "2" : name }
+        func attribute(_ a: AttributeDescription) -> AttributeDescription {
+            renamed ? { var c = a; c.name = a.name + "2"; return c.renamed(from: a.name) }() : a
+        }
+        func relationship(_ r: RelationshipDescription) -> RelationshipDescription {
+            guard renamed else { return r }
+            var c = r
+            c.name = r.name + "2"
+            c.destination = r.destination + "2"
+            c.inverse = r.inverse.map { $0 + "2" }
+            return c.renamed(from: r.name)
+        }
+        func entity(_ e: EntityDescription) -> EntityDescription {
+            guard renamed else { return e }
+            var c = e
+            c.name = e.name + "2"
+            c.parent = e.parent.map { $0 + "2" }
+            return c.renamed(from: e.name)
+        }
+        var entities = [
+            EntityDescription("Person", attributes: [attribute(Attribute.string("name"))],
+                              relationships: [relationship(Relationship.toOne("mentor", "Person"))]).abstract(),
+            EntityDescription("Writer", attributes: [attribute(Attribute.integer32("born"))],
+                              relationships: [relationship(Relationship.toMany("books", "Book", inverse: "writer").ordered())])
+                .inheriting(from: "Person"),
+            EntityDescription("Editor", attributes: [attribute(Attribute.double("rate"))]).inheriting(from: "Person"),
+            EntityDescription("Book", attributes: [attribute(Attribute.string("title")), attribute(Attribute.date("published"))],
+                              relationships: [relationship(Relationship.toOne("writer", "Writer", inverse: "books")),
+                                              relationship(Relationship.toMany("tags", "Tag", inverse: "books").ordered())])
+                .extensible(),
+            EntityDescription("Tag", attributes: [attribute(Attribute.string("label"))],
+                              relationships: [relationship(Relationship.toMany("books", "Book", inverse: "tags"))]),
+        ].map(entity)
+        if renamed { entities.reverse() }
+        return try Model(ModelDescription(entities: entities))
+    }
+
+    /// Every object of `model`'s store as text, names without the "2" suffix, sorted: values, links in order, extended keys.
+    static func dump(_ store: Store) throws -> [String] {
+        let context = Context(store: store)
+        func plain(_ name: String) -> String { name.hasSuffix("2") ? String(name.dropLast()) : name }
+        func key(_ object: ManagedObject) -> String { "\(plain(object.objectID.entityName))#\(object.objectID.primaryKey ?? -1)" }
+        var lines: [String] = []
+        let entities = store.model.entities.filter { !$0.isAbstract }
+        for entity in entities {
+            for object in try context.fetch({ var r = FetchRequest(entity.name); r.includesSubentities = false; return r }()) {
+                var parts = [key(object)]
+                for attribute in entity.attributes { parts.append("\(plain(attribute.name))=\(try object.value(for: attribute))") }
+                for relationship in entity.relationships {
+                    let targets = relationship.isToMany ? try object.objects(for: relationship) : [try object.object(for: relationship)].compactMap { $0 }
+                    let names = targets.map(key)
+                    parts.append("\(plain(relationship.name))->" + (relationship.isOrdered ? names : names.sorted()).joined(separator: ","))
+                }
+                if entity.isExtensible { parts.append("extra=\(try object.extendedValues().sorted { $0.key < $1.key })") }
+                lines.append(parts.joined(separator: " "))
+            }
+        }
+        return lines.sorted()
+    }
+
+    @Test func renamingEverythingKeepsEveryValueAndLink() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        let before: [String]
+        do {
+            let store = try Store(path: path, model: try Self.graphModel(renamed: false))
+            let context = Context(store: store)
+            var random = SplitMix64(seed: 16)
+            let tags = try (0..<6).map { i in
+                let tag = try context.insert("Tag")
+                try tag.setValue(.string("t\(i)"), forKey: "label")
+                return tag
+            }
+            var people: [ManagedObject] = []
+            for i in 0..<30 {
+                let writer = i % 3 != 0
+                let person = try context.insert(writer ? "Writer" : "Editor")
+                try person.setValue(.string("p\(i)"), forKey: "name")
+                try person.setValue(writer ? .int(Int64(1900 + i)) : .double(Double(i) / 4), forKey: writer ? "born" : "rate")
+                if let mentor = people.randomElement(using: &random), Bool.random(using: &random) { try person.setObject(mentor, forKey: "mentor") }
+                people.append(person)
+                guard writer else { continue }
+                for j in 0..<Int.random(in: 0...4, using: &random) {
+                    let book = try context.insert("Book")
+                    try book.setValue(.string("b\(i).\(j)"), forKey: "title")
+                    try book.setValue(.date(Date(timeIntervalSinceReferenceDate: Double(i * 1000 + j) + 0.25)), forKey: "published")
+                    try book.setObject(person, forKey: "writer")
+                    try book.setObjects(Array(tags.shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random))), forKey: "tags")
+                    if j % 2 == 0 { try book.setValue(.string("s\(j)"), forExtendedKey: "shelf") }
+                }
+                // Reverse a writer's order so positions are not key order.
+                try person.setObjects(try person.objects(forKey: "books").reversed(), forKey: "books")
+            }
+            try context.save()
+            before = try Self.dump(store)
+        }
+        let after = try Self.dump(Store(path: path, model: try Self.graphModel(renamed: true)))
+        #expect(before.count > 40)
+        #expect(after == before)
+    }
+
     // MARK: Transformer migration
 
     /// `ColorToDataV2`: Color ↔ the four channels as text, so the stored form visibly changes.
