@@ -151,7 +151,7 @@ expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read"
                        "W6 authors and books insert + save", "W7 fetch authors, prefetch books, sum prices",
                        "W8 ANY books.price > 50", "W9 merge 1,000 saved changes",
                        "W10 one-object save, live query over N", "W11 canonicalTitle CONTAINS[cd] vs title",
-                       "W12 extended key vs modelled column"] \
+                       "W12 extended key vs modelled column", "W13 migrate: add attribute, re-encode colour"] \
     + [f"{side} {row}" for side in ("C API", "Python") for row in workloads]
 missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
 assert not missing, f"benchmark rows missing or empty: {missing}"

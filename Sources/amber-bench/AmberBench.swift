@@ -40,6 +40,12 @@ struct AmberBench: ParsableCommand {
             for repetition in 0..<repetitions { Swift.print(try graph.amberRun(repetition)) }
             return
         }
+        if profile == "migration" {
+            // W13 alone, both sides: `--profile migration`.
+            let result = try MigrationWorkload(bench: bench).run(repetitions: repetitions)
+            Swift.print(result.amber_ms, result.raw_ms, result.ratio)
+            return
+        }
         if profile == "live" || profile == "derived" || profile == "extended" {
             // W10 alone (with 50 times its saves), W11 or W12 alone, both sides, for perf: `--profile live`.
             let result = switch profile {
@@ -63,6 +69,7 @@ struct AmberBench: ParsableCommand {
         results[LiveQueryWorkload.name] = try LiveQueryWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[DerivedWorkload.name] = try DerivedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[ExtendedWorkload.name] = try ExtendedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+        results[MigrationWorkload.name] = try MigrationWorkload(bench: bench).run(repetitions: repetitions)
         results["peak memory W1+W2 (MiB)"] = try bench.peakMemory(pluginPath: pluginPath, n: n)
         for (program, arguments) in [(capi, ["--round-trips", "\(roundTrips)"]), (python.map { _ in "python3" }, [python ?? ""])] {
             guard let program else { continue }
@@ -310,7 +317,7 @@ struct Report {
         ("W6 authors and books insert + save", 1.5), ("W7 fetch authors, prefetch books, sum prices", 2.0),
         ("W8 ANY books.price > 50", 1.3), (MergeWorkload.name, 0.5), (LiveQueryWorkload.name, 1.5),
         (DerivedWorkload.name, 0.33),
-        (ExtendedWorkload.name, 2.0),
+        (ExtendedWorkload.name, 2.0), (MigrationWorkload.name, 3.0),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
@@ -326,7 +333,7 @@ struct Report {
             Swift.print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh)")
     }
 }
 

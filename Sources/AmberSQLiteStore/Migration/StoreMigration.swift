@@ -30,6 +30,21 @@ struct StoreMigration {
     let storeIdentifier: UUID
     let progress: (@Sendable (MigrationProgress) throws -> Void)?
 
+    /// Moves transformed values to their new chain as rows are copied (`amber_reencode`).
+    private let reencoder: Reencoder
+
+    init(mapping: ModelMapping, connection: Connection, storeIdentifier: UUID,
+         progress: (@Sendable (MigrationProgress) throws -> Void)?)
+    {
+        self.mapping = mapping
+        self.connection = connection
+        self.storeIdentifier = storeIdentifier
+        self.progress = progress
+        self.reencoder = Reencoder(mapping.reencoded.map { entity, encoder, oldEncoder in
+            Reencoder.Column(entity: entity, encoder: encoder, oldEncoder: oldEncoder)
+        }, store: storeIdentifier, progress: progress)
+    }
+
     private var source: Model { mapping.source }
     private var destination: Model { mapping.destination }
     private static let oldPrefix = "_amber_old_"
@@ -40,6 +55,8 @@ struct StoreMigration {
         var problems: [String] = []
         try connection.execute("PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON;")
         defer { try? connection.execute("PRAGMA legacy_alter_table = OFF; PRAGMA foreign_keys = ON;") }
+        connection.registerReencoding(reencoder)
+        defer { connection.registerReencoding(nil) }
         try connection.execute("BEGIN IMMEDIATE")
         do throws(AmberError) {
             try moveOldTablesAside()
@@ -52,8 +69,6 @@ struct StoreMigration {
             }
             guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
             try copyJoinTables()
-            problems += try reencode()
-            guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
             try computeDerivedValues()
             for table in try oldTables() { try connection.execute("DROP TABLE \(quote(table))") }
             problems += try danglingLinks()
@@ -131,9 +146,12 @@ struct StoreMigration {
         for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: insert) }
         do throws(AmberError) {
             try insert.run()
-        } catch .sqlite(let code, let message) where code & 0xff == SQLITE_CONSTRAINT {
+        } catch .sqlite(let code, let message) {
+            if let failure = reencoder.takeFailure() { return [failure] }
+            guard code & 0xff == SQLITE_CONSTRAINT else { throw .sqlite(code: code, message: message) }
             return ["\(root.name): the existing objects break a constraint of the new model: \(message)"]
         }
+        try reencoder.finish()
         try report(MigrationProgress(step: "copy \(root.name)", completed: total, total: total))
         return []
     }
@@ -180,6 +198,9 @@ struct StoreMigration {
         guard let attribute = member.persistentAttributes.first(where: { ($0.codec?.encodedSlot ?? $0.slot) == column.slot }) else { return nil }
         let previous = mapping.attributes[member.index][attribute.slot]
         var expression = previous.map { quote($0.name) }, own: [Value] = []
+        if let index = reencoder.columns.firstIndex(where: { $0.entity === member && $0.encoder.codec?.encodedSlot == column.slot }) {
+            expression = expression.map { "amber_reencode(\($0), _pk, \(index))" }
+        }
         // Defaults go to the objects an added attribute is new to, and to those without a value of one now required.
         if attribute.derivation == nil, !attribute.defaultValue.isNull, previous == nil || (!attribute.isOptional && previous?.isOptional == true) {
             let stored: Value
@@ -270,61 +291,6 @@ struct StoreMigration {
         return "SELECT \((ends + kept).joined(separator: ", ")) FROM \(from)"
     }
 
-    /// Decodes every stored value of each re-encoded column with the source
-    /// chain and encodes it with the destination's, checking its class; the
-    /// first value that cannot be moved fails the whole migration, naming its object.
-    private func reencode() throws(AmberError) -> [String] {
-        for (entity, encoder, oldEncoder) in mapping.reencoded {
-            guard let codec = encoder.codec, let oldCodec = oldEncoder.codec,
-                  let column = entity.columns.first(where: { $0.slot == codec.encodedSlot })?.name else { continue }
-            let table = quote(destination.root(of: entity).name), rows = "\(quote(column)) IS NOT NULL AND _entity IN (\(entity.subentityIndices.map { String($0 + 1) }.joined(separator: ", ")))"
-            let step = "re-encode \(entity.name).\(encoder.name)", total = try count("SELECT count(*) FROM \(table) WHERE \(rows)")
-            // In batches by key: rows are not written while a read of their table is under way.
-            let read = try connection.uncachedStatement("SELECT _pk, \(quote(column)) FROM \(table) WHERE _pk > ? AND \(rows) ORDER BY _pk LIMIT 2000")
-            let write = try connection.uncachedStatement("UPDATE \(table) SET \(quote(column)) = ? WHERE _pk = ?")
-            defer { read.finalize(); write.finalize() }
-            var done = 0, last = Int64.min
-            while true {
-                var batch: [(Int64, Value)] = []
-                read.bind(0, last)
-                while try read.step() {
-                    switch read.columnType(1) {
-                    case SQLITE_BLOB: batch.append((read.int64(0), .binary(read.data(1))))
-                    case SQLITE_TEXT: batch.append((read.int64(0), .string(read.string(1))))
-                    case SQLITE_INTEGER: batch.append((read.int64(0), .int(read.int64(1))))
-                    default: batch.append((read.int64(0), .double(read.double(1))))
-                    }
-                }
-                read.reset()
-                guard let end = batch.last?.0 else { break }
-                last = end
-                for (pk, stored) in batch {
-                    let place = "\(encoder) of \(objectID(entity, pk))"
-                    do throws(AmberError) {
-                        let value: Value
-                        do throws(TransformerFailure) { value = try oldCodec.decode(stored) } catch { throw error.error(at: place + " (decoding with the old chain)") }
-                        let checked = try encoder.check(value)
-                        let encoded: Value
-                        do throws(TransformerFailure) { encoded = try codec.encode(checked) } catch { throw error.error(at: place + " (encoding with the new chain)") }
-                        TableMapping.bind(encoded, at: 0, in: write)
-                        write.bind(1, pk)
-                        try write.run()
-                    } catch .sqlite(let code, let message) {
-                        throw .sqlite(code: code, message: message)
-                    } catch .busy(let path, let timeout) {
-                        throw .busy(path: path, timeout: timeout)
-                    } catch {
-                        return ["\(place): cannot be moved to the new chain: \(error)"]
-                    }
-                }
-                done += batch.count
-                try report(MigrationProgress(step: step, completed: done, total: total))
-            }
-            if total == 0 { try report(MigrationProgress(step: step, completed: 0, total: 0)) }
-        }
-        return []
-    }
-
     /// Computes the derived attributes that are new or whose expression changed, for every row.
     private func computeDerivedValues() throws(AmberError) {
         for (entity, attribute, derivation) in destination.declaredDerivations {
@@ -398,5 +364,75 @@ struct StoreMigration {
         var result: [String] = []
         while try query.step() { result.append(query.string(0)) }
         return result
+    }
+}
+
+/// The re-encoding of transformed columns as the copy reads them: SQL
+/// function `amber_reencode(value, key, column)` decodes a stored value
+/// with the source chain, checks it against the destination's value class,
+/// and encodes it with the destination chain. The first value that cannot be
+/// moved fails the statement, and ``takeFailure()`` names its object.
+final class Reencoder {
+    struct Column {
+        let entity: Entity
+        let encoder: Attribute
+        let oldEncoder: Attribute
+    }
+
+    let columns: [Column]
+    private let store: UUID
+    private let progress: (@Sendable (MigrationProgress) throws -> Void)?
+    private var failure: String?
+    /// Values moved per column, for progress.
+    private var moved: [Int]
+
+    init(_ columns: [Column], store: UUID, progress: (@Sendable (MigrationProgress) throws -> Void)?) {
+        self.columns = columns
+        self.store = store
+        self.progress = progress
+        self.moved = Array(repeating: 0, count: columns.count)
+    }
+
+    /// The stored value for `stored` of row `key` in column `index`, or nil after recording why not.
+    func move(_ stored: Value, key: Int64, column index: Int) -> Value? {
+        let column = columns[index]
+        func place() -> String { "\(column.encoder) of \(ObjectID(entityName: column.entity.name, store: store, key: .permanent(key)))" }
+        do throws(AmberError) {
+            guard let codec = column.encoder.codec, let oldCodec = column.oldEncoder.codec else { return stored }
+            let value: Value
+            do throws(TransformerFailure) { value = try oldCodec.decode(stored) } catch { throw error.error(at: place() + " (decoding with the old chain)") }
+            let checked = try column.encoder.check(value)
+            let encoded: Value
+            do throws(TransformerFailure) { encoded = try codec.encode(checked) } catch { throw error.error(at: place() + " (encoding with the new chain)") }
+            moved[index] += 1
+            if moved[index] % 10_000 == 0 { try report(index) }
+            return encoded
+        } catch .migrationFailed(_, let problems) {
+            failure = problems.first
+        } catch {
+            failure = "\(place()): cannot be moved to the new chain: \(error)"
+        }
+        return nil
+    }
+
+    /// Reports the columns' final counts (once their table is copied).
+    func finish() throws(AmberError) {
+        for index in columns.indices where moved[index] % 10_000 != 0 || moved[index] == 0 { try report(index) }
+    }
+
+    private func report(_ index: Int) throws(AmberError) {
+        let step = MigrationProgress(step: "re-encode \(columns[index].entity.name).\(columns[index].encoder.name)",
+                                     completed: moved[index], total: moved[index])
+        do {
+            try progress?(step)
+        } catch {
+            throw .migrationFailed(store: "", problems: ["cancelled by the progress handler at \(step): \(error)"])
+        }
+    }
+
+    /// Why the last statement failed, if a value could not be moved; cleared.
+    func takeFailure() -> String? {
+        defer { failure = nil }
+        return failure
     }
 }

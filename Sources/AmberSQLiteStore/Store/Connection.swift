@@ -11,6 +11,8 @@ let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// thread at a time: the store serializes its callers.
 final class Connection {
     private let db: OpaquePointer
+    /// The database handle, for registering functions.
+    var handle: OpaquePointer { db }
     private var cache: [String: Statement] = [:]
     /// The file, for errors.
     private let path: String

@@ -62,6 +62,45 @@ private let foldFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
     resultText(context, SQLFunctions.fold(String(decoding: bytes, as: UTF8.self), flags: flags))
 }
 
+extension Connection {
+    /// Registers `amber_reencode(value, key, column)` for `reencoder`'s
+    /// columns, or removes it (nil). The caller keeps the reencoder alive meanwhile.
+    func registerReencoding(_ reencoder: Reencoder?) {
+        let box = reencoder.map { Unmanaged.passUnretained($0).toOpaque() }
+        sqlite3_create_function_v2(handle, "amber_reencode", 3, SQLITE_UTF8, box, reencoder == nil ? nil : reencodeFunction, nil, nil, nil)
+    }
+}
+
+/// amber_reencode(value, key, column): see ``Reencoder``. NULL stays NULL.
+private let reencodeFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, _, args in
+    guard let args, let value = args[0], let box = sqlite3_user_data(context) else { return sqlite3_result_null(context) }
+    let reencoder = Unmanaged<Reencoder>.fromOpaque(box).takeUnretainedValue()
+    let stored: Value
+    switch sqlite3_value_type(value) {
+    case SQLITE_NULL: return sqlite3_result_null(context)
+    case SQLITE_BLOB:
+        let count = Int(sqlite3_value_bytes(value))
+        stored = .binary(sqlite3_value_blob(value).map { Data(bytes: $0, count: count) } ?? Data())
+    case SQLITE_TEXT:
+        let count = Int(sqlite3_value_bytes(value))
+        stored = .string(sqlite3_value_text(value).map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) } ?? "")
+    case SQLITE_INTEGER: stored = .int(sqlite3_value_int64(value))
+    default: stored = .double(sqlite3_value_double(value))
+    }
+    guard let moved = reencoder.move(stored, key: sqlite3_value_int64(args[1]), column: Int(sqlite3_value_int64(args[2]))) else {
+        return sqlite3_result_error(context, "a value cannot be moved to its new transformer chain", -1)
+    }
+    switch moved {
+    case .null: sqlite3_result_null(context)
+    case .binary(let data): data.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), sqliteTransient) }
+    case .string(let text): resultText(context, text)
+    case .int(let number): sqlite3_result_int64(context, number)
+    case .double(let number): sqlite3_result_double(context, number)
+    default: sqlite3_result_error(context, "a transformer chain gave a value that cannot be stored", -1)
+    }
+}
+
 /// Makes `text` the function's result (SQLite copies it).
 func resultText(_ context: OpaquePointer?, _ text: String) {
     var text = text

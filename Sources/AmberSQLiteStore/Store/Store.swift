@@ -151,6 +151,14 @@ public final class Store: @unchecked Sendable {
     /// `<path>.<version hash>.backup`, after the version it replaces.
     public static func backupPath(for path: String, version: String) -> String { "\(path).\(version).backup" }
 
+    /// The version hash of the model the store at `path` was last opened with.
+    public static func versionHash(ofStoreAt path: String) throws(AmberError) -> String {
+        guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
+        let metadata = try readMetadata(Connection(path: path, create: false, busyTimeout: .seconds(5)), path: path)
+        guard let hash = metadata["model_hash"] else { throw .notAStore(path: path, reason: "no model hash in the metadata table") }
+        return hash
+    }
+
     /// What opening the store at `path` with `model` would do to it, one
     /// line per change, without changing anything; empty when the store
     /// already has the model's shape.

@@ -1,0 +1,80 @@
+import Amber
+import ArgumentParser
+import Foundation
+
+/// `amber migrate STORE --to MODEL [--dry-run] [--no-backup]`.
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Migrate a store to another model: print the plan, then run it in one transaction.",
+        discussion: """
+            The mapping is inferred from names and renaming identifiers. A change that cannot be inferred \
+            is an error naming it, and nothing changes. The store is first copied to \
+            STORE.<old version hash>.backup unless --no-backup is given.
+            """)
+
+    @Argument(help: "The store file.")
+    var store: String
+
+    @Option(name: .customLong("to"), help: "The model to migrate to: a JSON model file.")
+    var model: String
+
+    @Flag(name: .customLong("dry-run"), help: "Print the plan and change nothing.")
+    var dryRun = false
+
+    @Flag(name: .customLong("no-backup"), help: "Do not copy the store before migrating.")
+    var noBackup = false
+
+    @OptionGroup var plugins: PluginOptions
+
+    func run() throws {
+        try reportingErrors {
+            try plugins.load()
+            let target = try Model(ModelDescription(contentsOf: URL(fileURLWithPath: model)))
+            let plan = try Store.migrationPlan(forStoreAt: store, to: target)
+            guard !plan.isEmpty else {
+                print("\(store) already has the model's shape (version \(target.versionHash)): nothing to do")
+                return
+            }
+            let version = try Store.versionHash(ofStoreAt: store)
+            print("Migration plan for \(store) (version \(version) to \(target.versionHash)):")
+            for step in plan { print("  \(step)") }
+            guard !dryRun else { return }
+            var options = Store.Options()
+            options.backsUpBeforeMigrating = !noBackup
+            let bar = ProgressBar()
+            options.migrationProgress = { bar.show($0) }
+            _ = try Store(path: store, model: target, options: options)
+            bar.finish()
+            print("migrated" + (noBackup ? "" : "; the store as it was is in \(Store.backupPath(for: store, version: version))"))
+        }
+    }
+}
+
+/// A one-line progress bar on standard error when it is a terminal, else a
+/// line per finished step (so logs stay readable).
+final class ProgressBar: @unchecked Sendable {
+    private let isTerminal = isatty(STDERR_FILENO) != 0
+    private var current = ""
+    private let lock = NSLock()
+
+    func show(_ progress: MigrationProgress) {
+        lock.lock()
+        defer { lock.unlock() }
+        let fraction = progress.total == 0 ? 1 : Double(progress.completed) / Double(progress.total)
+        if isTerminal {
+            let width = 30, filled = Int(fraction * Double(width))
+            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+            if progress.step != current, !current.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
+            FileHandle.standardError.write(Data("\r  \(progress.step) [\(bar)] \(Int(fraction * 100))%".utf8))
+        } else if progress.completed == progress.total {
+            FileHandle.standardError.write(Data("  \(progress.step): \(progress.completed)/\(progress.total)\n".utf8))
+        }
+        current = progress.step
+    }
+
+    func finish() {
+        lock.lock()
+        defer { lock.unlock() }
+        if isTerminal, !current.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
