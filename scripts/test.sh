@@ -110,6 +110,24 @@ expect "template booksByAuthor: no value given for the variable at position 16" 
 expect "coverColor: transformable, optional, class Color, via ColorToData" cli schema "$work/books.amber"
 expect "author: to-one Author, inverse books, required, delete rule nullify" cli schema "$work/books.amber"
 expect "books: to-many Book, inverse author, delete rule cascade" cli schema "$work/books.amber"
+# Xcode models (../shared/models beside the repository): import, check, schema of a model file, errors.
+models="$(cd .. && pwd)/shared/models"
+demo_model="$models/ralfebert__SynchronizingALocalStoreToTheCloud__CoreDataCloudKitDemo.xml"
+expect "wrote $work/demo.json: 4 entities, 0 templates, 3 notes" cli model import "$demo_model" -o "$work/demo.json"
+expect "note: Tag.color: no value transformer named: values are stored through Amber's archive" cli model import "$demo_model" -o "$work/demo.json"
+expect '"derived" : "posts.@count"' cli model import "$demo_model"
+expect "ok: 4 entities, 0 templates" cli model check "$work/demo.json"
+expect "ok: 9 entities, 5 templates" cli model check "$models/rentzsch__mogenerator__test.xml"
+expect "template byParentName: Child where parent.parentName == \$parentName" cli schema "$models/rentzsch__mogenerator__test.xml"
+expect "children: to-many BookmarkItemManagedObject, inverse parent, ordered, required, delete rule cascade" \
+    cli schema "$models/duckduckgo__iOS__BookmarksAndFolders.xml"
+expect "postCount: integer64, optional, derived posts.@count" cli schema "$work/demo.json"
+printf '<model>\n  <entity name="Tag">\n    <attribute name="tint" attributeType="Transformable"' > "$work/truncated.xml"
+expect "truncated.xml:3: <attribute name=\"tint\">: malformed XML" cli model import "$work/truncated.xml"
+printf '<model><entity name="Tag"><attribute name="tint" optional="YES" attributeType="Transformable" valueTransformerName="ColorToDta"/></entity></model>' \
+    > "$work/misspelled.xml"
+expect "problem: Tag.tint: ColorToDta: no such transformer; did you mean ColorToData?" cli model check "$work/misspelled.xml"
+if cli model check "$work/misspelled.xml" > /dev/null 2>&1; then echo "CLI: amber model check should fail on a model that does not bind"; exit 1; fi
 expect "The Lincoln Highway" cli query "$work/books.amber" Book --where "author.name BEGINSWITH 'A'" --include author
 expect "(3 objects)" cli query "$work/books.amber" Book --where "author.name BEGINSWITH 'A'"
 expect "(12 objects)" cli query "$work/books.amber" Author --where "books.@count >= 1"

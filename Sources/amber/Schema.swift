@@ -2,14 +2,17 @@ import Amber
 import ArgumentParser
 import Foundation
 
-/// `amber schema STORE`: the model a store carries.
+/// `amber schema STORE|MODEL-FILE`: the model a store carries, or a model file's.
 struct Schema: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the model a store carries.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print the model a store carries, or a model file's (JSON or Xcode).")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file, or a model file: JSON, or an Xcode .xcdatamodeld, .xcdatamodel or contents file.")
     var store: String
 
     @OptionGroup var plugins: PluginOptions
+
+    @OptionGroup var xcode: XcodeOptions
 
     @Flag(help: "Print the model as JSON (the model file format).")
     var json = false
@@ -17,13 +20,24 @@ struct Schema: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try plugins.load()
-            let opened = try Store(openingExisting: store)
-            let model = opened.model
+            let opened = ModelFile.kind(of: store) == .store ? try Store(openingExisting: store) : nil
+            let model: Model
+            if let opened {
+                model = opened.model
+            } else {
+                let (description, notes) = try ModelFile.read(store, options: xcode)
+                ModelFile.printNotes(notes)
+                model = try Model(description)
+            }
             if json {
                 print(model.description.jsonText(pretty: true))
                 return
             }
-            print("store \(opened.identifier.uuidString), model version \(model.versionHash)")
+            if let opened {
+                print("store \(opened.identifier.uuidString), model version \(model.versionHash)")
+            } else {
+                print("model file \(store), model version \(model.versionHash)")
+            }
             for valueClass in model.description.valueClasses { print("value class \(valueClass.name)") }
             for entity in model.entities {
                 let parent = model.parent(of: entity).map { " : \($0.name)" } ?? ""
@@ -42,7 +56,7 @@ struct Schema: ParsableCommand {
                     print("  index (\(index.map(\.name).joined(separator: ", ")))")
                 }
                 // Keys an entity's parent lists already are not listed again for it.
-                if entity.isExtensible, model.parent(of: entity)?.isExtensible != true {
+                if let opened, entity.isExtensible, model.parent(of: entity)?.isExtensible != true {
                     let usage = try opened.extendedKeyUsage(of: entity)
                     print("  extended keys: " + (usage.isEmpty ? "none yet" : usage.map { "\($0.key) (\($0.count))" }.joined(separator: ", ")))
                 }

@@ -79,10 +79,10 @@ enum ModelChecker {
             let inheritedPlaces = Set(entity.attributes.prefix(inherited).map { "\(entity.name).\($0.name)" })
             reported += problems.filter { !inheritedPlaces.contains($0.place) }
         }
+        // An entity with no properties is allowed, as Core Data allows it: its
+        // rows hold only the key, the entity and the version, and its objects
+        // still have identities, relationships pointing at them, and sub-entities.
         var plans = [AttributePlan](repeating: AttributePlan(), count: entity.attributes.count)
-        if entity.attributes.isEmpty && entity.relationships.isEmpty && !entity.isExtensible {
-            problems.append(ModelProblem(place: entity.name, message: "has no attributes or relationships"))
-        }
         var seen: Set<String> = []
         for (index, attribute) in entity.attributes.enumerated() {
             let place = "\(entity.name).\(attribute.name)"
