@@ -328,6 +328,75 @@ import Testing
         #expect(after == before)
     }
 
+    // MARK: The graph and hierarchies
+
+    static func peopleModel(_ version: Int) throws -> Model {
+        var person = EntityDescription("Person", attributes: [Attribute.string("name")],
+                                       relationships: [Relationship.toOne("passport", "Passport", inverse: "owner")])
+        var passport = EntityDescription("Passport", attributes: [Attribute.string("number")],
+                                         relationships: [Relationship.toOne("owner", "Person", inverse: "passport")])
+        let employee = EntityDescription("Employee", attributes: [Attribute.double("salary")]).inheriting(from: "Person")
+        var pet = EntityDescription("Pet", attributes: [Attribute.string("name")])
+        if version == 1 {
+            person = person.extensible()
+            person.relationships.append(Relationship.toMany("pets", "Pet", inverse: "owner"))
+            pet.relationships.append(Relationship.toOne("owner", "Person", inverse: "pets"))
+            return try Model(ModelDescription(entities: [person, passport, employee, pet]))
+        }
+        // Version 2: a passport may have several owners (to-one to to-many), pets lose their owners,
+        // Person is no longer extensible, and employees are gone.
+        passport.relationships[0] = Relationship.toMany("owner", "Person", inverse: "passport")
+        return try Model(ModelDescription(entities: [person, passport, pet]))
+    }
+
+    @Test func graphAndHierarchyChanges() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        do {
+            let context = Context(store: try Store(path: path, model: try Self.peopleModel(1)))
+            for i in 0..<4 {
+                let person = try context.insert(i == 3 ? "Employee" : "Person")
+                try person.setValue(.string("p\(i)"), forKey: "name")
+                let passport = try context.insert("Passport")
+                try passport.setValue(.string("n\(i)"), forKey: "number")
+                if i != 2 { try person.setObject(passport, forKey: "passport") }
+                let pet = try context.insert("Pet")
+                try pet.setValue(.string("pet\(i)"), forKey: "name")
+                if i < 3 { try pet.setObject(person, forKey: "owner") }
+                if i == 0 { try person.setValue("x", forExtendedKey: "nickname") }
+            }
+            try context.save()
+        }
+        let plan = try Store.migrationPlan(forStoreAt: path, to: try Self.peopleModel(2))
+        #expect(plan.contains("remove entity Employee and its objects"))
+        #expect(plan.contains("remove Person.pets and its links") && plan.contains("remove Pet.owner and its links"))
+        #expect(plan.contains("Passport.owner: to-one to to-many (each object keeps its destination as its only member)"))
+        // An object with extended attributes stops Person from losing them.
+        let refusal = amberError({ _ = try Store(path: path, model: try Self.peopleModel(2)) })
+        guard case .migrationFailed(_, let problems) = refusal else {
+            Issue.record("expected the migration to be refused, got \(String(describing: refusal))")
+            return
+        }
+        #expect(problems.count == 1 && problems[0].hasPrefix("Person: no longer extensible, but object amber://"))
+        do {
+            let context = Context(store: try Store(path: path, model: try Self.peopleModel(1)))
+            let first = try context.fetch("Person", where: "name == 'p0'")
+            try first[0].setValue(.null, forExtendedKey: "nickname")
+            try context.save()
+        }
+        let store = try Store(path: path, model: try Self.peopleModel(2))
+        let context = Context(store: store)
+        let people = try context.fetch("Person", sortedBy: [SortKey("name")])
+        #expect(try people.map { try $0.value(forKey: "name") } == ["p0", "p1", "p2"])
+        #expect(try people.map { try $0.object(forKey: "passport")?.value(forKey: "number") } == ["n0", "n1", nil])
+        let passports = try context.fetch("Passport", sortedBy: [SortKey("number")])
+        // Employee p3 went with its entity, so passport n3 has no owner left.
+        #expect(try passports.map { try $0.objects(forKey: "owner").map { try $0.value(forKey: "name") } } == [["p0"], ["p1"], [], []])
+        #expect(try context.fetch("Pet").count == 4)
+        #expect(try sqlite(path, "SELECT count(*) FROM Person WHERE _entity NOT IN (1)") == "0")
+    }
+
     // MARK: Transformer migration
 
     /// `ColorToDataV2`: Color ↔ the four channels as text, so the stored form visibly changes.
@@ -355,7 +424,7 @@ import Testing
         let path = Self.path(in: directory)
         let registry = try Self.registryWithV2()
         let old = try coverModel(registry)
-        let count = 1_000
+        let count = 100_000
         var colors: [Value] = []
         do {
             let context = Context(store: try Store(path: path, model: old))

@@ -59,6 +59,15 @@ struct StoreMigration {
         defer { connection.registerReencoding(nil) }
         try connection.execute("BEGIN IMMEDIATE")
         do throws(AmberError) {
+            // Another connection may have migrated the store while this one waited for the write lock.
+            let current = try strings("SELECT value FROM \(metadataTable) WHERE key = 'model_hash'").first
+            if current == destination.versionHash {
+                try connection.execute("ROLLBACK")
+                return []
+            }
+            guard current == source.versionHash else {
+                throw AmberError.migrationFailed(store: "", problems: ["the store's model changed to \(current ?? "(none)") while waiting to migrate it"])
+            }
             try moveOldTablesAside()
             for mapping in destination.entities.map({ TableMapping(entity: $0, model: destination) }) {
                 for sql in mapping.createSQL { try connection.execute(sql) }
@@ -128,6 +137,11 @@ struct StoreMigration {
             if member.isAbstract, let pk = try firstRow(of: old, where: "_entity = \(old.index + 1)") {
                 problems.append("\(member.name): now abstract, but object \(objectID(member, pk)) is one of its own")
             }
+            if old.isExtensible, !member.isExtensible,
+               let pk = try firstRow(of: old, where: "_entity = \(old.index + 1) AND \(quote(ExtendedValues.columnName)) IS NOT NULL")
+            {
+                problems.append("\(member.name): no longer extensible, but object \(objectID(member, pk)) has extended attributes")
+            }
         }
         guard !kept.isEmpty else { return problems }
         var names = ["_pk", "_entity", "_version"], values = ["_pk", "CASE _entity \(cases.joined(separator: " ")) END", "_version"]
@@ -162,14 +176,7 @@ struct StoreMigration {
     private func columnExpression(_ name: String, in members: [Entity], sourceColumns: Set<String>,
                                   bindings: inout [Value], problems: inout [String]) throws(AmberError) -> String?
     {
-        if name == ExtendedValues.columnName {
-            for member in members where !member.isExtensible {
-                guard let old = mapping.entities[member.index], old.isExtensible,
-                      let pk = try firstRow(of: old, where: "_entity = \(old.index + 1) AND \(quote(name)) IS NOT NULL") else { continue }
-                problems.append("\(member.name): no longer extensible, but object \(objectID(member, pk)) has extended attributes")
-            }
-            return sourceColumns.contains(name) ? quote(name) : nil
-        }
+        if name == ExtendedValues.columnName { return sourceColumns.contains(name) ? quote(name) : nil }
         // Order columns of to-many relationships whose inverse is a to-one of these rows.
         for entity in destination.entities {
             for relationship in entity.relationships {
