@@ -137,6 +137,12 @@ struct StoreMigration {
             if member.isAbstract, let pk = try firstRow(of: old, where: "_entity = \(old.index + 1)") {
                 problems.append("\(member.name): now abstract, but object \(objectID(member, pk)) is one of its own")
             }
+            for relationship in member.relationships where relationship.isToMany && !relationship.isOptional
+                && mapping.relationships[member.index][relationship.index] == nil
+            {
+                guard let pk = try firstRow(of: old, where: "_entity = \(old.index + 1)") else { continue }
+                problems.append("\(member.name).\(relationship.name): required, but object \(objectID(member, pk)) would have no members")
+            }
             if old.isExtensible, !member.isExtensible,
                let pk = try firstRow(of: old, where: "_entity = \(old.index + 1) AND \(quote(ExtendedValues.columnName)) IS NOT NULL")
             {
