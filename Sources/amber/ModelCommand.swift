@@ -141,13 +141,7 @@ enum ModelFile {
         guard url.pathExtension == "xcdatamodeld" else {
             throw .invalidXcodeModel(file: url.path, line: 0, element: "model", message: "--version applies to a .xcdatamodeld bundle")
         }
-        let bundle = try XcodeModelBundle(contentsOf: url, options: options.importOptions)
-        guard let imported = bundle.version(named: version) else {
-            let names = bundle.versions.map(\.name)
-            throw .invalidXcodeModel(file: url.path, line: 0, element: "model",
-                                     message: "no version \"\(version)\" (the bundle has \(names.joined(separator: ", ")))")
-        }
-        return imported
+        return try XcodeModelImport(contentsOf: url, version: version, options: options.importOptions)
     }
 
     /// Every note on standard error, one per line.

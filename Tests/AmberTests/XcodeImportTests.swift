@@ -406,6 +406,12 @@ extension XcodeModelImport {
         try FileManager.default.removeItem(at: url.appendingPathComponent("Notes 2.xcdatamodel"))
         try FileManager.default.removeItem(at: url.appendingPathComponent("Notes 10.xcdatamodel"))
         #expect(try XcodeModelBundle(contentsOf: url).currentVersionName == "Notes")
+        let chosen = try makeBundle(in: temporaryDirectory(), current: nil)
+        defer { try? FileManager.default.removeItem(at: chosen.deletingLastPathComponent()) }
+        // A version asked for by name needs no pointer either.
+        #expect(try XcodeModelImport(contentsOf: chosen, version: "Notes 10").model.entities[0].attributes.count == 3)
+        #expect(errorText { _ = try XcodeModelImport(contentsOf: chosen, version: "Notes 3") }
+            .hasSuffix("<model>: no version \"Notes 3\" (the bundle has Notes, Notes 2, Notes 10); did you mean Notes 2?"))
         let other = try makeBundle(in: temporaryDirectory(), current: "Note 2.xcdatamodel")
         defer { try? FileManager.default.removeItem(at: other.deletingLastPathComponent()) }
         #expect(errorText { _ = try XcodeModelBundle(contentsOf: other) }.contains("names version \"Note 2\", which the bundle does not hold; did you mean Notes 2?"))
@@ -541,6 +547,27 @@ extension XcodeModelImport {
         #expect(imported.notes(at: "A.color").first?.hasPrefix("values are not checked against class UIColor, which Amber does not know") == true)
         #expect(imported.notes.count == 4)
         _ = try Model(imported.model, registry: Registry())
+    }
+
+    @Test func undefinedAttributesTakeTheClassTheyName() throws {
+        let imported = try importXML("""
+            <entity name="A">
+                <attribute name="x" optional="YES" attributeType="String"/>
+                <attribute name="scratch" optional="YES" transient="YES" attributeType="Undefined" customClassName="NSArray"/>
+                <attribute name="flag" optional="YES" transient="YES" attributeType="Undefined" customClassName="Boolean"/>
+                <attribute name="view" optional="YES" transient="YES" attributeType="Undefined" customClassName="UIView"/>
+                <attribute name="any" optional="YES" transient="YES"/>
+            </entity>
+            """)
+        let entity = try imported.model.entity("A")
+        #expect(entity.attributes.map(\.type) == [.string, .undefined, .undefined, .undefined, .undefined])
+        #expect(entity.attributes.map(\.valueClassName) == [nil, "Array", "Boolean", nil, nil])
+        #expect(imported.notes.map(\.description) == ["A.view: class UIView is not a value class Amber knows, so the attribute holds any value"])
+        let model = try Model(imported.model, registry: Registry())
+        let context = Context(store: try Store.inMemory(model: model))
+        let object = try context.insert("A")
+        try object.setValue([1, 2], forKey: "scratch")
+        #expect(amberError { try object.setValue("no", forKey: "scratch") } != nil)
     }
 
     @Test func moduleQualifiedNamesAreReadAsRegisteredShortNames() throws {

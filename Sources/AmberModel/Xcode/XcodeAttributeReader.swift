@@ -73,6 +73,8 @@ struct XcodeAttributeReader {
             transformables.composite(&attribute, node: node, place: place, composites: composites)
         } else if type == .transformable {
             transformables.transformable(&attribute, node: node, place: place)
+        } else if type == .undefined {
+            transformables.undefined(&attribute, node: node, place: place)
         } else if node["valueTransformerName"] != nil || node["customClassName"] != nil {
             context.note(place, "valueTransformerName and customClassName apply to Transformable attributes; ignored on \(typeName)", .notHonoured)
         }

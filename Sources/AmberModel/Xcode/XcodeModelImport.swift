@@ -40,6 +40,25 @@ public struct XcodeModelImport: Sendable {
         try self.init(xml: try Self.read(file), file: file.path, options: options)
     }
 
+    /// Imports version `version` (with or without `.xcdatamodel`) of the
+    /// `.xcdatamodeld` bundle at `url`, whichever version is current; the
+    /// other versions are not read.
+    ///
+    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    ///   for a bundle without that version (naming the versions it has) or a
+    ///   version that does not import.
+    public init(contentsOf url: URL, version: String, options: XcodeImportOptions = XcodeImportOptions()) throws(AmberError) {
+        let folders = try XcodeModelBundle.versionFolders(in: url)
+        let wanted = XcodeModelBundle.versionName(version)
+        guard let folder = folders.first(where: { $0.name == wanted }) else {
+            let names = folders.map(\.name)
+            throw .invalidXcodeModel(file: url.path, line: 0, element: "model",
+                                     message: "no version \"\(wanted)\" (the bundle has \(names.joined(separator: ", ")))"
+                                        + AmberError.hint(nearestName(to: wanted, in: names)))
+        }
+        try self.init(contentsOf: folder.url, options: options)
+    }
+
     /// Imports the model in `data`, the text of a `contents` file; `file`
     /// names it in errors.
     ///
@@ -108,31 +127,35 @@ public struct XcodeModelBundle: Sendable {
     ///   current version that cannot be told: `.xccurrentversion` missing or
     ///   unreadable while there are several versions, or naming none of them.
     public init(contentsOf url: URL, options: XcodeImportOptions = XcodeImportOptions()) throws(AmberError) {
+        var versions: [Version] = []
+        for folder in try Self.versionFolders(in: url) {
+            versions.append(Version(name: folder.name, imported: try XcodeModelImport(contentsOf: folder.url, options: options)))
+        }
+        self.versions = versions
+        self.currentVersionName = try Self.currentVersion(in: url, among: versions.map(\.name))
+    }
+
+    /// The version folders of the bundle at `url`, by version name (numbers
+    /// compared as numbers), with their names.
+    static func versionFolders(in url: URL) throws(AmberError) -> [(name: String, url: URL)] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path)
-                .filter { $0.hasSuffix("." + Self.versionExtension) }
+                .filter { $0.hasSuffix("." + versionExtension) }
         } catch {
             throw .invalidXcodeModel(file: url.path, line: 0, element: "model",
                                      message: "cannot read the bundle: \(error.localizedDescription)")
         }
-        // By version name, so `Notes` comes before `Notes 2` (a space sorts before the extension's dot).
-        let ordered = names.sorted { first, second in
-            let (a, b) = (Self.versionName(first), Self.versionName(second))
-            let order = a.compare(b, options: [.numeric])
-            return order == .orderedSame ? a < b : order == .orderedAscending
-        }
-        guard !ordered.isEmpty else {
+        guard !names.isEmpty else {
             throw .invalidXcodeModel(file: url.path, line: 0, element: "model",
-                                     message: "the bundle holds no .\(Self.versionExtension) version")
+                                     message: "the bundle holds no .\(versionExtension) version")
         }
-        var versions: [Version] = []
-        for folder in ordered {
-            let imported = try XcodeModelImport(contentsOf: url.appendingPathComponent(folder), options: options)
-            versions.append(Version(name: Self.versionName(folder), imported: imported))
+        // By version name, so `Notes` comes before `Notes 2` (a space sorts before the extension's dot).
+        let folders = names.map { (name: versionName($0), url: url.appendingPathComponent($0)) }
+        return folders.sorted { first, second in
+            let order = first.name.compare(second.name, options: [.numeric])
+            return order == .orderedSame ? first.name < second.name : order == .orderedAscending
         }
-        self.versions = versions
-        self.currentVersionName = try Self.currentVersion(in: url, among: versions.map(\.name))
     }
 
     /// `Notes 2.xcdatamodel` → `Notes 2`.

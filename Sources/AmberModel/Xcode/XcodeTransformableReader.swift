@@ -165,6 +165,9 @@ struct XcodeTransformableReader {
         let base = text.split(separator: "<", maxSplits: 1).first.map(String.init) ?? text
         let (module, short) = Self.split(base)
         if let meaning = Self.foundationClasses[short] { return .meaning(meaning, written: written) }
+        // Amber's own class names (`Boolean`, `URI`, `PropertyList`), as a JSON model would write them.
+        if text == ValueClass.propertyListName { return .meaning(.plist, written: written) }
+        if let builtin = ValueClass(rawValue: text), builtin != .custom { return .meaning(.builtin(builtin), written: written) }
         if context.scope.resolve(text) != nil && Identifier.isValid(text) { return .known(name: text) }
         if module != nil && context.scope.resolve(short) != nil {
             context.note(place, "class \(written) read as \(short), module \(module ?? "")", .renamed)
@@ -218,6 +221,27 @@ struct XcodeTransformableReader {
             context.note(place, "class \(written) is not a value class Amber knows; values are of the class transformer \(transformer) takes, \(registered.inputClass)",
                          .mapped)
             return registered.inputClass
+        }
+    }
+
+    /// An Undefined attribute (transient, in Core Data as in Amber): its
+    /// `customClassName`, when Amber knows the class, becomes its value class.
+    func undefined(_ attribute: inout AttributeDescription, node: XMLNode, place: String) {
+        if node["valueTransformerName"] != nil {
+            context.note(place, "valueTransformerName is not kept on an Undefined attribute: it is never stored", .notHonoured)
+        }
+        switch classChoice(node["customClassName"], place: place) {
+        case .none, .meaning(.plist, _):
+            break
+        case .meaning(.builtin(let builtin), _):
+            attribute.valueClassName = builtin.rawValue
+        case .meaning(.set, let written):
+            attribute.valueClassName = ValueClass.array.rawValue
+            context.note(place, "class \(written): Amber has no set values; values are arrays", .mapped)
+        case .known(let name):
+            attribute.valueClassName = name
+        case .unknown(let written):
+            context.note(place, "class \(written) is not a value class Amber knows, so the attribute holds any value", .mapped)
         }
     }
 
