@@ -133,6 +133,24 @@ expect "(3 objects)" cli query "$work/books.amber" Book --where "author.name BEG
 expect "(12 objects)" cli query "$work/books.amber" Author --where "books.@count >= 1"
 expect '"name" : "Albert Camus"' cli query "$work/books.amber" Book --where "title == \"L'Étranger\"" --json --include author
 expect "Author.books is a to-many relationship" cli query "$work/books.amber" Author --where "books.title == 'x'"
+# Migration: a copy of the demo store gains an attribute and a renamed one, dry run first.
+cp "$work/books.amber" "$work/migrate.amber"
+cli schema --json "$work/books.amber" | python3 -c '
+import json, sys
+model = json.load(sys.stdin)
+book = next(e for e in model["entities"] if e["name"] == "Book")
+book["attributes"].append({"name": "edition", "type": "integer32", "default": 1})
+for attribute in book["attributes"]:
+    if attribute["name"] == "language":
+        attribute.update(name="lang", renamingIdentifier="language")
+json.dump(model, open(sys.argv[1], "w"))' "$work/migrate.json"
+expect "  rename Book.language to Book.lang" cli migrate "$work/migrate.amber" --to "$work/migrate.json" --dry-run
+expect "(3 objects)" cli query "$work/migrate.amber" Book --where "language == 'fr'"  # the dry run changed nothing
+expect "add Book.edition (default 1)" cli migrate "$work/migrate.amber" --to "$work/migrate.json"
+expect "(3 objects)" cli query "$work/migrate.amber" Book --where "lang == 'fr' AND edition == 1"
+expect "already has the model's shape" cli migrate "$work/migrate.amber" --to "$work/migrate.json"
+sed 's/"type": "integer32"/"type": "double"/' "$work/migrate.json" > "$work/refused.json"
+expect "Book.edition: type integer32 to double: cannot be inferred" cli migrate "$work/migrate.amber" --to "$work/refused.json"
 expect '"title" : "Der Zauberberg"' cli query "$work/books.amber" Book --where "language == 'de' AND pages > 500" --json
 expect "predicate, position 13: expected a value or attribute name, found the end" cli query "$work/books.amber" Book --where "language == "
 expect "Bok: no such entity; did you mean Book?" cli query "$work/books.amber" Bok

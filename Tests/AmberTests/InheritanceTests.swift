@@ -67,6 +67,42 @@ import Testing
         sqlite3_finalize(statement)
     }
 
+    /// A to-many whose destination is a parent entity counts members of the entities below it,
+    /// before and after a save, as pending changes move them (the bookmarks model's folders).
+    @Test func toManyMembersOfSubEntitiesCount() throws {
+        let model = try Model(ModelDescription {
+            EntityDescription("Item") {
+                Attribute.string("title")
+                Relationship.toOne("parent", "Folder", inverse: "children")
+            }
+            .abstract()
+            EntityDescription("Folder") {
+                Relationship.toMany("children", "Item", inverse: "parent").required()
+            }
+            .inheriting(from: "Item")
+            EntityDescription("Bookmark") { Attribute.string("url") }.inheriting(from: "Item")
+        })
+        let context = Context(store: try Store.inMemory(model: model))
+        let children = try model.entity(named: "Folder").relationship(named: "children")
+        let root = try context.insert("Folder"), sub = try context.insert("Folder"), mark = try context.insert("Bookmark")
+        try sub.add(mark, to: children)
+        try root.add(sub, to: children)
+        #expect(try root.objects(for: children) == [sub] && root.count(of: children) == 1 && sub.count(of: children) == 1)
+        let lonely = try context.insert("Folder")
+        try lonely.add(try context.insert("Bookmark"), to: children)
+        try context.save()
+        let again = Context(store: context.store)
+        let folders = try again.fetch("Folder", where: "children.@count == 1")
+        #expect(folders.count == 3)
+        #expect(try again.fetch("Folder", where: "ANY children.title == nil").count == 3)
+        // A member moved away and one deleted are counted as they are in memory.
+        try mark.setObject(lonely, forKey: "parent")
+        #expect(try sub.count(of: children) == 0 && lonely.count(of: children) == 2)
+        try context.delete(mark)
+        #expect(try lonely.count(of: children) == 1)
+        #expect(try context.count(FetchRequest("Item")) == 4)
+    }
+
     @Test func bindingReportsHierarchyProblems() {
         let description = ModelDescription {
             EntityDescription("A") { Attribute.string("x") }.inheriting(from: "C")

@@ -339,7 +339,8 @@ public final class Context {
     public func count(_ request: FetchRequest) throws(AmberError) -> Int {
         if automaticallyMergesChanges { try mergeSavedChanges() }
         let entity = try model.entity(named: request.entityName)
-        let deletedHere = Set(pending.lazy.filter { $0.entity === entity && $0.isDeleted }.compactMap(\.objectID.primaryKey))
+        let deletedHere = Set(pending.lazy.filter { (request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity) && $0.isDeleted }
+            .compactMap(\.objectID.primaryKey))
         if deletedHere.isEmpty { return try store.count(of: entity, matching: request) }
         return try store.primaryKeys(of: entity, matching: request).count { !deletedHere.contains($0) }
     }

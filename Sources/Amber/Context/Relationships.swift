@@ -139,6 +139,12 @@ extension ManagedObject {
         try setObjects(members, for: entity.relationship(named: key))
     }
 
+    /// This object's slot for to-one `relationship` of its entity or of one it
+    /// inherits from (nil for others and for to-manys). Hidden slots follow
+    /// all of an entity's attributes, so an inherited to-one's slot moves in
+    /// an entity that adds attributes: never apply a handle's slot to an object of another entity.
+    func slot(of relationship: Relationship) -> Int? { entity.own(relationship)?.slot }
+
     /// The slot of to-one `relationship`, which must be this entity's.
     private func toOneSlot(of relationship: Relationship) throws(AmberError) -> Int {
         guard let relationship = entity.own(relationship) else {
@@ -270,13 +276,15 @@ extension Context {
             if let destination { remember(source, in: destination, inverse) }
             return
         }
-        guard let inverseSlot = inverse.slot else { return }
+        guard inverse.slot != nil else { return }
         // One-to-one: the old destination lets go of the source, and the new
         // destination's old partner lets go of the new destination.
-        if let old, try old.currentSlot(inverseSlot) == key(of: source) { try old.setSlot(inverseSlot, to: .null) }
-        if let destination {
-            if let partner = try self.destination(of: destination.currentSlot(inverseSlot), through: inverse), partner !== source {
-                try partner.setSlot(slot, to: .null)
+        if let old, let oldSlot = old.slot(of: inverse), try old.currentSlot(oldSlot) == key(of: source) { try old.setSlot(oldSlot, to: .null) }
+        if let destination, let inverseSlot = destination.slot(of: inverse) {
+            if let partner = try self.destination(of: destination.currentSlot(inverseSlot), through: inverse), partner !== source,
+               let partnerSlot = partner.slot(of: relationship)
+            {
+                try partner.setSlot(partnerSlot, to: .null)
             }
             try destination.setSlot(inverseSlot, to: key(of: source))
         }
@@ -428,7 +436,7 @@ extension Context {
                 if !added && present { groups[near]?.removeAll { $0 === member } }
             }
         case .inverseForeignKey(let order):
-            guard let inverse = model.inverse(of: relationship), let slot = inverse.slot else { return }
+            guard let inverse = model.inverse(of: relationship), inverse.slot != nil else { return }
             if !saved.isEmpty {
                 // Saved members as this context has them (a fetch fills faults): some may point elsewhere now.
                 // Ordered by owner, so each owner's members are one run: one table write per owner, not per member.
@@ -439,7 +447,7 @@ extension Context {
                     groups[key] = groups[key].map { $0 + run } ?? run
                 }
                 for member in objects(from: rows, of: entity) {
-                    guard case .int(let key) = member.slotValue(slot) else { continue }
+                    guard let slot = member.slot(of: inverse), case .int(let key) = member.slotValue(slot) else { continue }
                     if key != runKey {
                         close()
                         (run, runKey) = ([], key)
@@ -448,11 +456,13 @@ extension Context {
                 }
                 close()
             }
-            let candidates = pendingObjects.filter { $0.entity === entity && !$0.deletedFlag }
+            let candidates = pendingObjects.filter { $0.entity.isKind(of: entity) && !$0.deletedFlag }
             if !candidates.isEmpty {
                 var known = Set(groups.values.joined().map(ObjectIdentifier.init))
                 for candidate in candidates where known.insert(ObjectIdentifier(candidate)).inserted {
-                    if case .int(let key) = candidate.slotValue(slot) { groups[key, default: []].append(candidate) }
+                    if let slot = candidate.slot(of: inverse), case .int(let key) = candidate.slotValue(slot) {
+                        groups[key, default: []].append(candidate)
+                    }
                 }
             }
         case .foreignKey:
@@ -477,9 +487,10 @@ extension Context {
                 let last = step == names.count - 1
                 let destination = model.destination(of: relationship)
                 var next: [ManagedObject] = []
-                if let slot = relationship.slot {
+                if relationship.slot != nil {
                     let keys = level.compactMap { object -> Int64? in
-                        guard !object.isFault, case .int(let key) = object.slotValue(slot), key > 0 else { return nil }
+                        guard !object.isFault, let slot = object.slot(of: relationship), case .int(let key) = object.slotValue(slot), key > 0
+                        else { return nil }
                         return key
                     }
                     let unread = Array(Set(keys.filter { registered(destination, $0)?.isFault ?? true }))
@@ -507,16 +518,18 @@ extension Context {
             // Saved links are counted unless this context changed some of this table's or deleted a destination.
             let destination = model.destination(of: relationship)
             guard let pk = owner.objectID.primaryKey, !pendingLinks.keys.contains(where: { $0.table == table }),
-                  !pendingObjects.contains(where: { $0.entity === destination && $0.deletedFlag })
+                  !pendingObjects.contains(where: { $0.entity.isKind(of: destination) && $0.deletedFlag })
             else { return try members(of: owner, relationship).count }
             return try store.joinedCount(through: relationship, from: pk)
         }
-        guard let inverse = model.inverse(of: relationship), let slot = inverse.slot else { return 0 }
+        guard let inverse = model.inverse(of: relationship), inverse.slot != nil else { return 0 }
         guard let pk = owner.objectID.primaryKey else { return try members(of: owner, relationship).count }
         let entity = model.destination(of: relationship), ownerKey = Value.int(pk)
         var count = try store.count(of: entity, through: inverse, to: pk)
         // Pending objects moved in or out since they were read (or are new, or deleted).
-        for candidate in pendingObjects where candidate.entity === entity {
+        // Members may be of entities below the destination: they share its table and the inverse's slot.
+        for candidate in pendingObjects where candidate.entity.isKind(of: entity) {
+            guard let slot = candidate.slot(of: inverse) else { continue }
             let stored = !candidate.insertedFlag && (candidate.committed?[slot] ?? candidate.slotValue(slot)) == ownerKey
             let here = !candidate.deletedFlag && candidate.slotValue(slot) == ownerKey
             count += (here ? 1 : 0) - (stored ? 1 : 0)
@@ -563,7 +576,7 @@ extension Context {
                 for end in ends {
                     if inverse.isToMany {
                         forget(next, in: end, inverse)
-                    } else if relationship.deleteRule == .nullify, let inverseSlot = inverse.slot,
+                    } else if relationship.deleteRule == .nullify, let inverseSlot = end.slot(of: inverse),
                               !end.deletedFlag, try end.currentSlot(inverseSlot) == key(of: next)
                     {
                         try end.setSlot(inverseSlot, to: .null)
@@ -669,7 +682,7 @@ extension Context {
             for relationship in source.relationships {
                 guard let slot = relationship.slot, let gone = deleted[model.destination(of: relationship).rootIndex] else { continue }
                 for (pk, target) in try store.links(of: source, through: relationship, to: Array(gone.keys)) {
-                    if let here = registered(source, pk), here.deletedFlag || here.slotValue(slot) != .int(target) { continue }
+                    if let here = registered(source, pk), here.deletedFlag || here.slot(of: relationship).map(here.slotValue) != .int(target) { continue }
                     let id = ObjectID(entityName: source.name, store: store.identifier, key: .permanent(pk))
                     problems.append(SaveProblem(objectID: id, place: relationship.description, rule: .relationship,
                                                 message: "points at \(gone[target].map { "\($0)" } ?? "\(target)"), which this save deletes"))

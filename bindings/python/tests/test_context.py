@@ -138,4 +138,6 @@ def test_an_existing_store_opens_with_the_model_it_carries(tmp_path, model):
             assert '"name" : "Book"' in store.model.to_json()
     other = amber.Model.from_dict({"entities": [{"name": "Book", "attributes": [{"name": "title", "type": "integer64"}]}]})
     with pytest.raises(amber.ModelError, match="Book.title: the store has string, required, the model has integer64, optional"):
+        amber.open(path, other, migrate=False)
+    with pytest.raises(amber.MigrationError, match="Book.title: type string to integer64: cannot be inferred"):
         amber.open(path, other)
