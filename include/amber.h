@@ -657,7 +657,7 @@ typedef struct amber_relationship_spec {
     const char *inverse;     /**< the destination's relationship that points back; NULL only with ONE_WAY */
     uint32_t flags;          /**< AMBER_RELATIONSHIP_* flags, or-ed */
     int32_t delete_rule;     /**< an AMBER_DELETE_* constant */
-    int64_t min_count;       /**< to-many: the fewest members at save; -1: none */
+    int64_t min_count;       /**< to-many: the fewest members at save (an optional one may also be empty); -1: none */
     int64_t max_count;       /**< to-many: the most members at save; -1: none */
 } amber_relationship_spec;
 
@@ -767,11 +767,13 @@ amber_status amber_model_builder_bind(amber_model **out, amber_model_builder *bu
 /* ------------------------------------------------------------------------ */
 
 /** Opens (creating if needed) the store at `path` with `model`, with the
- *  default options (a busy timeout of 5 seconds); `path` NULL opens an
- *  in-memory store. Close it with amber_store_close. Any thread may use the
- *  store handle.
- *  Errors: AMBER_E_MODEL_MISMATCH (the message lists each difference),
- *  AMBER_E_NOT_A_STORE, AMBER_E_SQLITE. */
+ *  default options (a busy timeout of 5 seconds; a store made with another
+ *  model is backed up and migrated, see amber_store_options); `path` NULL
+ *  opens an in-memory store. Close it with amber_store_close. Any thread may
+ *  use the store handle.
+ *  Errors: AMBER_E_MIGRATION_FAILED (the message lists every change that
+ *  cannot be inferred or every object that stopped the migration; the store
+ *  is unchanged), AMBER_E_NOT_A_STORE, AMBER_E_SQLITE. */
 amber_status amber_store_open(amber_store **out, const char *path, amber_model *model);
 
 /** Called as a migration proceeds (see amber_store_options): `step` names

@@ -15,7 +15,7 @@ struct Migrate: ParsableCommand {
     @Argument(help: "The store file.")
     var store: String
 
-    @Option(name: .customLong("to"), help: "The model to migrate to: a JSON model file.")
+    @Option(name: .customLong("to"), help: "The model to migrate to: a JSON model file or an Xcode model (.xcdatamodeld, .xcdatamodel, contents).")
     var model: String
 
     @Flag(name: .customLong("dry-run"), help: "Print the plan and change nothing.")
@@ -29,7 +29,9 @@ struct Migrate: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try plugins.load()
-            let target = try Model(ModelDescription(contentsOf: URL(fileURLWithPath: model)))
+            let (description, notes) = try ModelFile.read(model, options: XcodeOptions.parse([]))
+            ModelFile.printNotes(notes)
+            let target = try Model(description)
             let plan = try Store.migrationPlan(forStoreAt: store, to: target)
             guard !plan.isEmpty else {
                 print("\(store) already has the model's shape (version \(target.versionHash)): nothing to do")

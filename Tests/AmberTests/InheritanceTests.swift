@@ -103,6 +103,31 @@ import Testing
         #expect(try context.count(FetchRequest("Item")) == 4)
     }
 
+    /// One-to-one through a sub-entity's handle whose old partner is of the parent entity (an inherited
+    /// to-one sits at another slot in an entity that adds attributes).
+    @Test func oneToOneThroughASubEntityLetsTheOldPartnerGo() throws {
+        let model = try Model(ModelDescription {
+            EntityDescription("Person") {
+                Attribute.string("name")
+                Relationship.toOne("passport", "Passport", inverse: "owner")
+            }
+            EntityDescription("Novelist") { Attribute.integer32("novels"); Attribute.string("genre") }.inheriting(from: "Person")
+            EntityDescription("Passport") {
+                Attribute.string("number")
+                Relationship.toOne("owner", "Person", inverse: "passport")
+            }
+        })
+        let context = Context(store: try Store.inMemory(model: model))
+        let person = try context.insert("Person"), novelist = try context.insert("Novelist"), passport = try context.insert("Passport")
+        try person.setObject(passport, forKey: "passport")
+        try novelist.setObject(passport, forKey: "passport")
+        #expect(try person.object(forKey: "passport") == nil)
+        #expect(try passport.object(forKey: "owner") === novelist)
+        try person.setObject(passport, forKey: "passport")
+        #expect(try novelist.object(forKey: "passport") == nil && passport.object(forKey: "owner") === person)
+        try context.save()
+    }
+
     @Test func bindingReportsHierarchyProblems() {
         let description = ModelDescription {
             EntityDescription("A") { Attribute.string("x") }.inheriting(from: "C")

@@ -119,7 +119,9 @@ import Testing
         #expect(try books[2].value(forKey: "writerCount") == .int(2))
         // The store records what it was.
         let history = try metadata(path, "model_history")
-        #expect(history.contains(oldHash))
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(history.utf8)) as? [[String: String]])
+        #expect(entries.count == 1 && entries[0]["hash"] == oldHash && entries[0]["by"] == store.model.versionHash)
+        #expect(try ModelDescription(json: Data((entries[0]["model"] ?? "").utf8)) == Self.version1().description)
         #expect(try metadata(path, "model_hash") == store.model.versionHash)
         #expect(try sqlite(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE '_amber_old_%' OR name = 'Shelf' OR name = 'Author'") == "0")
         #expect(try sqlite(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'Book_title_index'") == "1")
@@ -395,6 +397,131 @@ import Testing
         #expect(try passports.map { try $0.objects(forKey: "owner").map { try $0.value(forKey: "name") } } == [["p0"], ["p1"], [], []])
         #expect(try context.fetch("Pet").count == 4)
         #expect(try sqlite(path, "SELECT count(*) FROM Person WHERE _entity NOT IN (1)") == "0")
+    }
+
+    // MARK: Reviewers' finds
+
+    /// Opens `path` with `model`, expecting a refusal; its problems.
+    static func refusal(_ path: String, _ model: Model) -> [String] {
+        guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: model) }) else { return [] }
+        return problems
+    }
+
+    @Test func movesWithinAHierarchyAndShadowedKeysAreRefused() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        let v1 = ModelDescription {
+            EntityDescription("Item") { Attribute.string("code") }.extensible()
+            EntityDescription("Book") { Attribute.string("title") }.inheriting(from: "Item")
+            EntityDescription("Shelf") { Attribute.string("label") }
+        }
+        do {
+            let context = Context(store: try Store(path: path, model: try Model(v1)))
+            let book = try context.insert("Book")
+            try book.setValue("Dune", forKey: "title")
+            try book.setValue("red", forExtendedKey: "color")
+            try context.save()
+        }
+        // title moves up to Item: Book's rows would keep it, Item's would not.
+        var up = v1
+        up.entities[0].attributes.append(Attribute.string("title"))
+        up.entities[1].attributes = []
+        #expect(Self.refusal(path, try Model(up)) == ["Book.title: moves between Book and the entities above or below it: cannot be inferred"])
+        var reparented = v1
+        reparented.entities[1].parent = nil
+        #expect(Self.refusal(path, try Model(reparented)).contains("Book: parent Item to none: cannot be inferred"))
+        // A modelled name would hide an extended key.
+        var shadowing = v1
+        shadowing.entities[1].attributes.append(Attribute.string("color"))
+        #expect(Self.refusal(path, try Model(shadowing)).first?.hasPrefix("Book.color: object amber://") == true)
+        // A version hash modifier alone is a migration with a plan.
+        var modified = v1
+        modified.entities[2].versionHashModifier = "2"
+        #expect(try Store.migrationPlan(forStoreAt: path, to: try Model(modified)).count == 1)
+        _ = try Store(path: path, model: try Model(modified))
+        #expect(try metadata(path, "model_hash") == Model(modified).versionHash)
+    }
+
+    @Test func orderTablesNamedLikePatternsAndDeletedKeysSurvive() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        // Names a LIKE pattern would have matched, a program's own table, and an ordered one-to-many.
+        let v1 = ModelDescription {
+            EntityDescription("OldCar") { Attribute.string("plate"); Relationship.toMany("tags", "SQLiteCache", inverse: "cars") }
+            EntityDescription("SQLiteCache") { Attribute.string("label"); Relationship.toMany("cars", "OldCar", inverse: "tags") }
+            EntityDescription("Author") { Attribute.string("name"); Relationship.toMany("books", "Book", inverse: "author").ordered() }
+            EntityDescription("Book") { Attribute.string("title"); Relationship.toOne("author", "Author", inverse: "books") }
+        }
+        do {
+            let context = Context(store: try Store(path: path, model: try Model(v1)))
+            let car = try context.insert("OldCar"), tag = try context.insert("SQLiteCache"), author = try context.insert("Author")
+            try car.setValue("AB-12", forKey: "plate")
+            try tag.setValue("vintage", forKey: "label")
+            try car.setObjects([tag], forKey: "tags")
+            try author.setValue("Le Guin", forKey: "name")
+            var books: [ManagedObject] = []
+            for title in ["c", "a", "d", "b"] {
+                let book = try context.insert("Book")
+                try book.setValue(.string(title), forKey: "title")
+                books.append(book)
+            }
+            try author.setObjects(books, forKey: "books")
+            let gone = try context.insert("Book")
+            try gone.setValue("gone", forKey: "title")
+            try context.save()
+            try context.delete(gone)  // key 5 must never be given again
+            try context.save()
+        }
+        var db: OpaquePointer?
+        #expect(sqlite3_open(path, &db) == SQLITE_OK)
+        #expect(sqlite3_exec(db, "CREATE TABLE mine (x); INSERT INTO mine VALUES (42)", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(db)
+        // Book.author becomes to-many (Author.books an ordered many-to-many), Book is renamed, cars gain a field.
+        var v2 = v1
+        v2.entities[0].attributes.append(Attribute.integer16("year"))
+        v2.entities[2].relationships[0] = Relationship.toMany("books", "Volume", inverse: "authors").ordered()
+        v2.entities[3].name = "Volume"
+        v2.entities[3].renamingIdentifier = "Book"
+        v2.entities[3].relationships[0] = Relationship.toMany("authors", "Author", inverse: "books").renamed(from: "author")
+        let store = try Store(path: path, model: try Model(v2))
+        let context = Context(store: store)
+        let author = try #require(try context.fetch("Author").first)
+        #expect(try author.objects(forKey: "books").map { try $0.value(forKey: "title") } == ["c", "a", "d", "b"])
+        let car = try #require(try context.fetch("OldCar").first)
+        #expect(try car.objects(forKey: "tags").map { try $0.value(forKey: "label") } == ["vintage"])
+        #expect(try sqlite(path, "SELECT x FROM mine") == "42")
+        let volume = try context.insert("Volume")
+        try volume.setValue("new", forKey: "title")
+        try context.save()
+        #expect(volume.objectID.primaryKey == 6)
+    }
+
+    @Test func aRequiredReencodedColumnIsMovedOnceAndNamesItsFailure() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        let registry = try Self.registryWithV2()
+        var description = try coverModel(registry).description
+        description.entities[0].attributes[1].isOptional = false
+        let old = try Model(description, registry: registry)
+        do {
+            let context = Context(store: try Store(path: path, model: old))
+            for i in 0..<3 {
+                let book = try context.insert("Book")
+                try book.setValue(.string("b\(i)"), forKey: "title")
+                try book.setValue(try color(1, 1, Float(i), 1, in: registry), forKey: "cover")
+            }
+            try context.save()
+        }
+        description.entities[0].attributes[1].transformerNames = ["ColorToDataV2"]
+        let new = try Model(description, registry: registry)
+        let collected = Collected()
+        var options = Store.Options()
+        options.migrationProgress = { collected.append("\($0)") }
+        _ = try Store(path: path, model: new, options: options)
+        #expect(collected.items.filter { $0.hasPrefix("re-encode") } == ["re-encode Book.cover: 3/3"])
     }
 
     // MARK: Transformer migration

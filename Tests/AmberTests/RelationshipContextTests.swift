@@ -237,20 +237,33 @@ import Testing
 
     @Test func countsAreCheckedAtSave() throws {
         var description = libraryDescription()
-        description.entities[0].relationships[0] = description.entities[0].relationships[0].count(1...2).deleteRule(.nullify)
+        description.entities[0].relationships[0] = description.entities[0].relationships[0].count(2...3).deleteRule(.nullify)
         description.entities[1].relationships[0] = description.entities[1].relationships[0].optional()
         let library = try Library(description)
         defer { library.remove() }
         let context = try library.context()
+        // As in Core Data, an optional relationship may be empty whatever its minimum.
         let tolkien = try library.insert(context, library.author, "Tolkien")
+        try context.save()
+        try tolkien.add(try library.insert(context, library.book, "A"), to: library.books)
         guard case .saveFailed(let few) = amberError({ try context.save() }) else { Issue.record("expected a failed save"); return }
-        #expect(few.map(\.description) == ["\(tolkien.objectID): Author.books: has 0 members, fewer than its minimum of 1"])
-        for title in ["A", "B", "C"] { try tolkien.add(try library.insert(context, library.book, title), to: library.books) }
+        #expect(few.map(\.description) == ["\(tolkien.objectID): Author.books: has 1 member, fewer than its minimum of 2"])
+        for title in ["B", "C", "D"] { try tolkien.add(try library.insert(context, library.book, title), to: library.books) }
         guard case .saveFailed(let many) = amberError({ try context.save() }) else { Issue.record("expected a failed save"); return }
-        #expect(many.map(\.description) == ["\(tolkien.objectID): Author.books: has 3 members, more than its maximum of 2"])
+        #expect(many.map(\.description) == ["\(tolkien.objectID): Author.books: has 4 members, more than its maximum of 3"])
         try tolkien.remove(try tolkien.objects(for: library.books)[0], from: library.books)
         try context.save()
-        #expect(library.rows("SELECT count(*) FROM Book WHERE author IS NOT NULL") == ["2"])
+        #expect(library.rows("SELECT count(*) FROM Book WHERE author IS NOT NULL") == ["3"])
+        // A required one must have its minimum, empty or not.
+        var required = libraryDescription()
+        required.entities[0].relationships[0] = required.entities[0].relationships[0].count(2...3).required().deleteRule(.nullify)
+        required.entities[1].relationships[0] = required.entities[1].relationships[0].optional()
+        let strict = try Library(required)
+        defer { strict.remove() }
+        let other = try strict.context()
+        let lewis = try strict.insert(other, strict.author, "Lewis")
+        guard case .saveFailed(let none) = amberError({ try other.save() }) else { Issue.record("expected a failed save"); return }
+        #expect(none.map(\.description) == ["\(lewis.objectID): Author.books: has 0 members, fewer than its minimum of 2"])
     }
 
     @Test func manyToManyOrderedSelfAndOneWayLinksRoundTrip() throws {

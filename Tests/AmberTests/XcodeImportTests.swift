@@ -467,6 +467,35 @@ extension XcodeModelImport {
         #expect(imported.notes[2].message.hasPrefix("unknown element <futureElement name=\"something\"> (line 5)"))
     }
 
+    /// Reviewers' finds: values out of their type's range are errors with the line, a class Amber checks
+    /// more loosely is noted, an empty fetch index is noted and left out, generic arguments are not part
+    /// of a registered class's name, and composites nesting composites many times give a short note.
+    @Test func edgesOfValuesClassesIndexesAndComposites() throws {
+        #expect(errorText { _ = try importXML("<entity name=\"A\"><attribute name=\"n\" attributeType=\"Integer 16\" defaultValueString=\"70000\"/></entity>") }
+            .hasSuffix("<attribute name=\"n\">: defaultValueString=\"70000\" is not a valid integer16 value"))
+        #expect(errorText { _ = try importXML("<entity name=\"A\"><attribute name=\"n\" attributeType=\"Integer 64\" maxValueString=\"99999999999999999999\"/></entity>") }
+            .contains("test.xml:3: <attribute name=\"n\">"))
+        #expect(errorText { _ = try importXML("<entity name=\"A\"><attribute name=\"f\" attributeType=\"Float\" defaultValueString=\"1e39\"/></entity>") }
+            .hasSuffix("defaultValueString=\"1e39\" is not a valid float value"))
+        let registry = Registry()
+        try registry.declare(.opaque(name: "Box", size: nil))
+        let imported = try importXML("""
+            <entity name="A">
+                <attribute name="count" optional="YES" attributeType="Transformable" customClassName="NSNumber"/>
+                <attribute name="box" optional="YES" attributeType="Transformable" valueTransformerName="BoxToData" customClassName="Box&lt;Int&gt;"/>
+                <attribute name="deep" optional="YES" attributeType="Composite" composite="C0"/>
+                <fetchIndex name="nothing"/>
+            </entity>
+            \((0..<9).map { i in "<composite name=\"C\(i)\">" + (0..<10).map { "<attribute name=\"f\($0)\" attributeType=\"Composite\" composite=\"C\(i + 1)\"/>" }.joined() + "</composite>" }.joined())
+            """, registry: registry)
+        #expect(imported.notes(at: "A.count").contains { $0.hasPrefix("class NSNumber has no Amber class of its own") })
+        #expect(try imported.model.entity("A").attributes.first { $0.name == "box" }?.valueClassName == "Box")
+        #expect(imported.notes(at: "A").contains { $0.contains("names no property and is not imported") })
+        #expect(try imported.model.entity("A").indexes.isEmpty)
+        let composite = try #require(imported.notes(at: "A.deep").first)
+        #expect(composite.count < 2_000 && composite.contains("as above"))
+    }
+
     @Test func unknownAttributeTypeIsAnErrorNamingThePlace() {
         let error = amberError { _ = try importXML("<entity name=\"A\"><attribute name=\"big\" attributeType=\"Integer 128\"/></entity>") }
         guard case .invalidXcodeModel(let file, let line, let element, let message) = error else {
@@ -535,7 +564,8 @@ extension XcodeModelImport {
         #expect(imported.notes(at: "A.link") == ["a Transformable of class NSURL is imported as a uri attribute (Amber's archive keeps plist-like values only)"])
         #expect(imported.notes(at: "A.set") == ["class NSSet: Amber has no set values; values are arrays"])
         #expect(imported.notes(at: "A.color").first?.hasPrefix("values are not checked against class UIColor, which Amber does not know") == true)
-        #expect(imported.notes.count == 4)
+        #expect(imported.notes(at: "A.number").first?.hasPrefix("class NSNumber has no Amber class of its own") == true)
+        #expect(imported.notes.count == 5)
         _ = try Model(imported.model, registry: Registry())
     }
 
@@ -750,7 +780,7 @@ extension XcodeModelImport {
                 <attribute name="again" optional="YES" attributeType="Composite" composite="Loop"/>
             </composite>
             """)
-        #expect(imported.notes(at: "A.c").first?.hasPrefix("composite Loop (fields x, again: Loop (…)) is imported") == true)
+        #expect(imported.notes(at: "A.c").first?.hasPrefix("composite Loop (fields x, again: Loop (as above)) is imported") == true)
         #expect(try imported.model.entity("A").attribute("t").type == .undefined)
         #expect(imported.notes(at: "A.t").first?.hasPrefix("composite Missing, which the model does not define, is imported as a transient undefined attribute") == true)
         _ = try Model(imported.model, registry: Registry())

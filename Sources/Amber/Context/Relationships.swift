@@ -281,8 +281,9 @@ extension Context {
         // destination's old partner lets go of the new destination.
         if let old, let oldSlot = old.slot(of: inverse), try old.currentSlot(oldSlot) == key(of: source) { try old.setSlot(oldSlot, to: .null) }
         if let destination, let inverseSlot = destination.slot(of: inverse) {
+            // The partner may be of the relationship's declared entity, above `relationship`'s own: use the declared handle.
             if let partner = try self.destination(of: destination.currentSlot(inverseSlot), through: inverse), partner !== source,
-               let partnerSlot = partner.slot(of: relationship)
+               let partnerSlot = partner.slot(of: model.inverse(of: inverse) ?? relationship)
             {
                 try partner.setSlot(partnerSlot, to: .null)
             }
@@ -638,7 +639,8 @@ extension Context {
         for object in targets {
             for relationship in object.entity.countedRelationships {
                 let count = try memberCount(of: object, relationship)
-                if let low = relationship.minCount, count < low {
+                // As in Core Data, an optional relationship may be empty whatever its minimum.
+                if let low = relationship.minCount, count < low, count > 0 || !relationship.isOptional {
                     problem(object, relationship, .count, "has \(count) \(count == 1 ? "member" : "members"), fewer than its minimum of \(low)")
                 }
                 if let high = relationship.maxCount, count > high {

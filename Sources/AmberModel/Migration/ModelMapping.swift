@@ -59,12 +59,32 @@ package struct ModelMapping {
             } else {
                 problems.append("\(entity.name): its new root entity \(root.name) has no objects in the store to take: cannot be inferred")
             }
+            // Rows keep their columns only while each entity keeps its parent (so every property keeps its declarer).
+            let parent = destination.parent(of: entity), oldParent = source.parent(of: match)
+            if (parent.flatMap { entities[$0.index] }) !== oldParent {
+                problems.append("\(entity.name): parent \(oldParent?.name ?? "none") to \(parent?.name ?? "none"): cannot be inferred")
+            }
+            let written = destination.description.entities[entity.index], oldWritten = source.description.entities[match.index]
+            let indexed = Set(written.attributes.filter { $0.isIndexed && !$0.isTransient }.map(\.name))
+            let wasIndexed = Set(oldWritten.attributes.filter { $0.isIndexed && !$0.isTransient }.map(\.name))
+            if written.indexes != oldWritten.indexes || indexed != wasIndexed {
+                steps.append("\(entity.name): indexes made again")
+            }
+            if written.uniquenessConstraints != oldWritten.uniquenessConstraints {
+                steps.append("\(entity.name): uniqueness constraints \(written.uniquenessConstraints) (refused if existing objects break them)")
+            }
             if match.isExtensible && !entity.isExtensible { steps.append("\(entity.name): no longer extensible (refused if an object has extended attributes)") }
             if !match.isExtensible && entity.isExtensible { steps.append("\(entity.name): now extensible") }
             if entity.isAbstract && !match.isAbstract { steps.append("\(entity.name): now abstract (refused if it has objects of its own)") }
         }
         for entity in source.entities where !entities.contains(where: { $0 === entity }) {
             steps.append("remove entity \(entity.name) and its objects")
+        }
+        // An entity new to the store cannot sit above entities that have objects: their rows would move.
+        for entity in destination.entities where entities[entity.index] == nil {
+            if let below = entity.subentityIndices.first(where: { entities[$0] != nil }) {
+                problems.append("\(destination.entities[below].name): gains the new ancestor \(entity.name): cannot be inferred")
+            }
         }
         self.attributes = Array(repeating: [:], count: destination.entities.count)
         self.relationships = Array(repeating: [:], count: destination.entities.count)
@@ -74,6 +94,13 @@ package struct ModelMapping {
             guard let match = entities[index] else { continue }
             mapAttributes(of: entity, from: match)
             mapRelationships(of: entity, from: match)
+        }
+        // The same move or clash can be found from several entities of a hierarchy: each is said once.
+        var seen: Set<String> = []
+        self.problems = self.problems.filter { seen.insert($0).inserted }
+        // A version hash modifier (or any change listed above only as part of another) still rebuilds the tables.
+        if self.steps.isEmpty && source.versionHash != destination.versionHash {
+            self.steps.append("copy every table as it is (the version hash changed: a version hash modifier or another change of shape)")
         }
     }
 
@@ -114,6 +141,10 @@ package struct ModelMapping {
             }
             let old = sourceAttributes[found]
             attributes[entity.index][attribute.slot] = old
+            // A property that moves up or down its hierarchy would leave the rows of the other entities without it.
+            if reported != declaresSource(match, old.name) {
+                problems.append("\(place): moves between \(old.entityName) and the entities above or below it: cannot be inferred")
+            }
             guard reported else { continue }
             if old.name != attribute.name { steps.append("rename \(match.name).\(old.name) to \(place)") }
             if old.type != attribute.type {
@@ -125,6 +156,7 @@ package struct ModelMapping {
                     problems.append("\(place): type \(old.type) to \(attribute.type): cannot be inferred")
                 }
             }
+            if !old.isOptional && attribute.isOptional { steps.append("\(place): now optional") }
             if old.isOptional && !attribute.isOptional && attribute.derivation == nil {
                 steps.append("\(place): now required" + (attribute.defaultValue.isNull
                     ? " (refused if an object has no value)" : ", objects with no value take the default \(attribute.defaultValue)"))
@@ -174,6 +206,10 @@ package struct ModelMapping {
             }
             let old = match.relationships[found]
             relationships[entity.index][relationship.index] = old
+            // A property that moves up or down its hierarchy would leave the rows of the other entities without it.
+            if reported != declaresSource(match, old.name) {
+                problems.append("\(place): moves between \(old.entityName) and the entities above or below it: cannot be inferred")
+            }
             guard reported else { continue }
             if old.name != relationship.name { steps.append("rename \(match.name).\(old.name) to \(place)") }
             if entities[relationship.destinationIndex] !== source.entities[old.destinationIndex] {

@@ -151,13 +151,15 @@ struct XcodeAttributeReader {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let parsed: Value? = switch type {
         case .integer16, .integer32, .integer64:
-            Int64(trimmed).map(Value.int) ?? Double(trimmed).flatMap { Int64(exactly: $0) }.map(Value.int)
+            // In the width's range, so the error has the line rather than coming at bind.
+            (Int64(trimmed) ?? Double(trimmed).flatMap { Int64(exactly: $0) })
+                .filter { type.integerRange?.contains($0) ?? true }.map(Value.int)
         case .decimal: ValueFormat.parseDecimal(trimmed).map(Value.decimal)
-        case .double: Double(trimmed).map(Value.double)
-        case .float: Float(trimmed).map(Value.float)
+        case .double: Double(trimmed).filter(\.isFinite).map(Value.double)
+        case .float: Float(trimmed).filter(\.isFinite).map(Value.float)
         case .boolean: ["YES": true, "NO": false, "true": true, "false": false, "1": true, "0": false][trimmed].map(Value.bool)
         case .string: .string(text)
-        case .date: Double(trimmed).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+        case .date: Double(trimmed).filter(\.isFinite).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
         case .uuid: UUID(uuidString: trimmed).map(Value.uuid)
         case .uri: Value.exactURI(trimmed).map(Value.uri)
         case .binary, .transformable, .undefined, .objectID: nil
@@ -174,5 +176,14 @@ struct XcodeAttributeReader {
             throw context.failure(node, "\(key)=\"\(text)\": expected seconds since 2001-01-01")
         }
         return .date(Date(timeIntervalSinceReferenceDate: seconds))
+    }
+}
+
+private extension Optional {
+    /// Self when it satisfies `condition`, else nil. (`Value` is nil-literal expressible,
+    /// so a ternary with `nil` in a closure would make `.null` rather than no value.)
+    func filter(_ condition: (Wrapped) -> Bool) -> Wrapped? {
+        guard let value = self, condition(value) else { return nil }
+        return value
     }
 }

@@ -147,6 +147,10 @@ struct XcodePropertyLists {
         for (index, entityLists) in lists.enumerated() where index < result.count {
             let entity = result[index]
             for list in entityLists {
+                guard !list.names.isEmpty else {
+                    context.note(entity.name, "\(list.label) names no property and is not imported", .notHonoured)
+                    continue
+                }
                 let kinds = list.names.map { kind(of: $0, in: entity, byName: byName) }
                 let relationships = zip(list.names, kinds).filter { $0.1 == .toOne || $0.1 == .toMany }.map(\.0)
                 if relationships.isEmpty {

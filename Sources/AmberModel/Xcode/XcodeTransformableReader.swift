@@ -105,11 +105,13 @@ struct XcodeTransformableReader {
     }
 
     /// `one, two, three: Composite1 (none)`: a composite's fields, nested
-    /// composites in parentheses, at most eight levels deep and each once per path.
+    /// composites in parentheses, at most eight levels deep; each composite
+    /// is spelled out once per note (a repeat reads "as above"), so a file
+    /// nesting many composites many times cannot make the text explode.
     private static func fields(of name: String, in composites: [String: XMLNode], depth: Int, visited: inout Set<String>) -> String {
         guard let node = composites[name] else { return "not defined" }
-        guard depth < 8, visited.insert(name).inserted else { return "…" }
-        defer { visited.remove(name) }
+        guard depth < 8 else { return "…" }
+        guard visited.insert(name).inserted else { return "as above" }
         var names: [String] = []
         for field in node.children(named: "attribute") {
             let fieldName = field["name"] ?? "?"
@@ -166,9 +168,10 @@ struct XcodeTransformableReader {
         let (module, short) = Self.split(base)
         if let meaning = Self.foundationClasses[short] { return .meaning(meaning, written: written) }
         // Amber's own class names (`Boolean`, `URI`, `PropertyList`), as a JSON model would write them.
-        if text == ValueClass.propertyListName { return .meaning(.plist, written: written) }
-        if let builtin = ValueClass(rawValue: text), builtin != .custom { return .meaning(.builtin(builtin), written: written) }
-        if context.scope.resolve(text) != nil && Identifier.isValid(text) { return .known(name: text) }
+        if base == ValueClass.propertyListName { return .meaning(.plist, written: written) }
+        if let builtin = ValueClass(rawValue: base), builtin != .custom { return .meaning(.builtin(builtin), written: written) }
+        // Generic arguments are not part of a class's name here (`Box<Int>` is a `Box`).
+        if context.scope.resolve(base) != nil && Identifier.isValid(base) { return .known(name: base) }
         if module != nil && context.scope.resolve(short) != nil {
             context.note(place, "class \(written) read as \(short), module \(module ?? "")", .renamed)
             return .known(name: short)
@@ -176,11 +179,20 @@ struct XcodeTransformableReader {
         return .unknown(written: written)
     }
 
+    /// A class Amber checks more loosely than Core Data would (NSNumber: any plist-like value) is said so.
+    private func noteLooserClass(_ written: String, place: String) {
+        guard written != ValueClass.propertyListName else { return }
+        context.note(place, "class \(written) has no Amber class of its own: values are checked as plist-like (numbers, but also strings, arrays, …)",
+                     .mapped)
+    }
+
     /// Stored through the default archive: the value class must be plist-like.
     private func archived(_ attribute: inout AttributeDescription, choice: ClassChoice, place: String) {
         switch choice {
-        case .none, .meaning(.plist, _):
+        case .none:
             break
+        case .meaning(.plist, let written):
+            noteLooserClass(written, place: place)
         case .meaning(.builtin(let builtin), let written) where builtin == .uri || builtin == .decimal:
             // URLs and decimals are not plist-like; Amber has attribute types that store them exactly.
             let type: AttributeType = builtin == .uri ? .uri : .decimal
@@ -204,7 +216,10 @@ struct XcodeTransformableReader {
     /// Stored through a named transformer: the value class is what the transformer takes.
     private func transformed(_ choice: ClassChoice, transformer: String, registered: Transformer?, place: String) -> String? {
         switch choice {
-        case .none, .meaning(.plist, _):
+        case .none:
+            return nil
+        case .meaning(.plist, let written):
+            noteLooserClass(written, place: place)
             return nil
         case .meaning(.builtin(let builtin), _):
             return builtin.rawValue

@@ -33,10 +33,19 @@ struct StoreMigration {
     /// Moves transformed values to their new chain as rows are copied (`amber_reencode`).
     private let reencoder: Reencoder
 
-    init(mapping: ModelMapping, connection: Connection, storeIdentifier: UUID,
-         progress: (@Sendable (MigrationProgress) throws -> Void)?)
+    /// The version hash the store's metadata records for the source model.
+    let storedHash: String
+    /// The store's file, and where to copy it once this connection holds the write lock (nil: no copy).
+    let storePath: String
+    let backupPath: String?
+
+    init(mapping: ModelMapping, connection: Connection, storeIdentifier: UUID, storedHash: String, storePath: String,
+         backupPath: String?, progress: (@Sendable (MigrationProgress) throws -> Void)?)
     {
         self.mapping = mapping
+        self.storedHash = storedHash
+        self.storePath = storePath
+        self.backupPath = backupPath
         self.connection = connection
         self.storeIdentifier = storeIdentifier
         self.progress = progress
@@ -65,8 +74,16 @@ struct StoreMigration {
                 try connection.execute("ROLLBACK")
                 return []
             }
-            guard current == source.versionHash else {
+            guard current == storedHash else {
                 throw AmberError.migrationFailed(store: "", problems: ["the store's model changed to \(current ?? "(none)") while waiting to migrate it"])
+            }
+            // Copied under the write lock: a store another connection migrated meanwhile is never copied as the old one.
+            if let backupPath {
+                do throws(AmberError) {
+                    try Connection.backup(of: storePath, to: backupPath)
+                } catch {
+                    throw AmberError.migrationFailed(store: "", problems: ["the backup \(backupPath) cannot be written: \(error)"])
+                }
             }
             try moveOldTablesAside()
             for mapping in destination.entities.map({ TableMapping(entity: $0, model: destination) }) {
@@ -79,7 +96,8 @@ struct StoreMigration {
             guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
             try copyJoinTables()
             try computeDerivedValues()
-            for table in try oldTables() { try connection.execute("DROP TABLE \(quote(table))") }
+            try carryDeletedKeys(metadataTable: metadataTable)
+            for table in sourceTables { try connection.execute("DROP TABLE \(quote(Self.oldPrefix + table))") }
             problems += try danglingLinks()
             guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
             try record(metadataTable: metadataTable)
@@ -100,14 +118,46 @@ struct StoreMigration {
     /// renames every old table aside; legacy renaming leaves the links other
     /// tables declare pointing at the name, which the new table takes.
     private func moveOldTablesAside() throws(AmberError) {
-        let indexes = try strings("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL")
-        for index in indexes { try connection.execute("DROP INDEX \(quote(index))") }
-        let tables = try strings("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '\(Store.metadataTable)'")
-        for table in tables { try connection.execute("ALTER TABLE \(quote(table)) RENAME TO \(quote(Self.oldPrefix + table))") }
+        for table in sourceTables {
+            let indexes = try connection.uncachedStatement("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name = ?")
+            defer { indexes.finalize() }
+            indexes.bind(0, table)
+            var names: [String] = []
+            while try indexes.step() { names.append(indexes.string(0)) }
+            for index in names { try connection.execute("DROP INDEX \(quote(index))") }
+            try connection.execute("ALTER TABLE \(quote(table)) RENAME TO \(quote(Self.oldPrefix + table))")
+        }
     }
 
-    private func oldTables() throws(AmberError) -> [String] {
-        try strings("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE '\(Self.oldPrefix)%'")
+    /// The tables the source model keeps (its roots' and its join tables), as
+    /// named in SQLite; other tables in the file (a program's own) are left alone.
+    private var sourceTables: [String] {
+        var tables = source.entities.filter { $0.parentIndex == nil }.map(\.name)
+        for relationship in source.entities.flatMap(\.relationships) {
+            if case .joinTable(let table, _, _, _) = relationship.storage, !tables.contains(table) { tables.append(table) }
+        }
+        return tables
+    }
+
+    /// Keeps the highest key each table ever gave (`deleted-key` rows): under
+    /// the table's new name, and past the rows the migration removed, so no
+    /// key of a deleted or removed object is given again.
+    private func carryDeletedKeys(metadataTable: String) throws(AmberError) {
+        for root in destination.entities where root.parentIndex == nil {
+            guard let old = mapping.entities[root.index] else { continue }
+            let name = "deleted-key.\(quote(root.name))", oldName = "deleted-key.\(quote(source.root(of: old).name))"
+            let highest = try connection.uncachedStatement(
+                "SELECT max(coalesce((SELECT max(_pk) FROM \(oldTable(of: old))), 0), "
+                    + "coalesce((SELECT CAST(value AS INTEGER) FROM \(metadataTable) WHERE key = ?), 0))")
+            defer { highest.finalize() }
+            highest.bind(0, oldName)
+            let key = try highest.step() ? highest.int64(0) : 0
+            let write = try connection.uncachedStatement("INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)")
+            defer { write.finalize() }
+            write.bind(0, name)
+            write.bind(1, String(key))
+            try write.run()
+        }
     }
 
     /// The old table holding `entity`'s (a source entity's) rows.
@@ -148,6 +198,16 @@ struct StoreMigration {
             {
                 problems.append("\(member.name): no longer extensible, but object \(objectID(member, pk)) has extended attributes")
             }
+            // An extended key the new model names would be hidden behind the property (keys are identifiers, safe in SQL text).
+            if old.isExtensible, member.isExtensible {
+                let named = member.attributes.map(\.name) + member.relationships.map(\.name)
+                for name in named where old.existingAttribute(named: name) == nil && !old.relationships.contains(where: { $0.name == name }) {
+                    guard let pk = try firstRow(of: old, where: "_entity = \(old.index + 1) AND amber_extended(\(quote(ExtendedValues.columnName)), '\(name)') IS NOT NULL")
+                    else { continue }
+                    problems.append("\(member.name).\(name): object \(objectID(member, pk)) has an extended attribute of that name, "
+                        + "which the new model would hide: cannot be inferred (remove the key first)")
+                }
+            }
         }
         guard !kept.isEmpty else { return problems }
         var names = ["_pk", "_entity", "_version"], values = ["_pk", "CASE _entity \(cases.joined(separator: " ")) END", "_version"]
@@ -183,15 +243,17 @@ struct StoreMigration {
                                   bindings: inout [Value], problems: inout [String]) throws(AmberError) -> String?
     {
         if name == ExtendedValues.columnName { return sourceColumns.contains(name) ? quote(name) : nil }
-        // Order columns of to-many relationships whose inverse is a to-one of these rows.
+        // Order columns of ordered to-many relationships whose members are these rows (the name alone can
+        // recur in other hierarchies, so only relationships into this one count).
         for entity in destination.entities {
-            for relationship in entity.relationships {
-                guard case .inverseForeignKey(let column?) = relationship.storage, column == name else { continue }
-                guard let old = mapping.relationships[entity.index][relationship.index],
-                      case .inverseForeignKey(let oldColumn?) = old.storage, sourceColumns.contains(oldColumn) else { return nil }
+            for relationship in entity.relationships where members.contains(where: { $0.index == relationship.destinationIndex }) {
+                guard case .inverseForeignKey(let column?) = relationship.storage, column == name,
+                      let old = mapping.relationships[entity.index][relationship.index],
+                      case .inverseForeignKey(let oldColumn?) = old.storage, sourceColumns.contains(oldColumn) else { continue }
                 return quote(oldColumn)
             }
         }
+        if name.hasPrefix("_order_") { return nil }
         // The shallowest entity having the column declares it; those below share its mapping.
         guard let member = members.filter({ member in member.columns.contains { $0.name == name } })
                 .min(by: { $0.ancestors.count < $1.ancestors.count }),
@@ -210,7 +272,8 @@ struct StoreMigration {
         }
         guard let attribute = member.persistentAttributes.first(where: { ($0.codec?.encodedSlot ?? $0.slot) == column.slot }) else { return nil }
         let previous = mapping.attributes[member.index][attribute.slot]
-        var expression = previous.map { quote($0.name) }, own: [Value] = []
+        // Checked as stored (re-encoding keeps NULL as NULL), copied through the new chain.
+        var checked = previous.map { quote($0.name) }, expression = checked, own: [Value] = []
         if let index = reencoder.columns.firstIndex(where: { $0.entity === member && $0.encoder.codec?.encodedSlot == column.slot }) {
             expression = expression.map { "amber_reencode(\($0), _pk, \(index))" }
         }
@@ -225,9 +288,10 @@ struct StoreMigration {
             }
             own = [stored]
             expression = expression.map { "COALESCE(\($0), ?)" } ?? "?"
+            checked = checked.map { "COALESCE(\($0), ?)" } ?? "?"
         }
         if !attribute.isOptional && attribute.derivation == nil {
-            try requireValues(of: member, old: old, expression: expression ?? "NULL", bindings: own,
+            try requireValues(of: member, old: old, expression: checked ?? "NULL", bindings: own,
                               place: attribute.description, problems: &problems)
         }
         bindings += own
@@ -252,7 +316,9 @@ struct StoreMigration {
     private func copyJoinTables() throws(AmberError) {
         var done: Set<String> = []
         for entity in destination.entities {
-            for relationship in entity.relationships {
+            // From the entity that declares the relationship, whose source rows include those of the entities below it.
+            let inherited = Set(destination.parent(of: entity)?.relationships.map(\.name) ?? [])
+            for relationship in entity.relationships where !inherited.contains(relationship.name) {
                 guard case .joinTable(let table, "source", let target, let order) = relationship.storage, !done.contains(table) else { continue }
                 done.insert(table)
                 let inverse = destination.inverse(of: relationship)
@@ -290,13 +356,19 @@ struct StoreMigration {
         case .foreignKey:
             let entity = source.entities[old.entityIndex]
             (mine, theirs, from) = ("_pk", quote(old.name), "\(oldTable(of: entity)) WHERE \(quote(old.name)) IS NOT NULL AND \(sourceRows(of: entity))")
-        case .inverseForeignKey:
+            // The far side's positions, if it was an ordered to-many, are in these rows.
+            if let inverse = source.inverse(of: old), case .inverseForeignKey(let order?) = inverse.storage { positions.1 = quote(order) }
+        case .inverseForeignKey(let order):
             guard let inverse = source.inverse(of: old) else { return nil }
             let entity = source.entities[inverse.entityIndex]
             (mine, theirs, from) = (quote(inverse.name), "_pk", "\(oldTable(of: entity)) WHERE \(quote(inverse.name)) IS NOT NULL AND \(sourceRows(of: entity))")
+            positions.0 = order.map(quote)
         }
-        // A position is kept only where both the old and the new side are ordered.
-        let kept = [(orders.0, positions.0), (orders.1, positions.1)].compactMap { new, old -> String? in
+        // A position is kept only where both the old and the new side are ordered; the caller's columns
+        // are the naming side's position, then the other's.
+        var pairs = [(orders.0, positions.0), (orders.1, positions.1)]
+        if reversed { pairs.reverse() }
+        let kept = pairs.compactMap { new, old -> String? in
             guard new != nil else { return nil }
             return old ?? "NULL"
         }
@@ -328,11 +400,13 @@ struct StoreMigration {
         return problems
     }
 
-    /// Records the new model, its hash, and the history of the store's versions.
+    /// Records the new model, its hash, and the history of the store's versions
+    /// (each replaced version's hash, model, when and by which version).
     private func record(metadataTable: String) throws(AmberError) {
         let history = try strings("SELECT value FROM \(metadataTable) WHERE key = 'model_history'").first ?? "[]"
         var versions = (try? JSONSerialization.jsonObject(with: Data(history.utf8))) as? [[String: String]] ?? []
-        versions.append(["hash": source.versionHash, "replaced": ISO8601DateFormatter().string(from: Date()), "by": destination.versionHash])
+        versions.append(["hash": storedHash, "replaced": ISO8601DateFormatter().string(from: Date()), "by": destination.versionHash,
+                         "model": source.description.jsonText()])
         let text = (try? JSONSerialization.data(withJSONObject: versions, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         let update = try connection.uncachedStatement("INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)")
         defer { update.finalize() }
@@ -408,6 +482,10 @@ final class Reencoder {
 
     /// The stored value for `stored` of row `key` in column `index`, or nil after recording why not.
     func move(_ stored: Value, key: Int64, column index: Int) -> Value? {
+        guard columns.indices.contains(index) else {
+            failure = "amber_reencode was called for column \(index), which this migration does not re-encode"
+            return nil
+        }
         let column = columns[index]
         func place() -> String { "\(column.encoder) of \(ObjectID(entityName: column.entity.name, store: store, key: .permanent(key)))" }
         do throws(AmberError) {

@@ -79,22 +79,31 @@ final class Connection {
         return Statement(handle, connection: self)
     }
 
-    /// Copies the whole database to a new file at `path` (replacing what is
-    /// there) with SQLite's online backup API, so the copy is consistent.
-    func backup(to path: String) throws(AmberError) {
-        var target: OpaquePointer?
-        let opened = sqlite3_open_v2(path, &target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
-        defer { sqlite3_close_v2(target) }
-        guard opened == SQLITE_OK, let target else {
-            throw .sqlite(code: opened, message: target.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)")
+    /// Copies the database file at `source` to a new file at `target`
+    /// (replacing what is there) with SQLite's online backup API, through a
+    /// connection of its own: in WAL mode it reads the last committed state
+    /// while another connection (the caller's, migrating) holds the write lock.
+    static func backup(of source: String, to target: String) throws(AmberError) {
+        var from: OpaquePointer?, to: OpaquePointer?
+        defer {
+            sqlite3_close_v2(to)
+            sqlite3_close_v2(from)
         }
-        guard let backup = sqlite3_backup_init(target, "main", db, "main") else {
-            throw .sqlite(code: sqlite3_errcode(target), message: String(cString: sqlite3_errmsg(target)))
+        let opened = sqlite3_open_v2(source, &from, SQLITE_OPEN_READONLY, nil)
+        guard opened == SQLITE_OK, let from else {
+            throw .sqlite(code: opened, message: from.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(source)")
+        }
+        let created = sqlite3_open_v2(target, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+        guard created == SQLITE_OK, let to else {
+            throw .sqlite(code: created, message: to.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(target)")
+        }
+        guard let backup = sqlite3_backup_init(to, "main", from, "main") else {
+            throw .sqlite(code: sqlite3_errcode(to), message: String(cString: sqlite3_errmsg(to)))
         }
         let stepped = sqlite3_backup_step(backup, -1)
         let finished = sqlite3_backup_finish(backup)
         guard stepped == SQLITE_DONE, finished == SQLITE_OK else {
-            throw .sqlite(code: stepped == SQLITE_DONE ? finished : stepped, message: String(cString: sqlite3_errmsg(target)))
+            throw .sqlite(code: stepped == SQLITE_DONE ? finished : stepped, message: String(cString: sqlite3_errmsg(to)))
         }
     }
 

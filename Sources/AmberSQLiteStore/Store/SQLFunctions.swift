@@ -67,7 +67,9 @@ extension Connection {
     /// columns, or removes it (nil). The caller keeps the reencoder alive meanwhile.
     func registerReencoding(_ reencoder: Reencoder?) {
         let box = reencoder.map { Unmanaged.passUnretained($0).toOpaque() }
-        sqlite3_create_function_v2(handle, "amber_reencode", 3, SQLITE_UTF8, box, reencoder == nil ? nil : reencodeFunction, nil, nil, nil)
+        // Direct only: a trigger or view in the file cannot call it.
+        sqlite3_create_function_v2(handle, "amber_reencode", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, box,
+                                   reencoder == nil ? nil : reencodeFunction, nil, nil, nil)
     }
 }
 

@@ -107,7 +107,10 @@ public final class Store: @unchecked Sendable {
         self.connection = connection
         self.path = path
         self.model = model
-        self.options = options
+        // The progress handler is for the opening only (a C caller's context pointer may not outlive it).
+        var kept = options
+        kept.migrationProgress = nil
+        self.options = kept
         self.mappings = model.entities.map { TableMapping(entity: $0, model: model) }
         let place = path ?? ":memory:", mappings = self.mappings
         let metadata = try Self.retryingWhileBusy(connection) { () throws(AmberError) in
@@ -192,15 +195,9 @@ public final class Store: @unchecked Sendable {
     {
         let mapping = ModelMapping(from: try storedModel(metadata, path: path, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
-        if options.backsUpBeforeMigrating {
-            let backup = backupPath(for: path, version: mapping.source.versionHash)
-            do throws(AmberError) {
-                try connection.backup(to: backup)
-            } catch {
-                throw .migrationFailed(store: path, problems: ["the backup \(backup) cannot be written: \(error)"])
-            }
-        }
-        let problems = try StoreMigration(mapping: mapping, connection: connection, storeIdentifier: store,
+        let stored = metadata["model_hash"] ?? mapping.source.versionHash
+        let problems = try StoreMigration(mapping: mapping, connection: connection, storeIdentifier: store, storedHash: stored,
+                                          storePath: path, backupPath: options.backsUpBeforeMigrating ? backupPath(for: path, version: stored) : nil,
                                           progress: options.migrationProgress).run(metadataTable: metadataTable)
         guard problems.isEmpty else { throw .migrationFailed(store: path, problems: problems) }
     }
