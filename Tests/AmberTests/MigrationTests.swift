@@ -498,6 +498,27 @@ import Testing
         #expect(volume.objectID.primaryKey == 6)
     }
 
+    @Test func aSubEntitysNewColumnIsFilledOnlyInItsRows() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        var description = ModelDescription {
+            EntityDescription("Item") { Attribute.string("name") }
+            EntityDescription("Note") { Attribute.string("text") }.inheriting(from: "Item")
+            EntityDescription("Tag") { Attribute.string("color") }.inheriting(from: "Item")
+        }
+        do {
+            let context = Context(store: try Store(path: path, model: try Model(description)))
+            for entity in ["Note", "Note", "Tag"] { try context.insert(entity).setValue(.string(entity), forKey: "name") }
+            try context.save()
+        }
+        // Tag gains a unique code with a default: the notes' rows, which have no code, must not take it.
+        description.entities[2].attributes.append(Attribute.string("code").defaultValue("t1"))
+        description.entities[2] = description.entities[2].unique("code")
+        _ = try Store(path: path, model: try Model(description))
+        #expect(try sqlite(path, "SELECT group_concat(coalesce(code, '-'), ',') FROM (SELECT code FROM Item ORDER BY _pk)") == "-,-,t1")
+    }
+
     @Test func aRequiredReencodedColumnIsMovedOnceAndNamesItsFailure() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

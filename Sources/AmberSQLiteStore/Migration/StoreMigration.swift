@@ -271,6 +271,10 @@ struct StoreMigration {
             return expression
         }
         guard let attribute = member.persistentAttributes.first(where: { ($0.codec?.encodedSlot ?? $0.slot) == column.slot }) else { return nil }
+        // A sub-entity's column holds nothing in other entities' rows (a default there could break a constraint).
+        let scope = { (expression: String?) in
+            member.parentIndex == nil ? expression : expression.map { "CASE WHEN \(self.sourceRows(of: old)) THEN \($0) END" }
+        }
         let previous = mapping.attributes[member.index][attribute.slot]
         // Checked as stored (re-encoding keeps NULL as NULL), copied through the new chain.
         var checked = previous.map { quote($0.name) }, expression = checked, own: [Value] = []
@@ -295,7 +299,7 @@ struct StoreMigration {
                               place: attribute.description, problems: &problems)
         }
         bindings += own
-        return expression
+        return scope(expression)
     }
 
     /// Records a problem when some object of `member` (source entity `old`)
@@ -376,11 +380,12 @@ struct StoreMigration {
         return "SELECT \((ends + kept).joined(separator: ", ")) FROM \(from)"
     }
 
-    /// Computes the derived attributes that are new or whose expression changed, for every row.
+    /// Computes every derived attribute for every row (links and sources may have
+    /// moved or gone), except the `now()` ones that keep their time of writing.
     private func computeDerivedValues() throws(AmberError) {
         for (entity, attribute, derivation) in destination.declaredDerivations {
             let old = mapping.attributes[entity.index][attribute.slot]
-            guard old?.derivation?.expression != derivation.expression else { continue }
+            if case .now = derivation.form, old?.derivation?.expression == derivation.expression { continue }
             let mapping = TableMapping(entity: entity, model: destination)
             let value = try PredicateCompiler(entity: entity, model: destination).derivedValue(derivation, as: attribute.type)
             try connection.execute("UPDATE \(mapping.table) SET \(quote(attribute.name)) = \(value)"
