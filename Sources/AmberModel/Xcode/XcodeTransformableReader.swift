@@ -179,6 +179,12 @@ struct XcodeTransformableReader {
         return .unknown(written: written)
     }
 
+    /// A set class becomes Array, and says so.
+    private func arrayForSet(_ written: String, place: String) -> String {
+        context.note(place, "class \(written): Amber has no set values; values are arrays", .mapped)
+        return ValueClass.array.rawValue
+    }
+
     /// A class Amber checks more loosely than Core Data would (NSNumber: any plist-like value) is said so.
     private func noteLooserClass(_ written: String, place: String) {
         guard written != ValueClass.propertyListName else { return }
@@ -202,8 +208,7 @@ struct XcodeTransformableReader {
         case .meaning(.builtin(let builtin), _):
             attribute.valueClassName = builtin.rawValue
         case .meaning(.set, let written):
-            attribute.valueClassName = ValueClass.array.rawValue
-            context.note(place, "class \(written): Amber has no set values; values are arrays", .mapped)
+            attribute.valueClassName = arrayForSet(written, place: place)
         case .known(let name):
             attribute.valueClassName = name
             context.note(place, "value class \(name) is not plist-like, so Amber's archive cannot store it: name a transformer from \(name) to a storable class (transformer in the JSON model, or valueTransformerName in Xcode)",
@@ -224,8 +229,7 @@ struct XcodeTransformableReader {
         case .meaning(.builtin(let builtin), _):
             return builtin.rawValue
         case .meaning(.set, let written):
-            context.note(place, "class \(written): Amber has no set values; values are arrays", .mapped)
-            return ValueClass.array.rawValue
+            return arrayForSet(written, place: place)
         case .known(let name):
             return name
         case .unknown(let written):
@@ -251,8 +255,7 @@ struct XcodeTransformableReader {
         case .meaning(.builtin(let builtin), _):
             attribute.valueClassName = builtin.rawValue
         case .meaning(.set, let written):
-            attribute.valueClassName = ValueClass.array.rawValue
-            context.note(place, "class \(written): Amber has no set values; values are arrays", .mapped)
+            attribute.valueClassName = arrayForSet(written, place: place)
         case .known(let name):
             attribute.valueClassName = name
         case .unknown(let written):
