@@ -16,6 +16,8 @@ import Testing
                 Attribute.integer16("pages").length(1...3).defaultValue(.int(99_999))
                 Attribute.string("isbn").pattern("([0-9")
                 Attribute.date("1st")
+                Attribute.string("code").length(2...4).pattern("[A-Z]+").defaultValue("toolong")
+                Attribute.double("ratio").range(0, 1).defaultValue(.double(1.5))
             }
             .unique("titel", "author")
             .index()
@@ -39,7 +41,11 @@ import Testing
         #expect(lines.contains("Book.uniquenessConstraints[0]: Book.author: no such attribute"))
         #expect(lines.contains("Book.indexes[0]: names no attributes"))
         #expect(lines.contains("Book: duplicate entity name (names are case-insensitive)"))
-        #expect(problems.count == 12)
+        // A default its own rules refuse (every new object would fail its first save).
+        #expect(lines.contains("Book.code: default value: 7 characters, more than the maximum 4"))
+        #expect(lines.contains("Book.code: default value: \"toolong\" does not match the pattern [A-Z]+"))
+        #expect(lines.contains("Book.ratio: default value: 1.5 is greater than the maximum 1"))
+        #expect(problems.count == 15)
     }
 
     @Test func objectIDAttributesAndStoredUndefinedAreRefused() {

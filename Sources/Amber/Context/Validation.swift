@@ -16,29 +16,7 @@ enum Validation {
                 if !attribute.isOptional { fail(.required, "a value is required, found nil") }
                 continue
             }
-            let value = object.slotValue(attribute.slot)
-            let rules = attribute.validation
-            if let minimum = rules.minValue, ValueOrder.compare(value, minimum) == .orderedAscending {
-                fail(.minValue, "\(value) is less than the minimum \(minimum)")
-            }
-            if let maximum = rules.maxValue, ValueOrder.compare(value, maximum) == .orderedDescending {
-                fail(.maxValue, "\(value) is greater than the maximum \(maximum)")
-            }
-            let length: Int? = switch value {
-            case .string(let s): s.count
-            case .binary(let d): d.count
-            default: nil
-            }
-            let unit = if case .binary = value { "bytes" } else { "characters" }
-            if let length, let minimum = rules.minLength, length < minimum {
-                fail(.minLength, "\(length) \(unit), fewer than the minimum \(minimum)")
-            }
-            if let length, let maximum = rules.maxLength, length > maximum {
-                fail(.maxLength, "\(length) \(unit), more than the maximum \(maximum)")
-            }
-            if let pattern = attribute.pattern, case .string(let s) = value, !pattern.matches(s) {
-                fail(.pattern, "\(value) does not match the pattern \(pattern.source)")
-            }
+            for (rule, message) in attribute.violations(of: object.slotValue(attribute.slot)) { fail(rule, message) }
         }
         return problems
     }

@@ -384,6 +384,40 @@ public final class Attribute: Sendable, CustomStringConvertible {
     }
 }
 
+extension Attribute {
+    /// The validation rules `value` (not nil) breaks, each with its message:
+    /// what a save checks, and what binding checks a default against.
+    package func violations(of value: Value) -> [(SaveProblem.Rule, String)] {
+        Self.violations(of: value, rules: validation, pattern: pattern)
+    }
+
+    static func violations(of value: Value, rules: AttributeDescription.Validation, pattern: Pattern?) -> [(SaveProblem.Rule, String)] {
+        var found: [(SaveProblem.Rule, String)] = []
+        if let minimum = rules.minValue, ValueOrder.compare(value, minimum) == .orderedAscending {
+            found.append((.minValue, "\(value) is less than the minimum \(minimum)"))
+        }
+        if let maximum = rules.maxValue, ValueOrder.compare(value, maximum) == .orderedDescending {
+            found.append((.maxValue, "\(value) is greater than the maximum \(maximum)"))
+        }
+        let length: Int? = switch value {
+        case .string(let s): s.count
+        case .binary(let d): d.count
+        default: nil
+        }
+        let unit = if case .binary = value { "bytes" } else { "characters" }
+        if let length, let minimum = rules.minLength, length < minimum {
+            found.append((.minLength, "\(length) \(unit), fewer than the minimum \(minimum)"))
+        }
+        if let length, let maximum = rules.maxLength, length > maximum {
+            found.append((.maxLength, "\(length) \(unit), more than the maximum \(maximum)"))
+        }
+        if let pattern, case .string(let s) = value, !pattern.matches(s) {
+            found.append((.pattern, "\(value) does not match the pattern \(pattern.source)"))
+        }
+        return found
+    }
+}
+
 /// A stored column: its name, the type it stores and the object slot it reads from and writes to.
 package struct Column: Sendable {
     package let name: String

@@ -221,6 +221,12 @@ enum ModelChecker {
                 problem("pattern \"\(pattern)\" is not a valid regular expression")
             }
         }
+        // A default its own rules refuse would make every new object fail its first save.
+        if !plan.defaultValue.isNull {
+            for (_, message) in Attribute.violations(of: plan.defaultValue, rules: rules, pattern: plan.pattern) {
+                problem("default value: \(message)")
+            }
+        }
     }
 
     /// Rules for attributes with value classes and transformers, given what binding resolved.
