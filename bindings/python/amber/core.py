@@ -15,12 +15,12 @@ import operator
 import os
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union, overload
+from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Optional, Sequence, Union, overload
 
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, _slices, from_c, struct_codec, to_c
-from .errors import Error, MisuseError, NotFoundError, callback_frame, check, last_error
+from .errors import Error, MisuseError, NotFoundError, UnknownNameError, callback_frame, check, last_error
 
 _packer = RowPacker()
 _reader = BatchReader()
@@ -947,6 +947,14 @@ class Model(_Owner):
             self._own(out[0])
         return self
 
+    def __repr__(self) -> str:
+        try:
+            names = [entity["name"] for entity in json.loads(self._json or self.to_json())["entities"]]
+        except (Error, ValueError, KeyError, TypeError):  # a malformed description: binding will say why
+            return "<amber.Model (malformed)>"
+        state = "" if self._handle is not None else ", not bound yet"
+        return f"<amber.Model {', '.join(names)}{state}>"
+
     def entity(self, name: str) -> Entity:
         """The entity named `name`; NotFoundError suggests the nearest name."""
         entity = self._entities.get(name)
@@ -1031,7 +1039,7 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
     if model is None:
         model_out = _out("amber_model **")
         check(lib.amber_store_open_existing(out, model_out, os.fsencode(path), target._handle))
-        return Store(out[0], Model._bound(model_out[0], target))
+        return Store(out[0], Model._bound(model_out[0], target), os.fspath(path))
     model.bind()
     if busy_timeout < 0:
         raise ValueError(f"busy_timeout is {busy_timeout}; expected 0 or more seconds")
@@ -1042,7 +1050,7 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
                                                 "progress": _progress_trampoline if progress is not None else ffi.NULL,
                                                 "progress_context": handle})
     check(lib.amber_store_open_with_options(out, ffi.NULL if path is None else os.fsencode(path), model._handle, options))
-    return Store(out[0], model)
+    return Store(out[0], model, None if path is None else os.fspath(path))
 
 
 @ffi.callback("int32_t(void *, const char *, uint64_t, uint64_t)")
@@ -1072,15 +1080,17 @@ class Store(_Owner):
 
     _free = staticmethod(lib.amber_store_close)
 
-    def __init__(self, handle: Any, model: Model) -> None:
+    def __init__(self, handle: Any, model: Model, path: Optional[str] = None) -> None:
         self._own(handle)
         self.model = model
+        self.path = path  # None: in memory
         # Weak: a context holds its store, and one nobody holds must be free to go.
         self._contexts: weakref.WeakSet[Context] = weakref.WeakSet()
 
     def context(self) -> "Context":
-        """A new context on this thread. As a context manager it rolls back on an
-        exception and is closed on exit; unsaved changes are discarded then."""
+        """A new context on this thread. As a context manager (like sqlite3's
+        `with connection:`) it saves on a clean exit and rolls back on an
+        exception, then closes."""
         context = Context(self)
         self._contexts.add(context)
         return context
@@ -1090,6 +1100,10 @@ class Store(_Owner):
         for context in list(self._contexts):
             context.close()
         self._release()
+
+    def __repr__(self) -> str:
+        where = self.path if self.path is not None else ":memory:"
+        return f"<amber.Store {where}{'' if self._owns else ' (closed)'}>"
 
     def __enter__(self) -> "Store":
         return self
@@ -1652,11 +1666,19 @@ class Context(_Owner):
         return self
 
     def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        # As sqlite3's `with connection:`: a clean exit saves, an exception rolls back; then it closes.
         try:
-            if kind is not None and self._owns:
-                self.rollback()
+            if self._owns:
+                if kind is None:
+                    self.save()
+                else:
+                    self.rollback()
         finally:
             self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if not self._owns else ("with unsaved changes" if self.has_changes else "no unsaved changes")
+        return f"<amber.Context on {self.store!r}, {state}>"
 
 
 class Section(collections.namedtuple("Section", "value start count")):
@@ -1826,11 +1848,19 @@ class Object:
         elif self._entity.extensible:  # an extended attribute (None if the object has none)
             check(lib.amber_object_get_named(value, self._handle, name.encode()))
         else:
-            self._entity.attribute(name)  # raises with the nearest name
+            self._unknown(name)
         try:
             return from_c(value, self._context.model._codec)
         finally:
             lib.amber_value_release(value)
+
+    def _unknown(self, name: str) -> NoReturn:
+        """Raises UnknownNameError for `name`, with the library's nearest-name message."""
+        try:
+            self._entity.attribute(name)
+        except NotFoundError as error:
+            raise UnknownNameError(error.code, error.message, error.origin) from None
+        raise UnknownNameError(lib.AMBER_E_NOT_FOUND, f"{self._entity.name}.{name}: no such attribute", f"{self._entity.name}.{name}")
 
     def _related(self, name: str) -> Any:
         """A to-one's object (None if none), or a to-many's live members."""
@@ -1864,7 +1894,9 @@ class Object:
             to_c(new, value, keep)
             check(lib.amber_object_set_named(self._handle, name.encode(), value))
             return
-        attribute = self._entity.attribute(name)
+        attribute = self._entity.attributes.get(name)
+        if attribute is None:
+            self._unknown(name)
         to_c(new, value, keep, attribute.type, attribute.value_class, attribute.codec)
         check(lib.amber_object_set(self._handle, attribute.handle, value))
         # A set can change other stored values too (a shadow attribute's storage): read afresh.
@@ -1917,12 +1949,28 @@ class Object:
         finally:
             lib.amber_free(out[0])
 
+    def keys(self) -> list[str]:
+        """The names of the object's attributes, in model order, then its extended
+        attributes, sorted: what `to_dict`, iteration and `in` see. (Relationships
+        are read by name too, but are not values of the object and are not listed.)"""
+        names = list(self._entity.attributes)
+        if self._entity.extensible:
+            names += self.extended_keys()
+        return names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if name in self._entity.attributes:
+            return True
+        return self._entity.extensible and name in self.extended_keys()
+
     def to_dict(self) -> dict[str, Any]:
         """Every attribute's value by name, extended attributes included."""
-        values = {name: self._get(name) for name in self._entity.attributes}
-        if self._entity.extensible:
-            values.update((name, self._get(name)) for name in self.extended_keys())
-        return values
+        return {name: self._get(name) for name in self.keys()}
 
     def __repr__(self) -> str:
         return f"<amber.Object {self._entity.name} {self.uri}>"

@@ -30,6 +30,15 @@ class NotFoundError(Error, LookupError):
     the message suggests the nearest name."""
 
 
+class UnknownNameError(NotFoundError, AttributeError, KeyError):
+    """An object has no attribute or relationship of that name (the message
+    suggests the nearest). An AttributeError and a KeyError too, so
+    `getattr(obj, name, default)`, `hasattr` and `try: obj[name]` work as in Python."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.message
+
+
 class ValueClassError(Error, TypeError):
     """A value of the wrong type, class, struct size or range for an attribute, or any value for a derived one."""
 

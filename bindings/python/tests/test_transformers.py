@@ -69,6 +69,7 @@ def test_a_python_exception_fails_the_save_with_its_text(registry):
                                match=r'Swatch.label: transformer "Shout" \(C API\) forward failed: returned status -1: ValueError: cannot shout boom'):
                 ctx.save()
             assert ctx.count("Swatch") == 0 and ctx.has_changes
+            ctx.rollback()  # a clean exit from `with` saves: drop what cannot be saved
 
 
 def test_a_python_transformer_returning_the_wrong_type_is_caught(plugin_dir):
@@ -80,6 +81,7 @@ def test_a_python_transformer_returning_the_wrong_type_is_caught(plugin_dir):
         ctx.insert("N", t="hello")
         with pytest.raises(amber.ValidationError, match=r'forward returned Integer 42, but it declares String'):
             ctx.save()
+        ctx.rollback()  # a clean exit from `with` saves: drop what cannot be saved
 
 
 def test_refused_plugins_raise_with_the_reason(plugin_dir, tmp_path):
