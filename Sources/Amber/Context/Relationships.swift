@@ -682,7 +682,7 @@ extension Context {
                 }
             }
             for relationship in source.relationships {
-                guard let slot = relationship.slot, let gone = deleted[model.destination(of: relationship).rootIndex] else { continue }
+                guard relationship.slot != nil, let gone = deleted[model.destination(of: relationship).rootIndex] else { continue }
                 for (pk, target) in try store.links(of: source, through: relationship, to: Array(gone.keys)) {
                     if let here = registered(source, pk), here.deletedFlag || here.slot(of: relationship).map(here.slotValue) != .int(target) { continue }
                     let id = ObjectID(entityName: source.name, store: store.identifier, key: .permanent(pk))

@@ -121,16 +121,16 @@ package struct ModelMapping {
         return nil
     }
 
-    /// Whether `entity` declares the property named `name` (rather than inheriting it).
-    private func declares(_ entity: Entity, _ name: String) -> Bool {
-        guard let parent = destination.parent(of: entity) else { return true }
+    /// Whether `entity` (of either model) declares the property named `name` rather than inheriting it.
+    private static func declares(_ entity: Entity, _ name: String) -> Bool {
+        guard let parent = entity.ancestors.first else { return true }
         return parent.existingAttribute(named: name) == nil && !parent.relationships.contains { $0.name == name }
     }
 
     private mutating func mapAttributes(of entity: Entity, from match: Entity) {
         let sourceAttributes = match.persistentAttributes
         for attribute in entity.persistentAttributes {
-            let place = "\(entity.name).\(attribute.name)", reported = declares(entity, attribute.name)
+            let place = "\(entity.name).\(attribute.name)", reported = Self.declares(entity, attribute.name)
             guard let found = Self.counterpart(attribute.name, renamingIdentifier(of: attribute.name, in: entity),
                                                in: sourceAttributes.map(\.name)) else {
                 if reported {
@@ -142,7 +142,7 @@ package struct ModelMapping {
             let old = sourceAttributes[found]
             attributes[entity.index][attribute.slot] = old
             // A property that moves up or down its hierarchy would leave the rows of the other entities without it.
-            if reported != declaresSource(match, old.name) {
+            if reported != Self.declares(match, old.name) {
                 problems.append("\(place): moves between \(old.entityName) and the entities above or below it: cannot be inferred")
             }
             guard reported else { continue }
@@ -167,7 +167,7 @@ package struct ModelMapping {
         }
         // Transformed columns: the attribute encoding into each (itself, or a transient one keeping its form there).
         for column in entity.columns {
-            guard let encoder = entity.encodedFormOf[column.slot], declares(entity, encoder.name),
+            guard let encoder = entity.encodedFormOf[column.slot], Self.declares(entity, encoder.name),
                   let stored = entity.persistentAttributes.first(where: { ($0.codec?.encodedSlot ?? $0.slot) == column.slot }),
                   let old = attributes[entity.index][stored.slot],
                   let oldEncoder = match.encodedFormOf[old.codec?.encodedSlot ?? old.slot]
@@ -178,15 +178,9 @@ package struct ModelMapping {
                 steps.append("\(entity.name).\(encoder.name): re-encode every stored value, from \(oldChain) to \(chain)")
             }
         }
-        for old in sourceAttributes where !attributes[entity.index].values.contains(where: { $0 === old }) && declaresSource(match, old.name) {
+        for old in sourceAttributes where !attributes[entity.index].values.contains(where: { $0 === old }) && Self.declares(match, old.name) {
             steps.append("remove \(match.name).\(old.name) and its values")
         }
-    }
-
-    /// Whether source entity `entity` declares the property named `name`.
-    private func declaresSource(_ entity: Entity, _ name: String) -> Bool {
-        guard let parent = source.parent(of: entity) else { return true }
-        return parent.existingAttribute(named: name) == nil && !parent.relationships.contains { $0.name == name }
     }
 
     /// `Color via ColorToData`: what decides a transformed column's content.
@@ -196,7 +190,7 @@ package struct ModelMapping {
 
     private mutating func mapRelationships(of entity: Entity, from match: Entity) {
         for relationship in entity.relationships {
-            let place = "\(entity.name).\(relationship.name)", reported = declares(entity, relationship.name)
+            let place = "\(entity.name).\(relationship.name)", reported = Self.declares(entity, relationship.name)
             guard let found = Self.counterpart(relationship.name, renamingIdentifier(of: relationship.name, in: entity),
                                                in: match.relationships.map(\.name)) else {
                 if reported {
@@ -207,7 +201,7 @@ package struct ModelMapping {
             let old = match.relationships[found]
             relationships[entity.index][relationship.index] = old
             // A property that moves up or down its hierarchy would leave the rows of the other entities without it.
-            if reported != declaresSource(match, old.name) {
+            if reported != Self.declares(match, old.name) {
                 problems.append("\(place): moves between \(old.entityName) and the entities above or below it: cannot be inferred")
             }
             guard reported else { continue }
@@ -232,7 +226,7 @@ package struct ModelMapping {
                 problems.append("\(place): " + (inverse == nil ? "no longer has an inverse" : "now has an inverse") + ": cannot be inferred")
             }
         }
-        for old in match.relationships where !relationships[entity.index].values.contains(where: { $0 === old }) && declaresSource(match, old.name) {
+        for old in match.relationships where !relationships[entity.index].values.contains(where: { $0 === old }) && Self.declares(match, old.name) {
             steps.append("remove \(match.name).\(old.name) and its links")
         }
     }

@@ -15,6 +15,15 @@ public struct MigrationProgress: Sendable, CustomStringConvertible {
     public let total: Int
 
     public var description: String { "\(step): \(completed)/\(total)" }
+
+    /// Tells `handler` of `step`; an error it throws cancels the migration.
+    static func report(_ step: MigrationProgress, to handler: (@Sendable (MigrationProgress) throws -> Void)?) throws(AmberError) {
+        do {
+            try handler?(step)
+        } catch {
+            throw .migrationFailed(store: "", problems: ["cancelled by the progress handler at \(step): \(error)"])
+        }
+    }
 }
 
 /// Carries out a ``ModelMapping`` on a store's connection in one
@@ -145,7 +154,8 @@ struct StoreMigration {
     private func carryDeletedKeys(metadataTable: String) throws(AmberError) {
         for root in destination.entities where root.parentIndex == nil {
             guard let old = mapping.entities[root.index] else { continue }
-            let name = "deleted-key.\(quote(root.name))", oldName = "deleted-key.\(quote(source.root(of: old).name))"
+            let name = Store.deletedKeyName(table: quote(root.name))
+            let oldName = Store.deletedKeyName(table: quote(source.root(of: old).name))
             let highest = try connection.uncachedStatement(
                 "SELECT max(coalesce((SELECT max(_pk) FROM \(oldTable(of: old))), 0), "
                     + "coalesce((SELECT CAST(value AS INTEGER) FROM \(metadataTable) WHERE key = ?), 0))")
@@ -425,13 +435,7 @@ struct StoreMigration {
     // MARK: Helpers
 
     /// Tells the progress handler; an error it throws cancels the migration.
-    private func report(_ step: MigrationProgress) throws(AmberError) {
-        do {
-            try progress?(step)
-        } catch {
-            throw .migrationFailed(store: "", problems: ["cancelled by the progress handler at \(step): \(error)"])
-        }
-    }
+    private func report(_ step: MigrationProgress) throws(AmberError) { try MigrationProgress.report(step, to: progress) }
 
     private func objectID(_ entity: Entity, _ pk: Int64) -> ObjectID {
         ObjectID(entityName: entity.name, store: storeIdentifier, key: .permanent(pk))
@@ -517,13 +521,8 @@ final class Reencoder {
     }
 
     private func report(_ index: Int) throws(AmberError) {
-        let step = MigrationProgress(step: "re-encode \(columns[index].entity.name).\(columns[index].encoder.name)",
-                                     completed: moved[index], total: moved[index])
-        do {
-            try progress?(step)
-        } catch {
-            throw .migrationFailed(store: "", problems: ["cancelled by the progress handler at \(step): \(error)"])
-        }
+        try MigrationProgress.report(MigrationProgress(step: "re-encode \(columns[index].entity.name).\(columns[index].encoder.name)",
+                                                       completed: moved[index], total: moved[index]), to: progress)
     }
 
     /// Why the last statement failed, if a value could not be moved; cleared.

@@ -63,6 +63,9 @@ public final class Store: @unchecked Sendable {
     private var inboxes: [WeakInbox] = []
 
     static let metadataTable = "_amber_metadata"
+    /// The metadata key holding the largest deleted key of table `table` (quoted):
+    /// written by saves, carried over by migrations.
+    static func deletedKeyName(table: String) -> String { "deleted-key.\(table)" }
     private static let formatVersion = "1"
 
     /// Opens the store at `path` with `model`, creating the file and its

@@ -273,7 +273,7 @@ final class StoreWriter<Row: RowSource> {
     }
 
     /// The metadata key holding the largest deleted key of `mapping`'s table.
-    private static func deletedKeyName(_ mapping: TableMapping) -> String { "deleted-key.\(mapping.table)" }
+    private static func deletedKeyName(_ mapping: TableMapping) -> String { Store.deletedKeyName(table: mapping.table) }
 
     /// Notes that the row of `object` is deleted by this write.
     private func noteDeleted(_ object: Row) {
