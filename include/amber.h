@@ -296,8 +296,10 @@ amber_status amber_registry_struct_layout(size_t *out_size, size_t *out_alignmen
  *  release is NULL, for the life of the process). Return AMBER_OK, or any
  *  negative code to report failure (the host then names the transformer in
  *  its error). The host checks the result's class and size against what the
- *  transformer declares, on every call. Called on the thread of the context
- *  being read or saved. */
+ *  transformer declares, on every call; a NULL result for a non-NULL input
+ *  is an error too (the value would be lost), so a transformer never turns a
+ *  value into no value. Called on the thread of the context being read or
+ *  saved. */
 typedef int32_t (*amber_transform_fn)(amber_value *output, const amber_value *input, void *userdata);
 
 /** Called from inside a transformer function that is about to fail: the host

@@ -156,7 +156,8 @@ typedef struct amber_plugin_transformer {
     uint32_t flags;           /**< AMBER_PLUGIN_* flags, or-ed */
     /** Converts `*input` (borrowed) into `*output` (initially NULL-typed, with
      *  release NULL). Returns AMBER_PLUGIN_OK or a negative code. The host checks
-     *  the result's type and size against output_class on every call. */
+     *  the result's type and size against output_class on every call, and
+     *  refuses a NULL result for a non-NULL input (the value would be lost). */
     int32_t (*forward)(void *state, const amber_plugin_value *input, amber_plugin_value *output);
     /** The inverse of forward; required with AMBER_PLUGIN_REVERSIBLE, else NULL. */
     int32_t (*reverse)(void *state, const amber_plugin_value *input, amber_plugin_value *output);

@@ -242,7 +242,7 @@ import Testing
                 Attribute.binary("colorData")
                 Attribute.integer64("dataSize").computed(by: "size", from: "colorData")
                 Attribute.float("red").computed(by: "red", from: "color")
-                Attribute.double("ratio")
+                Attribute.double("ratio").transient()  // a stored attribute refuses NaN; a transient one keeps it
                 Attribute.double("sameRatio").computed(by: "same", from: "ratio")
             }
         }, registry: registry)
@@ -257,6 +257,7 @@ import Testing
                             forKey: "colorData")
         #expect(try swatch.value(forKey: "red") == .float(0.5))
         try swatch.setValue(.double(.nan), forKey: "ratio")
+        #expect(try swatch.value(forKey: "ratio").isNaN)
         let before = calls.value
         _ = try swatch.value(forKey: "sameRatio")
         _ = try swatch.value(forKey: "sameRatio")

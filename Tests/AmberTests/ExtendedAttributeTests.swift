@@ -166,8 +166,17 @@ import Testing
                     values["k\(index)"] = value
                 }
                 values["nested"] = .array([.double(-0.0), .float(.infinity), .double(-.infinity), .null, .dictionary([:]), .double(.nan),
-                                           .date(Date(timeIntervalSinceReferenceDate: -.infinity))])
+                                           .date(Date(timeIntervalSince1970: DateText.range.lowerBound))])
                 try book.setValue(values["nested"] ?? .null, forExtendedKey: "nested")
+                // A date no binding can read back (Python's datetime ends with the year 9999) is refused, inside or not.
+                for refused in [Value.date(Date(timeIntervalSinceReferenceDate: -.infinity)),
+                                .array([.date(Date(timeIntervalSince1970: DateText.range.upperBound))])] {
+                    guard case .invalidValue(let place, _, let given)? = amberError({ try book.setValue(refused, forExtendedKey: "far") }) else {
+                        Issue.record("\(refused) was not refused")
+                        continue
+                    }
+                    #expect(place == "Book.far" && given.contains("outside the years 1 to 9999"), "\(given)")
+                }
                 expected.append(values)
             }
             try context.save()

@@ -62,6 +62,9 @@ package enum ExtendedValues {
         guard tree(value, depth: 0) != nil else {
             throw .invalidValue(place: place, expected: expected, given: "\(value.valueClass) \(value)")
         }
+        if let problem = value.storageProblem(itemsAsJSON: false) {
+            throw .invalidValue(place: place, expected: expected, given: "\(value.valueClass) \(value), but \(problem)")
+        }
         // Through the text, as a save and a fetch take it.
         guard let back = try? decode(encode(["v": value]), place: place)["v"] ?? .null, back.isIdentical(to: value) else {
             throw .invalidValue(place: place, expected: expected, given: "\(value.valueClass) \(value), which would read back changed")

@@ -376,11 +376,21 @@ public final class Attribute: Sendable, CustomStringConvertible {
     /// - Throws: ``AmberError/invalidValue(place:expected:given:)``.
     @inline(__always)
     package func check(_ value: Value) throws(AmberError) -> Value {
-        guard type == .transformable || type == .undefined else { return try type.coerce(value, place: description) }
-        if let valueClass, let mismatch = valueClass.mismatch(value) {
-            throw .invalidValue(place: description, expected: valueClass.name, given: mismatch)
+        let checked: Value
+        if type == .transformable || type == .undefined {
+            if let valueClass, let mismatch = valueClass.mismatch(value) {
+                throw .invalidValue(place: description, expected: valueClass.name, given: mismatch)
+            }
+            checked = value
+        } else {
+            checked = try type.coerce(value, place: description)
         }
-        return value
+        // SQLite stores a NaN REAL as NULL: the value would be lost, so a stored attribute refuses it.
+        if checked.isNaN, !isTransient {
+            throw .invalidValue(place: description, expected: valueClass?.name ?? type.coreDataName,
+                                given: "\(value.className) NaN, which a store cannot keep (a transient attribute can hold it)")
+        }
+        return checked
     }
 }
 

@@ -426,7 +426,8 @@ struct JSONReader {
         case (.double, .int(let i)): return .double(Double(i))
         case (.double, .double(let d)): return .double(d)
         case (.float, .int(let i)): return .float(Float(i))
-        case (.float, .double(let d)): return .float(Float(d))
+        // A double beyond a Float's range would become infinity.
+        case (.float, .double(let d)): return Float(d).isFinite ? .float(Float(d)) : nil
         case (.string, .string(let s)): return .string(s)
         case (.boolean, .bool(let b)): return .bool(b)
         case (.date, .string(let s)): return ValueFormat.parseISO8601(s).map(Value.date)

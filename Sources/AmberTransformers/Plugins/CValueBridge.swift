@@ -45,7 +45,14 @@ package enum CValueBridge {
                 throw problem("\(parts.real) as a Float would be \(float) (not exact)")
             }
             return .float(float)
-        case AMBER_PLUGIN_VALUE_DATE: return .date(Date(timeIntervalSince1970: parts.real))
+        case AMBER_PLUGIN_VALUE_DATE:
+            // A Date counts from 2001: moving the origin may round below a microsecond (as a double's own
+            // precision does), never more, or the value is refused rather than changed.
+            let date = Date(timeIntervalSince1970: parts.real)
+            guard abs(date.timeIntervalSince1970 - parts.real) < 0.5e-6 || !parts.real.isFinite else {
+                throw problem("the date \(parts.real) (seconds since 1970) cannot be held to the microsecond: a date is a double count of seconds since 2001")
+            }
+            return .date(date)
         case AMBER_PLUGIN_VALUE_STRING: return .string(try text(parts))
         case AMBER_PLUGIN_VALUE_BINARY: return .binary(Data(try bytes(parts)))
         case AMBER_PLUGIN_VALUE_DECIMAL:

@@ -2,13 +2,23 @@ import AmberValues
 import Foundation
 
 /// Plist-like values ↔ JSON text, so they stay readable with SQLite's JSON
-/// functions (`json_extract(tags, '$[0]')`).
+/// functions (`json_extract(tags, '$[0]')`). The same text carries arrays and
+/// dictionaries across the C API and into Python.
 ///
-/// JSON has no dates, bytes or UUIDs; they are written as one-key objects
-/// `{"$date": "2024-03-01T12:00:00.000Z"}` (millisecond precision),
-/// `{"$binary": "<base64>"}` and `{"$uuid": "…"}`, and read back as such.
-/// Floats are read back as doubles. Keys are sorted, so equal values give
-/// equal text.
+/// Every plist-like value reads back exactly (type and value). JSON lacks
+/// some of them; they are written as one-key objects:
+///
+/// - `{"$date": "2024-03-01T12:00:00.5Z"}`: exact ISO 8601 (``DateText``);
+/// - `{"$binary": "<base64>"}` and `{"$uuid": "…"}`;
+/// - `{"$float": 0.10000000149011612}`: a single-precision number (JSON's
+///   numbers are doubles);
+/// - `{"$dictionary": {…}}`: a dictionary whose one key is one of these
+///   names, so it does not read back as a date or bytes.
+///
+/// A number with a fraction or exponent is a double (`1.0`), one without is
+/// an integer. Refused, with nothing written: NaN and infinity (JSON has
+/// neither), dates outside ``DateText/range``, and integers beyond 64 bits.
+/// Keys are sorted, so equal values give equal text.
 enum JSONTransformer {
     static let transformer = Transformer(
         name: Registry.jsonTransformerName, from: ValueClass.propertyListName, to: ValueClass.string.rawValue,
@@ -26,23 +36,33 @@ enum JSONTransformer {
         let description: String
     }
 
+    /// The one-key objects that stand for values JSON lacks.
+    static let reservedKeys: Set<String> = ["$date", "$binary", "$uuid", "$float", "$dictionary"]
+
     static func json(_ value: Value) throws -> JSONValue {
         switch value {
         case .null: return .null
         case .bool(let b): return .bool(b)
         case .int(let i): return .int(i)
         case .double(let d):
-            guard d.isFinite else { throw Unrepresentable(description: "JSON cannot hold \(d)") }
+            guard d.isFinite else { throw Unrepresentable(description: "JSON cannot hold the double \(d)") }
             return .double(d)
         case .float(let f):
-            guard f.isFinite else { throw Unrepresentable(description: "JSON cannot hold \(f)") }
-            return .double(Double(String(f)) ?? Double(f))
+            guard f.isFinite else { throw Unrepresentable(description: "JSON cannot hold the float \(f)") }
+            return .object(["$float": .double(Double(f))])
         case .string(let s): return .string(s)
         case .binary(let d): return .object(["$binary": .string(d.base64EncodedString())])
-        case .date(let d): return .object(["$date": .string(ValueFormat.iso8601(d))])
+        case .date(let d):
+            guard let text = DateText.format(d) else {
+                throw Unrepresentable(description: DateText.problem(d) ?? "the date \(d.timeIntervalSince1970) cannot be written exactly")
+            }
+            return .object(["$date": .string(text)])
         case .uuid(let u): return .object(["$uuid": .string(u.uuidString)])
         case .array(let items): return .array(try items.map(json))
-        case .dictionary(let items): return .object(try items.mapValues(json))
+        case .dictionary(let items):
+            let object = JSONValue.object(try items.mapValues(json))
+            if items.count == 1, let key = items.keys.first, reservedKeys.contains(key) { return .object(["$dictionary": object]) }
+            return object
         case .decimal, .uri, .objectID, .custom:
             throw Unrepresentable(description: "\(value.className) is not plist-like")
         }
@@ -57,21 +77,34 @@ enum JSONTransformer {
         case .string(let s): return .string(s)
         case .array(let items): return .array(try items.map(value))
         case .object(let items):
-            if items.count == 1, let (key, inner) = items.first, case .string(let text) = inner {
-                switch key {
-                case "$binary":
-                    guard let data = Data(base64Encoded: text) else { throw Unrepresentable(description: "bad base64 in $binary") }
-                    return .binary(data)
-                case "$date":
-                    guard let date = ValueFormat.parseISO8601(text) else { throw Unrepresentable(description: "bad date in $date") }
-                    return .date(date)
-                case "$uuid":
-                    guard let uuid = UUID(uuidString: text) else { throw Unrepresentable(description: "bad UUID in $uuid") }
-                    return .uuid(uuid)
-                default: break
-                }
+            guard items.count == 1, let (key, inner) = items.first, reservedKeys.contains(key) else {
+                return .dictionary(try items.mapValues(value))
             }
-            return .dictionary(try items.mapValues(value))
+            switch (key, inner) {
+            case ("$binary", .string(let text)):
+                guard let data = Data(base64Encoded: text) else { throw Unrepresentable(description: "bad base64 in $binary") }
+                return .binary(data)
+            case ("$date", .string(let text)):
+                guard let date = DateText.parse(text) else {
+                    throw Unrepresentable(description: "$date \"\(text)\" is not an ISO 8601 date of the years 1 to 9999 that a date holds exactly")
+                }
+                return .date(date)
+            case ("$uuid", .string(let text)):
+                guard let uuid = UUID(uuidString: text) else { throw Unrepresentable(description: "bad UUID in $uuid") }
+                return .uuid(uuid)
+            case ("$float", .double(let number)):
+                let float = Float(number)
+                guard Double(float) == number else { throw Unrepresentable(description: "$float \(number) is not a single-precision number") }
+                return .float(float)
+            case ("$float", .int(let number)):
+                // Integers a Float holds exactly (|n| <= 2^24, and some beyond).
+                guard let float = Float(exactly: number) else { throw Unrepresentable(description: "$float \(number) is not a single-precision number") }
+                return .float(float)
+            case ("$dictionary", .object(let members)):
+                return .dictionary(try members.mapValues(value))
+            default:
+                throw Unrepresentable(description: "\(key) holding \(inner.kind)")
+            }
         }
     }
 }

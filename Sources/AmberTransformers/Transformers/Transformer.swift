@@ -298,6 +298,10 @@ package final class BoundTransformer: Sendable {
         } catch {
             throw TransformerFailure(transformer: transformer, message: "\(direction) failed: \(error)")
         }
+        // A value turned into nil would be saved as no value at all: lost in silence.
+        if result.isNull, !value.isNull {
+            throw TransformerFailure(transformer: transformer, message: "\(direction) returned nil for a \(value.className) value")
+        }
         if let mismatch = expecting.mismatch(result) {
             throw TransformerFailure(transformer: transformer,
                                      message: "\(direction) returned \(mismatch), but it declares \(expecting.name)")
@@ -328,9 +332,11 @@ package enum ResolvedClass: Sendable {
         if value.isNull { return nil }
         switch self {
         case .builtin(let c):
-            return value.valueClass == c ? nil : "\(value.className) \(value)"
+            guard value.valueClass == c else { return "\(value.className) \(value)" }
+            return value.storageProblem().map { "\(value.className) \(value), but \($0)" }
         case .propertyList:
-            return value.isPropertyList ? nil : "\(value.className) \(value), which is not plist-like"
+            guard value.isPropertyList else { return "\(value.className) \(value), which is not plist-like" }
+            return value.storageProblem().map { "\(value.className) \(value), but \($0)" }
         case .structure(let s):
             guard case .custom(let custom) = value, custom.className == s.name else { return "\(value.className) \(value)" }
             return custom.count == s.size ? nil : "\(s.name) of \(custom.count) bytes (sizeof \(s.name) is \(s.size))"

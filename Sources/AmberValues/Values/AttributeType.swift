@@ -12,7 +12,7 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
     public var description: String { rawValue }
 
     /// Core Data's spelling ("Integer 16", "Boolean", …), accepted in JSON model files too.
-    var coreDataName: String {
+    package var coreDataName: String {
         switch self {
         case .integer16: "Integer 16"
         case .integer32: "Integer 32"
@@ -83,21 +83,25 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
             return value
         case (.decimal, .int(let i)):
             return .decimal(Decimal(i))
-        case (.double, .double):
+        case (.double, .double), (.float, .float):
+            return value
+        case (.date, .date(let d)):
+            if let problem = DateText.problem(d) { throw reject(" (\(problem))") }
             return value
         case (.double, .float(let f)):
             return .double(Double(f))
         case (.double, .int(let i)):
-            return .double(Double(i))
-        case (.float, .float):
-            return value
+            guard let exact = Double(exactly: i) else { throw reject(" (a Double cannot hold this integer exactly)") }
+            return .double(exact)
         case (.float, .double(let d)):
+            // A Float attribute keeps the nearest single-precision number, as its type declares; only overflow is refused.
             let f = Float(d)
             guard f.isFinite || !d.isFinite else { throw reject(" (out of range for Float)") }
             return .float(f)
         case (.float, .int(let i)):
-            return .float(Float(i))
-        case (.string, .string), (.boolean, .bool), (.date, .date), (.binary, .binary), (.uuid, .uuid), (.uri, .uri),
+            guard let exact = Float(exactly: i) else { throw reject(" (a Float cannot hold this integer exactly)") }
+            return .float(exact)
+        case (.string, .string), (.boolean, .bool), (.binary, .binary), (.uuid, .uuid), (.uri, .uri),
              (.objectID, .objectID):
             return value
         case (.undefined, _), (.transformable, _):

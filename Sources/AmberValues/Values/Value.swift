@@ -170,17 +170,14 @@ extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressib
 
 /// Text forms shared by JSON model files, error messages and the CLI.
 package enum ValueFormat {
-    /// ISO 8601 with fractional seconds, in UTC.
+    /// ISO 8601 in UTC with the fractional digits the date needs to read back exactly (see ``DateText``).
     package static func iso8601(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        DateText.format(date) ?? "\(date.timeIntervalSince1970) seconds since 1970"
     }
 
-    /// Parses ISO 8601 with or without fractional seconds or a time.
+    /// Parses ISO 8601 as ``DateText/parse(_:)`` does: a date, optionally a time, fraction and offset.
     package static func parseISO8601(_ text: String) -> Date? {
-        let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        if let date = try? withFraction.parse(text) { return date }
-        if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
-        return try? Date.ISO8601FormatStyle().year().month().day().parse(text)
+        DateText.parse(text)
     }
 
     /// Parses a decimal number strictly: `[+-]digits[.digits][(e|E)[+-]digits]`, nothing else.

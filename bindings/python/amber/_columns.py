@@ -14,7 +14,8 @@ Nothing is converted inexactly: a column is typed by the exact Python type of
 its values (an int in a float column makes a mixed column, converted value
 by value as a single set would convert it), and a value a typed column cannot
 hold (an int beyond int64, a str that does not encode as UTF-8, a naive
-datetime, a non-finite Decimal) sends its column to the value-by-value path,
+datetime, a datetime a date does not hold to the microsecond, a non-finite
+Decimal) sends its column to the value-by-value path,
 which raises what a single insert raises."""
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from decimal import Decimal
 from typing import Any, Callable, Optional, Sequence
 
 from ._ffi import ffi, lib
-from ._values import RowPacker, StructCodec, to_c
+from ._values import RowPacker, StructCodec, kept_seconds, to_c
 
 _NONE = type(None)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -38,6 +39,7 @@ if _SIZE_T is None or array.array("q").itemsize != 8 or array.array("d").itemsiz
     raise ImportError("amber: no array typecode matches size_t, int64_t or double on this platform")
 
 _get_tzinfo = operator.attrgetter("tzinfo")
+_from_timestamp = datetime.fromtimestamp
 _get_bytes = operator.attrgetter("bytes")
 
 
@@ -145,7 +147,11 @@ class ColumnFiller:
     def _dates(self, target: Any, values: Sequence[datetime], attribute: Any, keep: list) -> bool:
         if None in map(_get_tzinfo, values):
             return False  # a naive datetime: the value-by-value path raises its TypeError
-        return self._set(target, lib.AMBER_VALUE_DATE, array.array("d", map(datetime.timestamp, values)), keep)
+        stamps = array.array("d", map(datetime.timestamp, values))
+        # Exact or refused: a date the double does not hold to the microsecond goes value by value, which refuses it.
+        if list(map(_from_timestamp, map(kept_seconds, stamps), itertools.repeat(timezone.utc))) != list(values):
+            return False
+        return self._set(target, lib.AMBER_VALUE_DATE, stamps, keep)
 
     def _uuids(self, target: Any, values: Sequence[uuid.UUID], attribute: Any, keep: list) -> bool:
         return self._set(target, lib.AMBER_VALUE_UUID, b"".join(map(_get_bytes, values)), keep)
@@ -166,16 +172,10 @@ class ColumnFiller:
     def _values(self, target: Any, values: Sequence[Any], attribute: Any, entity: str, keep: list) -> None:
         """The value-by-value path: an amber_value per row, packed as a single insert packs them."""
         def slow(value: Any, slot: Any, _index: int) -> None:
-            try:
-                to_c(value, slot, keep, attribute.type, attribute.value_class, attribute.codec)
-            except (TypeError, ValueError) as error:
-                raise type(error)(f"{entity}.{attribute.name}: {error}") from None
+            to_c(value, slot, keep, attribute.type, attribute.value_class, attribute.codec)
 
         uri = lib.AMBER_TYPE_URI if attribute.value_class == "URI" else attribute.type
-        try:
-            packed, buffers = self.packer.pack(list(zip(values)), [uri], [attribute.codec], slow)
-        except TypeError as error:  # a struct value that does not pack
-            raise TypeError(f"{entity}: {error}") from None
+        packed, buffers = self.packer.pack(list(zip(values)), [uri], [attribute.codec], [f"{entity}.{attribute.name}"], slow)
         keep.extend(buffers)
         keep.append(packed)
         target.type = lib.AMBER_COLUMN_VALUES

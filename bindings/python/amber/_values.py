@@ -9,12 +9,12 @@ import operator
 import struct
 import uuid
 from collections import namedtuple
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from ._ffi import ffi, lib
-from .errors import check
+from .errors import check, placed, value_error
 
 
 def field_type_info(code: int) -> tuple[str, int]:
@@ -172,33 +172,116 @@ def struct_codec(name: str, describe: Callable[..., int], handle: Any, cache: di
     return codec
 
 
-# Plist-like values travel as JSON text, with one-key objects for what JSON lacks.
-def _plist_default(value: Any) -> Any:
+# Plist-like values travel as JSON text in the form the C API documents
+# (amber.h, AMBER_VALUE_PLIST): a number with a fraction or an exponent is a
+# float, one without an int; one-key objects stand for what JSON lacks.
+_RESERVED = frozenset({"$date", "$binary", "$uuid", "$float", "$dictionary"})
+
+
+def _plist_tree(value: Any, depth: int = 0) -> Any:
+    """`value` as a tree json.dumps writes exactly, or a ValueClassError
+    saying what in it cannot be stored as it is."""
+    if depth > 64:
+        raise value_error("an array or dictionary nested deeper than 64 levels")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return _int64(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise value_error(f"{value} inside an array or dictionary: JSON, which carries them, holds no NaN or infinity")
+        return value
+    if isinstance(value, list):
+        return [_plist_tree(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise value_error(f"the dictionary key {key!r} is a {type(key).__name__}: keys must be str")
+        tree = {key: _plist_tree(item, depth + 1) for key, item in value.items()}
+        # A dictionary that looks like one of the one-key forms is wrapped, so it reads back as a dictionary.
+        return {"$dictionary": tree} if len(tree) == 1 and next(iter(tree)) in _RESERVED else tree
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise TypeError("datetime values must be timezone-aware")
-        return {"$date": value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")}
+        _timestamp(value)  # refuses what a date cannot hold, as a date attribute does
+        return {"$date": value.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")}
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"$binary": base64.b64encode(bytes(value)).decode()}
     if isinstance(value, uuid.UUID):
         return {"$uuid": str(value).upper()}
-    raise TypeError(f"{type(value).__name__} is not plist-like")
+    if isinstance(value, tuple):
+        raise value_error("a tuple inside an array or dictionary would read back as a list: pass a list")
+    raise value_error(f"a {type(value).__name__} value is not plist-like (None, bool, int, float, str, bytes, "
+                      "datetime, UUID, and lists and str-keyed dicts of these)")
 
 
-def _plist_hook(item: dict) -> Any:
-    if len(item) == 1:
-        (key, value), = item.items()
-        if key == "$date" and isinstance(value, str):
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
-        if key == "$binary" and isinstance(value, str):
-            return base64.b64decode(value)
-        if key == "$uuid" and isinstance(value, str):
-            return uuid.UUID(value)
-    return item
+def _plist_value(tree: Any) -> Any:
+    """The Python value of a plist's JSON tree, read top-down so that only a
+    one-key form is read as the value it stands for."""
+    if isinstance(tree, list):
+        return [_plist_value(item) for item in tree]
+    if not isinstance(tree, dict):
+        return tree
+    if len(tree) == 1:
+        (key, inner), = tree.items()
+        if key == "$date":
+            return _parse_date(inner)
+        if key == "$binary":
+            return base64.b64decode(inner)
+        if key == "$uuid":
+            return uuid.UUID(inner)
+        if key == "$float":
+            return float(inner)
+        if key == "$dictionary":
+            return {name: _plist_value(item) for name, item in inner.items()}
+    return {name: _plist_value(item) for name, item in tree.items()}
+
+
+def _parse_date(text: str) -> datetime:
+    """A `$date` text (ISO 8601 in UTC, any number of fractional digits) as an
+    aware datetime, rounded to the microsecond a datetime holds."""
+    whole, _, fraction = text.rstrip("Z").partition(".")
+    date = datetime.fromisoformat(whole).replace(tzinfo=timezone.utc)
+    if not fraction:
+        return date
+    micro = int((Decimal("0." + fraction) * 1_000_000).to_integral_value())  # half to even, as datetime rounds
+    return date + timedelta(microseconds=micro)
+
+
+def _int64(value: int) -> int:
+    if not -(1 << 63) <= value < (1 << 63):
+        raise value_error(f"the integer {value} does not fit in 64 bits")
+    return value
+
+
+_SINCE_2001 = 978307200.0  # seconds from 1970 to 2001-01-01, where Amber's dates count from
+
+
+def kept_seconds(seconds: float) -> float:
+    """What a date of `seconds` since 1970 reads back as: Amber keeps a date
+    as seconds since 2001, and these two steps round as its own do."""
+    return (seconds - _SINCE_2001) + _SINCE_2001
+
+
+def _timestamp(value: datetime) -> float:
+    """The seconds since 1970 of aware datetime `value`, if a date holds them
+    exactly (to the microsecond); a ValueClassError if not."""
+    if value.tzinfo is None:
+        raise value_error("datetime values must be timezone-aware (for example datetime.now(timezone.utc))")
+    seconds = value.timestamp()
+    try:
+        exact = datetime.fromtimestamp(kept_seconds(seconds), timezone.utc) == value
+    except (OverflowError, ValueError, OSError):  # rounded up into the year 10000
+        exact = False
+    if not exact:
+        raise value_error(f"{value.isoformat()} cannot be held exactly: a date is a double count of seconds, "
+                          "which keeps microseconds only within about 270 years of 1970")
+    return seconds
 
 
 def _set_text(target: Any, kind: int, text: str, keep: list) -> None:
-    encoded = text.encode("utf-8")
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise value_error(f"the string is not valid Unicode ({error.reason} at index {error.start})") from None
     buffer = ffi.new("char[]", encoded)
     keep.append(buffer)
     target.type = kind
@@ -211,7 +294,8 @@ def to_c(value: Any, target: Any, keep: list, attribute_type: int = 0, value_cla
     """Fills amber_value `target` from a Python value. Buffers it points to are
     appended to `keep`, which the caller holds until the C call returns.
     `attribute_type`, `value_class` and `codec` say what the receiving side
-    expects, so that a str can be a URI and a tuple a struct."""
+    expects, so that a str can be a URI and a tuple a struct. A value that
+    cannot be handed over exactly raises ValueClassError (callers add the place)."""
     if value is None:
         target.type = lib.AMBER_VALUE_NULL
     elif value is True or value is False:
@@ -219,7 +303,7 @@ def to_c(value: Any, target: Any, keep: list, attribute_type: int = 0, value_cla
         target.v.boolean = 1 if value else 0
     elif isinstance(value, int):
         target.type = lib.AMBER_VALUE_INT
-        target.v.integer = value
+        target.v.integer = _int64(value)
     elif isinstance(value, float):
         target.type = lib.AMBER_VALUE_DOUBLE
         target.v.real = value
@@ -228,10 +312,9 @@ def to_c(value: Any, target: Any, keep: list, attribute_type: int = 0, value_cla
         _set_text(target, lib.AMBER_VALUE_URI if uri else lib.AMBER_VALUE_STRING, value, keep)
     elif isinstance(value, tuple) and hasattr(type(value), "_amber_codec"):
         own = type(value)._amber_codec
-        _set_custom(target, own.name, own.pack(value), keep)
+        _set_custom(target, own.name, _packed(own, value), keep)
     elif codec is not None and isinstance(value, (tuple, list, dict)):
-        packed = codec.pack(value)
-        _set_custom(target, codec.name, packed, keep)
+        _set_custom(target, codec.name, _packed(codec, value), keep)
     elif isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
         if value_class and value_class not in ("Binary", "PropertyList"):
@@ -244,20 +327,27 @@ def to_c(value: Any, target: Any, keep: list, attribute_type: int = 0, value_cla
             target.v.bytes.length = len(data)
     elif isinstance(value, Decimal):
         if not value.is_finite():
-            raise ValueError(f"{value} cannot be stored as a Decimal")
+            raise value_error(f"{value} cannot be stored as a Decimal")
         _set_text(target, lib.AMBER_VALUE_DECIMAL, str(value), keep)
     elif isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise TypeError("datetime values must be timezone-aware (for example datetime.now(timezone.utc))")
         target.type = lib.AMBER_VALUE_DATE
-        target.v.date = value.timestamp()
+        target.v.date = _timestamp(value)
     elif isinstance(value, uuid.UUID):
         target.type = lib.AMBER_VALUE_UUID
         ffi.memmove(target.v.uuid, value.bytes, 16)
-    elif isinstance(value, (list, dict, tuple)):
-        _set_text(target, lib.AMBER_VALUE_PLIST, json.dumps(value, default=_plist_default), keep)
+    elif isinstance(value, (list, dict)):
+        _set_text(target, lib.AMBER_VALUE_PLIST, json.dumps(_plist_tree(value), allow_nan=False), keep)
+    elif isinstance(value, tuple):
+        raise value_error("a tuple is stored only as a struct class's value; for an array pass a list")
     else:
-        raise TypeError(f"cannot store a {type(value).__name__} value in Amber")
+        raise value_error(f"cannot store a {type(value).__name__} value in Amber")
+
+
+def _packed(codec: StructCodec, value: Any) -> bytes:
+    try:
+        return codec.pack(value)
+    except (TypeError, ValueError, OverflowError, struct.error) as error:
+        raise value_error(str(error)) from None
 
 
 def _set_custom(target: Any, class_name: str, data: bytes, keep: list) -> None:
@@ -321,9 +411,12 @@ class RowPacker:
         self.pointer = struct.Struct(f"=i{self.union - 4}xQQ")
         self.custom = struct.Struct(f"=i{self.union - 4}xQQQ")
 
-    def pack(self, rows: list, kinds: list, codecs: list, slow: Callable[[Any, Any, int], None]) -> tuple[Any, list]:
+    def pack(self, rows: list, kinds: list, codecs: list, places: Sequence[str],
+             slow: Callable[[Any, Any, int], None]) -> tuple[Any, list]:
         """An amber_value array for `rows` (each a sequence, one value per
-        attribute), and the buffers to keep alive while C reads it."""
+        attribute), and the buffers to keep alive while C reads it. A value
+        that cannot be handed over raises a ValueClassError naming its
+        attribute's place (`places`, one per attribute) and row."""
         count = len(rows) * len(kinds)
         values = bytearray(self.size * max(count, 1))
         arena = bytearray()
@@ -332,32 +425,35 @@ class RowPacker:
         slow_cases = []
         offset = 0
         real, integer = self.real.pack_into, self.integer.pack_into
-        for row in rows:
-            for value, kind, codec in zip(row, kinds, codecs):
-                if value is None:
-                    pass  # zero bytes: AMBER_VALUE_NULL
-                elif value is True or value is False:
-                    integer(values, offset, lib.AMBER_VALUE_BOOL, 1 if value else 0)
-                elif isinstance(value, str) and kind != lib.AMBER_TYPE_URI:
-                    encoded = value.encode("utf-8")
-                    fixups.append((offset, len(arena), len(encoded), None))
-                    arena += encoded
-                elif isinstance(value, float):
-                    real(values, offset, lib.AMBER_VALUE_DOUBLE, value)
-                elif isinstance(value, int):
-                    integer(values, offset, lib.AMBER_VALUE_INT, value)
-                elif isinstance(value, datetime) and value.tzinfo is not None:
-                    real(values, offset, lib.AMBER_VALUE_DATE, value.timestamp())
-                elif codec is not None and isinstance(value, (tuple, list, dict)):
-                    packed = codec.pack(value)
-                    if codec.name not in names:
-                        names[codec.name] = len(arena)
-                        arena += codec.name.encode() + b"\0"
-                    fixups.append((offset, len(arena), len(packed), names[codec.name]))
-                    arena += packed
-                else:
-                    slow_cases.append((offset, value, len(slow_cases)))
-                offset += self.size
+        try:
+            for row in rows:
+                for value, kind, codec in zip(row, kinds, codecs):
+                    if value is None:
+                        pass  # zero bytes: AMBER_VALUE_NULL
+                    elif value is True or value is False:
+                        integer(values, offset, lib.AMBER_VALUE_BOOL, 1 if value else 0)
+                    elif isinstance(value, str) and kind != lib.AMBER_TYPE_URI:
+                        encoded = value.encode("utf-8")
+                        fixups.append((offset, len(arena), len(encoded), None))
+                        arena += encoded
+                    elif isinstance(value, float):
+                        real(values, offset, lib.AMBER_VALUE_DOUBLE, value)
+                    elif isinstance(value, int):
+                        integer(values, offset, lib.AMBER_VALUE_INT, value)
+                    elif isinstance(value, datetime) and value.tzinfo is not None:
+                        real(values, offset, lib.AMBER_VALUE_DATE, _timestamp(value))
+                    elif codec is not None and isinstance(value, (tuple, list, dict)):
+                        packed = codec.pack(value)
+                        if codec.name not in names:
+                            names[codec.name] = len(arena)
+                            arena += codec.name.encode() + b"\0"
+                        fixups.append((offset, len(arena), len(packed), names[codec.name]))
+                        arena += packed
+                    else:
+                        slow_cases.append((offset, value, len(slow_cases)))
+                    offset += self.size
+        except (TypeError, ValueError, OverflowError, struct.error) as error:
+            raise self._placed(error, offset, places, len(rows)) from None
         keep_arena = bytes(arena)
         base = int(ffi.cast("uintptr_t", ffi.from_buffer(keep_arena))) if keep_arena else 0
         for at, start, length, name in fixups:
@@ -368,12 +464,21 @@ class RowPacker:
         array = ffi.from_buffer("amber_value[]", values)
         keep: list = [keep_arena, values]
         for at, value, _ in slow_cases:
-            slow(value, array[at // self.size], at // self.size)
+            try:
+                slow(value, array[at // self.size], at // self.size)
+            except (TypeError, ValueError, OverflowError, struct.error) as error:
+                raise self._placed(error, at, places, len(rows)) from None
         return array, keep
+
+    def _placed(self, error: BaseException, offset: int, places: Sequence[str], rows: int) -> BaseException:
+        """`error`, raised for the value at byte `offset` of the array, naming its attribute (and row, of several)."""
+        index = offset // self.size
+        row = f" (row {index // len(places)})" if rows > 1 else ""
+        return placed(error, places[index % len(places)] + row)
 
 
 def _plist_loads(text: bytes) -> Any:
-    return json.loads(text.decode("utf-8"), object_hook=_plist_hook)
+    return _plist_value(json.loads(text.decode("utf-8")))
 
 
 def _decoded(chunks: list) -> list:

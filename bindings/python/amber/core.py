@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Optiona
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, _slices, from_c, struct_codec, to_c
-from .errors import Error, MisuseError, NotFoundError, UnknownNameError, callback_frame, check, last_error
+from .errors import (Error, MisuseError, NotFoundError, UnknownNameError, callback_frame, check, keep_callback_exception,
+                     last_error, placed)
 
 _packer = RowPacker()
 _reader = BatchReader()
@@ -125,7 +126,7 @@ class _PythonTransformer:
             self.results[int(ffi.cast("uintptr_t", output))] = keep
             return 0
         except BaseException as error:  # never let a Python exception cross into C
-            lib.amber_transformer_error(f"{type(error).__name__}: {error}".encode("utf-8", "replace"))
+            _transformer_failed(error)
             return -1
 
 
@@ -149,22 +150,35 @@ class _PythonFunction:
             self.results[int(ffi.cast("uintptr_t", output))] = keep
             return 0
         except BaseException as error:  # never let a Python exception cross into C
-            lib.amber_transformer_error(f"{type(error).__name__}: {error}".encode("utf-8", "replace"))
+            _transformer_failed(error)
             return -1
 
 
-@ffi.callback("int32_t(amber_value *, const amber_value *, size_t, void *)")
+def _transformer_failed(error: BaseException) -> None:
+    """Reports `error` as the failure of the running transformer or function
+    call, and keeps it for the failing C call's check(): Ctrl-C and SystemExit
+    come back out as themselves, other exceptions as the error's cause."""
+    lib.amber_transformer_error(f"{type(error).__name__}: {error}".encode("utf-8", "replace"))
+    keep_callback_exception(error)
+
+
+def _escaped(_type: Any, error: BaseException, _traceback: Any) -> None:
+    # An exception raised in a trampoline before its try (a Ctrl-C that lands there): fail the call, as inside.
+    _transformer_failed(error)
+
+
+@ffi.callback("int32_t(amber_value *, const amber_value *, size_t, void *)", error=-1, onerror=_escaped)
 def _compute_trampoline(output: Any, inputs: Any, count: int, userdata: Any) -> int:
     return ffi.from_handle(userdata).call(output, inputs, count)
 
 
-@ffi.callback("int32_t(amber_value *, const amber_value *, void *)")
+@ffi.callback("int32_t(amber_value *, const amber_value *, void *)", error=-1, onerror=_escaped)
 def _forward_trampoline(output: Any, input: Any, userdata: Any) -> int:
     transformer = ffi.from_handle(userdata)
     return transformer.call(transformer.forward, output, input, transformer.output_class)
 
 
-@ffi.callback("int32_t(amber_value *, const amber_value *, void *)")
+@ffi.callback("int32_t(amber_value *, const amber_value *, void *)", error=-1, onerror=_escaped)
 def _reverse_trampoline(output: Any, input: Any, userdata: Any) -> int:
     transformer = ffi.from_handle(userdata)
     return transformer.call(transformer.reverse, output, input, transformer.input_class)
@@ -666,14 +680,8 @@ class Transformer(_Owner):
         for index, value in enumerate(values):
             try:
                 results.append(function(value))
-            except Error as error:
+            except Error as error:  # every value a conversion refuses is an amber.Error
                 raise type(error)(error.code, f"element {index}: {error.message}", error.origin) from None
-            except (TypeError, ValueError, OverflowError) as error:
-                try:
-                    named = type(error)(f"element {index}: {error}")
-                except TypeError:  # an exception whose constructor takes more (UnicodeEncodeError): as it is
-                    raise error from None
-                raise named from None
         return results
 
     def close(self) -> None:
@@ -1178,17 +1186,12 @@ class Context(_Owner):
 
         def slow(value: Any, target: Any, index: int) -> None:
             attribute = attributes[index % len(attributes)]
-            try:
-                to_c(value, target, slow_keep, attribute.type, attribute.value_class, attribute.codec)
-            except (TypeError, ValueError) as error:
-                raise type(error)(f"{entity.name}.{attribute.name}: {error}") from None
+            to_c(value, target, slow_keep, attribute.type, attribute.value_class, attribute.codec)
 
         # A str is a URI for URI attributes and for attributes whose value class is URI, as to_c decides.
         kinds = [lib.AMBER_TYPE_URI if a.value_class == "URI" else a.type for a in attributes]
-        try:
-            values, keep = _packer.pack(rows, kinds, [a.codec for a in attributes], slow)
-        except TypeError as error:  # a struct value that does not pack
-            raise TypeError(f"{entity.name}: {error}") from None
+        places = [f"{entity.name}.{a.name}" for a in attributes]
+        values, keep = _packer.pack(rows, kinds, [a.codec for a in attributes], places, slow)
         return handles, values, keep + slow_keep
 
     def insert(self, entity: str, **values: Any) -> "Object":
@@ -1280,9 +1283,11 @@ class Context(_Owner):
         """Predicate arguments (or variable values) as a C array; objects stand for their IDs."""
         values = ffi.new("amber_value[]", len(arguments))
         keep.append(values)
-        for slot, argument in zip(values, arguments):
+        for number, (slot, argument) in enumerate(zip(values, arguments), 1):
             if isinstance(argument, (list, tuple)) and argument and all(isinstance(item, Object) for item in argument):
                 argument = [item.uri for item in argument]  # objects as their IDs' URIs (author IN %@)
+            elif type(argument) is tuple:
+                argument = list(argument)  # a collection for IN; only a struct class's own tuple type is a struct
             if isinstance(argument, Object):  # an object stands for its ID (author == %@)
                 uri = ffi.new("char[]", argument.uri.encode())
                 keep.append(uri)
@@ -1290,7 +1295,10 @@ class Context(_Owner):
                 slot.v.text.data = uri
                 slot.v.text.length = len(uri) - 1
             else:
-                to_c(argument, slot, keep)
+                try:
+                    to_c(argument, slot, keep)
+                except (TypeError, ValueError) as error:
+                    raise placed(error, f"predicate argument {number}") from None
         return values
 
     def _request(self, entity: Optional[str], predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
@@ -1890,14 +1898,21 @@ class Object:
             return
         value = ffi.new("amber_value *")
         keep: list = []
+        place = f"{self._entity.name}.{name}"
         if name not in self._entity.attributes and self._entity.extensible:
-            to_c(new, value, keep)
+            try:
+                to_c(new, value, keep)
+            except (TypeError, ValueError) as error:
+                raise placed(error, place) from None
             check(lib.amber_object_set_named(self._handle, name.encode(), value))
             return
         attribute = self._entity.attributes.get(name)
         if attribute is None:
             self._unknown(name)
-        to_c(new, value, keep, attribute.type, attribute.value_class, attribute.codec)
+        try:
+            to_c(new, value, keep, attribute.type, attribute.value_class, attribute.codec)
+        except (TypeError, ValueError) as error:
+            raise placed(error, place) from None
         check(lib.amber_object_set(self._handle, attribute.handle, value))
         # A set can change other stored values too (a shadow attribute's storage): read afresh.
         self._forget_values()

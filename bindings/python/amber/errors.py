@@ -39,8 +39,28 @@ class UnknownNameError(NotFoundError, AttributeError, KeyError):
         return self.message
 
 
-class ValueClassError(Error, TypeError):
-    """A value of the wrong type, class, struct size or range for an attribute, or any value for a derived one."""
+class ValueClassError(Error, TypeError, ValueError):
+    """A value that cannot be stored as given: of the wrong type, class or
+    struct size for its attribute, out of range (an integer beyond 64 bits, a
+    date outside the years 1 to 9999, NaN), not held exactly (a datetime
+    whose microseconds a date cannot keep), or any value for a derived
+    attribute. Nothing was changed. A TypeError and a ValueError too, as
+    Python's own conversions raise either."""
+
+
+def value_error(message: str) -> ValueClassError:
+    """A ValueClassError for a Python value the binding cannot hand to Amber."""
+    return ValueClassError(lib.AMBER_E_INVALID_VALUE, message)
+
+
+def placed(error: BaseException, place: str) -> Error:
+    """`error`, raised while converting a value, as an amber.Error naming
+    `place` (`Book.title`); one that already names its place is kept."""
+    if isinstance(error, Error):
+        if error.origin:
+            return error
+        return type(error)(error.code, f"{place}: {error.message}", place)
+    return ValueClassError(lib.AMBER_E_INVALID_VALUE, f"{place}: {error}", place)
 
 
 class ModelError(Error):
@@ -160,24 +180,23 @@ def last_error() -> Error:
     return _BY_CODE.get(code, Error)(code, message, origin)
 
 
+def keep_callback_exception(error: BaseException) -> None:
+    """Keeps what a callback raised for the check() of the C call that runs it."""
+    _raised.errors = getattr(_raised, "errors", []) + [error]
+
+
 def check(status: int) -> None:
     """Raises the last error unless `status` is AMBER_OK. After callbacks
-    failed, a KeyboardInterrupt or SystemExit one raised is raised as it is;
-    anything else becomes an ObserverError caused by the first exception."""
+    failed, a KeyboardInterrupt or SystemExit one raised is raised as it is
+    (the failed call wrote nothing); otherwise the error is raised from the
+    first exception a callback raised (an ObserverError lists them all)."""
     if status == 0:  # a failed callback always makes its C call fail: nothing to take
         return
     raised = _take_callback_exceptions()
     error = last_error()
+    for exception in raised:
+        if not isinstance(exception, Exception):
+            raise exception
     if isinstance(error, ObserverError):
-        for exception in raised:
-            if not isinstance(exception, Exception):
-                raise exception
         error.exceptions = raised
-        raise error from (raised[0] if raised else None)
-    if isinstance(error, MigrationError) and raised:
-        # The progress callback raised, which cancelled the migration: Ctrl-C stays Ctrl-C.
-        for exception in raised:
-            if not isinstance(exception, Exception):
-                raise exception
-        raise error from raised[0]
-    raise error
+    raise error from (raised[0] if raised else None)

@@ -135,7 +135,7 @@ def test_an_existing_store_opens_with_the_model_it_carries(tmp_path, model):
     with amber.open(path, registry=model.registry) as store:
         with store.context() as ctx:
             assert ctx.count("Book") == 4
-            assert '"name" : "Book"' in store.model.to_json()
+            assert '"name": "Book"' in store.model.to_json()
     other = amber.Model.from_dict({"entities": [{"name": "Book", "attributes": [{"name": "title", "type": "integer64"}]}]})
     with pytest.raises(amber.ModelError, match="Book.title: the store has string, required, the model has integer64, optional"):
         amber.open(path, other, migrate=False)

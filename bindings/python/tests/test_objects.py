@@ -37,7 +37,7 @@ def test_values_set_one_by_one(context):
         book.price = Decimal("NaN")
     with pytest.raises(TypeError, match="datetime values must be timezone-aware"):
         book.tags = [datetime(2024, 1, 1)]
-    with pytest.raises(TypeError, match="set is not plist-like"):
+    with pytest.raises(TypeError, match="set value is not plist-like"):
         book.tags = [{1, 2}]
 
 
@@ -47,7 +47,7 @@ def test_insert_many_refusals_name_the_attribute(context):
         context.insert_many("Book", ["title", "pages"], [("a",)])
     with pytest.raises(ValueError, match="Book.price: NaN cannot be stored as a Decimal"):
         context.insert_many("Book", ["title", "price"], [("a", Decimal("NaN"))])
-    with pytest.raises(TypeError, match="Book: Tagged: expected 3 fields, given 2"):
+    with pytest.raises(TypeError, match="Book.spot: Tagged: expected 3 fields, given 2"):
         context.insert_many("Book", ["title", "spot"], [("a", (1, 2))])
     assert not context.has_changes
 
