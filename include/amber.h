@@ -159,22 +159,28 @@ typedef struct amber_batch amber_batch;         /**< fetched values as borrowed 
 /* Values                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/** Value types: the `type` field of amber_value. */
+/** Value types: the `type` field of amber_value.
+ *
+ *  Exact or refused: a value set reads back as it was set (type and value),
+ *  or the set fails with AMBER_E_INVALID_VALUE naming `Entity.attribute`
+ *  and nothing changes. docs/values.md states the value model and its few
+ *  limits (a REAL column's -0.0 reads back as 0.0; a Float attribute keeps
+ *  the nearest single-precision number). */
 enum {
     AMBER_VALUE_NULL = 0,
-    AMBER_VALUE_BOOL = 1,      /**< v.boolean: 0 or 1 */
-    AMBER_VALUE_INT = 2,       /**< v.integer (Integer 16/32/64 attributes check their range) */
-    AMBER_VALUE_DOUBLE = 3,    /**< v.real */
+    AMBER_VALUE_BOOL = 1,      /**< v.boolean: 0 or 1 (anything else is refused) */
+    AMBER_VALUE_INT = 2,       /**< v.integer (Integer 16/32/64 attributes check their range; a Double or Float attribute refuses one it cannot hold exactly) */
+    AMBER_VALUE_DOUBLE = 3,    /**< v.real (a stored attribute refuses NaN, which SQLite would keep as NULL) */
     AMBER_VALUE_FLOAT = 4,     /**< v.real32 */
     AMBER_VALUE_STRING = 5,    /**< v.text: UTF-8 bytes and their count */
     AMBER_VALUE_BINARY = 6,    /**< v.bytes */
-    AMBER_VALUE_DATE = 7,      /**< v.date: seconds since 1970-01-01 UTC */
+    AMBER_VALUE_DATE = 7,      /**< v.date: seconds since 1970-01-01 UTC, from year 1 to year 9999 (others, and NaN, are refused); kept as seconds since 2001, exact to the microsecond (one moving the origin would change by more is refused) */
     AMBER_VALUE_DECIMAL = 8,   /**< v.text: the number in decimal text ("12.99"), exact up to 38 significant digits (more is refused) */
     AMBER_VALUE_UUID = 9,      /**< v.uuid: 16 bytes */
     AMBER_VALUE_URI = 10,      /**< v.text */
     AMBER_VALUE_OBJECT_ID = 11, /**< v.text: an object ID's URI form */
     AMBER_VALUE_CUSTOM = 12,   /**< v.custom: a struct or opaque class's name and bytes */
-    AMBER_VALUE_PLIST = 13     /**< v.text: a plist-like value (array, dictionary, …) as JSON text */
+    AMBER_VALUE_PLIST = 13     /**< v.text: an array or dictionary as JSON text, read strictly (RFC 8259; duplicate keys refused): a number with a fraction or exponent is a double, one without a 64-bit integer (beyond: refused); {"$date": "ISO 8601"}, {"$binary": "base64"}, {"$uuid": "…"}, {"$float": n} stand for what JSON lacks, and {"$dictionary": {…}} for a dictionary whose one key is one of those names (docs/values.md) */
 };
 
 /** A tagged value, always passed by pointer.
@@ -1356,9 +1362,8 @@ amber_status amber_object_set(amber_object *object, amber_attribute *attribute, 
  *  (`shelf == 'B2'`). An AMBER_VALUE_NULL value removes it. It takes
  *  property-list values (Boolean, integer, double, float, string, binary,
  *  date, UUID, and plist JSON arrays and dictionaries of these), decimals and
- *  URIs, and reads them back exactly, except that arrays and dictionaries
- *  cross this API as AMBER_VALUE_PLIST JSON, with its limits (dates in them
- *  to the millisecond); anything else (an object ID, a custom value) fails
+ *  URIs, and reads them back exactly (arrays and dictionaries cross this API
+ *  as AMBER_VALUE_PLIST JSON); anything else (an object ID, a custom value) fails
  *  with AMBER_E_INVALID_VALUE naming `Entity.key`, as do names that are not
  *  identifiers or clash with a modelled attribute or relationship of the
  *  entity's hierarchy. On any error nothing changes. */

@@ -45,7 +45,7 @@ public func amber_object_get_named(_ out: UnsafeMutablePointer<amber_value>?, _ 
 public func amber_object_set(_ object: OpaquePointer?, _ attribute: OpaquePointer?, _ value: UnsafePointer<amber_value>?) -> amber_status {
     api { () throws(CAPIError) in
         let (target, handle) = try resolve(object, attribute)
-        let newValue = try CValue.read(value, "value")
+        let newValue = try CValue.read(value, handle.description)
         try core { () throws(AmberError) in try target.object.setValue(newValue, for: handle) }
     }
 }
@@ -60,7 +60,7 @@ public func amber_object_set_named(_ object: OpaquePointer?, _ attribute: Unsafe
         let entity = target.object.entity
         // An unknown name is an error before the value is read; an extensible entity's is an extended attribute.
         let handle = entity.isExtensible ? entity.existingAttribute(named: key) : try core { () throws(AmberError) in try entity.attribute(named: key) }
-        let newValue = try CValue.read(value, "value")
+        let newValue = try CValue.read(value, handle?.description ?? "\(entity.name).\(key)")
         try core { () throws(AmberError) in
             if let handle { try target.object.setValue(newValue, for: handle) } else { try target.object.setValue(newValue, forExtendedKey: key) }
         }

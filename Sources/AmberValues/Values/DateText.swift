@@ -40,10 +40,15 @@ package enum DateText {
         return text + "Z"
     }
 
-    /// The fewest fractional digits that read back as `interval`.
+    /// Fractional digits that read back as `interval`: all of them when the
+    /// fraction has at most six (0.5, 0.125), else the fewest from six on, so
+    /// a reader that keeps microseconds (Python) rounds the exact fraction,
+    /// not a shorter text that merely reads back as the same double.
     private static func fractionDigits(_ fraction: Double, whole: Double, interval: Double) -> String? {
         if fraction == 0 { return "" }
-        for count in 1...17 {
+        let exact = String(format: "%.17f", fraction).reversed().drop { $0 == "0" }.reversed()
+        let first = exact.count - 2 <= 6 ? exact.count - 2 : 6
+        for count in first...17 {
             let text = String(format: "%.\(count)f", fraction)
             // A fraction that rounds up to 1 at this precision needs more digits.
             guard text.hasPrefix("0."), let back = Double(text), whole + back == interval else { continue }
