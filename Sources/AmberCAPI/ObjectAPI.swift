@@ -4,6 +4,12 @@ import Foundation
 
 /// An object and an attribute handle, checked to belong together.
 @inline(__always)
+/// The value a caller passed: NULL is named as the parameter, not as the attribute the value is for.
+private func given(_ value: UnsafePointer<amber_value>?) throws(CAPIError) -> UnsafePointer<amber_value> {
+    guard let value else { throw .null("value") }
+    return value
+}
+
 private func resolve(_ object: OpaquePointer?, _ attribute: OpaquePointer?) throws(CAPIError) -> (CObject, Attribute) {
     // Without a lock on the owning thread; anything else (and every error) through the table.
     if let target = Mirror.owned(object, .object, as: CObject.self),
@@ -45,7 +51,7 @@ public func amber_object_get_named(_ out: UnsafeMutablePointer<amber_value>?, _ 
 public func amber_object_set(_ object: OpaquePointer?, _ attribute: OpaquePointer?, _ value: UnsafePointer<amber_value>?) -> amber_status {
     api { () throws(CAPIError) in
         let (target, handle) = try resolve(object, attribute)
-        let newValue = try CValue.read(value, handle.description)
+        let newValue = try CValue.read(try given(value), handle.description)
         try core { () throws(AmberError) in try target.object.setValue(newValue, for: handle) }
     }
 }
@@ -60,7 +66,7 @@ public func amber_object_set_named(_ object: OpaquePointer?, _ attribute: Unsafe
         let entity = target.object.entity
         // An unknown name is an error before the value is read; an extensible entity's is an extended attribute.
         let handle = entity.isExtensible ? entity.existingAttribute(named: key) : try core { () throws(AmberError) in try entity.attribute(named: key) }
-        let newValue = try CValue.read(value, handle?.description ?? "\(entity.name).\(key)")
+        let newValue = try CValue.read(try given(value), handle?.description ?? "\(entity.name).\(key)")
         try core { () throws(AmberError) in
             if let handle { try target.object.setValue(newValue, for: handle) } else { try target.object.setValue(newValue, forExtendedKey: key) }
         }
