@@ -92,7 +92,7 @@ enum {
     AMBER_E_WRONG_HANDLE_TYPE = -3,  /**< a live handle of another type (a context where an object was expected) */
     AMBER_E_WRONG_THREAD = -4,       /**< a context or object used from a thread other than its context's */
     AMBER_E_INVALID_UTF8 = -5,       /**< a name or string value is not valid UTF-8 */
-    AMBER_E_NOT_FOUND = -6,          /**< no entity, attribute, class, transformer or object of that name or ID */
+    AMBER_E_NOT_FOUND = -6,          /**< no entity, attribute, class, transformer or object of that name or ID (in a predicate, the origin is "position N") */
     AMBER_E_INVALID_VALUE = -7,      /**< a value of the wrong class, size or range; a malformed amber_value */
     AMBER_E_INVALID_MODEL = -8,      /**< the model failed to bind; the message lists every problem */
     AMBER_E_INVALID_JSON = -9,       /**< a model file is malformed; the origin is the JSON path */
@@ -992,8 +992,9 @@ typedef struct amber_fetch_request {
  *  value, compactly) until each is changed or released; the storage is
  *  freed with the last of them. Release objects you no longer need
  *  (amber_object_release) when keeping a few out of a large fetch.
- *  Errors: AMBER_E_NOT_FOUND (entity, attribute), AMBER_E_INVALID_PREDICATE
- *  (the message has the 1-based position), AMBER_E_SQLITE, AMBER_E_INVALID_VALUE
+ *  Errors: AMBER_E_NOT_FOUND (an entity; an attribute or relationship a
+ *  predicate names, with origin "position N" and the nearest name),
+ *  AMBER_E_INVALID_PREDICATE (the message has the 1-based position), AMBER_E_SQLITE, AMBER_E_INVALID_VALUE
  *  (a stored value another program wrote that would read back changed, such
  *  as text that is not UTF-8; the origin is Entity.attribute). */
 amber_status amber_context_fetch(amber_object ***out_objects, size_t *out_count, amber_context *context,

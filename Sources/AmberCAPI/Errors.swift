@@ -28,6 +28,7 @@ struct CAPIError: Error, CustomStringConvertible {
         case .foreignAttribute(let attribute, _): self.init(AMBER_E_NOT_FOUND, message, origin: attribute)
         case .foreignRelationship(let relationship, _): self.init(AMBER_E_NOT_FOUND, message, origin: relationship)
         case .invalidPredicate(let position, _): self.init(AMBER_E_INVALID_PREDICATE, message, origin: "position \(position)")
+        case .unknownKeyPath(let position, _): self.init(AMBER_E_NOT_FOUND, message, origin: "position \(position)")
         case .invalidSubstitution(let variable, _): self.init(AMBER_E_INVALID_PREDICATE, message, origin: "$\(variable)")
         case .unknownTemplate(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
         case .saveFailed(let problems): self.init(AMBER_E_SAVE_FAILED, message, origin: problems.first?.place ?? "")

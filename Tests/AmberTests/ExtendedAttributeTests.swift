@@ -484,7 +484,14 @@ import Testing
             ("Shelf", "colour == 'red'", [], 1, "Shelf.colour: no such attribute"),
         ] {
             let error = amberError { _ = try context.fetch(FetchRequest(entity, predicate: try FetchPredicate(format, arguments: arguments))) }
-            guard case .invalidPredicate(let position, let message)? = error else {
+            let unknown = words.hasPrefix("no such") || words.hasSuffix("no such attribute")
+            guard let (position, message) = error.flatMap({ error -> (Int, String)? in
+                switch error {  // an unknown name is an error of its own, with the same position and message
+                case .invalidPredicate(let position, let message) where !unknown, .unknownKeyPath(let position, let message) where unknown:
+                    (position, message)
+                default: nil
+                }
+            }) else {
                 Issue.record("\(format): \(String(describing: error))")
                 continue
             }

@@ -134,7 +134,7 @@ private func matching(_ context: Context, _ format: String, _ arguments: Value..
         #expect(error("(title == 'x'") == .invalidPredicate(position: 14, message: "expected ) to close the ( at this nesting, found the end"))
         #expect(error("title == 'abc") == .invalidPredicate(position: 10, message: "unterminated string (missing closing ')"))
         #expect(error("title CONTAINS[x] 'a'") == .invalidPredicate(position: 16, message: "unknown modifier \"x\" (use c, d or n)"))
-        #expect(error("titel == 'x'") == .invalidPredicate(position: 1, message: "Book.titel: no such attribute; did you mean title?"))
+        #expect(error("titel == 'x'") == .unknownKeyPath(position: 1, message: "Book.titel: no such attribute; did you mean title?"))
         #expect(error("pages == 'many'") == .invalidPredicate(position: 10, message: "cannot compare a integer16 attribute with String \"many\""))
         #expect(error("pages CONTAINS 'x'") == .invalidPredicate(position: 1, message: "CONTAINS needs a string attribute; Book.pages is integer16"))
         #expect(error("title MATCHES '('") != nil)

@@ -198,6 +198,10 @@ static void test_bad_models_and_predicates(void) {
     FAILS(amber_context_fetch(&objects, &count, context, &request), AMBER_E_INVALID_PREDICATE, "position 10");
     request.predicate = "title == %@";
     FAILS(amber_context_fetch(&objects, &count, context, &request), AMBER_E_INVALID_PREDICATE, "%@ has no argument");
+    /* An unknown name is not found (with the nearest name), not a syntax error; the origin is the position. */
+    request.predicate = "title == 'x' AND titel == 'y'";
+    FAILS(amber_context_fetch(&objects, &count, context, &request), AMBER_E_NOT_FOUND, "Book.titel: no such attribute; did you mean title?");
+    CHECK(strcmp(amber_last_error_origin(), "position 18") == 0);
     request.predicate = NULL;
     request.entity = "Nope";
     FAILS(amber_context_fetch(&objects, &count, context, &request), AMBER_E_NOT_FOUND, "Nope: no such entity");
@@ -220,6 +224,12 @@ static int32_t lying(amber_value *out, const amber_value *in, void *userdata) {
     out->type = AMBER_VALUE_STRING; /* declares Binary */
     out->v.text.data = "liar";
     out->v.text.length = 4;
+    return AMBER_OK;
+}
+
+static int32_t vanishing(amber_value *out, const amber_value *in, void *userdata) {
+    (void)in; (void)userdata;
+    out->type = AMBER_VALUE_NULL; /* a value turned into no value: it would be lost */
     return AMBER_OK;
 }
 
@@ -251,9 +261,11 @@ static void test_transformers(void) {
     /* A failing or lying transformer fails the save; pending changes are kept. */
     OK(amber_registry_register_transformer(registry, "Fails", "String", "Binary", failing, identity, NULL, NULL, NULL));
     OK(amber_registry_register_transformer(registry, "Lies", "String", "Binary", lying, identity, NULL, NULL, NULL));
+    OK(amber_registry_register_transformer(registry, "Vanishes", "String", "Binary", vanishing, identity, NULL, NULL, NULL));
     static const char json[] = "{\"entities\": [{\"name\": \"Secret\", \"attributes\": ["
                                "{\"name\": \"a\", \"type\": \"transformable\", \"valueClass\": \"String\", \"transformer\": \"Fails\"},"
-                               "{\"name\": \"b\", \"type\": \"transformable\", \"valueClass\": \"String\", \"transformer\": \"Lies\"}]}]}";
+                               "{\"name\": \"b\", \"type\": \"transformable\", \"valueClass\": \"String\", \"transformer\": \"Lies\"},"
+                               "{\"name\": \"c\", \"type\": \"transformable\", \"valueClass\": \"String\", \"transformer\": \"Vanishes\"}]}]}";
     amber_model *secret_model = NULL;
     OK(amber_model_from_json(&secret_model, json, sizeof json - 1, registry));
     amber_store *secret_store = NULL;
@@ -270,8 +282,10 @@ static void test_transformers(void) {
     v.v.text.length = 4;
     OK(amber_object_set_named(object, "a", &v));
     OK(amber_object_set_named(object, "b", &v));
+    OK(amber_object_set_named(object, "c", &v));
     FAILS(amber_context_save(secret_context), AMBER_E_SAVE_FAILED, "Secret.a: transformer \"Fails\" (C API) forward failed: returned status -42");
     CHECK(strstr(amber_last_error_message(), "Secret.b: transformer \"Lies\" (C API) forward returned String \"liar\", but it declares Binary") != NULL);
+    CHECK(strstr(amber_last_error_message(), "Secret.c: transformer \"Vanishes\" (C API) forward returned nil for a String value") != NULL);
     int32_t changes = 0;
     OK(amber_context_has_changes(&changes, secret_context));
     CHECK(changes == 1);
@@ -314,6 +328,10 @@ static void test_failed_save_keeps_changes(void) {
     OK(amber_context_delete(context, second));
     OK(amber_context_save(context));
     FAILS(amber_object_set(second, title, &v), AMBER_E_UNAVAILABLE, "the object is deleted");
+    /* Once the deletion is saved the object is gone: reading it and deleting it again say so. */
+    amber_value gone;
+    FAILS(amber_object_get(&gone, second, title), AMBER_E_UNAVAILABLE, "the object was deleted, and the deletion saved");
+    FAILS(amber_context_delete(context, second), AMBER_E_UNAVAILABLE, "the object was deleted, and the deletion saved");
 }
 
 /* Structs that can grow: the size the caller's header set is read, nothing more. */

@@ -167,9 +167,15 @@ public final class Context {
 
     /// Marks `object` for deletion at the next save (a new object is simply dropped).
     ///
-    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the object belongs to another context.
+    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the object
+    ///   belongs to another context or to none (its deletion was saved, or it
+    ///   was rolled back). Deleting an object again before the save does nothing.
     public func delete(_ object: ManagedObject) throws(AmberError) {
-        guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
+        guard object.context === self else {
+            let reason = object.owner !== self ? "the object belongs to another context"
+                : object.deletedFlag ? ManagedObject.deletedAndSaved : ManagedObject.noContext
+            throw .objectUnavailable(object.objectID, reason: reason)
+        }
         if object.entity.relationships.isEmpty {
             if !object.deletedFlag { markDeleted(object) }
             return

@@ -279,6 +279,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     @inline(__always)
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
         guard let attribute = entity.own(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
+        // A pending deletion can still be read (observers, undo); once saved, the object is gone.
+        if isDetached, deletedFlag { throw .objectUnavailable(objectID, reason: Self.deletedAndSaved) }
         if isFault { try fire() }
         if let computer = attribute.computer { return try computedValue(attribute, computer) }
         if let codec = attribute.codec {
@@ -495,6 +497,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// How deeply computed attributes may read computed attributes (through callbacks) before a read fails.
     static let maximumComputingDepth = 32
 
+    static let deletedAndSaved = "the object was deleted, and the deletion saved"
     static let noContext = "the object belongs to no context (it was rolled back, or its context was released)"
 
     // MARK: Change tracking

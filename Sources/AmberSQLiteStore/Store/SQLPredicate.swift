@@ -392,7 +392,7 @@ struct PredicateCompiler {
             if current.isExtensible, index == names.count - 1 { return try extended(name, of: current, key: key, position) }
             let known = current.attributes.map(\.name) + current.relationships.map(\.name)
             let what = current.relationships.isEmpty ? "attribute" : "attribute or relationship"
-            throw .invalidPredicate(position: position, message: (names.count > 1 ? "\(path): " : "") + "\(place): no such \(what)"
+            throw .unknownKeyPath(position: position, message: (names.count > 1 ? "\(path): " : "") + "\(place): no such \(what)"
                 + AmberError.hint(nearestName(to: name, in: known)))
         }
         guard index == names.count - 1 else {
@@ -616,7 +616,11 @@ struct PredicateCompiler {
         do throws(AmberError) {
             target = try resolve(key, 1)
         } catch {
-            guard case .invalidPredicate(_, let message) = error else { throw error }
+            let message: String
+            switch error {
+            case .invalidPredicate(_, let text), .unknownKeyPath(_, let text): message = text
+            default: throw error
+            }
             throw .invalidValue(place: "\(entity.name).\(key)", expected: "a stored attribute to sort by", given: message)
         }
         if case .extended(let term) = target { return term }

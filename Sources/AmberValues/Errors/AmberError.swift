@@ -24,6 +24,9 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     case foreignRelationship(relationship: String, object: String)
     /// Predicate text could not be parsed or compiled; `position` is 1-based, in characters.
     case invalidPredicate(position: Int, message: String)
+    /// A predicate names an attribute or relationship its entity does not
+    /// have; `position` is 1-based, and the message has the nearest name.
+    case unknownKeyPath(position: Int, message: String)
     /// A predicate's `$variable` has no value, or a value was given for a
     /// variable the predicate does not have.
     case invalidSubstitution(variable: String, message: String)
@@ -91,7 +94,7 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(attribute) is not an attribute of \(object)"
         case .foreignRelationship(let relationship, let object):
             return "\(relationship) is not a relationship of \(object)"
-        case .invalidPredicate(let position, let message):
+        case .invalidPredicate(let position, let message), .unknownKeyPath(let position, let message):
             return "predicate, position \(position): \(message)"
         case .invalidSubstitution(let variable, let message):
             return "$\(variable): \(message)"

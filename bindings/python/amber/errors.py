@@ -71,6 +71,12 @@ class PredicateError(Error, ValueError):
     """Predicate text that does not parse or compile; the message has the position."""
 
 
+class UnknownKeyPathError(NotFoundError, PredicateError):
+    """A predicate names an attribute or relationship its entity does not
+    have: a NotFoundError (the message has the nearest name) and a
+    PredicateError (the origin is the position, "position 7")."""
+
+
 class ValidationError(Error):
     """A save that failed: nothing was written and every pending change is kept.
 
@@ -177,6 +183,8 @@ def last_error() -> Error:
     code = lib.amber_last_error_code()
     message = ffi.string(lib.amber_last_error_message()).decode("utf-8", "replace")
     origin = ffi.string(lib.amber_last_error_origin()).decode("utf-8", "replace")
+    if code == lib.AMBER_E_NOT_FOUND and origin.startswith("position "):
+        return UnknownKeyPathError(code, message, origin)
     return _BY_CODE.get(code, Error)(code, message, origin)
 
 

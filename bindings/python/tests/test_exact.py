@@ -183,3 +183,53 @@ def test_the_reported_changes_are_gone(tmp_path):
             assert _same(obj.archived, [1.0, 2 ** 63 - 1, -0.0, {"a": 2, "b": 1}, {"$date": "not a date"}])
             assert _same(obj.json, {"x": [1.0, 1]})
             assert obj.when == datetime(3000, 1, 1, 0, 0, 0, 125000, tzinfo=timezone.utc)
+
+
+def test_a_transformer_that_loses_a_value_or_is_interrupted_writes_nothing(tmp_path):
+    registry = amber.Registry()
+    registry.register_transformer("Vanishes", "String", "Binary", lambda value: None, lambda data: data.decode())
+    interrupt = {"now": False}
+
+    def forward(value):
+        if interrupt["now"]:
+            raise KeyboardInterrupt
+        return value.encode()
+    registry.register_transformer("Bytes", "String", "Binary", forward, lambda data: data.decode())
+    model = amber.Model.from_dict({"entities": [{"name": "Note", "attributes": [
+        {"name": "seq", "type": "integer64"},
+        {"name": "lost", "type": "transformable", "valueClass": "String", "transformer": "Vanishes"},
+        {"name": "text", "type": "transformable", "valueClass": "String", "transformer": "Bytes"}]}]}, registry)
+    with amber.open(tmp_path / "t.amber", model) as store:
+        ctx = store.context()
+        note = ctx.insert("Note", seq=1, lost="kept")
+        with pytest.raises(amber.ValidationError, match='Note.lost: transformer "Vanishes".*returned nil for a String value'):
+            ctx.save()
+        note.lost = None
+        note.text = "first"
+        ctx.save()
+        note.text = "second"
+        interrupt["now"] = True
+        with pytest.raises(KeyboardInterrupt):  # Ctrl-C stays Ctrl-C, and the save it cut short wrote nothing
+            ctx.save()
+        interrupt["now"] = False
+        assert store.context().fetch("Note")[0].text == "first"
+        assert note.text == "second"  # the pending change is kept
+
+
+def test_deleted_objects_and_unknown_names_answer_as_they_should(tmp_path):
+    with amber.open(tmp_path / "d.amber", amber.Model.from_dict(MODEL)) as store:
+        ctx = store.context()
+        obj = ctx.insert("Sample", seq=1, name="x")
+        ctx.save()
+        ctx.delete(obj)
+        assert obj.name == "x"  # a pending deletion can still be read (undo, observers)
+        ctx.delete(obj)  # and deleting again before the save does nothing
+        ctx.save()
+        with pytest.raises(amber.MisuseError, match="deleted, and the deletion saved"):
+            obj.name
+        with pytest.raises(amber.MisuseError, match="deleted, and the deletion saved"):
+            ctx.delete(obj)
+        with pytest.raises(amber.UnknownKeyPathError, match="Sample.nmae: no such attribute; did you mean name") as unknown:
+            ctx.fetch("Sample", "seq > 0 AND nmae == 'x'")
+        assert unknown.value.origin == "position 13"
+        assert isinstance(unknown.value, amber.PredicateError) and isinstance(unknown.value, amber.NotFoundError)
