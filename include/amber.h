@@ -338,6 +338,20 @@ amber_status amber_registry_register_transformer(amber_registry *registry, const
                                                  amber_release_fn release, void *userdata,
                                                  amber_userdata_free_fn userdata_free);
 
+/** amber_registry_register_transformer, replacing a transformer already
+ *  registered under `name` (by this API, Swift, Python or a plugin; not a
+ *  built-in one, and not a function): models bound from then on use the new
+ *  one, models bound before keep the one they bound. The replaced
+ *  transformer's userdata_free runs once no model uses it. With no
+ *  transformer of that name, it simply registers. Errors: as
+ *  amber_registry_register_transformer (AMBER_E_DUPLICATE for a built-in
+ *  transformer's or a function's name). */
+amber_status amber_registry_replace_transformer(amber_registry *registry, const char *name,
+                                                const char *input_class, const char *output_class,
+                                                amber_transform_fn forward, amber_transform_fn reverse,
+                                                amber_release_fn release, void *userdata,
+                                                amber_userdata_free_fn userdata_free);
+
 /** A function that computes a computed attribute's value from the values of
  *  its sources (amber_attribute_spec.computed_by): `inputs` holds `count`
  *  values, borrowed for the call, in the order the attribute names its

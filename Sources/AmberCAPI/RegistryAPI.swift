@@ -193,6 +193,25 @@ public func amber_registry_register_transformer(_ registry: OpaquePointer?, _ na
                                                 _ release: amber_release_fn?, _ userdata: UnsafeMutableRawPointer?,
                                                 _ userdata_free: amber_userdata_free_fn?) -> amber_status
 {
+    registerTransformer(registry, name, input_class, output_class, forward, reverse, release, userdata, userdata_free, replacing: false)
+}
+
+@c @implementation
+public func amber_registry_replace_transformer(_ registry: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                                               _ input_class: UnsafePointer<CChar>?, _ output_class: UnsafePointer<CChar>?,
+                                               _ forward: amber_transform_fn?, _ reverse: amber_transform_fn?,
+                                               _ release: amber_release_fn?, _ userdata: UnsafeMutableRawPointer?,
+                                               _ userdata_free: amber_userdata_free_fn?) -> amber_status
+{
+    registerTransformer(registry, name, input_class, output_class, forward, reverse, release, userdata, userdata_free, replacing: true)
+}
+
+private func registerTransformer(_ registry: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                                 _ input_class: UnsafePointer<CChar>?, _ output_class: UnsafePointer<CChar>?,
+                                 _ forward: amber_transform_fn?, _ reverse: amber_transform_fn?,
+                                 _ release: amber_release_fn?, _ userdata: UnsafeMutableRawPointer?,
+                                 _ userdata_free: amber_userdata_free_fn?, replacing: Bool) -> amber_status
+{
     guard let forward else {
         userdata_free?(userdata)
         return api { () throws(CAPIError) in throw .null("forward") }
@@ -205,7 +224,9 @@ public func amber_registry_register_transformer(_ registry: OpaquePointer?, _ na
         let transformerName = try AmberCAPI.name(name, "name")
         let input = try AmberCAPI.name(input_class, "input_class")
         let output = try AmberCAPI.name(output_class, "output_class")
-        try core { () throws(AmberError) in try target.register(box.transformer(name: transformerName, from: input, to: output)) }
+        try core { () throws(AmberError) in
+            try target.register(box.transformer(name: transformerName, from: input, to: output), replacing: replacing)
+        }
     }
 }
 

@@ -251,12 +251,18 @@ static void test_transformers(void) {
     FAILS(amber_registry_register_transformer(registry, "Same", "Binary", "Binary", identity, identity, NULL, NULL, count_free),
           AMBER_E_DUPLICATE, "transformer \"Same\" from C API refused: the name is already registered by C API");
     CHECK(frees == 2);
+    /* Replacing, explicitly: the replaced one's userdata is freed once nothing uses it; built-ins stay. */
+    OK(amber_registry_replace_transformer(registry, "Same", "Binary", "Binary", identity, identity, NULL, NULL, count_free));
+    CHECK(frees == 3);
+    FAILS(amber_registry_replace_transformer(registry, "JSON", "String", "String", identity, identity, NULL, NULL, count_free),
+          AMBER_E_DUPLICATE, "transformer \"JSON\" from C API refused: the name is already registered by built-in");
+    CHECK(frees == 4);
     FAILS(amber_registry_register_transformer(NULL, NULL, "Binary", "Binary", identity, NULL, NULL, NULL, count_free),
           AMBER_E_NULL_ARGUMENT, "name is NULL");
-    CHECK(frees == 3);
+    CHECK(frees == 5);
     FAILS(amber_registry_register_transformer(registry, "X", "Binary", "Binary", NULL, NULL, NULL, NULL, count_free),
           AMBER_E_NULL_ARGUMENT, "forward is NULL");
-    CHECK(frees == 4);
+    CHECK(frees == 6);
 
     /* A failing or lying transformer fails the save; pending changes are kept. */
     OK(amber_registry_register_transformer(registry, "Fails", "String", "Binary", failing, identity, NULL, NULL, NULL));
@@ -298,7 +304,7 @@ static void test_transformers(void) {
     OK(amber_store_close(secret_store));
     OK(amber_model_free(secret_model));
     OK(amber_registry_free(registry));
-    CHECK(frees == 5); /* "Same" is freed with the registry */
+    CHECK(frees == 7); /* "Same" is freed with the registry */
 }
 
 static void test_failed_save_keeps_changes(void) {

@@ -63,14 +63,20 @@ public final class Registry: Sendable {
     /// Registers `transformer` under its name. Its classes need not exist yet;
     /// binding a model that uses it checks them.
     ///
+    /// With `replacing`, a transformer already registered under the name (not
+    /// a built-in one) is replaced, as a notebook cell run again expects:
+    /// models bound from then on use the new one, models bound before keep
+    /// the one they bound.
+    ///
     /// - Throws: ``AmberError/duplicateName(kind:name:existing:refused:)``
-    ///   naming both sources if the name is taken.
-    public func register(_ transformer: Transformer) throws(AmberError) {
+    ///   naming both sources if the name is taken (by a built-in transformer
+    ///   or a function, even when replacing).
+    public func register(_ transformer: Transformer, replacing: Bool = false) throws(AmberError) {
         guard Identifier.isValid(transformer.name) else {
             throw .invalidDeclaration(place: "transformer \"\(transformer.name)\"", message: Identifier.rule)
         }
         try contents.withLock { (contents) throws(AmberError) in
-            if let existing = contents.transformers[transformer.name] {
+            if let existing = contents.transformers[transformer.name], !replacing || existing.source == "built-in" {
                 throw .duplicateName(kind: "transformer", name: transformer.name, existing: existing.source,
                                      refused: transformer.source)
             }

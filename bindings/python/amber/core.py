@@ -306,8 +306,41 @@ def _live_query_trampoline(query: Any, changes: Any, count: int, userdata: Any) 
     return ffi.from_handle(userdata).run(report)
 
 
-def _registry_codec(handle: Any, cache: dict, class_name: str) -> Optional[StructCodec]:
-    return struct_codec(class_name, lib.amber_registry_struct_layout, handle, cache)
+class _CodecLookup:
+    """The struct codecs a registry's Python transformers and functions
+    convert with: a class the registry declares, or one a model bound with
+    the registry declares (a model file's "valueClasses"), so struct values
+    reach Python as named tuples however they were declared, and still after
+    Registry.close(). Transformers hold this, not the registry: the library
+    keeps them until it lets them go, and they must not keep the registry alive."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle: Any = handle  # None once the registry is closed
+        self.found: dict[str, Optional[StructCodec]] = {}
+        self.from_registry: dict[str, Optional[StructCodec]] = {}
+        self.models: "weakref.WeakSet[Model]" = weakref.WeakSet()
+
+    def __call__(self, class_name: str) -> Optional[StructCodec]:
+        if class_name in self.found:
+            return self.found[class_name]
+        codec = None
+        if self.handle is not None:
+            codec = struct_codec(class_name, lib.amber_registry_struct_layout, self.handle, self.from_registry)
+        for model in list(self.models):
+            if codec is not None:
+                break
+            if model._owns:  # a model closed since holds no layouts
+                codec = model._codec(class_name)
+        self.found[class_name] = codec
+        return codec
+
+    def add(self, model: "Model") -> None:
+        """A model bound with the registry: its classes count, so forget what was not found before."""
+        self.models.add(model)
+        self.found = {name: codec for name, codec in self.found.items() if codec is not None}
+
+    def close(self) -> None:
+        self.handle = None
 
 
 class Registry(_Owner):
@@ -326,7 +359,7 @@ class Registry(_Owner):
             self._own(out[0])
         else:
             self._handle = _handle  # the shared registry: lives for the process, never freed
-        self._codec = functools.partial(_registry_codec, self._handle, {})
+        self._codec = _CodecLookup(self._handle)
         self._plugins: set[str] = set()
 
     def declare_struct(self, name: str, fields: Sequence[tuple[str, str]]) -> None:
@@ -357,14 +390,22 @@ class Registry(_Owner):
         return codec.type
 
     def register_transformer(self, name: str, input_class: str, output_class: str,
-                             forward: Callable[[Any], Any], reverse: Optional[Callable[[Any], Any]] = None) -> None:
+                             forward: Callable[[Any], Any], reverse: Optional[Callable[[Any], Any]] = None, *,
+                             replace: bool = False) -> None:
         """Registers a transformer written in Python. Values arrive and leave as
         Python values of the declared classes (struct classes as named tuples).
         An exception it raises fails the read or save with its text; it is
-        never stored."""
+        never stored; KeyboardInterrupt and SystemExit abort the save or read
+        with nothing written and come out as themselves.
+
+        A name already registered raises ModelError, unless `replace` is true
+        (a notebook cell run again): models bound from then on use the new
+        transformer, models bound before keep theirs. Built-in transformers
+        cannot be replaced."""
         transformer = _PythonTransformer(self._codec, name, input_class, output_class, forward, reverse)
         handle = _keep_until_freed(transformer)
-        check(lib.amber_registry_register_transformer(
+        register = lib.amber_registry_replace_transformer if replace else lib.amber_registry_register_transformer
+        check(register(
             self._handle, name.encode(), input_class.encode(), output_class.encode(), _forward_trampoline,
             _reverse_trampoline if reverse is not None else ffi.NULL, _release_trampoline, handle, _free_trampoline))
 
@@ -395,9 +436,10 @@ class Registry(_Owner):
     def transformer(self, name: str) -> "Transformer": ...
 
     @overload
-    def transformer(self, name: str, input: str, output: str) -> Callable[[Any], Any]: ...
+    def transformer(self, name: str, input: str, output: str, *, replace: bool = False) -> Callable[[Any], Any]: ...
 
-    def transformer(self, name: str, input: Optional[str] = None, output: Optional[str] = None) -> Any:
+    def transformer(self, name: str, input: Optional[str] = None, output: Optional[str] = None, *,
+                    replace: bool = False) -> Any:
         """With only a name: a `Transformer` for calling the registered
         transformer `name` (a plugin's, a Python one, or a built-in) directly,
         outside any store. NotFoundError suggests the nearest name.
@@ -407,7 +449,8 @@ class Registry(_Owner):
 
         With `input` and `output` classes: a class decorator that registers an
         instance of the class, whose `forward` and (optional) `reverse`
-        methods convert values.
+        methods convert values; `replace=True` replaces a transformer of that
+        name (see register_transformer).
 
             @registry.transformer("Celsius", input="Double", output="Double")
             class Celsius:
@@ -421,7 +464,8 @@ class Registry(_Owner):
 
         def register(cls: Any) -> Any:
             instance = cls()
-            self.register_transformer(name, input, output, instance.forward, getattr(instance, "reverse", None))
+            self.register_transformer(name, input, output, instance.forward, getattr(instance, "reverse", None),
+                                      replace=replace)
             return cls
         return register
 
@@ -436,9 +480,18 @@ class Registry(_Owner):
         self._plugins.add(real)
 
     def close(self) -> None:
-        """Releases the registry handle (models bound with it keep working); the
-        shared registry is never released."""
+        """Releases the registry handle. Models bound with it keep working,
+        their Python transformers included; the shared registry is never
+        released."""
+        if self._owns:
+            self._codec.close()
         self._release()
+
+    def __del__(self) -> None:
+        lookup = getattr(self, "_codec", None)
+        if self._owns and lookup is not None:  # transformers may outlive the registry: stop asking its handle
+            lookup.close()
+        super().__del__()
 
 
 class _PerThread(threading.local):
@@ -953,6 +1006,7 @@ class Model(_Owner):
             encoded = self._json.encode("utf-8")
             check(lib.amber_model_from_json(out, encoded, len(encoded), self.registry._handle))
             self._own(out[0])
+            self.registry._codec.add(self)
         return self
 
     def __repr__(self) -> str:

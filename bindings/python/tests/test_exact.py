@@ -233,3 +233,59 @@ def test_deleted_objects_and_unknown_names_answer_as_they_should(tmp_path):
             ctx.fetch("Sample", "seq > 0 AND nmae == 'x'")
         assert unknown.value.origin == "position 13"
         assert isinstance(unknown.value, amber.PredicateError) and isinstance(unknown.value, amber.NotFoundError)
+
+
+def test_struct_classes_reach_python_transformers_as_named_tuples_after_the_registry_closes(tmp_path):
+    registry = amber.Registry()
+    seen = []
+
+    def forward(point):
+        seen.append(point)
+        return f"{point.x},{point.y}"
+
+    def reverse(text):
+        x, y = map(float, text.split(","))
+        return (x, y)
+    registry.register_transformer("PointToText", "Point", "String", forward, reverse)
+    model = amber.Model.from_dict({
+        "valueClasses": [{"name": "Point", "kind": "struct", "fields": [{"name": "x", "type": "double"}, {"name": "y", "type": "double"}]}],
+        "entities": [{"name": "Pin", "attributes": [
+            {"name": "at", "type": "transformable", "valueClass": "Point", "transformer": "PointToText"}]}]}, registry)
+    with amber.open(tmp_path / "p.amber", model) as store:
+        registry.close()  # the docstring's promise: models bound with it keep working
+        with store.context() as ctx:
+            ctx.insert("Pin", at=(1.5, -2.0))
+        with store.context() as ctx:
+            pin, = ctx.fetch("Pin")
+            assert pin.at == (1.5, -2.0) and type(pin.at).__name__ == "Point"
+    assert len(seen) == 1 and seen[0].x == 1.5 and type(seen[0]).__name__ == "Point"
+
+
+def test_a_transformer_can_be_replaced_explicitly_as_a_notebook_cell_run_again_does(tmp_path):
+    registry = amber.Registry()
+
+    @registry.transformer("Shout", input="String", output="String")
+    class Shout:
+        def forward(self, text): return text.upper()
+        def reverse(self, text): return text
+
+    with pytest.raises(amber.ModelError, match='transformer "Shout"'):
+        registry.register_transformer("Shout", "String", "String", str.lower, str.lower)
+
+    @registry.transformer("Shout", input="String", output="String", replace=True)
+    class Louder:
+        def forward(self, text): return text.upper() + "!"
+        def reverse(self, text): return text
+
+    model = amber.Model.from_dict({"entities": [{"name": "Line", "attributes": [
+        {"name": "text", "type": "transformable", "valueClass": "String", "transformer": "Shout"}]}]}, registry)
+    with amber.open(tmp_path / "s.amber", model) as store:
+        with store.context() as ctx:
+            ctx.insert("Line", text="hi")
+        registry.register_transformer("Shout", "String", "String", lambda t: t + "?", lambda t: t, replace=True)
+        with store.context() as ctx:  # a model bound before keeps the transformer it bound
+            ctx.insert("Line", text="ho")
+        with store.context() as ctx:
+            assert sorted(line.text for line in ctx.fetch("Line")) == ["HI!", "HO!"]
+    with pytest.raises(amber.ModelError, match="JSON"):
+        registry.register_transformer("JSON", "String", "String", str, str, replace=True)  # built-ins stay
