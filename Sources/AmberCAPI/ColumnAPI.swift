@@ -99,7 +99,16 @@ private struct ColumnReader {
             return .floats(try fixed(), nulls: nulls)
         case AMBER_VALUE_DATE:
             let seconds: [Double] = try fixed()
-            return .dates(seconds.map { Date(timeIntervalSince1970: $0) }, nulls: nulls)
+            var dates: [Date] = []
+            dates.reserveCapacity(rows)
+            for (row, second) in seconds.enumerated() {
+                do throws(CValueBridge.Problem) {
+                    dates.append(isNull(row) ? Date(timeIntervalSince1970: 0) : try CValueBridge.date(secondsSince1970: second))
+                } catch {
+                    throw self.error(AMBER_E_INVALID_VALUE, "row \(row): \(error)")
+                }
+            }
+            return .dates(dates, nulls: nulls)
         case AMBER_VALUE_UUID:
             let bytes = try data(elementSize: 16)
             let uuids = bytes.withUnsafeBytes { raw in

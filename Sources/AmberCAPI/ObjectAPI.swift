@@ -2,14 +2,14 @@ import Amber
 import AmberHeaders
 import Foundation
 
-/// An object and an attribute handle, checked to belong together.
-@inline(__always)
 /// The value a caller passed: NULL is named as the parameter, not as the attribute the value is for.
 private func given(_ value: UnsafePointer<amber_value>?) throws(CAPIError) -> UnsafePointer<amber_value> {
     guard let value else { throw .null("value") }
     return value
 }
 
+/// An object and an attribute handle, checked to belong together.
+@inline(__always)
 private func resolve(_ object: OpaquePointer?, _ attribute: OpaquePointer?) throws(CAPIError) -> (CObject, Attribute) {
     // Without a lock on the owning thread; anything else (and every error) through the table.
     if let target = Mirror.owned(object, .object, as: CObject.self),

@@ -184,6 +184,29 @@ import Testing
         }
     }
 
+    @Test("bounds and predicate constants take any date that is not NaN; a stored default must be readable and not NaN")
+    func datesThatAreOnlyCompared() throws {
+        let model = try Model(ModelDescription {
+            EntityDescription("Event") {
+                Attribute.date("when").min(.date(.distantPast))
+            }
+        })
+        let context = Context(store: try Store.inMemory(model: model))
+        let event = try context.insert("Event")
+        try event.setValue(.date(Date(timeIntervalSince1970: 0)), forKey: "when")
+        try context.save()
+        #expect(try context.fetch(FetchRequest("Event", predicate: try FetchPredicate("when > %@", arguments: [.date(.distantPast)]))).count == 1)
+        for (value, words) in [(Value.date(.distantPast), "outside the years 1 to 9999"), (.double(.nan), "NaN")] {
+            let attribute = value.isNaN ? Attribute.double("x").defaultValue(value) : Attribute.date("x").defaultValue(value)
+            guard case .invalidModel(let problems)? = amberError({ _ = try Model(ModelDescription { EntityDescription("E") { attribute } }) }) else {
+                Issue.record("a default of \(value) bound")
+                continue
+            }
+            #expect(problems.map(\.description).joined().contains(words), "\(problems)")
+        }
+        #expect(throws: AmberError.self) { _ = try JSONValue.parse(Data(#"["\u+041"]"#.utf8)) }
+    }
+
     @Test("dates as text: exact digits, the proleptic Gregorian calendar, more precision than a date holds refused")
     func dateText() throws {
         #expect(DateText.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
@@ -196,6 +219,14 @@ import Testing
         // Microseconds in the year 3000 are finer than a date's double holds there: refused, not moved.
         #expect(DateText.parse("3000-01-01T00:00:00.123457Z") == nil)
         #expect(DateText.parse("3000-01-01T00:00:00.125Z") != nil)
+        // Text an earlier Amber wrote (three digits, Foundation's calendar: Julian before the Gregorian reform) reads as it meant.
+        #expect(DateText.parse("0001-01-03T00:00:00.000Z")?.timeIntervalSince1970 == -62_135_596_800)
+        #expect(DateText.format(Date(timeIntervalSince1970: -62_135_596_800 + 0.125)) == "0001-01-01T00:00:00.1250Z")
+        #expect(DateText.parse("0001-01-01T00:00:00.1250Z")?.timeIntervalSince1970 == -62_135_596_800 + 0.125)
+        // A reader rounding to microseconds never meets a text halfway between two.
+        let halfway = try #require(DateText.format(Date(timeIntervalSinceReferenceDate: 0.1234565)))
+        #expect(!halfway.hasSuffix("1234565Z"), "\(halfway)")
+        #expect(DateText.parse("2024-01-01T00:00:00." + String(repeating: "1", count: 26) + "Z") == nil)
         var random = SplitMix64(seed: 29)
         for _ in 0..<20_000 {
             let date = Self.date(&random)

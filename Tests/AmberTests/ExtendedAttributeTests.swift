@@ -165,17 +165,19 @@ import Testing
                     try book.setValue(value, forExtendedKey: "k\(index)")
                     values["k\(index)"] = value
                 }
-                values["nested"] = .array([.double(-0.0), .float(.infinity), .double(-.infinity), .null, .dictionary([:]), .double(.nan),
+                values["nested"] = .array([.double(-0.0), .float(-0.0), .null, .dictionary([:]),
                                            .date(Date(timeIntervalSince1970: DateText.range.lowerBound))])
                 try book.setValue(values["nested"] ?? .null, forExtendedKey: "nested")
                 // A date no binding can read back (Python's datetime ends with the year 9999) is refused, inside or not.
+                // So is NaN or infinity inside an array or dictionary: C and Python read those as JSON, which holds neither.
                 for refused in [Value.date(Date(timeIntervalSinceReferenceDate: -.infinity)),
-                                .array([.date(Date(timeIntervalSince1970: DateText.range.upperBound))])] {
+                                .array([.date(Date(timeIntervalSince1970: DateText.range.upperBound))]),
+                                .array([.double(.nan)]), .dictionary(["k": .float(.infinity)])] {
                     guard case .invalidValue(let place, _, let given)? = amberError({ try book.setValue(refused, forExtendedKey: "far") }) else {
                         Issue.record("\(refused) was not refused")
                         continue
                     }
-                    #expect(place == "Book.far" && given.contains("outside the years 1 to 9999"), "\(given)")
+                    #expect(place == "Book.far" && (given.contains("outside the years 1 to 9999") || given.contains("JSON")), "\(given)")
                 }
                 expected.append(values)
             }

@@ -62,7 +62,7 @@ package enum ExtendedValues {
         guard tree(value, depth: 0) != nil else {
             throw .invalidValue(place: place, expected: expected, given: "\(value.valueClass) \(value)")
         }
-        if let problem = value.storageProblem(itemsAsJSON: false) {
+        if let problem = value.storageProblem() {
             throw .invalidValue(place: place, expected: expected, given: "\(value.valueClass) \(value), but \(problem)")
         }
         // Through the text, as a save and a fetch take it.

@@ -182,6 +182,9 @@ enum ModelChecker {
             do throws(AmberError) {
                 // Transformable and undefined defaults pass through; their class is checked with the binding.
                 plan.defaultValue = try type.coerce(value, place: place)
+                if value.isNaN, !attribute.isTransient {
+                    problem("default value: NaN, which a store cannot keep (SQLite stores NULL)")
+                }
             } catch {
                 problem("default value: \(error)")
             }
@@ -194,7 +197,7 @@ enum ModelChecker {
                 continue
             }
             do throws(AmberError) {
-                _ = try type.coerce(bound, place: place)
+                _ = try type.coerce(bound, place: place, storing: false)
             } catch {
                 problem("\(label): \(error)")
             }

@@ -551,7 +551,7 @@ struct PredicateCompiler {
                 candidate = .decimal(decimal)
             }
             do throws(AmberError) {
-                return SQLFragment(sql: "?", bindings: [try type.coerce(candidate, place: "")], type: type)
+                return SQLFragment(sql: "?", bindings: [try type.coerce(candidate, place: "", storing: false)], type: type)
             } catch {
                 throw .invalidPredicate(position: position, message: "cannot compare a \(type) attribute with \(value.valueClass) \(value)")
             }

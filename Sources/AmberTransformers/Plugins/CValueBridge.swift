@@ -46,13 +46,7 @@ package enum CValueBridge {
             }
             return .float(float)
         case AMBER_PLUGIN_VALUE_DATE:
-            // A Date counts from 2001: moving the origin may round below a microsecond (as a double's own
-            // precision does), never more, or the value is refused rather than changed.
-            let date = Date(timeIntervalSince1970: parts.real)
-            guard abs(date.timeIntervalSince1970 - parts.real) < 0.5e-6 || !parts.real.isFinite else {
-                throw problem("the date \(parts.real) (seconds since 1970) cannot be held to the microsecond: a date is a double count of seconds since 2001")
-            }
-            return .date(date)
+            return .date(try date(secondsSince1970: parts.real))
         case AMBER_PLUGIN_VALUE_STRING: return .string(try text(parts))
         case AMBER_PLUGIN_VALUE_BINARY: return .binary(Data(try bytes(parts)))
         case AMBER_PLUGIN_VALUE_DECIMAL:
@@ -85,6 +79,17 @@ package enum CValueBridge {
         default:
             throw problem("unknown value type \(parts.type)")
         }
+    }
+
+    /// The date `seconds` after 1970 names. A Date counts from 2001: moving
+    /// the origin may round below a microsecond (as a double's own precision
+    /// does), never more, or the value is refused rather than changed.
+    package static func date(secondsSince1970 seconds: Double) throws(Problem) -> Date {
+        let date = Date(timeIntervalSince1970: seconds)
+        guard abs(date.timeIntervalSince1970 - seconds) < 0.5e-6 || !seconds.isFinite else {
+            throw problem("the date \(seconds) (seconds since 1970) cannot be held to the microsecond: a date is a double count of seconds since 2001")
+        }
+        return date
     }
 
     /// amber.h's AMBER_VALUE_OBJECT_ID and AMBER_VALUE_PLIST, which the plugin ABI does not carry.

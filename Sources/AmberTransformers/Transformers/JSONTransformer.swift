@@ -39,7 +39,12 @@ enum JSONTransformer {
     /// The one-key objects that stand for values JSON lacks.
     static let reservedKeys: Set<String> = ["$date", "$binary", "$uuid", "$float", "$dictionary"]
 
-    static func json(_ value: Value) throws -> JSONValue {
+    /// Deeper values are refused, as the archive refuses them: with the
+    /// one-key wrappers, what is written stays within what the reader takes.
+    static let maximumDepth = PropertyListArchive.maximumDepth
+
+    static func json(_ value: Value, depth: Int = 0) throws -> JSONValue {
+        guard depth < maximumDepth else { throw Unrepresentable(description: "nested deeper than \(maximumDepth) levels") }
         switch value {
         case .null: return .null
         case .bool(let b): return .bool(b)
@@ -58,9 +63,9 @@ enum JSONTransformer {
             }
             return .object(["$date": .string(text)])
         case .uuid(let u): return .object(["$uuid": .string(u.uuidString)])
-        case .array(let items): return .array(try items.map(json))
+        case .array(let items): return .array(try items.map { try json($0, depth: depth + 1) })
         case .dictionary(let items):
-            let object = JSONValue.object(try items.mapValues(json))
+            let object = JSONValue.object(try items.mapValues { try json($0, depth: depth + 1) })
             if items.count == 1, let key = items.keys.first, reservedKeys.contains(key) { return .object(["$dictionary": object]) }
             return object
         case .decimal, .uri, .objectID, .custom:

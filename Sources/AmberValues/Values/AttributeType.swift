@@ -66,7 +66,10 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// Float one within range). Returns the value as stored in memory.
     ///
     /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming `place`.
-    package func coerce(_ value: Value, place: @autoclosure () -> String) throws(AmberError) -> Value {
+    /// `storing`: the value is to be stored (a set, a default), so a date
+    /// must be one every binding reads back; bounds and predicate constants
+    /// are only compared, and any date that is not NaN will do.
+    package func coerce(_ value: Value, place: @autoclosure () -> String, storing: Bool = true) throws(AmberError) -> Value {
         func reject(_ note: String = "") -> AmberError {
             .invalidValue(place: place(), expected: coreDataName,
                           given: "\(value.valueClass) \(value)\(note)")
@@ -86,7 +89,8 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
         case (.double, .double), (.float, .float):
             return value
         case (.date, .date(let d)):
-            if let problem = DateText.problem(d) { throw reject(" (\(problem))") }
+            if storing, let problem = DateText.problem(d) { throw reject(" (\(problem))") }
+            if d.timeIntervalSinceReferenceDate.isNaN { throw reject(" (the date is NaN)") }
             return value
         case (.double, .float(let f)):
             return .double(Double(f))

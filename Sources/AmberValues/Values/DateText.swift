@@ -16,6 +16,8 @@ package enum DateText {
     package static let range: Range<Double> = -62_135_596_800 ..< 253_402_300_800
     /// Seconds from 1970-01-01 to 2001-01-01.
     static let referenceOffset: Int64 = 978_307_200
+    /// 1582-10-15, the first day of the Gregorian calendar, in seconds since 1970.
+    static let gregorianReform: Int64 = -12_219_292_800
 
     /// Why `date` cannot be stored (nil: it can).
     package static func problem(_ date: Date) -> String? {
@@ -28,15 +30,18 @@ package enum DateText {
     }
 
     /// `date` as exact text, or nil when it is outside ``range`` or needs
-    /// more than 17 fractional digits (a date within a hair of 2001-01-01).
+    /// more than 25 fractional digits (a date within a hair of 2001-01-01).
     package static func format(_ date: Date) -> String? {
         guard problem(date) == nil else { return nil }
         let interval = date.timeIntervalSinceReferenceDate
         let whole = interval.rounded(.down)
         let fraction = interval - whole  // exact: both share the interval's binary exponent
         guard let digits = fractionDigits(fraction, whole: whole, interval: interval) else { return nil }
-        var text = civil(Int64(whole) + referenceOffset)
-        if !digits.isEmpty { text += "." + digits }
+        let seconds = Int64(whole) + referenceOffset
+        var text = civil(seconds)
+        // Exactly three digits before the Gregorian reform is how Amber wrote dates before it counted on the
+        // proleptic calendar (see parse); a fourth digit keeps the two apart.
+        if !digits.isEmpty { text += "." + digits + (digits.count == 3 && seconds < gregorianReform ? "0" : "") }
         return text + "Z"
     }
 
@@ -48,11 +53,15 @@ package enum DateText {
         if fraction == 0 { return "" }
         let exact = String(format: "%.17f", fraction).reversed().drop { $0 == "0" }.reversed()
         let first = exact.count - 2 <= 6 ? exact.count - 2 : 6
-        for count in first...17 {
+        for count in first...25 {
             let text = String(format: "%.\(count)f", fraction)
             // A fraction that rounds up to 1 at this precision needs more digits.
             guard text.hasPrefix("0."), let back = Double(text), whole + back == interval else { continue }
-            return String(text.dropFirst(2))
+            let digits = text.dropFirst(2)
+            // Past six digits, never a text that ends exactly halfway between two microseconds: a reader rounding
+            // it to microseconds (half to even) could then round the other way from the exact fraction.
+            if count > 6, digits.dropFirst(6).first == "5", digits.dropFirst(7).allSatisfy({ $0 == "0" }) { continue }
+            return String(digits)
         }
         return nil
     }
@@ -74,7 +83,8 @@ package enum DateText {
             seconds += hour * 3_600 + minute * 60 + second
             if scanner.take(".") {
                 digits = scanner.digits()
-                guard !digits.isEmpty else { return nil }
+                // More digits than the writer ever writes name no date more exactly.
+                guard !digits.isEmpty, digits.count <= 25 else { return nil }
             }
             if scanner.take("Z") {
             } else if let sign = scanner.sign() {
@@ -87,6 +97,11 @@ package enum DateText {
             }
         }
         guard scanner.atEnd else { return nil }
+        if digits.count == 3, seconds < gregorianReform, text.hasSuffix("Z") {
+            // Written by an earlier Amber with Foundation's calendar, which is Julian before 1582-10-15.
+            guard let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text), problem(date) == nil else { return nil }
+            return date
+        }
         let whole = Double(seconds - referenceOffset)
         let fraction = digits.isEmpty ? 0 : Double("0." + digits) ?? 0
         let date = Date(timeIntervalSinceReferenceDate: whole + fraction)

@@ -267,7 +267,7 @@ private struct JSONReader {
     }
 
     mutating func hex4() throws(AmberError) -> UInt32 {
-        guard bytes.count - offset >= 4,
+        guard bytes.count - offset >= 4, bytes[offset..<(offset + 4)].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
               let value = UInt32(String(decoding: bytes[offset..<(offset + 4)], as: UTF8.self), radix: 16) else {
             throw fail("not valid JSON: \\u needs four hexadecimal digits")
         }

@@ -156,9 +156,16 @@ _BY_CODE = {
 _raised = threading.local()
 
 
+# How many exceptions callbacks kept, on any thread, not yet taken: lets check()
+# skip the thread-local look-up on the common path where no callback raised.
+_kept = 0
+
+
 def _take_callback_exceptions() -> list[BaseException]:
+    global _kept
     errors = getattr(_raised, "errors", [])
     _raised.errors = []
+    _kept = max(0, _kept - len(errors))
     return errors
 
 
@@ -190,15 +197,24 @@ def last_error() -> Error:
 
 def keep_callback_exception(error: BaseException) -> None:
     """Keeps what a callback raised for the check() of the C call that runs it."""
+    global _kept
     _raised.errors = getattr(_raised, "errors", []) + [error]
+    _kept += 1
 
 
 def check(status: int) -> None:
     """Raises the last error unless `status` is AMBER_OK. After callbacks
-    failed, a KeyboardInterrupt or SystemExit one raised is raised as it is
-    (the failed call wrote nothing); otherwise the error is raised from the
-    first exception a callback raised (an ObserverError lists them all)."""
-    if status == 0:  # a failed callback always makes its C call fail: nothing to take
+    failed, a KeyboardInterrupt or SystemExit one raised is raised as it is;
+    otherwise the error is raised from the first exception a callback raised
+    (an ObserverError lists them all). A call can succeed although a callback
+    failed (a fetch that decodes eagerly leaves a failing value to its read):
+    then a KeyboardInterrupt or SystemExit is still raised, and other
+    exceptions are dropped, so none is blamed on a later call."""
+    if status == 0:
+        if _kept:
+            for exception in _take_callback_exceptions():
+                if not isinstance(exception, Exception):
+                    raise exception
         return
     raised = _take_callback_exceptions()
     error = last_error()
