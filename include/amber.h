@@ -131,6 +131,42 @@ const char *amber_last_error_message(void);
  *  specific than the message. Never NULL; lifetime as for the message. */
 const char *amber_last_error_origin(void);
 
+/** One problem of the last error, when it lists several: each broken rule
+ *  of a failed save (AMBER_E_SAVE_FAILED), each problem of a model that did
+ *  not bind (AMBER_E_INVALID_MODEL). Every string is NUL-terminated UTF-8,
+ *  never NULL, and owned by the library, with the lifetime of the message.
+ *  New fields are only ever added at the end. */
+typedef struct amber_problem {
+    /** The object concerned, as amber_object_uri gives it (a new object's
+     *  temporary URI included): amber_context_object_with_uri on the saving
+     *  context finds it. "" for a model problem or a failure of the store. */
+    const char *object_uri;
+    /** Where: "Book.title", a constraint "Book(title, author)", "Book" (a
+     *  conflict), "Book.indexes[0]" (a model problem). */
+    const char *place;
+    /** The rule broken, for a save: "required", "minValue", "maxValue",
+     *  "minLength", "maxLength", "pattern", "uniqueness", "count" (a to-many's
+     *  size), "deny" (a delete rule), "relationship" (a dangling link),
+     *  "conflict" (changed in the store since read), "transformer" or "store".
+     *  "" for a model problem. More rules may be added. */
+    const char *rule;
+    /** A sentence naming what was expected and what was found. */
+    const char *message;
+} amber_problem;
+
+/** How many problems this thread's last error lists (0 for an error that
+ *  lists none). A failed save lists every problem at once: validation rules,
+ *  uniqueness constraints (checked in the same save: the rows are written
+ *  in a transaction that is rolled back) and links. Never fails. */
+size_t amber_last_error_problem_count(void);
+
+/** Problem `index` (from 0) of this thread's last error, or NULL if `index`
+ *  is not below amber_last_error_problem_count(). Never fails and never
+ *  changes the last error. The struct and its strings are the library's:
+ *  valid until the next failing amber_ call on this thread or
+ *  amber_clear_error. */
+const amber_problem *amber_last_error_problem(size_t index);
+
 /** Resets this thread's last error to AMBER_OK. */
 void amber_clear_error(void);
 

@@ -4,9 +4,18 @@ import Foundation
 
 /// An error on its way to a C caller: a status code, a message and what it concerns.
 struct CAPIError: Error, CustomStringConvertible {
+    /// One problem a save or a bind listed, as amber_last_error_problem gives it.
+    struct Problem {
+        var objectURI = ""
+        var place: String
+        var rule = ""
+        var message: String
+    }
+
     let code: Int32
     let message: String
     let origin: String
+    var problems: [Problem] = []
 
     init(_ code: Int, _ message: String, origin: String = "") {
         self.code = Int32(code)
@@ -46,6 +55,17 @@ struct CAPIError: Error, CustomStringConvertible {
         case .busy(let path, _): self.init(AMBER_E_BUSY, message, origin: path)
         case .computationFailed(_, let function, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: function)
         case .observerFailed(let event, _): self.init(AMBER_E_OBSERVER, message, origin: event)
+        }
+        switch error {
+        case .invalidModel(let problems):
+            self.problems = problems.map { Problem(place: $0.place, message: $0.message) }
+        case .saveFailed(let problems):
+            self.problems = problems.map {
+                Problem(objectURI: $0.objectID?.uriRepresentation.absoluteString ?? "", place: $0.place, rule: $0.rule.rawValue,
+                        message: $0.message)
+            }
+        default:
+            break
         }
     }
 
@@ -89,17 +109,36 @@ enum LastError {
         /// What a C transformer said with amber_transformer_error during the current call.
         var transformerMessage: String?
 
-        func replace(code: Int32, message: String, origin: String) {
+        /// The problems the error lists: a buffer and strings the slot owns,
+        /// so the pointers amber_last_error_problem returns stay put.
+        private(set) var problems = UnsafeMutableBufferPointer<amber_problem>(start: nil, count: 0)
+
+        func replace(code: Int32, message: String, origin: String, problems: [CAPIError.Problem] = []) {
             free(self.message)
             free(self.origin)
+            freeProblems()
             self.code = code
             self.message = strdup(message)
             self.origin = strdup(origin)
+            guard !problems.isEmpty else { return }
+            self.problems = .allocate(capacity: problems.count)
+            _ = self.problems.initialize(from: problems.lazy.map {
+                amber_problem(object_uri: strdup($0.objectURI), place: strdup($0.place), rule: strdup($0.rule), message: strdup($0.message))
+            })
+        }
+
+        private func freeProblems() {
+            for problem in problems {
+                for string in [problem.object_uri, problem.place, problem.rule, problem.message] { free(UnsafeMutablePointer(mutating: string)) }
+            }
+            problems.deallocate()
+            problems = UnsafeMutableBufferPointer(start: nil, count: 0)
         }
 
         deinit {
             free(message)
             free(origin)
+            freeProblems()
         }
     }
 
@@ -120,7 +159,7 @@ enum LastError {
     }
 
     static func set(_ error: CAPIError) {
-        current.replace(code: error.code, message: error.message, origin: error.origin)
+        current.replace(code: error.code, message: error.message, origin: error.origin, problems: error.problems)
     }
 }
 
@@ -137,6 +176,18 @@ public func amber_last_error_message() -> UnsafePointer<CChar>? {
 @c @implementation
 public func amber_last_error_origin() -> UnsafePointer<CChar>? {
     UnsafePointer(LastError.current.origin)
+}
+
+@c @implementation
+public func amber_last_error_problem_count() -> Int {
+    LastError.current.problems.count
+}
+
+@c @implementation
+public func amber_last_error_problem(_ index: Int) -> UnsafePointer<amber_problem>? {
+    let problems = LastError.current.problems
+    guard index >= 0, index < problems.count, let first = problems.baseAddress else { return nil }
+    return UnsafePointer(first + index)
 }
 
 @c @implementation

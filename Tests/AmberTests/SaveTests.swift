@@ -69,6 +69,68 @@ import Testing
         #expect(try Context(store: store).count(FetchRequest("Book")) == 3)
     }
 
+    @Test func oneSaveListsValidationAndUniquenessProblemsTogether() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        try insertBook(context, "Dune", "Herbert")
+        try context.save()
+
+        let tooShort = try insertBook(context, "Emma", "Austen", pages: .int(0))
+        let duplicate = try insertBook(context, "Dune", "Herbert")
+        guard case .saveFailed(let problems) = amberError({ try context.save() }) else {
+            Issue.record("save should fail")
+            return
+        }
+        #expect(problems.map(\.rule) == [.minValue, .uniqueness])
+        #expect(problems.map(\.objectID) == [tooShort.objectID, duplicate.objectID])
+        #expect(problems[1].place == "Book(title, author)")
+        // The trial write was rolled back: nothing of this save is stored, and it can be fixed and saved.
+        #expect(try titles(Context(store: store).fetch("Book")) == ["Dune"])
+        try tooShort.setValue(.int(300), forKey: "pages")
+        try duplicate.setValue("Dune Messiah", forKey: "title")
+        try context.save()
+        #expect(try Context(store: store).count(FetchRequest("Book")) == 3)
+    }
+
+    /// Differential: the uniqueness problems a save reports alongside
+    /// validation problems are exactly those it reports once the validation
+    /// problems are fixed, over random saves (stored, new and changed books).
+    @Test func uniquenessProblemsDoNotWaitForValidation() throws {
+        var random = SplitMix64(seed: 17)
+        var mixed = 0  // rounds with both kinds of problem: the property is not vacuous
+        for round in 0..<40 {
+            let store = try Store.inMemory(model: try booksModel())
+            let seed = Context(store: store)
+            for index in 0..<4 { try insertBook(seed, "T\(index)", "A") }
+            try seed.save()
+
+            let context = Context(store: store)
+            var books = try context.fetch(FetchRequest("Book"))
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                books.append(try insertBook(context, "T\(Int.random(in: 0..<6, using: &random))", "A"))
+            }
+            for book in books where Int.random(in: 0..<4, using: &random) == 0 {
+                try book.setValue(.string("T\(Int.random(in: 0..<6, using: &random))"), forKey: "title")
+            }
+            let invalid = books.filter { _ in Int.random(in: 0..<3, using: &random) == 0 }
+            for book in invalid { try book.setValue(.int(0), forKey: "pages") }
+
+            guard case .saveFailed(let together)? = amberError({ try context.save() }) else {
+                if invalid.isEmpty { continue }  // no validation problem, and no duplicate: saved
+                Issue.record("round \(round): the save should fail")
+                return
+            }
+            #expect(together.filter { $0.rule == .minValue }.count == invalid.count, "round \(round)")
+            for book in invalid { try book.setValue(.int(1), forKey: "pages") }
+            let alone: [SaveProblem]
+            if case .saveFailed(let problems)? = amberError({ try context.save() }) { alone = problems } else { alone = [] }
+            #expect(alone.allSatisfy { $0.rule == .uniqueness }, "round \(round)")
+            #expect(together.filter { $0.rule == .uniqueness } == alone, "round \(round)")
+            if !invalid.isEmpty && !alone.isEmpty { mixed += 1 }
+        }
+        #expect(mixed >= 5)
+    }
+
     @Test func objectIDsAreTemporaryUntilSavedThenPermanent() throws {
         let store = try Store.inMemory(model: try booksModel())
         let context = Context(store: store)

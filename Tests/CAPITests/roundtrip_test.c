@@ -471,11 +471,90 @@ static void test_batches_and_introspection(void) {
     OK(amber_registry_free(registry));
 }
 
+/* A failed save lists every problem as a structure: validation and uniqueness in one save. */
+static void test_save_problems(void) {
+    static const char json[] =
+        "{\"entities\": [{\"name\": \"Book\", \"attributes\": ["
+        "  {\"name\": \"title\", \"type\": \"string\", \"optional\": false},"
+        "  {\"name\": \"pages\", \"type\": \"integer32\", \"minValue\": 1}"
+        "], \"uniquenessConstraints\": [[\"title\"]]}]}";
+    amber_model *model = NULL;
+    amber_entity *book = NULL;
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    amber_object *dune = NULL, *thin = NULL, *twin = NULL, *found = NULL;
+    OK(amber_model_from_json(&model, json, sizeof json - 1, NULL));
+    OK(amber_model_entity(&book, model, "Book"));
+    OK(amber_store_open(&store, ":memory:", model));
+    OK(amber_context_new(&context, store));
+    amber_value dune_title = text("Dune"), thin_title = text("Thin"), zero = integer(0);
+    OK(amber_context_insert(&dune, context, book));
+    OK(amber_object_set_named(dune, "title", &dune_title));
+    OK(amber_context_save(context));
+
+    OK(amber_context_insert(&thin, context, book));
+    OK(amber_object_set_named(thin, "title", &thin_title));
+    OK(amber_object_set_named(thin, "pages", &zero));
+    OK(amber_context_insert(&twin, context, book));
+    OK(amber_object_set_named(twin, "title", &dune_title));
+    FAILS(amber_context_save(context), AMBER_E_SAVE_FAILED, "uniqueness constraint violated");
+    CHECK(amber_last_error_problem_count() == 2);
+    const amber_problem *first = amber_last_error_problem(0), *second = amber_last_error_problem(1);
+    CHECK(first != NULL && second != NULL && amber_last_error_problem(2) == NULL);
+    if (first == NULL || second == NULL) return;
+    char *thin_uri = NULL, *twin_uri = NULL;
+    size_t length = 0;
+    /* Reading the problems changes nothing; a successful call keeps the last error too. */
+    OK(amber_object_uri(&thin_uri, &length, thin));
+    OK(amber_object_uri(&twin_uri, &length, twin));
+    CHECK(strcmp(first->object_uri, thin_uri) == 0 && strcmp(first->place, "Book.pages") == 0);
+    CHECK(strcmp(first->rule, "minValue") == 0 && strcmp(first->message, "0 is less than the minimum 1") == 0);
+    CHECK(strcmp(second->object_uri, twin_uri) == 0 && strcmp(second->place, "Book(title)") == 0);
+    CHECK(strcmp(second->rule, "uniqueness") == 0 && strstr(second->message, "title = \"Dune\"") != NULL);
+    /* A problem's URI finds its (new, unsaved) object in the saving context. */
+    OK(amber_context_object_with_uri(&found, context, second->object_uri));
+    char *found_uri = NULL;
+    OK(amber_object_uri(&found_uri, &length, found));
+    CHECK(strcmp(found_uri, twin_uri) == 0);
+    amber_free(thin_uri);
+    amber_free(twin_uri);
+    amber_free(found_uri);
+
+    /* Another failure replaces the list; one that lists nothing empties it. */
+    FAILS(amber_context_insert(NULL, context, book), AMBER_E_NULL_ARGUMENT, "out");
+    CHECK(amber_last_error_problem_count() == 0 && amber_last_error_problem(0) == NULL);
+
+    /* Fixed, the same changes save. */
+    amber_value pages = integer(12), other = text("Dune Messiah");
+    OK(amber_object_set_named(thin, "pages", &pages));
+    OK(amber_object_set_named(twin, "title", &other));
+    OK(amber_context_save(context));
+
+    /* A model that does not bind lists its problems, with no object and no rule. */
+    static const char bad[] =
+        "{\"entities\": [{\"name\": \"Book\", \"attributes\": ["
+        "  {\"name\": \"title\", \"type\": \"string\", \"minLength\": 5, \"maxLength\": 2},"
+        "  {\"name\": \"pages\", \"type\": \"integer16\", \"minValue\": 9, \"maxValue\": 1}]}]}";
+    amber_model *refused = NULL;
+    FAILS(amber_model_from_json(&refused, bad, sizeof bad - 1, NULL), AMBER_E_INVALID_MODEL, "Book.title");
+    CHECK(amber_last_error_problem_count() == 2);
+    const amber_problem *model_problem = amber_last_error_problem(1);
+    CHECK(model_problem != NULL && strcmp(model_problem->place, "Book.pages") == 0 && model_problem->rule[0] == 0 &&
+          model_problem->object_uri[0] == 0);
+    amber_clear_error();
+    CHECK(amber_last_error_problem_count() == 0);
+
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "roundtrip_test.amber";
     remove(path);
     test_round_trip(path);
     test_builder();
     test_batches_and_introspection();
+    test_save_problems();
     return report();
 }

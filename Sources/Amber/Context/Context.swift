@@ -379,6 +379,10 @@ public final class Context {
     /// transaction is rolled back, the context keeps every pending change,
     /// and the error lists every problem (a conflict with the stored and
     /// the local values): fix the values, or refresh, and save again.
+    /// When validation finds problems and the model has uniqueness
+    /// constraints, the rows are still written, in a transaction that is
+    /// rolled back, so the error lists the broken constraints too: one save
+    /// reports every problem.
     ///
     /// - Throws: ``AmberError/saveFailed(_:)``; ``AmberError/busy(path:timeout:)``
     ///   if another writer held the store past the busy timeout.
@@ -424,7 +428,11 @@ public final class Context {
                 if provisional.count != targets { changes.findLinkTargets { $0.isLinkTarget ? $0.temporaryKey : nil } }
             }
         }
-        guard problems.isEmpty else { throw .saveFailed(problems) }
+        if !problems.isEmpty {
+            // One save lists every problem: the constraints SQLite checks too, not only after the rest are fixed.
+            if model.hasUniquenessConstraints { problems += store.uniquenessProblems(writing: changes) }
+            throw .saveFailed(problems)
+        }
         let written = try store.write(changes, policy: mergePolicy, from: inbox)
         var change = isObserved ? savedChange(changes, written) : nil
         commit(changes, written)

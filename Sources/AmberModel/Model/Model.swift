@@ -20,6 +20,8 @@ public final class Model: Sendable {
     public let templates: [FetchTemplate]
     /// Whether any entity has a relationship (saves check links only then).
     package let hasRelationships: Bool
+    /// Whether any entity has a uniqueness constraint (a save that fails validation checks them too only then).
+    package let hasUniquenessConstraints: Bool
     private let entitiesByName: [String: Entity]
     /// Custom value classes this model can use: the registry's at bind time and its own.
     private let customClasses: [String: ResolvedClass]
@@ -56,6 +58,7 @@ public final class Model: Sendable {
         self.entities = entities
         self.entitiesByName = entitiesByName
         self.hasRelationships = entities.contains { !$0.relationships.isEmpty }
+        self.hasUniquenessConstraints = entities.contains { !$0.uniquenessConstraints.isEmpty }
         self.versionHash = ModelFingerprint(description).hash
         self.customClasses = plan.scope.classes.mapValues(\.item)
         // Derived attributes and templates follow relationships, so they are checked once everything else has bound.

@@ -536,9 +536,28 @@ public final class Store: @unchecked Sendable {
         throws(AmberError) -> WrittenKeys
     {
         try serialized { () throws(AmberError) in
-            let written = try write(changes, StoreWriter<Row>(store: self, policy: policy))
+            let written = try write(changes, StoreWriter<Row>(store: self, policy: policy), trial: false)
             post(SavedChanges(changes, written), skipping: inbox)
             return written
+        }
+    }
+
+    /// The uniqueness constraints writing `changes` would break, found by
+    /// writing them in a transaction that is always rolled back. A save that
+    /// failed validation reports these with its own problems, so one save
+    /// lists every problem. Empty when the trial cannot run to the end (the
+    /// store is busy, or a change the other problems already explain fails);
+    /// it waits for the write lock as a save does.
+    package func uniquenessProblems<Row: RowSource>(writing changes: ChangeSet<Row>) -> [SaveProblem] {
+        do {
+            return try serialized { () throws(AmberError) in
+                _ = try write(changes, StoreWriter<Row>(store: self, policy: .error), trial: true)
+                return []
+            }
+        } catch .saveFailed(let problems) {
+            return problems.filter { $0.rule == .uniqueness }
+        } catch {
+            return []
         }
     }
 
@@ -583,7 +602,10 @@ public final class Store: @unchecked Sendable {
         return versions
     }
 
-    private func write<Row: RowSource>(_ changes: ChangeSet<Row>, _ writer: StoreWriter<Row>) throws(AmberError) -> WrittenKeys {
+    /// Writes `changes` in one transaction, committed unless a problem was
+    /// found or this is a `trial` (which ends in ROLLBACK and throws the
+    /// problems it met, if any).
+    private func write<Row: RowSource>(_ changes: ChangeSet<Row>, _ writer: StoreWriter<Row>, trial: Bool) throws(AmberError) -> WrittenKeys {
         var problems: [SaveProblem] = []
         var written = WrittenKeys()
         do throws(AmberError) {
@@ -594,9 +616,13 @@ public final class Store: @unchecked Sendable {
             try writer.delete(changes.deletes, problems: &problems)
             try writer.link(changes.links, positions: changes.positions, deleted: changes.deletes)
             try writer.keepDeletedKeys()
-            if hasDerivedAttributes { written.derived = try takeDerivedLog() }
-            written.resolved = writer.resolved
-            if problems.isEmpty { try connection.execute("COMMIT") }
+            if trial {
+                try connection.execute("ROLLBACK")
+            } else {
+                if hasDerivedAttributes { written.derived = try takeDerivedLog() }
+                written.resolved = writer.resolved
+                if problems.isEmpty { try connection.execute("COMMIT") }
+            }
         } catch .busy(let path, let timeout) {
             // Not a problem with the changes: the caller may simply retry.
             if connection.isInTransaction { try? connection.execute("ROLLBACK") }

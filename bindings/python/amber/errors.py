@@ -4,19 +4,43 @@ the error concerns)."""
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Callable
 
 from ._ffi import ffi, lib
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a failed save (a broken rule) or of a model that did
+    not bind."""
+
+    place: str
+    """Where: "Book.title", a constraint "Book(title, author)", "Book.indexes[0]"."""
+    message: str
+    """A sentence naming what was expected and what was found."""
+    rule: str = ""
+    """For a save: "required", "minValue", "maxValue", "minLength",
+    "maxLength", "pattern", "uniqueness", "count", "deny", "relationship",
+    "conflict", "transformer" or "store"; "" for a model problem."""
+    object_uri: str = ""
+    """The object concerned ("" for none): `context.object(uri)` on the
+    saving context finds it, a new object's temporary URI included."""
+
+    def __str__(self) -> str:
+        where = f"{self.object_uri}: {self.place}" if self.object_uri else self.place
+        return f"{where}: {self.message}"
+
+
 class Error(Exception):
     """An error reported by Amber."""
 
-    def __init__(self, code: int, message: str, origin: str = "") -> None:
+    def __init__(self, code: int, message: str, origin: str = "", problems: "list[Problem] | None" = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.origin = origin
+        self._problems = problems or []
 
 
 class MisuseError(Error):
@@ -64,7 +88,13 @@ def placed(error: BaseException, place: str) -> Error:
 
 
 class ModelError(Error):
-    """A model that does not bind, a malformed model file, or a store made with another model."""
+    """A model that does not bind, a malformed model file, or a store made
+    with another model. For a model that does not bind, `problems` lists
+    each problem (a `Problem` with place and message)."""
+
+    @property
+    def problems(self) -> list[Problem]:
+        return list(self._problems)
 
 
 class PredicateError(Error, ValueError):
@@ -80,12 +110,13 @@ class UnknownKeyPathError(NotFoundError, PredicateError):
 class ValidationError(Error):
     """A save that failed: nothing was written and every pending change is kept.
 
-    `problems` lists every problem (object, attribute or constraint, rule or
-    transformer), one string each."""
+    `problems` lists every problem, each a `Problem` with the object's URI,
+    the place (attribute or constraint), the rule and a message: validation
+    rules, uniqueness constraints and links, all found by the one save."""
 
     @property
-    def problems(self) -> list[str]:
-        return [line.strip() for line in self.message.splitlines()[1:] if line.strip()]
+    def problems(self) -> list[Problem]:
+        return list(self._problems)
 
 
 class TransformerError(Error):
@@ -192,7 +223,15 @@ def last_error() -> Error:
     origin = ffi.string(lib.amber_last_error_origin()).decode("utf-8", "replace")
     if code == lib.AMBER_E_NOT_FOUND and origin.startswith("position "):
         return UnknownKeyPathError(code, message, origin)
-    return _BY_CODE.get(code, Error)(code, message, origin)
+    return _BY_CODE.get(code, Error)(code, message, origin, [_problem(lib.amber_last_error_problem(index))
+                                                             for index in range(lib.amber_last_error_problem_count())])
+
+
+def _problem(problem) -> Problem:
+    def text(pointer) -> str:
+        return ffi.string(pointer).decode("utf-8", "replace")
+    return Problem(place=text(problem.place), message=text(problem.message), rule=text(problem.rule),
+                   object_uri=text(problem.object_uri))
 
 
 def keep_callback_exception(error: BaseException) -> None:

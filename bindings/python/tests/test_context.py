@@ -67,10 +67,13 @@ def test_validation_errors_carry_every_problem_and_keep_the_changes(context):
     with pytest.raises(amber.ValidationError) as error:
         context.save()
     problems = error.value.problems
-    assert len(problems) == 3
-    assert any("Book.title: 0 characters, fewer than the minimum 1" in p for p in problems)
-    assert any("Book.pages: 0 is less than the minimum 1" in p for p in problems)
-    assert any("Book.price: -1 is less than the minimum 0" in p for p in problems)
+    assert [(p.place, p.rule) for p in problems] == [("Book.title", "minLength"), ("Book.pages", "minValue"), ("Book.price", "minValue")]
+    assert problems[0].message == "0 characters, fewer than the minimum 1"
+    assert problems[1].message == "0 is less than the minimum 1"
+    assert problems[2].message == "-1 is less than the minimum 0"
+    assert problems[0].object_uri == problems[1].object_uri == bad.uri != problems[2].object_uri
+    assert context.object(problems[2].object_uri) is context.inserted[1]
+    assert str(problems[1]) == f"{bad.uri}: Book.pages: 0 is less than the minimum 1"
     assert context.count("Book") == 0 and len(context.inserted) == 2
     bad.title, bad.pages = "fixed", 10
     context.inserted[1].price = Decimal("1")
@@ -83,6 +86,27 @@ def test_uniqueness_is_a_validation_error(context):
     context.insert("Book", title="Dune")
     with pytest.raises(amber.ValidationError, match=r"uniqueness constraint violated: another Book already has title = \"Dune\""):
         context.save()
+
+
+def test_one_save_reports_uniqueness_and_validation_problems_together(context):
+    fill(context)
+    short = context.insert("Book", title="Short", pages=0)
+    twin = context.insert("Book", title="Dune")
+    with pytest.raises(amber.ValidationError) as error:
+        context.save()
+    assert [(p.object_uri, p.rule) for p in error.value.problems] == [(short.uri, "minValue"), (twin.uri, "uniqueness")]
+    assert error.value.problems[1].place == "Book(title)"
+    short.pages, twin.title = 1, "Children of Dune"
+    context.save()
+    assert context.count("Book") == 6
+
+
+def test_a_model_that_does_not_bind_lists_its_problems():
+    with pytest.raises(amber.ModelError) as error:
+        amber.Model.from_json('{"entities": [{"name": "Book", "attributes": ['
+                              '{"name": "title", "type": "string", "minLength": 5, "maxLength": 2}, {"name": "pages", "type": "integer16", "minValue": 9, "maxValue": 1}]}]}').bind()
+    assert [p.place for p in error.value.problems] == ["Book.title", "Book.pages"]
+    assert all(p.rule == "" and p.object_uri == "" and p.message for p in error.value.problems)
 
 
 def test_insert_many_is_all_or_nothing(context):
