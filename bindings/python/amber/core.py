@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Optiona
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, _slices, from_c, struct_codec, to_c
-from .errors import (Error, MisuseError, NotFoundError, UnknownNameError, callback_frame, check, keep_callback_exception,
+from .errors import (Error, MisuseError, NotFoundError, ReservedNameError, UnknownNameError, callback_frame, check, keep_callback_exception,
                      last_error, placed)
 
 _packer = RowPacker()
@@ -870,11 +870,13 @@ class Entity:
         # slots, and `book.title` reads one in C. An empty slot (not fetched, or
         # cleared by a set or a rollback) ends in __getattr__, which asks the
         # library. Attributes never fetched (transient) get a property that asks.
-        slotted = [a.name for a in self.everything if not a.name.startswith("_")]
+        # Names that start with "_" or that Object's API uses (uri, keys, …) get neither:
+        # they are read and set as items (book["uri"]), so no model can hide the API.
+        slotted = [a.name for a in self.everything if _is_plain(a.name)]
         self.object_class = type(self.name, (Object,), {"__slots__": tuple(slotted), "_entity": self, **{
             name: _attribute_property(name) for name in self.attributes
-            if not name.startswith("_") and name not in slotted}, **{
-            name: _relationship_property(name) for name in self.relationships if not name.startswith("_")}})
+            if _is_plain(name) and name not in slotted}, **{
+            name: _relationship_property(name) for name in self.relationships if _is_plain(name)}})
         self.slots: dict[str, Any] = {name: getattr(self.object_class, name) for name in slotted}
         # In `everything` order (so `prefetched` is a prefix): each slot's setter, None for unslotted names.
         self.slot_setters = [self.slots[a.name].__set__ if a.name in self.slots else None for a in self.everything]
@@ -886,6 +888,12 @@ class Entity:
             out = _out("amber_attribute **")
             check(lib.amber_entity_attribute(out, self.handle, name.encode()))  # raises with the nearest name
             raise
+
+
+def _is_plain(name: str) -> bool:
+    """Whether the attribute or relationship `name` reads as a Python attribute
+    (`book.title`): not private-looking, not a name of Object's API."""
+    return not name.startswith("_") and name not in _OBJECT_API
 
 
 def _attribute_property(name: str) -> property:
@@ -1248,7 +1256,7 @@ class Context(_Owner):
         values, keep = _packer.pack(rows, kinds, [a.codec for a in attributes], places, slow)
         return handles, values, keep + slow_keep
 
-    def insert(self, entity: str, **values: Any) -> "Object":
+    def insert(self, entity: str, /, **values: Any) -> "Object":
         """Inserts a new object of `entity`, setting `values` by attribute name
         (extended attributes too, for an extensible entity). All or nothing."""
         target = self.model.entity(entity)
@@ -1853,7 +1861,10 @@ class LiveQuery(_Owner):
 class Object:
     """An object of a context. Attributes read and write as Python attributes
     (`book.title`) or items (`book["title"]`); so do extended attributes of an
-    extensible entity (`book["shelf"] = "B2"`; None removes one). Its handle is
+    extensible entity (`book["shelf"] = "B2"`; None removes one). An attribute
+    or relationship named like the object's own API (`uri`, `entity`,
+    `primary_key`, `keys`, `extended_keys`, `to_dict`) or starting with "_" is
+    an item only (`book["uri"]`): the API cannot be hidden. Its handle is
     released when the Object goes away; pending changes stay in the context
     until saved or rolled back."""
 
@@ -1992,6 +2003,10 @@ class Object:
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_"):
             object.__setattr__(self, name, value)
+        elif name in _OBJECT_API:
+            raise ReservedNameError(lib.AMBER_E_INVALID_VALUE, f"{self._entity.name}.{name}: \"{name}\" is a name of the "
+                                    f"object's API, not an attribute; set an attribute of that name as an item: obj[\"{name}\"] = value",
+                                    f"{self._entity.name}.{name}")
         else:
             self._set(name, value)
 
@@ -2044,6 +2059,9 @@ class Object:
     def __repr__(self) -> str:
         return f"<amber.Object {self._entity.name} {self.uri}>"
 
+
+# The public names of Object: attributes and relationships with these names are items only.
+_OBJECT_API = frozenset(name for name in dir(Object) if not name.startswith("_"))
 
 # Object's slots, set directly (Context._make).
 _new_object = object.__new__

@@ -49,6 +49,11 @@ class MisuseError(Error):
     a deleted object."""
 
 
+class ReservedNameError(MisuseError, AttributeError):
+    """An assignment to a name of an object's own API (`book.uri = …`): an
+    attribute with that name is set as an item (`book["uri"] = …`)."""
+
+
 class NotFoundError(Error, LookupError):
     """No entity, attribute, class, transformer or object of that name or ID;
     the message suggests the nearest name."""

@@ -83,3 +83,38 @@ def test_a_default_that_breaks_its_own_rules_does_not_bind():
         {"name": "code", "type": "string", "default": "toolong", "maxLength": 4}]}]})
     with pytest.raises(amber.ModelError, match="Book.code: default value: 7 characters, more than the maximum 4"):
         model.bind()
+
+
+def test_attribute_names_cannot_hide_the_object_api(tmp_path):
+    """Attributes and relationships named like the Object API are items only;
+    the API, and what the binding does with it (objects as predicate
+    arguments, repr), keeps working."""
+    model = amber.Model.from_dict({"entities": [
+        {"name": "Thing", "attributes": [{"name": "uri", "type": "string"}, {"name": "entity", "type": "string"},
+                                         {"name": "to_dict", "type": "integer32"}],
+         "relationships": [{"name": "keys", "destination": "Thing", "inverse": "primary_key"},
+                           {"name": "primary_key", "destination": "Thing", "inverse": "keys"}]}]})
+
+    def check_reads(read):
+        assert read.uri.startswith("amber://") and read.entity == "Thing" and callable(read.to_dict)
+        assert read["uri"] == "http://example.com" and read["entity"] == "mine" and read["to_dict"] == 3
+        assert read["keys"]["uri"] == "other" and read["keys"]["primary_key"].uri == read.uri
+        assert read.to_dict() == {"uri": "http://example.com", "entity": "mine", "to_dict": 3}
+        assert read.keys() == ["uri", "entity", "to_dict"] and "uri" in read
+        assert repr(read) == f"<amber.Object Thing {read.uri}>"
+
+    with amber.open(tmp_path / "things.amber", model) as store:
+        ctx = store.context()
+        thing = ctx.insert("Thing", uri="http://example.com", entity="mine", to_dict=3)
+        other = ctx.insert("Thing", uri="other")
+        thing["keys"] = other
+        check_reads(thing)
+        ctx.save()
+        check_reads(store.context().fetch("Thing", "uri == %@", "http://example.com")[0])  # read through the fetch's slots
+        with pytest.raises(amber.ReservedNameError, match=r'Thing.uri: "uri" is a name of the object\'s API.*obj\["uri"\] = value') as caught:
+            thing.uri = "changed"
+        assert isinstance(caught.value, AttributeError) and isinstance(caught.value, amber.MisuseError)
+        assert thing["uri"] == "http://example.com" and not ctx.has_changes
+        thing["uri"] = "changed"
+        assert [t.uri for t in ctx.fetch("Thing", "SELF == %@", thing)] == [thing.uri]
+        assert [t["uri"] for t in ctx.fetch("Thing", "SELF IN %@", [thing, other], sort=["uri"])] == ["changed", "other"]
