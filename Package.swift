@@ -58,7 +58,10 @@ let package = Package(
         // Contexts and objects, and `import Amber` for users (re-exports the layers below).
         .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore"],
                 path: "Sources/Amber"),
-        .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders"], path: "Sources/AmberCAPI",
+        // Puts back the host's crash signals the Swift runtime took when libamber loaded.
+        // DWARF 4, as Swift writes: valgrind cannot read a library that mixes it with clang's default 5.
+        .target(name: "AmberHostSignals", path: "Sources/AmberHostSignals", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+        .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders", "AmberHostSignals"], path: "Sources/AmberCAPI",
                 linkerSettings: installFlags),
         .executableTarget(
             name: "amber",

@@ -45,8 +45,9 @@ for test in Tests/CAPITests/*.c; do
         -L"$bin" -l"$lib" -Wl,-rpath,"$bin"
     echo "-- $name"
     run_c "$name" "$work/$name"
-    echo "-- $name under valgrind (any invalid read or write fails the suite)"
-    run_c "$name-valgrind" valgrind -q --suppressions=Tests/CAPITests/valgrind.supp --error-exitcode=99 --leak-check=no "$work/$name"
+    echo "-- $name under valgrind (any invalid read or write, or memory definitely lost, fails the suite)"
+    run_c "$name-valgrind" valgrind -q --suppressions=Tests/CAPITests/valgrind.supp --error-exitcode=99 \
+        --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite "$work/$name"
 done
 
 step "Exported symbols match include/amber.h"

@@ -208,6 +208,32 @@ import Testing
         #expect(library.rows("SELECT count(*) FROM Passport") == ["0"] && library.rows("SELECT count(*) FROM Person") == ["0"])
     }
 
+    /// Objects whose deletion was saved leave the context; their loaded
+    /// members (author ↔ books is a cycle) may not keep them alive.
+    @Test func deletedObjectsWithLoadedMembersAreReleased() throws {
+        let library = try Library()
+        defer { library.remove() }
+        do {
+            let context = try library.context()
+            try library.insertAuthorsAndBooks(context)
+            try context.save()
+        }
+        let context = try library.context()
+        weak var author: ManagedObject?
+        weak var book: ManagedObject?
+        try {
+            let tolkien = try #require(try context.fetch("Author", where: "name == 'Tolkien'").first)
+            let members = try tolkien.objects(forKey: "books")
+            #expect(members.count == 2)
+            #expect(try members.first?.object(for: library.writer) === tolkien)  // the way back: a cycle
+            (author, book) = (tolkien, members.first)
+            try context.delete(tolkien)
+            try context.save()
+        }()
+        #expect(author == nil && book == nil)
+        #expect(library.rows("SELECT title FROM Book") == ["Emma"])
+    }
+
     @Test func aSaveRefusesBrokenLinks() throws {
         let library = try Library()
         defer { library.remove() }

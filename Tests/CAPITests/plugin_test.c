@@ -3,6 +3,7 @@
 #include <amber.h>
 #include <amber_plugin.h>
 
+#include <malloc.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -18,6 +19,26 @@ _Static_assert(SAME_FIELD(INT8) && SAME_FIELD(INT16) && SAME_FIELD(INT32) && SAM
 struct Color {
     float r, g, b, a;
 };
+
+/* Loads that do not add up: `rounds` refused loads of a plugin already
+ * registered, and of a library with no entry point, after as many to warm up,
+ * may not grow the heap by more than a few bytes a load (each load that
+ * reached dlopen used to keep 72 to 136 bytes). */
+static void test_loads_do_not_add_up(amber_registry *registry, const char *plugin, const char *no_entry) {
+    enum { ROUNDS = 200 };
+    size_t before = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) before = mallinfo2().uordblks;
+        for (int i = 0; i < ROUNDS; i++) {
+            FAILS(amber_registry_load_plugin(registry, plugin, NULL), AMBER_E_PLUGIN_REFUSED, "already registered");
+            FAILS(amber_registry_load_plugin(registry, no_entry, NULL), AMBER_E_PLUGIN_REFUSED, "exports no amber_plugin_entry");
+        }
+    }
+    amber_clear_error();
+    size_t after = mallinfo2().uordblks;
+    CHECK(after < before + 2 * ROUNDS * 8);
+    if (after >= before + 2 * ROUNDS * 8) fprintf(stderr, "%d refused loads grew the heap by %zu bytes\n", 2 * ROUNDS, after - before);
+}
 
 /* A registered transformer called directly: values and bytes, checked like a store's calls. */
 static void test_direct_calls(amber_registry *registry) {
@@ -165,6 +186,9 @@ int main(int argc, char **argv) {
     OK(amber_model_free(model));
     test_direct_calls(registry);
     test_empty_bytes(directory);
+    char library_path[1024];
+    snprintf(library_path, sizeof library_path, "%s/libAmberC.so", directory);
+    test_loads_do_not_add_up(registry, color_path, library_path);
     OK(amber_registry_free(registry));
     return report();
 }

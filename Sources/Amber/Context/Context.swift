@@ -193,6 +193,8 @@ public final class Context {
             registry[object.entity.rootIndex].removeValue(for: pk)
         }
         object.leaveContext()
+        // Its loaded members hold objects strongly, and inverses make cycles: a detached object would keep them alive.
+        object.links = nil
     }
 
     /// How many saved objects the context holds (each once); unchanged objects

@@ -3,22 +3,38 @@ import AmberValues
 import Foundation
 import Synchronization
 
-/// The host table one plugin load hands to the plugin, and what the plugin
-/// reports through it. A plugin may keep the table for the life of the
-/// process, so it is never freed. (`@unchecked`: `host` never changes after init.)
+/// The host table a plugin library is handed, and what the plugin reports
+/// through it. A plugin may keep the table for the life of the process, so
+/// it is never freed; there is one per library (however often it is loaded,
+/// refused or not), so loads do not add up. (`@unchecked`: `host` never
+/// changes after init.)
 final class PluginSession: @unchecked Sendable {
     let file: String
     let host: UnsafePointer<amber_plugin_host>
 
-    init(file: String) {
+    /// The sessions by library handle. Libraries whose entry ran are never
+    /// closed, so a handle here always names the same library.
+    private static let sessions = Mutex<[UInt: PluginSession]>([:])
+
+    /// The session of the open `library` (first loaded from `file`).
+    static func of(_ library: UnsafeMutableRawPointer, file: String) -> PluginSession {
+        sessions.withLock { sessions in
+            if let session = sessions[UInt(bitPattern: library)] { return session }
+            let session = PluginSession(file: file)
+            sessions[UInt(bitPattern: library)] = session
+            return session
+        }
+    }
+
+    private init(file: String) {
         self.file = file
         let table = UnsafeMutablePointer<amber_plugin_host>.allocate(capacity: 1)
         table.initialize(to: amber_plugin_host(
             struct_size: UInt32(MemoryLayout<amber_plugin_host>.size), abi_version: UInt32(AMBER_PLUGIN_ABI_VERSION),
             log: pluginLog, report_error: pluginReportError, host_data: nil))
         self.host = UnsafePointer(table)
-        // The table points back at this session; the retain is never balanced, like the table itself.
-        table.pointee.host_data = Unmanaged.passRetained(self).toOpaque()
+        // The table points back at this session, which `sessions` keeps alive.
+        table.pointee.host_data = Unmanaged.passUnretained(self).toOpaque()
     }
 
     /// ": what the plugin reported on this thread" since the last clear, then forgets it.
