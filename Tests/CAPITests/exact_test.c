@@ -119,6 +119,69 @@ static int same(int field, const amber_value *set, const amber_value *got) {
     }
 }
 
+/* Dates in columns get the check single values get: one that moving to
+ * Amber's origin (2001) would change by half a microsecond or more is
+ * refused, naming the attribute and row, and nothing is inserted. */
+static void test_column_dates(amber_context *context, amber_entity *sample, amber_attribute *when) {
+    /* Before 1970, where seconds since 2001 have half the precision: 3.8 µs would move. */
+    const double dates[2] = {0.0, -33859738368.0 + 0x1p-18};
+    amber_value single = {.type = AMBER_VALUE_DATE};
+    single.v.date = dates[1];
+    amber_object *object = NULL;
+    OK(amber_context_insert(&object, context, sample));
+    FAILS(amber_object_set(object, when, &single), AMBER_E_INVALID_VALUE, "cannot be held to the microsecond");
+    OK(amber_context_delete(context, object));
+    amber_column column = AMBER_COLUMN_INIT;
+    column.attribute = when;
+    column.type = AMBER_VALUE_DATE;
+    column.data = dates;
+    FAILS(amber_context_insert_columns(NULL, context, sample, &column, 1, 2), AMBER_E_INVALID_VALUE, "cannot be held to the microsecond");
+    CHECK(strstr(amber_last_error_message(), "Sample.when") != NULL && strstr(amber_last_error_message(), "row 1") != NULL);
+    size_t pending = 0;
+    amber_object **inserted = NULL;
+    OK(amber_context_pending_objects(&inserted, &pending, context, AMBER_PENDING_INSERTED));
+    CHECK(pending == 0);
+    amber_free(inserted);
+}
+
+/* A C transformer that says OK but hands back bytes at NULL. */
+static int32_t null_bytes(amber_value *out, const amber_value *in, void *userdata) {
+    (void)in;
+    (void)userdata;
+    out->type = AMBER_VALUE_BINARY;
+    out->v.bytes.data = NULL;
+    out->v.bytes.length = 4;
+    return AMBER_OK;
+}
+
+/* Its save fails with a sentence naming transformer and attribute, and no Swift type's dump. */
+static void test_transformer_with_null_data(void) {
+    amber_registry *registry = NULL;
+    OK(amber_registry_new(&registry));
+    OK(amber_registry_register_transformer(registry, "NullBytes", "String", "Binary", null_bytes, null_bytes, NULL, NULL, NULL));
+    static const char json[] = "{\"entities\": [{\"name\": \"Note\", \"attributes\": ["
+                               "{\"name\": \"body\", \"type\": \"transformable\", \"valueClass\": \"String\", \"transformer\": \"NullBytes\"}]}]}";
+    amber_model *model = NULL;
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    amber_entity *note = NULL;
+    amber_object *object = NULL;
+    OK(amber_model_from_json(&model, json, sizeof json - 1, registry));
+    OK(amber_store_open(&store, NULL, model));
+    OK(amber_context_new(&context, store));
+    OK(amber_model_entity(&note, model, "Note"));
+    OK(amber_context_insert(&object, context, note));
+    amber_value body = text("hello");
+    OK(amber_object_set_named(object, "body", &body));
+    FAILS(amber_context_save(context), AMBER_E_SAVE_FAILED, "Note.body: transformer \"NullBytes\" (C API)");
+    CHECK(strstr(amber_last_error_message(), "NULL") != NULL);
+    CHECK(strstr(amber_last_error_message(), "CAPIError") == NULL && strstr(amber_last_error_message(), "code:") == NULL);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+    OK(amber_registry_free(registry));
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "exact.amber";
     remove(path);
@@ -198,8 +261,10 @@ int main(int argc, char **argv) {
     }
     CHECK(mismatches == 0);
     amber_free(objects);
+    test_column_dates(context, sample, attributes[3]);
     OK(amber_context_free(context));
     OK(amber_store_close(store));
     OK(amber_model_free(model));
+    test_transformer_with_null_data();
     return report();
 }

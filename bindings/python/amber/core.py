@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Optiona
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, _slices, from_c, struct_codec, to_c
-from .errors import (Error, MisuseError, NotFoundError, ReservedNameError, UnknownNameError, callback_frame, check, keep_callback_exception,
-                     last_error, placed)
+from .errors import (Error, IndexOutOfRangeError, MisuseError, NotFoundError, ReservedNameError, UnknownNameError, argument_error,
+                     callback_frame, check, checked_arguments, checks_arguments, keep_callback_exception, last_error, placed)
 
 _packer = RowPacker()
 _reader = BatchReader()
@@ -34,6 +34,14 @@ def _out(ctype: str) -> Any:
 
 def _text(value: Optional[str]) -> Any:
     return ffi.NULL if value is None else value.encode("utf-8")
+
+
+def _name(value: Any, what: str) -> bytes:
+    """`value`, a name (entity, attribute, class, predicate, URI), as UTF-8;
+    an ArgumentError saying what it should be if it is not a str."""
+    if not isinstance(value, str):
+        raise argument_error(f"{what} must be a str, not {type(value).__name__} ({value!r})")
+    return value.encode("utf-8")
 
 
 def _str(pointer: Any) -> str:
@@ -343,6 +351,7 @@ class _CodecLookup:
         self.handle = None
 
 
+@checks_arguments
 class Registry(_Owner):
     """Value classes and transformers that models can name.
 
@@ -368,19 +377,19 @@ class Registry(_Owner):
         keep = []
         array = ffi.new("amber_field[]", len(fields))
         for item, (field_name, type_name) in zip(array, fields):
-            encoded = ffi.new("char[]", field_name.encode())
+            encoded = ffi.new("char[]", _name(field_name, "a field name"))
             keep.append(encoded)
             item.name = encoded
             item.type = FIELD_TYPES.get(type_name, lib.AMBER_FIELD_STRUCT)
             if item.type == lib.AMBER_FIELD_STRUCT:
-                nested = ffi.new("char[]", type_name.encode())
+                nested = ffi.new("char[]", _name(type_name, "a field type"))
                 keep.append(nested)
                 item.struct_name = nested
-        check(lib.amber_registry_declare_struct(self._handle, name.encode(), array, len(fields)))
+        check(lib.amber_registry_declare_struct(self._handle, _name(name, "the struct name"), array, len(fields)))
 
     def declare_opaque(self, name: str, size: int = 0) -> None:
         """Declares an opaque class; with `size`, every value has exactly that many bytes."""
-        check(lib.amber_registry_declare_opaque(self._handle, name.encode(), size))
+        check(lib.amber_registry_declare_opaque(self._handle, _name(name, "the class name"), size))
 
     def struct_type(self, name: str) -> Any:
         """The named tuple type of struct class `name` (build values with it)."""
@@ -406,7 +415,8 @@ class Registry(_Owner):
         handle = _keep_until_freed(transformer)
         register = lib.amber_registry_replace_transformer if replace else lib.amber_registry_register_transformer
         check(register(
-            self._handle, name.encode(), input_class.encode(), output_class.encode(), _forward_trampoline,
+            self._handle, _name(name, "the transformer name"), _name(input_class, "the input class"),
+            _name(output_class, "the output class"), _forward_trampoline,
             _reverse_trampoline if reverse is not None else ffi.NULL, _release_trampoline, handle, _free_trampoline))
 
     def register_function(self, name: str, function: Callable[..., Any], result_class: Optional[str] = None) -> None:
@@ -417,7 +427,7 @@ class Registry(_Owner):
         dict when `result_class` names the class). The result is checked
         against the attribute; an exception fails the read with its text."""
         handle = _keep_until_freed(_PythonFunction(self._codec, function, result_class))
-        check(lib.amber_registry_register_function(self._handle, name.encode(), _compute_trampoline, _release_trampoline,
+        check(lib.amber_registry_register_function(self._handle, _name(name, "the function name"), _compute_trampoline, _release_trampoline,
                                                    handle, _free_trampoline))
 
     def function(self, name: str, result_class: Optional[str] = None) -> Callable[[Any], Any]:
@@ -460,7 +470,7 @@ class Registry(_Owner):
         if input is None and output is None:
             return Transformer(self, name)
         if input is None or output is None:
-            raise TypeError(f"transformer({name!r}): registering a transformer needs both input and output classes")
+            raise argument_error(f"transformer({name!r}): registering a transformer needs both input and output classes")
 
         def register(cls: Any) -> Any:
             instance = cls()
@@ -524,6 +534,7 @@ def _variable_capacity(input_length: int) -> int:
     return 4 * input_length + 4096
 
 
+@checks_arguments
 class Transformer(_Owner):
     """A registered transformer, called directly outside any store (from
     `Registry.transformer(name)`), with the checks a store applies on every
@@ -535,7 +546,7 @@ class Transformer(_Owner):
 
     def __init__(self, registry: Registry, name: str) -> None:
         out = _out("amber_transformer **")
-        check(lib.amber_registry_transformer(out, registry._handle, name.encode("utf-8")))
+        check(lib.amber_registry_transformer(out, registry._handle, _name(name, "the transformer name")))
         self._own(out[0])
         self._name = name
         input_class, output_class = _out("char **"), _out("char **")
@@ -906,6 +917,7 @@ def _relationship_property(name: str) -> property:
     return property(lambda self: self._related(name), doc=f"The {name} relationship.")
 
 
+@checks_arguments
 class RelatedObjects(collections.abc.MutableSet):
     """The members of a to-many relationship of one object, live: every
     read asks the context, so it sees pending changes, and `add`, `discard`
@@ -942,7 +954,7 @@ class RelatedObjects(collections.abc.MutableSet):
 
     def __getitem__(self, index: Any) -> Any:
         if not self._relationship.ordered:
-            raise TypeError(f"{self._owner._entity.name}.{self._relationship.name} is not ordered; iterate it instead")
+            raise argument_error(f"{self._owner._entity.name}.{self._relationship.name} is not ordered; iterate it instead")
         return self._members()[index]
 
     def add(self, value: "Object") -> None:
@@ -959,7 +971,7 @@ class RelatedObjects(collections.abc.MutableSet):
 
 def _handle_of(value: Any, place: Any) -> Any:
     if not isinstance(value, Object):
-        raise TypeError(f"{place!r} holds amber objects, not {type(value).__name__}")
+        raise argument_error(f"{place}: expected an amber.Object, given {type(value).__name__}")
     return value._handle
 
 
@@ -971,6 +983,7 @@ class Template(collections.namedtuple("Template", "name entity predicate sort li
     __slots__ = ()
 
 
+@checks_arguments
 class Model(_Owner):
     """A model: from a JSON file, JSON text or a dict in the model file format
     (docs/model-json.md). It is bound (every class and transformer checked)
@@ -981,6 +994,8 @@ class Model(_Owner):
     _free = staticmethod(lib.amber_model_free)
 
     def __init__(self, json_text: str, registry: Optional[Registry] = None) -> None:
+        if not isinstance(json_text, str):
+            raise argument_error(f"a model's JSON text must be a str, not {type(json_text).__name__}")
         self._json = json_text
         self.registry = registry if registry is not None else shared_registry()
         self._entities: dict[str, Entity] = {}
@@ -1031,7 +1046,7 @@ class Model(_Owner):
         if entity is None:
             self.bind()
             out = _out("amber_entity **")
-            check(lib.amber_model_entity(out, self._handle, name.encode()))
+            check(lib.amber_model_entity(out, self._handle, _name(name, "the entity name")))
             entity = self._entities[name] = Entity(out[0], self)
         return entity
 
@@ -1082,6 +1097,7 @@ class Model(_Owner):
             lib.amber_free(out[0])
 
 
+@checked_arguments
 def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, *,
          plugins: Iterable[Union[str, os.PathLike]] = (), plugin_config: Optional[str] = None,
          registry: Optional[Registry] = None, busy_timeout: float = 5.0, migrate: bool = True, backup: bool = True,
@@ -1112,7 +1128,7 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
         return Store(out[0], Model._bound(model_out[0], target), os.fspath(path))
     model.bind()
     if busy_timeout < 0:
-        raise ValueError(f"busy_timeout is {busy_timeout}; expected 0 or more seconds")
+        raise argument_error(f"busy_timeout is {busy_timeout}; expected 0 or more seconds")
     handle = ffi.new_handle(progress) if progress is not None else ffi.NULL
     options = ffi.new("amber_store_options *", {"size": ffi.sizeof("amber_store_options"),
                                                 "busy_timeout_ms": int(busy_timeout * 1000),
@@ -1129,6 +1145,7 @@ def _progress_trampoline(userdata: Any, step: Any, completed: int, total: int) -
     return 0 if callback_frame(lambda: function(ffi.string(step).decode(), completed, total)) else 1
 
 
+@checked_arguments
 def migration_plan(path: Union[str, os.PathLike], model: Model) -> list[str]:
     """What opening the store at `path` with `model` would do to it, one line
     per change, without changing anything; [] when it already has the
@@ -1143,6 +1160,7 @@ def migration_plan(path: Union[str, os.PathLike], model: Model) -> list[str]:
     return text.split("\n") if count[0] else []
 
 
+@checks_arguments
 class Store(_Owner):
     """An open store. Close it (or use it as a context manager) when done;
     closing also closes the contexts made from it. A store nothing refers to
@@ -1182,6 +1200,7 @@ class Store(_Owner):
         self.close()
 
 
+@checks_arguments
 class Context(_Owner):
     """A scratchpad over a store, used from the thread that made it. Freed by
     close() or when it goes away (its objects hold it), with every object
@@ -1298,7 +1317,7 @@ class Context(_Owner):
         width = len(attributes)
         if set(map(len, rows)) != {width}:
             odd = next(row for row in rows if len(row) != width)
-            raise TypeError(f"{target.name}: a row has {len(odd)} values for {width} attributes")
+            raise argument_error(f"{target.name}: a row has {len(odd)} values for {width} attributes")
         # One pass per column with a C-level getter: zip(*rows) makes an iterator per row,
         # and the garbage collector runs over them (about twice as slow at 100,000 rows).
         columns = [list(map(operator.itemgetter(index), rows)) for index in range(width)]
@@ -1325,7 +1344,7 @@ class Context(_Owner):
         lengths = set(map(len, values))
         if len(lengths) > 1:
             described = ", ".join(f"{name}: {len(column)}" for name, column in zip(names, values))
-            raise ValueError(f"{target.name}: columns of different lengths ({described})")
+            raise argument_error(f"{target.name}: columns of different lengths ({described})")
         rows = lengths.pop() if lengths else 0
         if rows == 0:
             return 0
@@ -1369,14 +1388,14 @@ class Context(_Owner):
                  variables: Optional[Mapping[str, Any]] = None) -> Any:
         request = ffi.new("amber_fetch_request *")
         request.size = ffi.sizeof("amber_fetch_request")  # what AMBER_FETCH_REQUEST_INIT sets in C
-        name = ffi.new("char[]", (template if template is not None else entity).encode())
+        name = ffi.new("char[]", _name(template, "the template name") if template is not None else _name(entity, "the entity name"))
         keep.append(name)
         if template is not None:
             request.template_name = name
         else:
             request.entity = name
         if predicate is not None:
-            text = ffi.new("char[]", predicate.encode("utf-8"))
+            text = ffi.new("char[]", _name(predicate, "the predicate"))
             keep.append(text)
             request.predicate = text
         if arguments:
@@ -1394,8 +1413,9 @@ class Context(_Owner):
             keys = ffi.new("amber_sort[]", len(sort))
             keep.append(keys)
             for slot, key in zip(keys, sort):
-                descending = key.startswith("-")
-                encoded = ffi.new("char[]", key.lstrip("-+").encode())
+                text = _name(key, "a sort key")
+                descending = text.startswith(b"-")
+                encoded = ffi.new("char[]", text.lstrip(b"-+"))
                 keep.append(encoded)
                 slot.key = encoded
                 slot.descending = 1 if descending else 0
@@ -1405,7 +1425,7 @@ class Context(_Owner):
         request.offset = offset
         request.exclude_subentities = 0 if subentities else 1
         if prefetch:
-            paths = [ffi.new("char[]", path.encode()) for path in prefetch]
+            paths = [ffi.new("char[]", _name(path, "a prefetch key path")) for path in prefetch]
             keep.extend(paths)
             array = ffi.new("char *[]", paths)
             keep.append(array)
@@ -1510,12 +1530,12 @@ class Context(_Owner):
         """The object whose ID has this URI form."""
         out = _out("amber_object **")
         self._before_merging_point()
-        check(lib.amber_context_object_with_uri(out, self._handle, uri.encode()))
+        check(lib.amber_context_object_with_uri(out, self._handle, _name(uri, "the URI")))
         return self._known(out[0])
 
     def delete(self, obj: "Object") -> None:
         """Marks `obj` for deletion at the next save."""
-        check(lib.amber_context_delete(self._handle, obj._handle))
+        check(lib.amber_context_delete(self._handle, _handle_of(obj, "delete")))
 
     def save(self) -> None:
         """Writes every pending change in one transaction; ValidationError lists
@@ -1763,6 +1783,7 @@ class Section(collections.namedtuple("Section", "value start count")):
 _UNITS = {None: lib.AMBER_UNIT_NONE, "year": lib.AMBER_UNIT_YEAR, "month": lib.AMBER_UNIT_MONTH, "day": lib.AMBER_UNIT_DAY}
 
 
+@checks_arguments
 class LiveQuery(_Owner):
     """The results of a fetch request, kept up to date after each save, merge
     and refresh of its context (see Context.live_query). A change costs what
@@ -1781,13 +1802,13 @@ class LiveQuery(_Owner):
                  sort: Optional[Sequence[str]], limit: Optional[int], offset: int, section_key: Optional[str],
                  section_unit: Optional[str], on_change: Optional[Callable[[list[IndexChange]], None]]) -> None:
         if section_unit not in _UNITS:
-            raise ValueError(f"section_unit: {section_unit!r} is not one of 'year', 'month', 'day'")
+            raise argument_error(f"section_unit: {section_unit!r} is not one of 'year', 'month', 'day'")
         keep: list = []
         request = context._request(entity, predicate, arguments, sort, limit, offset, keep)
         options = ffi.new("amber_live_query_options *")
         options.size = ffi.sizeof("amber_live_query_options")
         if section_key is not None:
-            key = ffi.new("char[]", section_key.encode())
+            key = ffi.new("char[]", _name(section_key, "section_key"))
             keep.append(key)
             options.section_key = key
         options.section_unit = _UNITS[section_unit]
@@ -1820,10 +1841,10 @@ class LiveQuery(_Owner):
             index += len(self)
         out = _out("amber_object **")
         if index < 0:
-            raise IndexError("live query index out of range")
+            raise IndexOutOfRangeError(lib.AMBER_E_INVALID_VALUE, "live query index out of range")
         status = lib.amber_live_query_object(out, self._handle, -1, index)
         if status == lib.AMBER_E_INVALID_VALUE:
-            raise IndexError("live query index out of range")
+            raise IndexOutOfRangeError(lib.AMBER_E_INVALID_VALUE, "live query index out of range")
         check(status)
         return self.context._known(out[0])
 
@@ -2011,9 +2032,13 @@ class Object:
             self._set(name, value)
 
     def __getitem__(self, name: str) -> Any:
+        if type(name) is not str:
+            raise _not_a_name(self, name)
         return self._get(name)
 
     def __setitem__(self, name: str, value: Any) -> None:
+        if type(name) is not str:
+            raise _not_a_name(self, name)
         self._set(name, value)
 
     def extended_keys(self) -> list[str]:
@@ -2058,6 +2083,10 @@ class Object:
 
     def __repr__(self) -> str:
         return f"<amber.Object {self._entity.name} {self.uri}>"
+
+
+def _not_a_name(owner: Object, name: Any) -> Error:
+    return argument_error(f"{owner._entity.name}: attribute names are str, not {type(name).__name__} ({name!r})")
 
 
 # The public names of Object: attributes and relationships with these names are items only.

@@ -3,6 +3,8 @@ message and origin (the entity.attribute, transformer, file or position
 the error concerns)."""
 from __future__ import annotations
 
+import functools
+import struct
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -49,6 +51,17 @@ class MisuseError(Error):
     a deleted object."""
 
 
+class ArgumentError(MisuseError, TypeError, ValueError):
+    """An argument of the wrong type or shape: an entity name that is not a
+    str, a row with too few values, columns of different lengths. The call
+    did nothing. A TypeError and a ValueError too, as Python's own checks
+    raise either."""
+
+
+class IndexOutOfRangeError(MisuseError, IndexError):
+    """An index past the end of a live query or an ordered relationship."""
+
+
 class ReservedNameError(MisuseError, AttributeError):
     """An assignment to a name of an object's own API (`book.uri = …`): an
     attribute with that name is set as an item (`book["uri"] = …`)."""
@@ -80,6 +93,37 @@ class ValueClassError(Error, TypeError, ValueError):
 def value_error(message: str) -> ValueClassError:
     """A ValueClassError for a Python value the binding cannot hand to Amber."""
     return ValueClassError(lib.AMBER_E_INVALID_VALUE, message)
+
+
+def argument_error(message: str) -> ArgumentError:
+    """An ArgumentError saying `message`."""
+    return ArgumentError(lib.AMBER_E_INVALID_VALUE, message)
+
+
+def checked_arguments(function: Callable) -> Callable:
+    """`function`, with the TypeError, ValueError, AttributeError or OverflowError Python's
+    own conversions raise on a bad argument (an int where a name goes) coming
+    out as an ArgumentError that names the call. Errors of Amber, and what
+    callbacks raised (reported through their C call), pass unchanged."""
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Error:
+            raise
+        except (TypeError, ValueError, AttributeError, OverflowError, struct.error) as error:
+            raise ArgumentError(lib.AMBER_E_INVALID_VALUE, f"{function.__qualname__}(): {error}") from error
+    return checked
+
+
+def checks_arguments(cls: type) -> type:
+    """Applies checked_arguments to every public method of `cls`."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and callable(member) and not isinstance(member, type):
+            setattr(cls, name, checked_arguments(member))
+        elif isinstance(member, (classmethod, staticmethod)) and not name.startswith("_"):
+            setattr(cls, name, type(member)(checked_arguments(member.__func__)))
+    return cls
 
 
 def placed(error: BaseException, place: str) -> Error:

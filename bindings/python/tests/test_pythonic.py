@@ -118,3 +118,50 @@ def test_attribute_names_cannot_hide_the_object_api(tmp_path):
         thing["uri"] = "changed"
         assert [t.uri for t in ctx.fetch("Thing", "SELF == %@", thing)] == [thing.uri]
         assert [t["uri"] for t in ctx.fetch("Thing", "SELF IN %@", [thing, other], sort=["uri"])] == ["changed", "other"]
+
+
+BAD_CALLS = {
+    "a predicate that is not text": lambda ctx, book: ctx.fetch("Book", 123),
+    "a sort key that is not text": lambda ctx, book: ctx.fetch("Book", sort=[3]),
+    "a limit that is not a number": lambda ctx, book: ctx.fetch("Book", limit="x"),
+    "an entity name that is not text": lambda ctx, book: ctx.insert(None),
+    "a row too short": lambda ctx, book: ctx.insert_many("Book", ["title", "pages"], [("a",)]),
+    "a column that is no sequence": lambda ctx, book: ctx.insert_columns("Book", {"title": 5}),
+    "columns of different lengths": lambda ctx, book: ctx.insert_columns("Book", {"title": ["a", "b"], "pages": [1]}),
+    "model text that is not text": lambda ctx, book: amber.Model.from_json(5),
+    "a model dict JSON cannot hold": lambda ctx, book: amber.Model.from_dict({"entities": {1, 2}}),
+    "a path that is no path": lambda ctx, book: amber.open(123, amber.Model.from_dict(MODEL)),
+    "a URI that is not text": lambda ctx, book: ctx.object(5),
+    "deleting what is no object": lambda ctx, book: ctx.delete(5),
+    "a struct field without a type": lambda ctx, book: amber.Registry().declare_struct("P", [("x",)]),
+    "a transformer name that is not text": lambda ctx, book: amber.Registry().register_transformer(5, "String", "Binary", bytes, bytes),
+    "an item name that is not text": lambda ctx, book: book[3],
+    "setting an item whose name is not text": lambda ctx, book: book.__setitem__(3, 1),
+    "a template name that is not text": lambda ctx, book: ctx.fetch_template(5),
+    "a related object that is no object": lambda ctx, book: setattr(book, "shelf", "A"),
+}
+
+
+@pytest.mark.parametrize("call", BAD_CALLS.values(), ids=BAD_CALLS.keys())
+def test_every_bad_argument_is_an_amber_error(store, call):
+    """Bad arguments raise amber.ArgumentError (also a TypeError and a
+    ValueError, as Python's own checks raise either) and change nothing."""
+    ctx = store.context()
+    book = ctx.insert("Book", title="Dune")
+    ctx.save()
+    with pytest.raises(amber.ArgumentError) as caught:
+        call(ctx, book)
+    assert isinstance(caught.value, (TypeError, ValueError)) and str(caught.value)
+    assert not ctx.has_changes and ctx.count("Book") == 1
+
+
+def test_an_index_past_the_end_of_a_live_query(store):
+    ctx = store.context()
+    ctx.insert("Book", title="Dune")
+    ctx.save()
+    query = ctx.live_query("Book")
+    assert query[0].title == "Dune" and query[-1].title == "Dune"
+    with pytest.raises(amber.IndexOutOfRangeError) as caught:
+        query[1]
+    assert isinstance(caught.value, IndexError) and isinstance(caught.value, amber.Error)
+    assert [book.title for book in query] == ["Dune"]
