@@ -59,8 +59,10 @@ let package = Package(
         .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore"],
                 path: "Sources/Amber"),
         // Puts back the host's crash signals the Swift runtime took when libamber loaded.
-        // DWARF 4, as Swift writes: valgrind cannot read a library that mixes it with clang's default 5.
-        .target(name: "AmberHostSignals", path: "Sources/AmberHostSignals", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+        // AMBER_DWARF4=1 (scripts/test.sh sets it) writes DWARF 4, as Swift does: valgrind
+        // cannot read a library that mixes it with clang's default 5.
+        .target(name: "AmberHostSignals", path: "Sources/AmberHostSignals",
+                cSettings: ProcessInfo.processInfo.environment["AMBER_DWARF4"] == "1" ? [.unsafeFlags(["-gdwarf-4"])] : []),
         .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders", "AmberHostSignals"], path: "Sources/AmberCAPI",
                 linkerSettings: installFlags),
         .executableTarget(

@@ -155,9 +155,10 @@ typedef struct amber_problem {
 } amber_problem;
 
 /** How many problems this thread's last error lists (0 for an error that
- *  lists none). A failed save lists every problem at once: validation rules,
- *  uniqueness constraints (checked in the same save: the rows are written
- *  in a transaction that is rolled back) and links. Never fails. */
+ *  lists none). A failed save lists its problems at once: validation rules,
+ *  links, and uniqueness constraints (checked in the same save: the rows are
+ *  written in a transaction that is rolled back; skipped, without waiting,
+ *  while another writer holds the store). Never fails. */
 size_t amber_last_error_problem_count(void);
 
 /** Problem `index` (from 0) of this thread's last error, or NULL if `index`

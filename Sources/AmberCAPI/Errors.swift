@@ -27,7 +27,9 @@ struct CAPIError: Error, CustomStringConvertible {
     init(_ error: AmberError) {
         let message = error.description
         switch error {
-        case .invalidModel(let problems): self.init(AMBER_E_INVALID_MODEL, message, origin: problems.first?.place ?? "")
+        case .invalidModel(let problems):
+            self.init(AMBER_E_INVALID_MODEL, message, origin: problems.first?.place ?? "")
+            self.problems = problems.map { Problem(place: $0.place, message: $0.message) }
         case .invalidJSON(let path, _): self.init(AMBER_E_INVALID_JSON, message, origin: path)
         case .unknownEntity(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
         case .unknownTransformer(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
@@ -40,7 +42,12 @@ struct CAPIError: Error, CustomStringConvertible {
         case .unknownKeyPath(let position, _): self.init(AMBER_E_NOT_FOUND, message, origin: "position \(position)")
         case .invalidSubstitution(let variable, _): self.init(AMBER_E_INVALID_PREDICATE, message, origin: "$\(variable)")
         case .unknownTemplate(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
-        case .saveFailed(let problems): self.init(AMBER_E_SAVE_FAILED, message, origin: problems.first?.place ?? "")
+        case .saveFailed(let problems):
+            self.init(AMBER_E_SAVE_FAILED, message, origin: problems.first?.place ?? "")
+            self.problems = problems.map {
+                Problem(objectURI: $0.objectID?.uriRepresentation.absoluteString ?? "", place: $0.place, rule: $0.rule.rawValue,
+                        message: $0.message)
+            }
         case .modelMismatch(let store, _): self.init(AMBER_E_MODEL_MISMATCH, message, origin: store)
         case .notAStore(let path, _): self.init(AMBER_E_NOT_A_STORE, message, origin: path)
         case .migrationFailed(let store, _): self.init(AMBER_E_MIGRATION_FAILED, message, origin: store)
@@ -55,17 +62,6 @@ struct CAPIError: Error, CustomStringConvertible {
         case .busy(let path, _): self.init(AMBER_E_BUSY, message, origin: path)
         case .computationFailed(_, let function, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: function)
         case .observerFailed(let event, _): self.init(AMBER_E_OBSERVER, message, origin: event)
-        }
-        switch error {
-        case .invalidModel(let problems):
-            self.problems = problems.map { Problem(place: $0.place, message: $0.message) }
-        case .saveFailed(let problems):
-            self.problems = problems.map {
-                Problem(objectURI: $0.objectID?.uriRepresentation.absoluteString ?? "", place: $0.place, rule: $0.rule.rawValue,
-                        message: $0.message)
-            }
-        default:
-            break
         }
     }
 

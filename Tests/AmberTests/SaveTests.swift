@@ -92,6 +92,33 @@ import Testing
         #expect(try Context(store: store).count(FetchRequest("Book")) == 3)
     }
 
+    /// The trial write settles conflicts as the save would: a row changed in
+    /// the store since it was read is still written under objectWins, so its
+    /// broken constraint is listed; and a trial never waits for a busy store.
+    @Test func theUniquenessTrialFollowsTheMergePolicy() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let seed = Context(store: store)
+        try insertBook(seed, "Dune", "Herbert")
+        try insertBook(seed, "Emma", "Austen")
+        try seed.save()
+        let context = Context(store: store)
+        context.mergePolicy = .objectWins
+        let emma = try #require(try context.fetch("Book", where: "title == 'Emma'").first)
+        let other = Context(store: store)
+        try #require(try other.fetch("Book", where: "title == 'Emma'").first).setValue(.int(300), forKey: "pages")
+        try other.save()  // emma is now a conflict for `context`
+
+        try emma.setValue("Dune", forKey: "title")
+        try emma.setValue("Herbert", forKey: "author")
+        let short = try insertBook(context, "Short", "X", pages: .int(0))
+        guard case .saveFailed(let problems) = amberError({ try context.save() }) else {
+            Issue.record("save should fail")
+            return
+        }
+        #expect(problems.map(\.rule) == [.minValue, .uniqueness])
+        #expect(problems.map(\.objectID) == [short.objectID, emma.objectID])
+    }
+
     /// Differential: the uniqueness problems a save reports alongside
     /// validation problems are exactly those it reports once the validation
     /// problems are fixed, over random saves (stored, new and changed books).

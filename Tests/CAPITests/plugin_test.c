@@ -20,10 +20,10 @@ struct Color {
     float r, g, b, a;
 };
 
-/* Loads that do not add up: `rounds` refused loads of a plugin already
- * registered, and of a library with no entry point, after as many to warm up,
- * may not grow the heap by more than a few bytes a load (each load that
- * reached dlopen used to keep 72 to 136 bytes). */
+/* Loads that do not add up: refused loads of a plugin already registered,
+ * and of a library with no entry point, after as many to warm up, may not
+ * grow the heap by more than a few bytes a load (each load that reached
+ * dlopen used to keep 72 to 136 bytes). */
 static void test_loads_do_not_add_up(amber_registry *registry, const char *plugin, const char *no_entry) {
     enum { ROUNDS = 200 };
     size_t before = 0;

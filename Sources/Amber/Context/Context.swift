@@ -383,8 +383,8 @@ public final class Context {
     /// the local values): fix the values, or refresh, and save again.
     /// When validation finds problems and the model has uniqueness
     /// constraints, the rows are still written, in a transaction that is
-    /// rolled back, so the error lists the broken constraints too: one save
-    /// reports every problem.
+    /// rolled back, so the error lists the broken constraints too (unless
+    /// another writer holds the store: the trial does not wait for it).
     ///
     /// - Throws: ``AmberError/saveFailed(_:)``; ``AmberError/busy(path:timeout:)``
     ///   if another writer held the store past the busy timeout.
@@ -432,7 +432,7 @@ public final class Context {
         }
         if !problems.isEmpty {
             // One save lists every problem: the constraints SQLite checks too, not only after the rest are fixed.
-            if model.hasUniquenessConstraints { problems += store.uniquenessProblems(writing: changes) }
+            if model.hasUniquenessConstraints { problems += store.uniquenessProblems(writing: changes, policy: mergePolicy) }
             throw .saveFailed(problems)
         }
         let written = try store.write(changes, policy: mergePolicy, from: inbox)

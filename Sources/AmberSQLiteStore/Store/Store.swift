@@ -542,16 +542,19 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// The uniqueness constraints writing `changes` would break, found by
-    /// writing them in a transaction that is always rolled back. A save that
-    /// failed validation reports these with its own problems, so one save
-    /// lists every problem. Empty when the trial cannot run to the end (the
-    /// store is busy, or a change the other problems already explain fails);
-    /// it waits for the write lock as a save does.
-    package func uniquenessProblems<Row: RowSource>(writing changes: ChangeSet<Row>) -> [SaveProblem] {
+    /// The uniqueness constraints writing `changes` under `policy` would
+    /// break, found by writing them in a transaction that is always rolled
+    /// back. A save that failed validation reports these with its own
+    /// problems, so one save lists them all. The trial does not wait for the
+    /// write lock: with another writer holding it, it finds nothing; a change
+    /// the other problems already explain may stop it early, with what it
+    /// found so far.
+    package func uniquenessProblems<Row: RowSource>(writing changes: ChangeSet<Row>, policy: MergePolicy) -> [SaveProblem] {
         do {
             return try serialized { () throws(AmberError) in
-                _ = try write(changes, StoreWriter<Row>(store: self, policy: .error), trial: true)
+                sqlite3_busy_timeout(connection.handle, 0)
+                defer { sqlite3_busy_timeout(connection.handle, Int32(clamping: connection.busyTimeout.milliseconds)) }
+                _ = try write(changes, StoreWriter<Row>(store: self, policy: policy), trial: true)
                 return []
             }
         } catch .saveFailed(let problems) {

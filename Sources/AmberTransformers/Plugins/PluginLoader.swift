@@ -86,14 +86,12 @@ struct PluginLoader {
         guard let library = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             throw refuse("cannot be loaded: " + (dlerror().map { String(cString: $0) } ?? "unknown dlopen error"))
         }
+        // Never dlclose: code of a loaded plugin may be called for the life of the
+        // process, and its initializers (Swift metadata, atexit handlers) ran already.
         dlerror()
         guard let symbol = dlsym(library, "amber_plugin_entry") else {
-            // None of its code was handed anything: it can go.
-            dlclose(library)
             throw refuse("exports no amber_plugin_entry function")
         }
-        // From here on, never dlclose: the plugin may keep the host table, and
-        // code of a loaded plugin may be called for the life of the process.
         let session = PluginSession.of(library, file: file)
         let entry = unsafeBitCast(symbol, to: amber_plugin_entry_fn.self)
         PluginReports.clear()  // what the library's constructors said explains no refusal

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Optiona
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, _slices, from_c, struct_codec, to_c
-from .errors import (Error, IndexOutOfRangeError, MisuseError, NotFoundError, ReservedNameError, UnknownNameError, argument_error,
+from .errors import (Error, IndexOutOfRangeError, MisuseError, ModelError, NotFoundError, ReservedNameError, UnknownNameError, argument_error,
                      callback_frame, check, checked_arguments, checks_arguments, keep_callback_exception, last_error, placed)
 
 _packer = RowPacker()
@@ -534,7 +534,6 @@ def _variable_capacity(input_length: int) -> int:
     return 4 * input_length + 4096
 
 
-@checks_arguments
 class Transformer(_Owner):
     """A registered transformer, called directly outside any store (from
     `Registry.transformer(name)`), with the checks a store applies on every
@@ -1006,7 +1005,11 @@ class Model(_Owner):
     def from_file(cls, path: Union[str, os.PathLike], registry: Optional[Registry] = None) -> "Model":
         """The model in the JSON file at `path` (read now, bound when first needed)."""
         with builtins.open(path, encoding="utf-8") as file:  # this module's open() opens stores
-            return cls(file.read(), registry)
+            try:
+                text = file.read()
+            except UnicodeDecodeError as error:
+                raise ModelError(lib.AMBER_E_INVALID_JSON, f"{os.fspath(path)}: not UTF-8 text ({error})", os.fspath(path)) from None
+            return cls(text, registry)
 
     @classmethod
     def from_json(cls, text: str, registry: Optional[Registry] = None) -> "Model":
@@ -2032,12 +2035,12 @@ class Object:
             self._set(name, value)
 
     def __getitem__(self, name: str) -> Any:
-        if type(name) is not str:
+        if not isinstance(name, str):
             raise _not_a_name(self, name)
         return self._get(name)
 
     def __setitem__(self, name: str, value: Any) -> None:
-        if type(name) is not str:
+        if not isinstance(name, str):
             raise _not_a_name(self, name)
         self._set(name, value)
 

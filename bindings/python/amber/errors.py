@@ -4,6 +4,7 @@ the error concerns)."""
 from __future__ import annotations
 
 import functools
+import gc
 import struct
 import threading
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ class ArgumentError(MisuseError, TypeError, ValueError):
 
 
 class IndexOutOfRangeError(MisuseError, IndexError):
-    """An index past the end of a live query or an ordered relationship."""
+    """An index past the end of a live query."""
 
 
 class ReservedNameError(MisuseError, AttributeError):
@@ -101,17 +102,18 @@ def argument_error(message: str) -> ArgumentError:
 
 
 def checked_arguments(function: Callable) -> Callable:
-    """`function`, with the TypeError, ValueError, AttributeError or OverflowError Python's
-    own conversions raise on a bad argument (an int where a name goes) coming
-    out as an ArgumentError that names the call. Errors of Amber, and what
-    callbacks raised (reported through their C call), pass unchanged."""
+    """`function`, with the TypeError, ValueError, OverflowError or
+    struct.error Python's own conversions raise on a bad argument (a str
+    where a number goes) coming out as an ArgumentError that names the call.
+    Errors of Amber, what callbacks raised (reported through their C call)
+    and text that is not UTF-8 pass unchanged."""
     @functools.wraps(function)
     def checked(*args, **kwargs):
         try:
             return function(*args, **kwargs)
-        except Error:
+        except (Error, UnicodeError):
             raise
-        except (TypeError, ValueError, AttributeError, OverflowError, struct.error) as error:
+        except (TypeError, ValueError, OverflowError, struct.error) as error:
             raise ArgumentError(lib.AMBER_E_INVALID_VALUE, f"{function.__qualname__}(): {error}") from error
     return checked
 
@@ -119,10 +121,12 @@ def checked_arguments(function: Callable) -> Callable:
 def checks_arguments(cls: type) -> type:
     """Applies checked_arguments to every public method of `cls`."""
     for name, member in list(vars(cls).items()):
-        if not name.startswith("_") and callable(member) and not isinstance(member, type):
-            setattr(cls, name, checked_arguments(member))
-        elif isinstance(member, (classmethod, staticmethod)) and not name.startswith("_"):
+        if name.startswith("_"):
+            continue
+        if isinstance(member, (classmethod, staticmethod)):  # callable since 3.10: look at these first
             setattr(cls, name, type(member)(checked_arguments(member.__func__)))
+        elif callable(member) and not isinstance(member, type):
+            setattr(cls, name, checked_arguments(member))
     return cls
 
 
@@ -267,6 +271,18 @@ def callback_frame(body: "Callable[[], None]") -> bool:
 
 def last_error() -> Error:
     """The calling thread's last C API error as an exception."""
+    # A collection while the strings are read could run a finalizer whose C call
+    # fails (a handle of another thread) and replaces the error being read.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_last_error()
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_last_error() -> Error:
     code = lib.amber_last_error_code()
     message = ffi.string(lib.amber_last_error_message()).decode("utf-8", "replace")
     origin = ffi.string(lib.amber_last_error_origin()).decode("utf-8", "replace")
