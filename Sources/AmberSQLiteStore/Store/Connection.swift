@@ -34,8 +34,14 @@ final class Connection {
         self.busyTimeout = busyTimeout
         sqlite3_extended_result_codes(db, 1)
         // Set before anything else: switching a new file to WAL already takes a lock another process may hold.
-        sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds))
+        waitsForLocks(true)
         SQLFunctions.register(on: db)
+    }
+
+    /// Whether a statement that meets another connection's lock waits up to
+    /// `busyTimeout` (true) or fails with SQLITE_BUSY at once.
+    func waitsForLocks(_ waits: Bool) {
+        sqlite3_busy_timeout(db, waits ? Int32(clamping: busyTimeout.milliseconds) : 0)
     }
 
     deinit {

@@ -552,8 +552,8 @@ public final class Store: @unchecked Sendable {
     package func uniquenessProblems<Row: RowSource>(writing changes: ChangeSet<Row>, policy: MergePolicy) -> [SaveProblem] {
         do {
             return try serialized { () throws(AmberError) in
-                sqlite3_busy_timeout(connection.handle, 0)
-                defer { sqlite3_busy_timeout(connection.handle, Int32(clamping: connection.busyTimeout.milliseconds)) }
+                connection.waitsForLocks(false)
+                defer { connection.waitsForLocks(true) }
                 _ = try write(changes, StoreWriter<Row>(store: self, policy: policy), trial: true)
                 return []
             }

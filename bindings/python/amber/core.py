@@ -40,8 +40,12 @@ def _name(value: Any, what: str) -> bytes:
     """`value`, a name (entity, attribute, class, predicate, URI), as UTF-8;
     an ArgumentError saying what it should be if it is not a str."""
     if not isinstance(value, str):
-        raise argument_error(f"{what} must be a str, not {type(value).__name__} ({value!r})")
+        raise _not_text(value, what)
     return value.encode("utf-8")
+
+
+def _not_text(value: Any, what: str) -> Error:
+    return argument_error(f"{what} must be a str, not {type(value).__name__} ({value!r})")
 
 
 def _str(pointer: Any) -> str:
@@ -1843,9 +1847,7 @@ class LiveQuery(_Owner):
         if index < 0:
             index += len(self)
         out = _out("amber_object **")
-        if index < 0:
-            raise IndexOutOfRangeError(lib.AMBER_E_INVALID_VALUE, "live query index out of range")
-        status = lib.amber_live_query_object(out, self._handle, -1, index)
+        status = lib.amber_live_query_object(out, self._handle, -1, index) if index >= 0 else lib.AMBER_E_INVALID_VALUE
         if status == lib.AMBER_E_INVALID_VALUE:
             raise IndexOutOfRangeError(lib.AMBER_E_INVALID_VALUE, "live query index out of range")
         check(status)
@@ -2036,12 +2038,12 @@ class Object:
 
     def __getitem__(self, name: str) -> Any:
         if not isinstance(name, str):
-            raise _not_a_name(self, name)
+            raise _not_text(name, f"{self._entity.name}: an attribute name")
         return self._get(name)
 
     def __setitem__(self, name: str, value: Any) -> None:
         if not isinstance(name, str):
-            raise _not_a_name(self, name)
+            raise _not_text(name, f"{self._entity.name}: an attribute name")
         self._set(name, value)
 
     def extended_keys(self) -> list[str]:
@@ -2087,9 +2089,6 @@ class Object:
     def __repr__(self) -> str:
         return f"<amber.Object {self._entity.name} {self.uri}>"
 
-
-def _not_a_name(owner: Object, name: Any) -> Error:
-    return argument_error(f"{owner._entity.name}: attribute names are str, not {type(name).__name__} ({name!r})")
 
 
 # The public names of Object: attributes and relationships with these names are items only.
