@@ -212,7 +212,7 @@ enum {
     AMBER_VALUE_STRING = 5,    /**< v.text: UTF-8 bytes and their count */
     AMBER_VALUE_BINARY = 6,    /**< v.bytes */
     AMBER_VALUE_DATE = 7,      /**< v.date: seconds since 1970-01-01 UTC, from year 1 to year 9999 (others, and NaN, are refused); kept as seconds since 2001, exact to the microsecond (one moving the origin would change by more is refused) */
-    AMBER_VALUE_DECIMAL = 8,   /**< v.text: the number in decimal text ("12.99"), exact up to 38 significant digits (more is refused) */
+    AMBER_VALUE_DECIMAL = 8,   /**< v.text: the number in decimal text ("12.90"), exact up to 38 significant digits (more is refused); read back with the scale it was written with */
     AMBER_VALUE_UUID = 9,      /**< v.uuid: 16 bytes */
     AMBER_VALUE_URI = 10,      /**< v.text */
     AMBER_VALUE_OBJECT_ID = 11, /**< v.text: an object ID's URI form */

@@ -81,7 +81,7 @@ expect "Inserted 12 sample books" cli demo --store "$work/books.amber"
 expect "notes (stored compressed, then sealed with AES-256-GCM)" cli demo --store "$work/books.amber"
 # The two-context part toggles an import each run: a third run adds a book, a fourth removes it again.
 expect "a fetch finds Ficciones" cli demo --store "$work/books.amber"
-expect "price: read 10.5, stored 9.9, here 10.5; rating: read 4.5, stored 4.5, here 4.2" cli demo --store "$work/books.amber"
+expect "price: read 10.50, stored 9.90, here 10.50; rating: read 4.5, stored 4.5, here 4.2" cli demo --store "$work/books.amber"
 # The reader's live query by publish month follows the import through its merge.
 expect "Ficciones joined June 1944, row 1" cli demo --store "$work/books.amber"
 expect "section June 1944 removed" cli demo --store "$work/books.amber"

@@ -124,11 +124,7 @@ struct TwoContexts {
 
     /// "L'Étranger — price 9.90, rating 4.2".
     private func describe(_ book: ManagedObject) throws -> String {
-        var price = "\(try book.value(forKey: "price"))"
-        if case .decimal(let amount) = try book.value(forKey: "price") {
-            price = amount.formatted(.number.precision(.fractionLength(2)).locale(Locale(identifier: "en_US_POSIX")))
-        }
-        return "L'Étranger — price \(price), rating \(try book.value(forKey: "rating"))"
+        return "L'Étranger — price \(try book.value(forKey: "price")), rating \(try book.value(forKey: "rating"))"
     }
 
     /// Runs the import on a thread of its own and waits: the price of
@@ -143,8 +139,8 @@ struct TwoContexts {
             result.outcome = Result { () throws(AmberError) in
                 let importer = Context(store: store)
                 guard let book = try importer.fetch("Book", where: "title == %@", "L'Étranger").first else { return ("?", "nothing else") }
-                let price = try book.value(forKey: "price") == .decimal(Decimal(string: "10.50") ?? 0) ? "9.90" : "10.50"
-                try book.setValue(.decimal(Decimal(string: price) ?? 0), forKey: "price")
+                let price = try book.value(forKey: "price").description == "10.50" ? "9.90" : "10.50"
+                try book.setValue(.decimal(try Value.decimal(parsing: price)), forKey: "price")
                 var extra = "removed Ficciones"
                 if let added = try importer.fetch("Book", where: "title == 'Ficciones'").first {
                     try importer.delete(added)
@@ -258,7 +254,7 @@ enum BooksSample {
             try book.setObject(writer, for: writtenBy)
             let values: [Value] = [
                 .string(title), .date(try Date("\(date)T12:00:00Z", strategy: .iso8601)),
-                Decimal(string: price).map(Value.decimal) ?? .null, .int(pages), .string(language), .double(rating),
+                ScaledDecimal(price).map(Value.decimal) ?? .null, .int(pages), .string(language), .double(rating),
                 .uuid(UUID()),
                 try colorClass.value(["r": .float(rgb.0), "g": .float(rgb.1), "b": .float(rgb.2), "a": .float(1)]),
                 .string("Read in \(language == "en" ? "English" : "translation"); \(pages) pages. My copy is a gift from a friend."),
@@ -298,10 +294,7 @@ enum BooksSample {
     static func line(for book: ManagedObject) throws -> String {
         let title = display(try book.value(forKey: "title"))
         let author = display(try book.object(forKey: "author")?.value(forKey: "name") ?? .null)
-        var price = display(try book.value(forKey: "price"))
-        if case .decimal(let amount) = try book.value(forKey: "price") {
-            price = amount.formatted(.number.precision(.fractionLength(2)).locale(Locale(identifier: "en_US_POSIX")))
-        }
+        let price = display(try book.value(forKey: "price"))
         let cover = hex(try book.value(forKey: "coverColor"))
         return "\(title) — \(author)\(price.isEmpty ? "" : " — \(price)")\(cover.isEmpty ? "" : " — cover \(cover)")"
     }

@@ -19,6 +19,7 @@ import Testing
                 Attribute.double("ratio")
                 Attribute.float("weight")
                 Attribute.date("when")
+                Attribute.decimal("price")
                 Attribute.string("name")
                 Attribute.binary("blob")
                 Attribute.transformable("archived")
@@ -45,6 +46,27 @@ import Testing
         default: Double(Int64(random.next() % 3_000_000_000)) + Double(bitPattern: random.next() >> 12 | 0x3FF0_0000_0000_0000) - 1
         }
         return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Decimal text as people and Python's `str(Decimal)` write it: any sign,
+    /// leading and trailing zeros, a point or none, an exponent or none; now
+    /// and then more significant digits than a decimal holds.
+    static func decimalText(_ random: inout SplitMix64) -> String {
+        func digits(_ limit: UInt64) -> String {
+            String((0..<Int(random.next() % limit)).map { _ in "0123456789".randomElement(using: &random) ?? "0" })
+        }
+        let sign = ["", "-", "+"][Int(random.next() % 3)]
+        var whole = digits(24), fraction = digits(24)
+        if whole.isEmpty && fraction.isEmpty { whole = "0" }
+        if random.next() % 4 == 0 { fraction += String(repeating: "0", count: Int(random.next() % 5)) }
+        let point = fraction.isEmpty ? (random.next() % 2 == 0 ? "." : "") : "." + fraction
+        let exponent = random.next() % 3 == 0 ? ["e", "E"][Int(random.next() % 2)] + String(Int(random.next() % 81) - 40) : ""
+        return sign + whole + point + exponent
+    }
+
+    /// Significant digits of decimal text (leading and trailing zeros aside): more than 38 must be refused.
+    static func significantDigits(_ text: String) -> Int {
+        text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber).drop { $0 == "0" }.reversed().drop { $0 == "0" }.count
     }
 
     /// A plist-like value: numbers of every kind, dates, one-key dictionaries that look like JSON's forms.
@@ -87,6 +109,7 @@ import Testing
             }
         }
         switch value {
+        case .string(let text) where attribute == "price": return significantDigits(text) > 38
         case .double(let d): return d.isNaN && attribute != "scratch"
         case .float(let f): return f.isNaN
         case .date(let d): return outOfRange(d)
@@ -118,19 +141,25 @@ import Testing
                     ("ratio", .double(Self.double(&random))),
                     ("weight", .float(Float(bitPattern: UInt32(truncatingIfNeeded: random.next())))),
                     ("when", .date(Self.date(&random))),
+                    ("price", .string(Self.decimalText(&random))),
                     ("name", .string(String(repeating: "é😀\u{0}", count: Int(random.next() % 3)))),
                     ("blob", .binary(Data((0..<Int(random.next() % 5)).map { _ in UInt8(truncatingIfNeeded: random.next()) }))),
                     ("archived", Self.plist(&random)),
                     ("json", Self.plist(&random, depth: 1).containerOrNull),
                 ]
-                for (name, value) in candidates {
-                    let error = amberError { try object.setValue(value, forKey: name) }
-                    if Self.mustRefuse(value, for: name) {
+                for (name, written) in candidates {
+                    var value = written
+                    let error = amberError {
+                        // Decimal text is parsed as the C API and Python parse it.
+                        if name == "price", case .string(let text) = written { value = .decimal(try Value.decimal(parsing: text)) }
+                        try object.setValue(value, forKey: name)
+                    }
+                    if Self.mustRefuse(written, for: name) {
                         guard case .invalidValue(let place, _, _)? = error else {
                             Issue.record("Sample.\(name) = \(value) was not refused: \(String(describing: error))")
                             continue
                         }
-                        #expect(place == "Sample.\(name)")
+                        #expect(place == (name == "price" ? "decimal text" : "Sample.\(name)"))
                         refusals += 1
                     } else if let error {
                         Issue.record("Sample.\(name) = \(value) was refused: \(error)")
@@ -154,6 +183,67 @@ import Testing
                 #expect(back.isIdentical(to: stored), "Sample.\(name): set \(value), read \(back)")
             }
         }
+    }
+
+    @Test("decimals keep the exponent they were written with; text that is not exactly a decimal is refused")
+    func decimalsKeepTheirScale() throws {
+        for (text, canonical) in [("12.30", "12.30"), ("-0.00", "-0.00"), ("1.2e3", "1.2E+3"), ("12E+2", "1.2E+3"),
+                                  ("0.0000001", "0.0000001"), ("1E-7", "0.0000001"), ("+007.50", "7.50"), (".5", "0.5"),
+                                  ("5.", "5"), ("0e5", "0E+5"), ("1200", "1200"), ("-1.000e-2", "-0.01000")] {
+            #expect(try Value.decimal(parsing: text).description == canonical, "\(text)")
+        }
+        for text in [" 12.5", "12.5 ", "1e", "e5", ".", "", "NaN", "1.5x", "1e-129", "1e128", "1e99999999999", "--1", "1_000",
+                     String(repeating: "9", count: 39)] {
+            #expect(amberError { _ = try Value.decimal(parsing: text) } != nil, "\(text)")
+        }
+        #expect(try Value.decimal(parsing: "12.30") != Value.decimal(parsing: "12.3"), "equal numbers written differently are different values")
+        #expect(Value.decimal(Decimal(string: "12.30") ?? 0).description == "12.3", "a Decimal has no scale to keep")
+        var random = SplitMix64(seed: 5)
+        for _ in 0..<5_000 {
+            let text = Self.decimalText(&random)
+            guard Self.significantDigits(text) <= 38 else {
+                #expect(ScaledDecimal(text) == nil, "\(text)")
+                continue
+            }
+            let decimal = try #require(ScaledDecimal(text), "\(text)")
+            #expect(decimal.number == Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), "\(text)")
+            #expect(ScaledDecimal(decimal.description) == decimal, "\(text) → \(decimal)")
+            // The scale as written: fraction digits less the exponent.
+            let mantissa = text.prefix { $0 != "e" && $0 != "E" }
+            let fraction = mantissa.firstIndex(of: ".").map { mantissa.distance(from: $0, to: mantissa.endIndex) - 1 } ?? 0
+            let exponent = mantissa.count < text.count ? Int(text.dropFirst(mantissa.count + 1)) ?? 0 : 0
+            let scale = fraction - exponent
+            if scale >= 0 {
+                let written = decimal.description.split(separator: ".", omittingEmptySubsequences: false)
+                #expect(!decimal.description.contains("E") && (written.count == 2 ? written[1].count : 0) == scale, "\(text) → \(decimal)")
+            } else {
+                #expect(decimal.description.contains("E+"), "\(text) → \(decimal)")
+            }
+        }
+    }
+
+    @Test("stored decimals read back with their scale, compare as numbers in predicates and sort by value")
+    func storedDecimalsKeepTheirScale() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("decimals.amber").path
+        let written = ["12.30", "12.3", "9.900", "1.2E+3", "-0.00", "100"]
+        do {
+            let context = Context(store: try Store(path: path, model: try Self.model()))
+            for (seq, text) in written.enumerated() {
+                let object = try context.insert("Sample")
+                try object.setValue(.int(Int64(seq)), forKey: "seq")
+                try object.setValue(.decimal(try Value.decimal(parsing: text)), forKey: "price")
+            }
+            try context.save()
+        }
+        let context = Context(store: try Store(path: path, model: try Self.model()))
+        let back = try context.fetch("Sample", sortedBy: [.ascending("seq")]).map { try $0.value(forKey: "price").description }
+        #expect(back == written.map { try? Value.decimal(parsing: $0).description })
+        let matched = try context.fetch("Sample", where: "price == 12.3").map { try $0.value(forKey: "seq") }
+        #expect(Set(matched) == [.int(0), .int(1)])
+        let sorted = try context.fetch("Sample", sortedBy: [.ascending("price"), .ascending("seq")]).map { try $0.value(forKey: "seq") }
+        #expect(sorted == [.int(4), .int(2), .int(0), .int(1), .int(5), .int(3)])
     }
 
     @Test("plist values cross the C API's JSON form exactly, or are refused; the form's text is strict")

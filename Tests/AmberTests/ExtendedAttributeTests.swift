@@ -419,7 +419,7 @@ import Testing
             ("flag == YES", [], { $0.values["flag"] == .bool(true) }),
             ("flag == NO", [], { $0.values["flag"] == .bool(false) }),
             ("cost > %@", [.decimal(Decimal(string: "10.5") ?? 0)], {
-                if case .decimal(let d)? = $0.values["cost"] { d > Decimal(string: "10.5") ?? 0 } else { false } }),
+                if case .decimal(let d)? = $0.values["cost"] { d.number > Decimal(string: "10.5") ?? 0 } else { false } }),
             ("code == %@", [.uuid(Self.codes[1])], { $0.values["code"] == .uuid(Self.codes[1]) }),
             ("mixed == 5", [], { $0.values["mixed"] == .int(5) }),
             ("mixed == '5'", [], { $0.values["mixed"] == .string("5") }),

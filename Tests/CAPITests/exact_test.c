@@ -182,6 +182,74 @@ static void test_transformer_with_null_data(void) {
     OK(amber_registry_free(registry));
 }
 
+/* Decimals keep the scale they were written with through save and reopen;
+ * `==` compares their numbers; text that is not exactly a decimal is refused
+ * naming the attribute. */
+static void test_decimal_scale(const char *path) {
+    static const char json[] = "{\"entities\": [{\"name\": \"Price\", \"attributes\": ["
+                               "{\"name\": \"amount\", \"type\": \"decimal\"}]}]}";
+    static const char *written[] = {"12.30", "-0.00", "1.2E+3", "+007.50", "1E-7", "12.3"};
+    static const char *canonical[] = {"12.30", "-0.00", "1.2E+3", "7.50", "0.0000001", "12.3"};
+    enum { COUNT = sizeof written / sizeof *written };
+    amber_model *model = NULL;
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    amber_entity *price = NULL;
+    amber_attribute *amount = NULL;
+    remove(path);
+    OK(amber_model_from_json(&model, json, sizeof json - 1, NULL));
+    OK(amber_model_entity(&price, model, "Price"));
+    OK(amber_entity_attribute(&amount, price, "amount"));
+    OK(amber_store_open(&store, path, model));
+    OK(amber_context_new(&context, store));
+    for (size_t i = 0; i < COUNT; i++) {
+        amber_object *object = NULL;
+        amber_value value = text(written[i]);
+        value.type = AMBER_VALUE_DECIMAL;
+        OK(amber_context_insert(&object, context, price));
+        OK(amber_object_set(object, amount, &value));
+        if (i == 0) {
+            amber_value spaced = text(" 12.5");
+            spaced.type = AMBER_VALUE_DECIMAL;
+            FAILS(amber_object_set(object, amount, &spaced), AMBER_E_INVALID_VALUE, "Price.amount");
+        }
+    }
+    OK(amber_context_save(context));
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+
+    OK(amber_store_open(&store, path, model));
+    OK(amber_context_new(&context, store));
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Price";
+    amber_object **objects = NULL;
+    size_t count = 0;
+    OK(amber_context_fetch(&objects, &count, context, &request));
+    CHECK(count == COUNT);
+    int found[COUNT] = {0};
+    for (size_t i = 0; i < count; i++) {
+        amber_value got;
+        OK(amber_object_get(&got, objects[i], amount));
+        CHECK(got.type == AMBER_VALUE_DECIMAL);
+        for (size_t k = 0; k < COUNT; k++)
+            if (got.v.text.length == strlen(canonical[k]) && memcmp(got.v.text.data, canonical[k], got.v.text.length) == 0) found[k]++;
+        amber_value_release(&got);
+    }
+    for (size_t k = 0; k < COUNT; k++) {
+        if (found[k] != 1) fprintf(stderr, "decimal %s read back %d times\n", canonical[k], found[k]);
+        CHECK(found[k] == 1);
+    }
+    amber_free(objects);
+    int64_t matches = 0;
+    request.predicate = "amount == 12.3";
+    OK(amber_context_count(&matches, context, &request));
+    CHECK(matches == 2);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+    remove(path);
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "exact.amber";
     remove(path);
@@ -266,5 +334,8 @@ int main(int argc, char **argv) {
     OK(amber_store_close(store));
     OK(amber_model_free(model));
     test_transformer_with_null_data();
+    char decimals[4096];
+    snprintf(decimals, sizeof decimals, "%s-decimals", path);
+    test_decimal_scale(decimals);
     return report();
 }

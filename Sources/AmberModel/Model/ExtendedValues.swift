@@ -154,7 +154,7 @@ package enum ExtendedValues {
     package static func comparable(_ value: Value) -> Value? {
         switch value {
         case .null, .bool, .int, .string: value
-        case .decimal(let number): .double(NSDecimalNumber(decimal: number).doubleValue)
+        case .decimal: value.numericDouble.map(Value.double)
         case .double(let number): comparable(number)
         case .float(let number): comparable(Double(number))
         case .date(let date): comparable(date.timeIntervalSinceReferenceDate)
@@ -181,7 +181,7 @@ package enum ExtendedValues {
         case .date(let date): return (number(date.timeIntervalSinceReferenceDate), typed("date", date.timeIntervalSinceReferenceDate))
         case .decimal(let number):
             // Compared as a number, as modelled decimals are ordered; read back from the digits in its type.
-            return (.double(NSDecimalNumber(decimal: number).doubleValue), .string("decimal:" + number.description))
+            return (value.numericDouble.map(JSONValue.double) ?? .null, .string("decimal:" + number.description))
         case .uuid(let uuid): return (.string(uuid.uuidString), .string("uuid"))
         case .uri(let uri): return (.string(uri.absoluteString), .string("uri"))
         case .binary(let bytes): return (.string(bytes.base64EncodedString()), .string("binary"))
@@ -274,7 +274,7 @@ package enum ExtendedValues {
             case .int, .double: true
             default: false
             }
-            guard let digits = exact.flatMap(ValueFormat.parseDecimal), standIn else {
+            guard let digits = exact.flatMap(ScaledDecimal.init), standIn else {
                 throw Malformed(message: "the type \"\(entry)\" holds no decimal")
             }
             return .decimal(digits)

@@ -419,10 +419,10 @@ struct JSONReader {
     private static func value(_ json: JSONValue, as type: AttributeType) -> Value? {
         switch (type, json) {
         case (.integer16, .int(let i)), (.integer32, .int(let i)), (.integer64, .int(let i)): return .int(i)
-        case (.decimal, .string(let s)): return ValueFormat.parseDecimal(s).map(Value.decimal)
+        case (.decimal, .string(let s)): return ScaledDecimal(s).map(Value.decimal)
         case (.decimal, .int(let i)): return .decimal(Decimal(i))
         // Through the shortest text of the double, so 12.99 stays 12.99.
-        case (.decimal, .double(let d)): return ValueFormat.parseDecimal(String(d)).map(Value.decimal)
+        case (.decimal, .double(let d)): return ScaledDecimal(String(d)).map(Value.decimal)
         case (.double, .int(let i)): return .double(Double(i))
         case (.double, .double(let d)): return .double(d)
         case (.float, .int(let i)): return .float(Float(i))

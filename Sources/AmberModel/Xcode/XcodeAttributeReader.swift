@@ -154,7 +154,7 @@ struct XcodeAttributeReader {
             // In the width's range, so the error has the line rather than coming at bind.
             (Int64(trimmed) ?? Double(trimmed).flatMap { Int64(exactly: $0) })
                 .filter { type.integerRange?.contains($0) ?? true }.map(Value.int)
-        case .decimal: ValueFormat.parseDecimal(trimmed).map(Value.decimal)
+        case .decimal: ScaledDecimal(trimmed).map(Value.decimal)
         case .double: Double(trimmed).filter(\.isFinite).map(Value.double)
         case .float: Float(trimmed).filter(\.isFinite).map(Value.float)
         case .boolean: ["YES": true, "NO": false, "true": true, "false": false, "1": true, "0": false][trimmed].map(Value.bool)

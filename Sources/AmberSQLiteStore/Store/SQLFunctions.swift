@@ -20,6 +20,7 @@ enum SQLFunctions {
         sqlite3_create_function_v2(db, "amber_extended", 2, flags, nil, extendedKeyFunction, nil, nil, nil)
         // Derived attributes' triggers; the clock is read per call, so it is not deterministic.
         sqlite3_create_function_v2(db, "amber_case", 2, flags, nil, caseFunction, nil, nil, nil)
+        sqlite3_create_function_v2(db, "amber_decimal", 1, flags, nil, decimalFunction, nil, nil, nil)
         sqlite3_create_function_v2(db, "amber_now", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, nil, nowFunction, nil, nil, nil)
     }
 
@@ -126,6 +127,19 @@ private let caseFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
     }
     let string = String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(textArg))), as: UTF8.self)
     resultText(context, sqlite3_value_int64(args[1]) == 0 ? string.lowercased() : string.uppercased())
+}
+
+/// amber_decimal(text): a stored decimal as its number alone (`12.30` → `12.3`),
+/// so `==` and `IN` compare numbers while the column keeps the written scale.
+/// NULL stays NULL; text that is not a decimal is returned as it is.
+private let decimalFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, _, args in
+    guard let args, let textArg = args[0], sqlite3_value_type(textArg) != SQLITE_NULL, let text = sqlite3_value_text(textArg) else {
+        sqlite3_result_null(context)
+        return
+    }
+    let string = String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(textArg))), as: UTF8.self)
+    resultText(context, ScaledDecimal(string).map { $0.number.description } ?? string)
 }
 
 /// amber_now(): the time as Amber stores dates (seconds since 2001-01-01 UTC).

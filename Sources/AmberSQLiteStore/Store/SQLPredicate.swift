@@ -154,8 +154,8 @@ struct PredicateCompiler {
         case .in:
             let items = try listItems(c.rhs, "IN")
             guard !items.isEmpty else { return SQLFragment(sql: "0") }
-            var l = try operand(c.lhs, as: nil)
-            var fragments = try items.map { (item) throws(AmberError) in try operand(item, as: lhsType) }
+            var l = numberOnly(try operand(c.lhs, as: nil))
+            var fragments = try items.map { (item) throws(AmberError) in numberOnly(try operand(item, as: lhsType)) }
             if !c.options.isEmpty {
                 l = wrapFold(l, c.options)
                 fragments = fragments.map { wrapFold($0, c.options) }
@@ -192,7 +192,7 @@ struct PredicateCompiler {
             (l, r) = (wrapFold(l, c.options), wrapFold(r, c.options))
         }
         let isOrdering = c.op != .equal && c.op != .notEqual
-        if isOrdering { (l, r) = (numeric(l), numeric(r)) }
+        (l, r) = isOrdering ? (numeric(l), numeric(r)) : (numberOnly(l), numberOnly(r))
         // `IS NOT` keeps objects whose value is nil in a != result, as comparing objects in memory would.
         let sqlOperator = c.op == .notEqual ? "IS NOT" : c.op == .equal ? "=" : c.op.rawValue
         return SQLFragment(sql: "\(l.sql) \(sqlOperator) \(r.sql)", bindings: l.bindings + r.bindings)
@@ -547,7 +547,7 @@ struct PredicateCompiler {
             guard let type, type != .objectID else { return SQLFragment(sql: "?", bindings: [value]) }
             var candidate = value
             // A literal like 12.99 means the decimal 12.99, not its binary approximation.
-            if type == .decimal, case .double(let d) = value, let decimal = ValueFormat.parseDecimal(String(d)) {
+            if type == .decimal, case .double(let d) = value, let decimal = ScaledDecimal(String(d)) {
                 candidate = .decimal(decimal)
             }
             do throws(AmberError) {
@@ -606,10 +606,19 @@ struct PredicateCompiler {
     private func numeric(_ fragment: SQLFragment) -> SQLFragment {
         guard fragment.type == .decimal else { return fragment }
         if fragment.sql == "?", case .decimal(let d) = fragment.bindings.first {
-            return SQLFragment(sql: "?", bindings: [.double(NSDecimalNumber(decimal: d).doubleValue)])
+            return SQLFragment(sql: "?", bindings: [.double(NSDecimalNumber(decimal: d.number).doubleValue)])
         }
         return SQLFragment(sql: "CAST(\(fragment.sql) AS REAL)", bindings: fragment.bindings, name: fragment.name)
     }
+    /// Decimals are stored with their written scale; equality compares the numbers alone (12.30 == 12.3), exactly.
+    private func numberOnly(_ fragment: SQLFragment) -> SQLFragment {
+        guard fragment.type == .decimal else { return fragment }
+        if fragment.sql == "?", case .decimal(let d) = fragment.bindings.first {
+            return SQLFragment(sql: "?", bindings: [.string(d.number.description)], type: .decimal)
+        }
+        return SQLFragment(sql: "amber_decimal(\(fragment.sql))", bindings: fragment.bindings, type: .decimal, name: fragment.name)
+    }
+
     /// The SQL of a sort key: an attribute, or one reached through to-one relationships.
     func sortTerm(_ key: String) throws(AmberError) -> SQLFragment {
         let target: Target

@@ -268,7 +268,7 @@ final class TableMapping {
             }
         case .decimal, .uri:
             let text = statement.string(index)
-            let parsed = type == .decimal ? ValueFormat.parseDecimal(text).map(Value.decimal) : Value.exactURI(text).map(Value.uri)
+            let parsed = type == .decimal ? ScaledDecimal(text).map(Value.decimal) : Value.exactURI(text).map(Value.uri)
             guard let parsed else { throw corrupt("\"\(text)\"") }
             cell.payload = UInt64(boxes.count)
             cell.kind = .boxed

@@ -23,9 +23,10 @@ public enum Value: Sendable, Hashable {
     case binary(Data)
     /// A point in time, kept with the full precision of `Date`.
     case date(Date)
-    /// A base-10 number; never converted through `Double`, so no digit is lost.
+    /// A base-10 number with the exponent it was written with (`12.30` stays
+    /// `12.30`); never converted through `Double`, so no digit is lost.
     // Indirect: keeps every Value 17 bytes, so slot arrays stay compact and cheap to copy.
-    indirect case decimal(Decimal)
+    indirect case decimal(ScaledDecimal)
     /// A 128-bit UUID (stored as its 16 bytes).
     case uuid(UUID)
     /// A URI.
@@ -93,6 +94,10 @@ public enum Value: Sendable, Hashable {
         default: self == other
         }
     }
+
+    /// A decimal value of `number` as `Decimal` keeps it (trailing zeros
+    /// dropped); use ``decimal(_:)-swift.enum.case`` with a ``ScaledDecimal`` to keep a scale.
+    public static func decimal(_ number: Decimal) -> Value { .decimal(ScaledDecimal(number)) }
 
     /// Whether this is ``null``.
     public var isNull: Bool {
@@ -178,34 +183,5 @@ package enum ValueFormat {
     /// Parses ISO 8601 as ``DateText/parse(_:)`` does: a date, optionally a time, fraction and offset.
     package static func parseISO8601(_ text: String) -> Date? {
         DateText.parse(text)
-    }
-
-    /// Parses a decimal number strictly: `[+-]digits[.digits][(e|E)[+-]digits]`, nothing else.
-    /// (`Decimal(string:)` alone accepts "1.5x" as 1.5.)
-    package static func parseDecimal(_ text: String) -> Decimal? {
-        var bytes = Substring(text.trimmingCharacters(in: .whitespaces)).utf8[...]
-        func digits() -> Int {
-            let count = bytes.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
-            bytes = bytes.dropFirst(count)
-            return count
-        }
-        if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-        var mantissaDigits = digits()
-        if bytes.first == UInt8(ascii: ".") {
-            bytes = bytes.dropFirst()
-            mantissaDigits += digits()
-        }
-        guard mantissaDigits > 0 else { return nil }
-        // Decimal holds 38 significant digits; more would be rounded silently, so refuse them.
-        let mantissa = text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber)
-        let significant = mantissa.drop { $0 == "0" }.reversed().drop { $0 == "0" }.count
-        guard significant <= 38 else { return nil }
-        if let e = bytes.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
-            bytes = bytes.dropFirst()
-            if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-            guard digits() > 0 else { return nil }
-        }
-        guard bytes.isEmpty else { return nil }
-        return Decimal(string: text.trimmingCharacters(in: .whitespaces), locale: Locale(identifier: "en_US_POSIX"))
     }
 }

@@ -10,9 +10,9 @@ package enum ValueOrder {
         case (.int(let x), .int(let y)): return order(x, y)
         case (.date(let x), .date(let y)): return order(x, y)
         case (.string(let x), .string(let y)): return order(x, y)
-        case (.decimal(let x), .decimal(let y)): return order(x, y)
-        case (.decimal(let x), .int(let y)): return order(x, Decimal(y))
-        case (.int(let x), .decimal(let y)): return order(Decimal(x), y)
+        case (.decimal(let x), .decimal(let y)): return order(x.number, y.number)
+        case (.decimal(let x), .int(let y)): return order(x.number, Decimal(y))
+        case (.int(let x), .decimal(let y)): return order(Decimal(x), y.number)
         default:
             guard let x = a.numericDouble, let y = b.numericDouble else { return nil }
             return order(x, y)
@@ -27,7 +27,7 @@ extension Value {
         case .int(let i): Double(i)
         case .double(let d): d
         case .float(let f): Double(f)
-        case .decimal(let d): NSDecimalNumber(decimal: d).doubleValue
+        case .decimal(let d): NSDecimalNumber(decimal: d.number).doubleValue
         default: nil
         }
     }

@@ -1,11 +1,12 @@
 import Foundation
 
 extension Value {
-    /// Parses decimal text strictly (`"12.99"`, `"-1e3"`); the whole text must be the number.
+    /// Parses decimal text strictly (`"12.90"`, `"-1e3"`), keeping its scale;
+    /// the whole text must be the number (see ``ScaledDecimal/init(_:)-(String)``).
     ///
     /// - Throws: ``AmberError/invalidValue(place:expected:given:)``.
-    public static func decimal(parsing text: String) throws(AmberError) -> Decimal {
-        guard let decimal = ValueFormat.parseDecimal(text) else {
+    public static func decimal(parsing text: String) throws(AmberError) -> ScaledDecimal {
+        guard let decimal = ScaledDecimal(text) else {
             throw .invalidValue(place: "decimal text", expected: "a decimal number", given: "\"\(text)\"")
         }
         return decimal

@@ -36,8 +36,11 @@ scalars = st.none() | st.booleans() | ints | floats | st.text(max_size=6) | st.b
 plists = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3)
                       | st.dictionaries(st.integers(0, 3), inner, min_size=1, max_size=2)
                       | st.tuples(inner, inner), max_leaves=8)
+# Any sign, up to 38 digits (leading and trailing zeros too) and any written exponent a decimal holds.
 decimals = st.decimals(allow_nan=False, allow_infinity=False, places=None).filter(
-    lambda d: len(d.as_tuple().digits) <= 38 and -100 < d.as_tuple().exponent < 100)
+    lambda d: len(d.as_tuple().digits) <= 38 and -100 < d.as_tuple().exponent < 100) | st.builds(
+    lambda sign, digits, exponent: Decimal((sign, tuple(digits), exponent)),
+    st.integers(0, 1), st.lists(st.integers(0, 9), min_size=1, max_size=38), st.integers(-128, 100))
 
 
 def _date_kept(value: datetime) -> bool:
@@ -153,7 +156,19 @@ def test_decimals_read_back_with_their_digits(tmp_path_factory, value):
     with amber.open(path) as store:
         with store.context() as ctx:
             back = ctx.fetch("Sample")[0].price
-            assert back == value
+            assert _same(back, value), (value, back)  # the digits and the exponent: 12.30 stays 12.30
+            assert ctx.count("Sample", "price == %@", value) == 1  # == compares numbers: 12.3 finds 12.30
+
+
+def test_decimals_that_cannot_be_kept_exactly_are_refused(tmp_path):
+    with amber.open(tmp_path / "d.amber", amber.Model.from_dict(MODEL)) as store:
+        with store.context() as ctx:
+            obj = ctx.insert("Sample", seq=0)
+            for bad in [Decimal("1" * 39), Decimal("1E-129"), Decimal("1E+200"), Decimal("NaN"), Decimal("-Infinity")]:
+                with pytest.raises(amber.ValueClassError, match="Sample.price"):
+                    obj.price = bad
+            obj.price = Decimal("-0.00")
+            assert str(obj.price) == "-0.00"
 
 
 def test_the_reported_changes_are_gone(tmp_path):
