@@ -228,8 +228,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("decimals.amber").path
         let written = ["12.30", "12.3", "9.900", "1.2E+3", "-0.00", "100"]
+        let model = try Model(ModelDescription {
+            EntityDescription("Sample") {
+                Attribute.integer64("seq")
+                Attribute.decimal("price")
+            }
+        })
         do {
-            let context = Context(store: try Store(path: path, model: try Self.model()))
+            let context = Context(store: try Store(path: path, model: model))
             for (seq, text) in written.enumerated() {
                 let object = try context.insert("Sample")
                 try object.setValue(.int(Int64(seq)), forKey: "seq")
@@ -237,9 +243,12 @@ import Testing
             }
             try context.save()
         }
-        let context = Context(store: try Store(path: path, model: try Self.model()))
+        let context = Context(store: try Store(path: path, model: model))
         let back = try context.fetch("Sample", sortedBy: [.ascending("seq")]).map { try $0.value(forKey: "price").description }
         #expect(back == written.map { try? Value.decimal(parsing: $0).description })
+        let sample = try context.insert("Sample")
+        let nan = amberError { try sample.setValue(.decimal(Decimal.nan), forKey: "price") }
+        #expect(nan?.description.contains("Sample.price") == true && nan?.description.contains("NaN") == true)
         let matched = try context.fetch("Sample", where: "price == 12.3").map { try $0.value(forKey: "seq") }
         #expect(Set(matched) == [.int(0), .int(1)])
         let sorted = try context.fetch("Sample", sortedBy: [.ascending("price"), .ascending("seq")]).map { try $0.value(forKey: "seq") }

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Testing
 @testable import Amber
@@ -11,13 +12,111 @@ import Testing
     @Test func deeplyNestedOrHugePredicatesAreRefused() throws {
         let context = Context(store: try Store.inMemory(model: try booksModel()))
         let nots = String(repeating: "NOT ", count: 100_000) + "title == 'a'"
-        #expect(amberError { _ = try context.fetch("Book", where: nots) }?.description.contains("nested more than 100 levels deep") == true)
+        #expect(amberError { _ = try context.fetch("Book", where: nots) }?.description.contains("nested more than 20 levels deep") == true)
         let parentheses = String(repeating: "(", count: 100_000) + "title == 'a'" + String(repeating: ")", count: 100_000)
-        #expect(amberError { _ = try context.fetch("Book", where: parentheses) }?.description.contains("nested more than 100") == true)
+        #expect(amberError { _ = try context.fetch("Book", where: parentheses) }?.description.contains("nested more than 20") == true)
         let terms = Array(repeating: "title == 'a'", count: 100_000).joined(separator: " AND ")
         #expect(amberError { _ = try context.fetch("Book", where: terms) }?.description.contains("more than 1000 comparisons") == true)
         let fine = Array(repeating: "title == 'a'", count: 500).joined(separator: " OR ")
         #expect(try context.fetch("Book", where: fine).isEmpty)
+        // Lists nest under the same limit as parentheses (40,000 braces overflowed the stack).
+        let braces = "pages IN " + String(repeating: "{", count: 40_000) + "1" + String(repeating: "}", count: 40_000)
+        let braceError = amberError { _ = try context.fetch("Book", where: braces) }
+        #expect(braceError?.description.contains("nested more than 20 levels deep") == true, "\(String(describing: braceError))")
+        if case .invalidPredicate(let position, _)? = braceError { #expect(position == 29, "the 20th brace (the comparison is level 1)") }
+    }
+
+    @Test("the deepest predicates the parser allows compile to SQL that SQLite parses, and agree with a plain evaluation")
+    func deepestPredicatesRun() throws {
+        let context = Context(store: try Store.inMemory(model: try booksModel()))
+        for pages in 1...5 { try insertBook(context, "T\(pages)", "A", pages: .int(Int64(pages))) }
+        try context.save()
+        // A long flat chain innermost: true for every book, 900 comparisons.
+        let chain = (0..<900).map { _ in "pages != 7" }.joined(separator: " AND ")
+        typealias Shape = (wrap: (String) -> String, holds: (Int, Bool) -> Bool)
+        let shapes: [Shape] = [
+            ({ "NOT (\($0))" }, { _, inner in !inner }),
+            ({ "(\($0))" }, { _, inner in inner }),
+            ({ "NOT \($0)" }, { _, inner in !inner }),
+            ({ "pages == 1 OR (pages == 2 AND NOT (\($0)))" }, { p, inner in p == 1 || (p == 2 && !inner) }),
+            ({ "NOT (pages IN {1, 2} AND (\($0)))" }, { p, inner in !([1, 2].contains(p) && inner) }),
+        ]
+        for (index, shape) in shapes.enumerated() {
+            var text = chain, deepest = chain
+            var holds: (Int) -> Bool = { _ in true }, deepestHolds = holds
+            while (try? FetchPredicate(text)) != nil {
+                (deepest, deepestHolds) = (text, holds)
+                let inner = holds
+                text = shape.wrap(text)
+                holds = { p in shape.holds(p, inner(p)) }
+            }
+            let found = try context.fetch("Book", where: deepest).map { try $0.value(forKey: "pages") }
+            #expect(Set(found) == Set((1...5).filter(deepestHolds).map { Value.int(Int64($0)) }), "shape \(index)")
+        }
+    }
+
+    @Test("the longest AND and OR chains the parser allows run in SQLite, and agree with a plain filter")
+    func longestChainsRun() throws {
+        let context = Context(store: try Store.inMemory(model: try booksModel()))
+        for pages in 1...40 {
+            try insertBook(context, "T\(pages)", "A", pages: .int(Int64(pages)))
+        }
+        try context.save()
+        let count = PredicateParser.maximumComparisons
+        let anded = (0..<count).map { "pages != \($0 % 20 + 1)" }.joined(separator: " AND ")
+        let ored = (0..<count).map { "pages == \($0 % 30 + 11)" }.joined(separator: " OR ")
+        let pages = { (objects: [ManagedObject]) in Set(try objects.map { try $0.value(forKey: "pages") }) }
+        #expect(try pages(context.fetch("Book", where: anded)) == Set((21...40).map { Value.int(Int64($0)) }))
+        #expect(try pages(context.fetch("Book", where: ored)) == Set((11...40).map { Value.int(Int64($0)) }))
+        let shorter = (1..<count).map { "pages != \($0 % 20 + 1)" }.joined(separator: " AND ")
+        #expect(try context.count(FetchRequest("Book", predicate: FetchPredicate("(\(shorter)) OR pages == 1"))) == 21)
+    }
+
+    @Test("10,000 distinct predicates: the statement cache stays within its capacity and memory stays bounded")
+    func distinctPredicatesKeepMemoryBounded() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let context = Context(store: store)
+        for pages in 1...5 { try insertBook(context, "T\(pages)", "A", pages: .int(Int64(pages))) }
+        try context.save()
+        var allocatedAfterWarmUp = 0
+        for variant in 0..<10_000 {
+            // Each (NOT count, list length) pair is a new SQL text; constants are bound, so only shape makes one.
+            // NOTs, the list and the comparison stay within the 20 levels allowed.
+            let (nots, length) = (variant % 19, variant / 19 % 100 + 1)
+            let extra = String(repeating: " OR pages == 99", count: variant / 1_900)
+            let list = (0..<length).map { String($0 % 7) }.joined(separator: ", ")
+            let text = String(repeating: "NOT ", count: nots) + "pages IN {\(list)}\(extra)"
+            let found = try context.count(FetchRequest("Book", predicate: FetchPredicate(text)))
+            let inList = min(length - 1, 5)  // pages 1...5 against 0...6
+            #expect(found == (nots % 2 == 0 ? inList : 5 - inList), "\(text)")
+            #expect(store.connection.cachedStatementCount <= Connection.cacheCapacity)
+            if variant == 999 { allocatedAfterWarmUp = residentBytes() }
+        }
+        let growth = residentBytes() - allocatedAfterWarmUp
+        // Unbounded, 3,000 list lengths took 788 MB.
+        #expect(growth < 48 << 20, "resident memory grew by \(growth) bytes over 9,000 new predicates")
+        // A statement a caller holds outlives its eviction: a fetch iterating one still works.
+        #expect(try context.fetch("Book", sortedBy: [.ascending("pages")]).count == 5)
+    }
+
+    @Test("a value SQLite refuses to bind fails the save naming the reason, and stores nothing (it stored NULL)")
+    func refusedBindingsFailTheSave() throws {
+        let store = try Store.inMemory(model: try Model(ModelDescription {
+            EntityDescription("Blob") { Attribute.binary("bytes"); Attribute.string("text") }
+        }))
+        // SQLite's length limit, lowered on this connection: a test cannot allocate 1 GB.
+        sqlite3_limit(store.connection.handle, SQLITE_LIMIT_LENGTH, 1_000)
+        let context = Context(store: store)
+        for key in ["bytes", "text"] {
+            let object = try context.insert("Blob")
+            try object.setValue(key == "bytes" ? .binary(Data(count: 5_000)) : .string(String(repeating: "x", count: 5_000)), forKey: key)
+            let error = amberError { try context.save() }
+            #expect(error?.description.contains("too big") == true, "\(String(describing: error))")
+            try context.delete(object)
+            try context.save()
+        }
+        sqlite3_limit(store.connection.handle, SQLITE_LIMIT_LENGTH, 1_000_000_000)
+        #expect(try Context(store: store).count(FetchRequest("Blob")) == 0)
     }
 
     @Test func nestedStructsAreLaidOutOnceAndCapped() throws {
@@ -86,4 +185,10 @@ import Testing
         }
         #expect(try model("ColorToData").versionHash != model("Other").versionHash)
     }
+}
+
+/// This process's resident memory, from /proc/self/statm (Linux).
+func residentBytes() -> Int {
+    let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
+    return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
 }

@@ -20,13 +20,15 @@ struct PredicateParser {
     private var index = 0
     private let arguments: [Value]
     private var nextArgument = 0
-    /// Nesting (NOT, parentheses) and comparisons so far: parsing and compiling
+    /// Nesting (NOT, parentheses, lists) and comparisons so far: parsing and compiling
     /// recurse, so hostile text must not be able to exhaust the stack.
     private var depth = 0
     private var comparisons = 0
     /// Each `$VARIABLE` met, with its position, in text order.
     private(set) var variables: [(name: String, position: Int)] = []
-    static let maximumDepth = 100
+    /// SQLite's parser keeps a stack of 100 entries, and each level here
+    /// compiles to a few of them (`NOT`, a parenthesis, a list, a join).
+    static let maximumDepth = 20
     static let maximumComparisons = 1000
 
     init(_ text: String, arguments: [Value]) {
@@ -65,9 +67,8 @@ struct PredicateParser {
 
     private mutating func parseUnary() throws(AmberError) -> PredicateNode {
         skipSpace()
-        depth += 1
+        try enter()
         defer { depth -= 1 }
-        guard depth <= Self.maximumDepth else { throw fail("nested more than \(Self.maximumDepth) levels deep") }
         if try acceptWord("NOT") { return .not(try parseUnary()) }
         if peek("!") && !peek("!=") {
             index += 1
@@ -143,6 +144,12 @@ struct PredicateParser {
         return options
     }
 
+    /// One level deeper (NOT, a parenthesis, a list): the one limit on nesting. The caller undoes it.
+    private mutating func enter() throws(AmberError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw fail("nested more than \(Self.maximumDepth) levels deep") }
+    }
+
     private mutating func parseOperand() throws(AmberError) -> Operand {
         skipSpace()
         let position = index + 1
@@ -163,6 +170,8 @@ struct PredicateParser {
             return .value(try parseNumber(), position: position)
         }
         if c == "{" {
+            try enter()
+            defer { depth -= 1 }
             index += 1
             var items: [Operand] = []
             skipSpace()

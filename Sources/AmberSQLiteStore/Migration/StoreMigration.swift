@@ -73,8 +73,9 @@ struct StoreMigration {
         var problems: [String] = []
         try connection.execute("PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON;")
         defer { try? connection.execute("PRAGMA legacy_alter_table = OFF; PRAGMA foreign_keys = ON;") }
-        connection.registerReencoding(reencoder)
-        defer { connection.registerReencoding(nil) }
+        try connection.registerReencoding(reencoder)
+        // Removal failing only keeps the function (and its reencoder) until the connection closes.
+        defer { try? connection.registerReencoding(nil) }
         try connection.execute("BEGIN IMMEDIATE")
         do throws(AmberError) {
             // Another connection may have migrated the store while this one waited for the write lock.
@@ -129,7 +130,6 @@ struct StoreMigration {
     private func moveOldTablesAside() throws(AmberError) {
         for table in sourceTables {
             let indexes = try connection.uncachedStatement("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name = ?")
-            defer { indexes.finalize() }
             indexes.bind(0, table)
             var names: [String] = []
             while try indexes.step() { names.append(indexes.string(0)) }
@@ -159,11 +159,9 @@ struct StoreMigration {
             let highest = try connection.uncachedStatement(
                 "SELECT max(coalesce((SELECT max(_pk) FROM \(oldTable(of: old))), 0), "
                     + "coalesce((SELECT CAST(value AS INTEGER) FROM \(metadataTable) WHERE key = ?), 0))")
-            defer { highest.finalize() }
             highest.bind(0, oldName)
             let key = try highest.step() ? highest.int64(0) : 0
             let write = try connection.uncachedStatement("INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)")
-            defer { write.finalize() }
             write.bind(0, name)
             write.bind(1, String(key))
             try write.run()
@@ -232,7 +230,6 @@ struct StoreMigration {
         let from = "FROM \(oldTable(of: sourceRoot)) WHERE _entity IN (\(kept.joined(separator: ", ")))"
         let total = try count("SELECT count(*) \(from)")
         let insert = try connection.uncachedStatement("INSERT INTO \(table.table) (\(names.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(from)")
-        defer { insert.finalize() }
         for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: insert) }
         do throws(AmberError) {
             try insert.run()
@@ -318,7 +315,6 @@ struct StoreMigration {
                                problems: inout [String]) throws(AmberError)
     {
         let check = try connection.uncachedStatement("SELECT _pk FROM \(oldTable(of: old)) WHERE \(sourceRows(of: old)) AND (\(expression)) IS NULL LIMIT 1")
-        defer { check.finalize() }
         for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: check) }
         if try check.step() {
             problems.append("\(place): required, but object \(objectID(member, check.int64(0))) would have no value (give the attribute a default)")
@@ -407,7 +403,6 @@ struct StoreMigration {
     /// Links into rows that are no longer there (their entity was removed).
     private func danglingLinks() throws(AmberError) -> [String] {
         let check = try connection.uncachedStatement("PRAGMA foreign_key_check")
-        defer { check.finalize() }
         var problems: [String] = []
         while try check.step(), problems.count < 20 {
             problems.append("\(check.string(0)) row \(check.int64(1)): links to a \(check.string(2)) object the migration would remove")
@@ -424,7 +419,6 @@ struct StoreMigration {
                          "model": source.description.jsonText()])
         let text = (try? JSONSerialization.data(withJSONObject: versions, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         let update = try connection.uncachedStatement("INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)")
-        defer { update.finalize() }
         for (key, value) in [("model", destination.description.jsonText()), ("model_hash", destination.versionHash), ("model_history", text)] {
             update.bind(0, key)
             update.bind(1, value)
@@ -444,19 +438,16 @@ struct StoreMigration {
     /// The key of the first row of source entity `entity`'s table matching `condition`.
     private func firstRow(of entity: Entity, where condition: String) throws(AmberError) -> Int64? {
         let query = try connection.uncachedStatement("SELECT _pk FROM \(oldTable(of: entity)) WHERE \(condition) ORDER BY _pk LIMIT 1")
-        defer { query.finalize() }
         return try query.step() ? query.int64(0) : nil
     }
 
     private func count(_ sql: String) throws(AmberError) -> Int {
         let query = try connection.uncachedStatement(sql)
-        defer { query.finalize() }
         return try query.step() ? Int(query.int64(0)) : 0
     }
 
     private func strings(_ sql: String) throws(AmberError) -> [String] {
         let query = try connection.uncachedStatement(sql)
-        defer { query.finalize() }
         var result: [String] = []
         while try query.step() { result.append(query.string(0)) }
         return result

@@ -13,7 +13,12 @@ final class Connection {
     private let db: OpaquePointer
     /// The database handle, for registering functions.
     var handle: OpaquePointer { db }
-    private var cache: [String: Statement] = [:]
+    /// Prepared statements by SQL text, with the tick of their last use.
+    /// Predicates with constants inlined in lists make every text new, so the
+    /// cache is bounded: past `cacheCapacity` the least recently used half goes.
+    private var cache: [String: (statement: Statement, used: Int)] = [:]
+    private var tick = 0
+    static let cacheCapacity = 256
     /// The file, for errors.
     private let path: String
     /// How long a statement waits for another connection's lock before SQLite gives up with SQLITE_BUSY.
@@ -35,7 +40,11 @@ final class Connection {
         sqlite3_extended_result_codes(db, 1)
         // Set before anything else: switching a new file to WAL already takes a lock another process may hold.
         waitsForLocks(true)
-        SQLFunctions.register(on: db)
+        let registered = SQLFunctions.register(on: db)
+        guard registered == SQLITE_OK else {
+            sqlite3_close_v2(db)
+            throw .sqlite(code: registered, message: "cannot register Amber's SQL functions on \(path)")
+        }
     }
 
     /// Whether a statement that meets another connection's lock waits up to
@@ -45,7 +54,8 @@ final class Connection {
     }
 
     deinit {
-        for statement in cache.values { statement.finalize() }
+        // Statements finalize as they go; one a caller still holds is finalized by close_v2's deferral.
+        cache.removeAll()
         sqlite3_close_v2(db)
     }
 
@@ -63,17 +73,31 @@ final class Connection {
     /// A cached prepared statement for `sql`, reset and with no bindings.
     func statement(_ sql: String) throws(AmberError) -> Statement {
         statementCount &+= 1
+        tick &+= 1
         if let cached = cache[sql] {
-            cached.reset()
-            return cached
+            cache[sql]?.used = tick
+            cached.statement.reset()
+            return cached.statement
         }
         var handle: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
         guard rc == SQLITE_OK, let handle else { throw error(rc) }
         let statement = Statement(handle, connection: self)
-        cache[sql] = statement
+        if cache.count >= Self.cacheCapacity { evictLeastRecentlyUsed() }
+        cache[sql] = (statement, tick)
         return statement
     }
+
+    /// Drops the least recently used half of the cache (amortized: one sort per
+    /// `cacheCapacity / 2` new statements). A dropped statement a caller still
+    /// holds lives on until the caller lets it go.
+    private func evictLeastRecentlyUsed() {
+        let cutoff = cache.values.map(\.used).sorted()[cache.count / 2]
+        cache = cache.filter { $0.value.used >= cutoff }
+    }
+
+    /// Statements in the cache now: tests check it stays bounded.
+    var cachedStatementCount: Int { cache.count }
 
     /// A prepared statement for `sql` that is not cached, for statements run
     /// once (a migration's): the caller finalizes it.
@@ -134,20 +158,49 @@ final class Statement {
     let handle: OpaquePointer
     private unowned let connection: Connection
 
+    /// The first binding SQLite refused since the last reset (a value over its
+    /// length limit): the next step throws it rather than run with NULL there.
+    private var bindFailure: Int32 = SQLITE_OK
+
     init(_ handle: OpaquePointer, connection: Connection) {
         self.handle = handle
         self.connection = connection
     }
 
-    func finalize() { sqlite3_finalize(handle) }
+    deinit { sqlite3_finalize(handle) }
 
     func reset() {
+        // reset repeats the last step's error, which that step already threw.
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        bindFailure = SQLITE_OK
+    }
+
+    /// Resets for a run that binds every parameter again: cheaper than
+    /// ``reset()``, which also clears the bindings (the write loop's case).
+    func rewind() {
+        sqlite3_reset(handle)
+        bindFailure = SQLITE_OK
+    }
+
+    /// Steps once and returns SQLite's result code; a refused binding's code
+    /// instead, without stepping (``error(_:)`` words either).
+    func stepCode() -> Int32 {
+        bindFailure == SQLITE_OK ? sqlite3_step(handle) : bindFailure
+    }
+
+    /// The error for a result code ``stepCode()`` returned: a refused binding
+    /// is not the connection's last error, so it is worded from its code.
+    func error(_ rc: Int32) -> AmberError {
+        if bindFailure != SQLITE_OK {
+            return connection.error(rc, message: "a value could not be bound: \(String(cString: sqlite3_errstr(rc)))")
+        }
+        return connection.error(rc)
     }
 
     /// Steps once: true for a row, false when done.
     func step() throws(AmberError) -> Bool {
+        guard bindFailure == SQLITE_OK else { throw error(bindFailure) }
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -163,24 +216,26 @@ final class Statement {
 
     // MARK: Binding (index is 0-based)
 
-    func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index + 1) }
-    func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(handle, index + 1, value) }
-    func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index + 1, value) }
+    private func check(_ rc: Int32) {
+        if rc != SQLITE_OK, bindFailure == SQLITE_OK { bindFailure = rc }
+    }
+    func bindNull(_ index: Int32) { check(sqlite3_bind_null(handle, index + 1)) }
+    func bind(_ index: Int32, _ value: Int64) { check(sqlite3_bind_int64(handle, index + 1, value)) }
+    func bind(_ index: Int32, _ value: Double) { check(sqlite3_bind_double(handle, index + 1, value)) }
     func bind(_ index: Int32, _ value: String) {
         var copy = value
-        _ = copy.withUTF8 { utf8 in
+        copy.withUTF8 { utf8 in
             utf8.withMemoryRebound(to: CChar.self) { text in
-                if let base = text.baseAddress {
-                    sqlite3_bind_text(handle, index + 1, base, Int32(text.count), sqliteTransient)
-                } else {
-                    sqlite3_bind_text(handle, index + 1, "", 0, nil)
-                }
+                guard let base = text.baseAddress else { return check(sqlite3_bind_text(handle, index + 1, "", 0, nil)) }
+                // The 64-bit length: SQLite checks it against its limit instead of Int32 trapping.
+                check(sqlite3_bind_text64(handle, index + 1, base, sqlite3_uint64(text.count), sqliteTransient, UInt8(SQLITE_UTF8)))
             }
         }
     }
     func bind(_ index: Int32, bytes: UnsafeRawBufferPointer) {
         // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
-        sqlite3_bind_blob(handle, index + 1, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), sqliteTransient)
+        check(sqlite3_bind_blob64(handle, index + 1, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(bytes.count),
+                                  sqliteTransient))
     }
 
     // MARK: Reading (index is 0-based)

@@ -6,22 +6,29 @@ import Foundation
 
 /// SQL functions Amber's compiled predicates call, registered on every
 /// connection. Any other SQLite tool can still read the store; only
-/// predicates with [c]/[d], MATCHES or extended attributes need these
+/// predicates with [c]/[d], MATCHES, extended attributes or `==` on a
+/// decimal need these
 /// (`amber_extended(_extra, 'key')` is `json_extract(_extra, '$.key')`).
 enum SQLFunctions {
     /// Bits of the `flags` argument: the predicate's `[c]` and `[d]`.
     static let caseInsensitive = ComparisonOptions.caseInsensitive.rawValue
     static let diacriticInsensitive = ComparisonOptions.diacriticInsensitive.rawValue
 
-    static func register(on db: OpaquePointer) {
-        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-        sqlite3_create_function_v2(db, "amber_fold", 2, flags, nil, foldFunction, nil, nil, nil)
-        sqlite3_create_function_v2(db, "amber_matches", 3, flags, nil, matchesFunction, nil, nil, nil)
-        sqlite3_create_function_v2(db, "amber_extended", 2, flags, nil, extendedKeyFunction, nil, nil, nil)
-        // Derived attributes' triggers; the clock is read per call, so it is not deterministic.
-        sqlite3_create_function_v2(db, "amber_case", 2, flags, nil, caseFunction, nil, nil, nil)
-        sqlite3_create_function_v2(db, "amber_decimal", 1, flags, nil, decimalFunction, nil, nil, nil)
-        sqlite3_create_function_v2(db, "amber_now", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, nil, nowFunction, nil, nil, nil)
+    /// Registers every function; returns the first failing result code, or SQLITE_OK.
+    static func register(on db: OpaquePointer) -> Int32 {
+        typealias Function = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+        let pure = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+        let functions: [(String, Int32, Int32, Function)] = [
+            ("amber_fold", 2, pure, foldFunction), ("amber_matches", 3, pure, matchesFunction),
+            ("amber_extended", 2, pure, extendedKeyFunction), ("amber_decimal", 1, pure, decimalFunction),
+            // Derived attributes' triggers; the clock is read per call, so it is not deterministic.
+            ("amber_case", 2, pure, caseFunction), ("amber_now", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, nowFunction),
+        ]
+        for (name, arity, flags, function) in functions {
+            let rc = sqlite3_create_function_v2(db, name, arity, flags, nil, function, nil, nil, nil)
+            if rc != SQLITE_OK { return rc }
+        }
+        return SQLITE_OK
     }
 
     /// Folds `text` for comparison: lower case with flag 1, without diacritics with flag 2.
@@ -65,13 +72,24 @@ private let foldFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
 
 extension Connection {
     /// Registers `amber_reencode(value, key, column)` for `reencoder`'s
-    /// columns, or removes it (nil). The caller keeps the reencoder alive meanwhile.
-    func registerReencoding(_ reencoder: Reencoder?) {
-        let box = reencoder.map { Unmanaged.passUnretained($0).toOpaque() }
+    /// columns, or removes it (nil). SQLite holds a reference to the
+    /// reencoder until the function is replaced or the connection closes, so
+    /// a removal that fails (a statement still running) leaves nothing dangling.
+    func registerReencoding(_ reencoder: Reencoder?) throws(AmberError) {
+        let box = reencoder.map { Unmanaged.passRetained($0).toOpaque() }
         // Direct only: a trigger or view in the file cannot call it.
-        sqlite3_create_function_v2(handle, "amber_reencode", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, box,
-                                   reencoder == nil ? nil : reencodeFunction, nil, nil, nil)
+        let rc = sqlite3_create_function_v2(handle, "amber_reencode", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, box,
+                                            reencoder == nil ? nil : reencodeFunction, nil, nil, box == nil ? nil : releaseReencoder)
+        guard rc == SQLITE_OK else {
+            // On failure SQLite has already called the destructor (releasing the box).
+            throw error(rc, message: "cannot register amber_reencode: \(String(cString: sqlite3_errstr(rc)))")
+        }
     }
+}
+
+/// Releases the reencoder SQLite held for amber_reencode.
+private let releaseReencoder: @convention(c) (UnsafeMutableRawPointer?) -> Void = { box in
+    if let box { Unmanaged<Reencoder>.fromOpaque(box).release() }
 }
 
 /// amber_reencode(value, key, column): see ``Reencoder``. NULL stays NULL.

@@ -66,7 +66,8 @@ struct PredicateCompiler {
         case .not(let inner):
             let fragment = try compile(inner)
             // NULL-safe: NOT over a comparison with a NULL column is true, as in Core Data.
-            return SQLFragment(sql: "NOT coalesce((\(fragment.sql)), 0)", bindings: fragment.bindings)
+            // (`IS NOT 1` nests one level in SQLite's parser where `NOT coalesce(…)` took two.)
+            return SQLFragment(sql: "(\(fragment.sql)) IS NOT 1", bindings: fragment.bindings)
         case .and(let a, let b):
             return try join(a, "AND", b)
         case .or(let a, let b):
@@ -76,8 +77,9 @@ struct PredicateCompiler {
         }
     }
 
-    /// `a AND b AND c …` as one flat list: the parser builds left-deep chains,
-    /// and nesting them in SQL would hit SQLite's parser depth limit.
+    /// `a AND b AND c …` as a balanced tree: the parser builds left-deep chains,
+    /// and SQLite parses a flat chain left-deep too, so a long one would pass
+    /// its expression depth limit (1000); balanced, 1000 terms nest 10 deep.
     private func join(_ a: PredicateNode, _ word: String, _ b: PredicateNode) throws(AmberError) -> SQLFragment {
         var operands = [b]
         var left = a
@@ -99,7 +101,13 @@ struct PredicateCompiler {
             sql.append("(\(fragment.sql))")
             bindings += fragment.bindings
         }
-        return SQLFragment(sql: sql.joined(separator: " \(word) "), bindings: bindings)
+        // Halving keeps the terms (and so the bindings) in order.
+        func balanced(_ terms: ArraySlice<String>) -> String {
+            guard terms.count > 2 else { return terms.joined(separator: " \(word) ") }
+            let middle = terms.startIndex + terms.count / 2
+            return "(\(balanced(terms[..<middle]))) \(word) (\(balanced(terms[middle...])))"
+        }
+        return SQLFragment(sql: balanced(sql[...]), bindings: bindings)
     }
 
     private func compile(_ c: Comparison) throws(AmberError) -> SQLFragment {

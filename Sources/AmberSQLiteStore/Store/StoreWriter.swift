@@ -361,14 +361,14 @@ final class StoreWriter<Row: RowSource> {
     /// Runs one row's statement. A constraint violation becomes a problem
     /// (false); any other error ends the save (throws).
     private func run(_ statement: Statement, for object: Row, problems: inout [SaveProblem]) throws(AmberError) -> Bool {
-        defer { sqlite3_reset(statement.handle) }
-        let rc = sqlite3_step(statement.handle)
+        defer { statement.rewind() }
+        let rc = statement.stepCode()
         if rc == SQLITE_DONE { return true }
-        if rc == sqliteConstraintUnique, case .sqlite(_, let message) = store.connection.error(rc) {
+        if rc == sqliteConstraintUnique, case .sqlite(_, let message) = statement.error(rc) {
             problems.append(uniquenessProblem(object, sqliteMessage: message))
             return false
         }
-        throw store.connection.error(rc)
+        throw statement.error(rc)
     }
 
     /// Names the constraint from SQLite's "UNIQUE constraint failed: Book.title, Book.author"

@@ -82,7 +82,9 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
                 throw reject(" (out of range \(integerRange.map { "\($0.lowerBound)...\($0.upperBound)" } ?? ""))")
             }
             return value
-        case (.decimal, .decimal):
+        case (.decimal, .decimal(let d)):
+            // Only a Decimal made in Swift can be NaN; its text would not read back.
+            if d.number.isNaN { throw reject(" (NaN)") }
             return value
         case (.decimal, .int(let i)):
             return .decimal(Decimal(i))

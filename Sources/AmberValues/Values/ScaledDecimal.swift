@@ -8,9 +8,9 @@ import Foundation
 /// as Python's `Decimal` keeps them apart. Ordering and predicates compare
 /// ``number``.
 ///
-/// Limits (Foundation's `Decimal`): at most 38 significant digits and a
-/// written exponent between -128 and 127; anything else is refused, never
-/// rounded.
+/// Limits (Foundation's `Decimal`): at most 38 significant digits and an
+/// exponent of the last written digit (-2 for `12.30`, 2 for `12E+2`)
+/// between -128 and 127; anything else is refused, never rounded.
 public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
     /// The number's value.
     public let number: Decimal
@@ -28,8 +28,7 @@ public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses `[+-]digits[.digits][(e|E)[+-]digits]` strictly: the whole text
-    /// must be the number (no spaces), with at most 38 significant digits and
-    /// a written exponent between -128 and 127. Returns nil otherwise.
+    /// must be the number (no spaces), within the limits above. Returns nil otherwise.
     public init?(_ text: String) {
         guard let parts = Parts(text),
               let number = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !number.isNaN
@@ -38,7 +37,7 @@ public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
         self.description = parts.canonicalText
     }
 
-    /// The pieces of decimal text: sign, significant digits and written exponent.
+    /// The pieces of decimal text: sign, digits and the exponent of the last one.
     private struct Parts {
         var negative = false
         var digits = ""
@@ -69,9 +68,10 @@ public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
                 bytes = bytes.dropFirst()
                 let negativeExponent = sign()
                 let exponentDigits = run()
-                // Five digits are ample for the range below and keep Int from overflowing.
-                guard !exponentDigits.isEmpty, exponentDigits.count <= 5,
-                      let magnitude = Int(String(decoding: exponentDigits, as: UTF8.self)) else { return nil }
+                // Five significant digits are ample for the range below and keep Int from overflowing.
+                let significantExponent = exponentDigits.drop { $0 == UInt8(ascii: "0") }
+                guard !exponentDigits.isEmpty, significantExponent.count <= 5 else { return nil }
+                let magnitude = Int(String(decoding: significantExponent, as: UTF8.self)) ?? 0
                 written = negativeExponent ? -magnitude : magnitude
             }
             guard bytes.isEmpty else { return nil }
