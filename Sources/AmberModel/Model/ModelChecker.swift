@@ -54,7 +54,7 @@ enum ModelChecker {
         let hierarchy = Hierarchy(model, problems: &problems)
         for (index, entity) in hierarchy.effective.enumerated() {
             if let issue = Identifier.problem(entity.name, kind: "entity") {
-                problems.append(ModelProblem(place: entity.name.isEmpty ? "entity" : entity.name, message: issue))
+                problems.append(ModelProblem(place: entity.name.isEmpty ? "entity" : Identifier.shown(entity.name), message: issue))
             } else if entity.name.lowercased().hasPrefix("sqlite_") {
                 problems.append(ModelProblem(place: entity.name, message: "entity names starting with sqlite_ are reserved"))
             }
@@ -85,7 +85,7 @@ enum ModelChecker {
         var plans = [AttributePlan](repeating: AttributePlan(), count: entity.attributes.count)
         var seen: Set<String> = []
         for (index, attribute) in entity.attributes.enumerated() {
-            let place = "\(entity.name).\(attribute.name)"
+            let place = "\(Identifier.shown(entity.name)).\(Identifier.shown(attribute.name))"
             if let issue = Identifier.problem(attribute.name, kind: "attribute") {
                 problems.append(ModelProblem(place: place, message: issue))
             }
@@ -190,6 +190,11 @@ enum ModelChecker {
             }
         }
         let rules = attribute.validation
+        for (label, written) in [("default value", attribute.defaultValue), ("minValue", rules.minValue), ("maxValue", rules.maxValue)] {
+            if let written, !JSONReader.readsBack(written, as: type) {
+                problem("\(label): \(written) cannot be written into the model file and read back as the same \(type)")
+            }
+        }
         for (label, bound) in [("minValue", rules.minValue), ("maxValue", rules.maxValue)] {
             guard let bound else { continue }
             guard type.isNumeric || type == .date else {

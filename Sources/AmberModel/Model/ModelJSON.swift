@@ -284,7 +284,8 @@ extension JSONValue {
         case .float(let f): self = f.isFinite ? .double(Double(f)) : .string(String(f))
         case .string(let s): self = .string(s)
         case .binary(let d): self = .string(d.base64EncodedString())
-        case .date(let d): self = .string(ValueFormat.iso8601(d))
+        // A date ISO 8601 cannot write (a bound beyond the years 1 to 9999) is seconds since 1970.
+        case .date(let d): self = DateText.format(d).map(JSONValue.string) ?? .double(d.timeIntervalSince1970)
         case .decimal(let d): self = .string(d.description)
         case .uuid(let u): self = .string(u.uuidString)
         case .uri(let u): self = .string(u.absoluteString)
@@ -416,6 +417,21 @@ struct JSONReader {
         return value
     }
 
+    private static let nonFinite: [String: Double] = ["inf": .infinity, "-inf": -.infinity, "nan": .nan]
+
+    /// Whether `value`, written into a model file for an attribute of `type`
+    /// (a default or a bound), reads back as the same value of that type: a
+    /// model that binds must reopen from its own JSON. A value its type
+    /// refuses anyway counts as reading back (that refusal is its problem).
+    static func readsBack(_ value: Value, as type: AttributeType) -> Bool {
+        guard type != .transformable, type != .undefined,
+              let written = try? type.coerce(value, place: "", storing: false) else { return true }
+        guard let back = Self.value(JSONValue(value), as: type),
+              let read = try? type.coerce(back, place: "", storing: false)
+        else { return false }
+        return read.isIdentical(to: written)
+    }
+
     private static func value(_ json: JSONValue, as type: AttributeType) -> Value? {
         switch (type, json) {
         case (.integer16, .int(let i)), (.integer32, .int(let i)), (.integer64, .int(let i)): return .int(i)
@@ -425,6 +441,9 @@ struct JSONReader {
         case (.decimal, .double(let d)): return ScaledDecimal(String(d)).map(Value.decimal)
         case (.double, .int(let i)): return .double(Double(i))
         case (.double, .double(let d)): return .double(d)
+        // JSON has no infinity or NaN: they are written as Swift prints them.
+        case (.double, .string(let s)): return nonFinite[s].map(Value.double)
+        case (.float, .string(let s)): return nonFinite[s].map { .float(Float($0)) }
         case (.float, .int(let i)): return .float(Float(i))
         // A double beyond a Float's range would become infinity.
         case (.float, .double(let d)): return Float(d).isFinite ? .float(Float(d)) : nil

@@ -190,7 +190,11 @@ enum PropertyListArchive {
                 return .float(Float(bitPattern: bits))
             case .string: return .string(try string())
             case .binary: return .binary(Data(try take(try count())))
-            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64())))
+            case .date:
+                // The encoder writes only dates every binding reads; another (NaN, year 506713) is damage, not a value.
+                let date = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64()))
+                if let problem = DateText.problem(date) { throw fail(problem) }
+                return .date(date)
             case .uuid:
                 let b = Array(try take(16))
                 return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],

@@ -9,6 +9,10 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
     case integer16, integer32, integer64, decimal, double, float, string, boolean, date, binary, uuid, uri
     case transformable, undefined, objectID
 
+    /// The most bytes a stored string or binary value may have: SQLite's
+    /// default length limit (SQLITE_MAX_LENGTH), refused at set rather than at save.
+    package static let maximumStoredLength = 1_000_000_000
+
     public var description: String { rawValue }
 
     /// Core Data's spelling ("Integer 16", "Boolean", …), accepted in JSON model files too.
@@ -70,6 +74,10 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// must be one every binding reads back; bounds and predicate constants
     /// are only compared, and any date that is not NaN will do.
     package func coerce(_ value: Value, place: @autoclosure () -> String, storing: Bool = true) throws(AmberError) -> Value {
+        func tooLong(_ given: String) -> AmberError {
+            .invalidValue(place: place(), expected: coreDataName,
+                          given: "\(given), more than the \(Self.maximumStoredLength) a stored value may have (SQLite's length limit)")
+        }
         func reject(_ note: String = "") -> AmberError {
             .invalidValue(place: place(), expected: coreDataName,
                           given: "\(value.valueClass) \(value)\(note)")
@@ -107,6 +115,10 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, CustomStrin
         case (.float, .int(let i)):
             guard let exact = Float(exactly: i) else { throw reject(" (a Float cannot hold this integer exactly)") }
             return .float(exact)
+        case (.string, .string(let text)) where storing && text.utf8.count > Self.maximumStoredLength:
+            throw tooLong("a String of \(text.utf8.count) bytes")
+        case (.binary, .binary(let bytes)) where storing && bytes.count > Self.maximumStoredLength:
+            throw tooLong("\(bytes.count) bytes")
         case (.string, .string), (.boolean, .bool), (.binary, .binary), (.uuid, .uuid), (.uri, .uri),
              (.objectID, .objectID):
             return value
