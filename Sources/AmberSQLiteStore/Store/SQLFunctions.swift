@@ -136,14 +136,16 @@ func resultText(_ context: OpaquePointer?, _ text: String) {
     }
 }
 
+/// A function argument's text; nil for NULL (or when SQLite cannot give the text).
+private func textArgument(_ value: OpaquePointer?) -> String? {
+    guard let value, sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else { return nil }
+    return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+}
+
 /// amber_case(text, upper): `text.lowercased()` (0) or `uppercased()` (1); NULL stays NULL.
 private let caseFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
     context, _, args in
-    guard let args, let textArg = args[0], sqlite3_value_type(textArg) != SQLITE_NULL, let text = sqlite3_value_text(textArg) else {
-        sqlite3_result_null(context)
-        return
-    }
-    let string = String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(textArg))), as: UTF8.self)
+    guard let args, let string = textArgument(args[0]) else { return sqlite3_result_null(context) }
     resultText(context, sqlite3_value_int64(args[1]) == 0 ? string.lowercased() : string.uppercased())
 }
 
@@ -152,11 +154,7 @@ private let caseFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
 /// NULL stays NULL; text that is not a decimal is returned as it is.
 private let decimalFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
     context, _, args in
-    guard let args, let textArg = args[0], sqlite3_value_type(textArg) != SQLITE_NULL, let text = sqlite3_value_text(textArg) else {
-        sqlite3_result_null(context)
-        return
-    }
-    let string = String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(textArg))), as: UTF8.self)
+    guard let args, let string = textArgument(args[0]) else { return sqlite3_result_null(context) }
     resultText(context, ScaledDecimal(string).map { $0.number.description } ?? string)
 }
 
