@@ -110,6 +110,7 @@ enum {
     AMBER_E_BUSY = -21,              /**< another connection held the store's lock past the busy timeout: nothing written, pending changes kept; retrying may succeed */
     AMBER_E_OBSERVER = -22,          /**< an observer or live query callback failed: what the call did is done (a save is written); the message lists each failure */
     AMBER_E_MIGRATION_FAILED = -23,  /**< migrating a store to another model was refused or failed: the store is unchanged; the message lists every problem */
+    AMBER_E_EXISTS = -24,            /**< a file is already at a path where only a new file is written (a backup's destination): nothing written */
     AMBER_E_INTERNAL = -99           /**< a bug in Amber; please report it with the message */
 };
 
@@ -857,10 +858,21 @@ typedef struct amber_store_options {
                                    cannot be written nothing is done (AMBER_E_MIGRATION_FAILED) */
     amber_migration_progress_fn progress; /**< called as a migration proceeds; NULL (default): not told */
     void *progress_context;   /**< passed to `progress` as is */
+    int32_t durability;       /**< what a save that returned survives: AMBER_DURABILITY_NORMAL (default) or
+                                   AMBER_DURABILITY_FULL. Either way a crash never damages the store or
+                                   leaves a save half written */
 } amber_store_options;
 
+/** A save survives the process crashing or being killed; a power failure
+ *  or operating-system crash may undo the last saves (SQLite's WAL with
+ *  synchronous=NORMAL). The default. */
+#define AMBER_DURABILITY_NORMAL 0
+/** A save survives power failure too: the log is synced to disk before each
+ *  save returns (synchronous=FULL), at the cost of one fsync per save. */
+#define AMBER_DURABILITY_FULL 1
+
 /** `amber_store_options options = AMBER_STORE_OPTIONS_INIT;` */
-#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000, 1, 1, NULL, NULL }
+#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000, 1, 1, NULL, NULL, AMBER_DURABILITY_NORMAL }
 
 /** amber_store_open with `options` (NULL: the defaults). Several processes
  *  may create the same new store at once: one makes it, the others open it.
@@ -893,8 +905,58 @@ amber_status amber_store_migration_plan(char **out, size_t *out_count, const cha
 amber_status amber_store_open_existing(amber_store **out, amber_model **out_model, const char *path,
                                        amber_registry *registry);
 
-/** Releases the store handle. The database closes once no context uses it. */
+/** Releases the store handle. The database closes once no context uses it;
+ *  the last connection to a file store to close folds the write-ahead log
+ *  into the file and removes it, leaving only the store file. */
 amber_status amber_store_close(amber_store *store);
+
+/* ------------------------------------------------------------------------ */
+/* Store maintenance                                                        */
+/* ------------------------------------------------------------------------ */
+
+/** Checks the store: every page, index and constraint (SQLite's
+ *  integrity_check), every link between objects, and Amber's metadata.
+ *  *out receives one line per problem separated by '\n' (an empty string
+ *  when the store is sound), NUL-terminated and owned by the caller
+ *  (amber_free); *out_count receives the number of problems. Damage that
+ *  stops the check is reported as a problem, not as an error.
+ *  Errors: AMBER_E_BUSY, AMBER_E_SQLITE. Threads: any (the store runs one
+ *  caller's statements at a time). */
+amber_status amber_store_check(char **out, size_t *out_count, amber_store *store);
+
+/** amber_store_check for the store file at `path`, without opening it as a
+ *  store: its model is not bound, so a store whose plugins are missing (or
+ *  whose metadata is damaged) can be checked.
+ *  Errors: AMBER_E_NOT_A_STORE if the file is missing or cannot be opened. */
+amber_status amber_store_check_file(char **out, size_t *out_count, const char *path);
+
+/** Copies the store, as of its last committed save, into a new file at
+ *  `path` with SQLite's online backup API. Saves go on meanwhile: a file
+ *  store is read as one snapshot through a connection of its own (only an
+ *  in-memory store's saves wait for the copy). The copy is made beside
+ *  `path` and renamed into place when whole, so `path` is either absent or
+ *  a complete store, which opens like the original (same identifier, same
+ *  model).
+ *  Errors: AMBER_E_EXISTS if a file is at `path` (or its -wal or -journal):
+ *  nothing is written; AMBER_E_SQLITE if the copy fails (the partial file
+ *  is removed). Threads: any. */
+amber_status amber_store_backup(amber_store *store, const char *path);
+
+/** Rebuilds the store file without the space deleted objects left, and
+ *  truncates the write-ahead log so the file shrinks at once. Objects,
+ *  their IDs and every context's objects are unchanged.
+ *  Errors: AMBER_E_BUSY (another connection was writing past the busy
+ *  timeout), AMBER_E_SQLITE. Threads: any. */
+amber_status amber_store_vacuum(amber_store *store);
+
+/** Copies every save in the write-ahead log into the store file and
+ *  truncates the log, so the file alone holds the store (for a file copy
+ *  or an archive). Saves already checkpoint as the log grows, and closing
+ *  the store removes the log. Does nothing for an in-memory store.
+ *  Errors: AMBER_E_BUSY if another connection was still reading an older
+ *  state or writing past the busy timeout: the log was copied as far as it
+ *  could be, and retrying may finish it. Threads: any. */
+amber_status amber_store_checkpoint(amber_store *store);
 
 /* ------------------------------------------------------------------------ */
 /* Contexts                                                                 */

@@ -138,6 +138,18 @@ expect "(3 objects)" cli query "$work/books.amber" Book --where "author.name BEG
 expect "(12 objects)" cli query "$work/books.amber" Author --where "books.@count >= 1"
 expect '"name" : "Albert Camus"' cli query "$work/books.amber" Book --where "title == \"L'Étranger\"" --json --include author
 expect "Author.books is a to-many relationship" cli query "$work/books.amber" Author --where "books.title == 'x'"
+# Maintenance: check, an online backup (never over a file), vacuum; a damaged copy fails the check with status 2.
+expect "$work/books.amber: ok" cli check "$work/books.amber"
+expect "backed up $work/books.amber to $work/books-backup.amber" cli backup "$work/books.amber" "$work/books-backup.amber"
+expect "books-backup.amber: a file is already there; nothing was written" cli backup "$work/books.amber" "$work/books-backup.amber"
+expect '"problems" : [' cli check --json "$work/books-backup.amber"
+expect "(12 objects)" cli query "$work/books-backup.amber" Author
+expect "vacuumed $work/books-backup.amber" cli vacuum "$work/books-backup.amber"
+cp "$work/books-backup.amber" "$work/damaged.amber"
+printf 'garbage' | dd of="$work/damaged.amber" bs=1 seek=0 conv=notrunc status=none
+expect "1 problem" cli check "$work/damaged.amber"
+status=0; cli check "$work/damaged.amber" > /dev/null || status=$?
+if [ "$status" != 2 ]; then echo "CLI: amber check on a damaged store should exit 2, not $status"; exit 1; fi
 # Migration: a copy of the demo store gains an attribute and a renamed one, dry run first.
 cp "$work/books.amber" "$work/migrate.amber"
 cli schema --json "$work/books.amber" | python3 -c '

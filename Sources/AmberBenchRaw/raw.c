@@ -322,3 +322,27 @@ double bench_raw_w5(bench_plugin *plugin, int64_t count, double *checksum) {
     *checksum = sum;
     return bench_now_ms() - start;
 }
+
+double bench_raw_w14(const char *path, int64_t saves, int full) {
+    unlink(path);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK) exit(1);
+    exec(db, full ? "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;" : "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    exec(db, "CREATE TABLE Note (_pk INTEGER PRIMARY KEY, _entity INTEGER NOT NULL, _version INTEGER NOT NULL DEFAULT 1, "
+             "body TEXT, number INTEGER)");
+    double start = bench_now_ms();
+    sqlite3_stmt *insert;
+    sqlite3_prepare_v2(db, "INSERT INTO Note (_entity, body, number) VALUES (1, ?, ?)", -1, &insert, NULL);
+    for (int64_t i = 0; i < saves; i++) {
+        exec(db, "BEGIN IMMEDIATE");
+        sqlite3_bind_text(insert, 1, "a note", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(insert, 2, i);
+        if (sqlite3_step(insert) != SQLITE_DONE) exit(1);
+        sqlite3_reset(insert);
+        exec(db, "COMMIT");
+    }
+    sqlite3_finalize(insert);
+    double elapsed = bench_now_ms() - start;
+    sqlite3_close(db);
+    return elapsed;
+}

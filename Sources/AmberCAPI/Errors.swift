@@ -60,6 +60,7 @@ struct CAPIError: Error, CustomStringConvertible {
         case .transformerFailed(_, let transformer, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: transformer)
         case .pluginRefused(let path, _): self.init(AMBER_E_PLUGIN_REFUSED, message, origin: path)
         case .busy(let path, _): self.init(AMBER_E_BUSY, message, origin: path)
+        case .fileExists(let path): self.init(AMBER_E_EXISTS, message, origin: path)
         case .computationFailed(_, let function, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: function)
         case .observerFailed(let event, _): self.init(AMBER_E_OBSERVER, message, origin: event)
         }

@@ -31,7 +31,8 @@ private func storeOptions(_ options: UnsafePointer<amber_store_options>?) throws
     guard options != nil else { return Store.Options() }
     let published = MemoryLayout<amber_store_options>.offset(of: \amber_store_options.busy_timeout_ms).map { $0 + MemoryLayout<Int64>.size } ?? 0
     // Fields a caller compiled before them does not send keep AMBER_STORE_OPTIONS_INIT's defaults.
-    let defaults = amber_store_options(size: 0, busy_timeout_ms: 5000, migrate: 1, backup: 1, progress: nil, progress_context: nil)
+    let defaults = amber_store_options(size: 0, busy_timeout_ms: 5000, migrate: 1, backup: 1, progress: nil, progress_context: nil,
+                                       durability: AMBER_DURABILITY_NORMAL)
     let given = try sized(options, "options", initializer: "AMBER_STORE_OPTIONS_INIT", minimum: published, zero: defaults)
     guard given.busy_timeout_ms >= 0 else {
         throw CAPIError(AMBER_E_INVALID_VALUE, "options->busy_timeout_ms is \(given.busy_timeout_ms); expected 0 or more",
@@ -40,6 +41,14 @@ private func storeOptions(_ options: UnsafePointer<amber_store_options>?) throws
     var settings = Store.Options(busyTimeout: .milliseconds(given.busy_timeout_ms))
     settings.migratesStore = given.migrate != 0
     settings.backsUpBeforeMigrating = given.backup != 0
+    switch given.durability {
+    case AMBER_DURABILITY_NORMAL: settings.durability = .normal
+    case AMBER_DURABILITY_FULL: settings.durability = .full
+    default:
+        throw CAPIError(AMBER_E_INVALID_VALUE,
+                        "options->durability is \(given.durability); expected AMBER_DURABILITY_NORMAL (0) or AMBER_DURABILITY_FULL (1)",
+                        origin: "options->durability")
+    }
     if let progress = given.progress {
         let context = UncheckedPointer(given.progress_context)
         settings.migrationProgress = { step in
@@ -64,9 +73,7 @@ public func amber_store_migration_plan(_ out: UnsafeMutablePointer<UnsafeMutable
         let result = try require(out, "out"), count = try require(out_count, "out_count")
         let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
         let file = try name(path, "path")
-        let steps = try core { () throws(AmberError) in try Store.migrationPlan(forStoreAt: file, to: wrapper.model) }
-        result.pointee = try mallocString(steps.joined(separator: "\n")).0
-        count.pointee = steps.count
+        try giveLines(try core { () throws(AmberError) in try Store.migrationPlan(forStoreAt: file, to: wrapper.model) }, result, count)
     }
 }
 
@@ -88,6 +95,63 @@ public func amber_store_open_existing(_ out: UnsafeMutablePointer<OpaquePointer?
 @c @implementation
 public func amber_store_close(_ store: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in try Handles.release(store, as: .store, "store") }
+}
+
+// MARK: Maintenance
+
+@c @implementation
+public func amber_store_check(_ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ out_count: UnsafeMutablePointer<Int>?,
+                              _ store: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out"), count = try require(out_count, "out_count")
+        let wrapper: CStore = try Handles.resolve(store, as: .store, "store")
+        try giveLines(try core { () throws(AmberError) in try wrapper.store.checkIntegrity() }, result, count)
+    }
+}
+
+@c @implementation
+public func amber_store_check_file(_ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ out_count: UnsafeMutablePointer<Int>?,
+                                   _ path: UnsafePointer<CChar>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out"), count = try require(out_count, "out_count")
+        let file = try name(path, "path")
+        try giveLines(try core { () throws(AmberError) in try Store.checkIntegrity(ofStoreAt: file) }, result, count)
+    }
+}
+
+/// Hands `lines` to a C caller as one malloc'd text separated by '\n', and their count.
+private func giveLines(_ lines: [String], _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>,
+                       _ count: UnsafeMutablePointer<Int>) throws(CAPIError)
+{
+    out.pointee = try mallocString(lines.joined(separator: "\n")).0
+    count.pointee = lines.count
+}
+
+@c @implementation
+public func amber_store_backup(_ store: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper: CStore = try Handles.resolve(store, as: .store, "store")
+        let file = try name(path, "path")
+        try core { () throws(AmberError) in try wrapper.store.backup(to: file) }
+    }
+}
+
+@c @implementation
+public func amber_store_vacuum(_ store: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper: CStore = try Handles.resolve(store, as: .store, "store")
+        try core { () throws(AmberError) in try wrapper.store.vacuum() }
+    }
+}
+
+@c @implementation
+public func amber_store_checkpoint(_ store: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper: CStore = try Handles.resolve(store, as: .store, "store")
+        try core { () throws(AmberError) in try wrapper.store.checkpoint() }
+    }
 }
 
 // MARK: Contexts

@@ -70,6 +70,9 @@ struct AmberBench: ParsableCommand {
         results[DerivedWorkload.name] = try DerivedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[ExtendedWorkload.name] = try ExtendedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[MigrationWorkload.name] = try MigrationWorkload(bench: bench).run(repetitions: repetitions)
+        for durability in [Store.Durability.normal, .full] {
+            results[DurabilityWorkload.name(durability)] = try DurabilityWorkload(workspace: workspace).run(durability, repetitions: repetitions)
+        }
         results["peak memory W1+W2 (MiB)"] = try bench.peakMemory(pluginPath: pluginPath, n: n)
         for (program, arguments) in [(capi, ["--round-trips", "\(roundTrips)"]), (python.map { _ in "python3" }, [python ?? ""])] {
             guard let program else { continue }
@@ -318,6 +321,7 @@ struct Report {
         ("W8 ANY books.price > 50", 1.3), (MergeWorkload.name, 0.5), (LiveQueryWorkload.name, 1.5),
         (DerivedWorkload.name, 0.33),
         (ExtendedWorkload.name, 2.0), (MigrationWorkload.name, 3.0),
+        (DurabilityWorkload.name(.normal), 1.5), (DurabilityWorkload.name(.full), 1.5),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
@@ -333,7 +337,7 @@ struct Report {
             Swift.print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting)")
     }
 }
 

@@ -53,6 +53,10 @@ double bench_raw_w6(bench_raw *raw, int64_t authors, int64_t books);
 double bench_raw_w7(bench_raw *raw, double *checksum);
 /** W8: the authors with any book priced over 50, read into structs. Returns ms; *count is how many. */
 double bench_raw_w8(bench_raw *raw, int64_t *count);
+
+/** W14: `saves` transactions of one row each into a new WAL database at
+ * `path`, synchronous FULL if `full`, else NORMAL. Returns milliseconds. */
+double bench_raw_w14(const char *path, int64_t saves, int full);
 /** The price of book i in the graph workloads. */
 double bench_book_price(int64_t i);
 

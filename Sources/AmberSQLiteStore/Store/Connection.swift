@@ -50,8 +50,11 @@ final class Connection {
     /// Whether a statement that meets another connection's lock waits up to
     /// `busyTimeout` (true) or fails with SQLITE_BUSY at once.
     func waitsForLocks(_ waits: Bool) {
-        sqlite3_busy_timeout(db, waits ? Int32(clamping: busyTimeout.milliseconds) : 0)
+        lockWait = waits ? Int32(clamping: busyTimeout.milliseconds) : 0
+        sqlite3_busy_timeout(db, lockWait)
     }
+    /// The busy timeout in force, in milliseconds.
+    private var lockWait: Int32 = 0
 
     deinit {
         // Statements finalize as they go; one a caller still holds is finalized by close_v2's deferral.
@@ -112,22 +115,29 @@ final class Connection {
     /// Copies the database file at `source` to a new file at `target`
     /// (replacing what is there) with SQLite's online backup API, through a
     /// connection of its own: in WAL mode it reads the last committed state
-    /// while another connection (the caller's, migrating) holds the write lock.
+    /// as one snapshot while other connections (the caller's, migrating or
+    /// saving) go on writing.
     static func backup(of source: String, to target: String) throws(AmberError) {
-        var from: OpaquePointer?, to: OpaquePointer?
-        defer {
-            sqlite3_close_v2(to)
-            sqlite3_close_v2(from)
-        }
+        var from: OpaquePointer?
+        defer { sqlite3_close_v2(from) }
         let opened = sqlite3_open_v2(source, &from, SQLITE_OPEN_READONLY, nil)
         guard opened == SQLITE_OK, let from else {
             throw .sqlite(code: opened, message: from.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(source)")
         }
+        try copy(from, to: target)
+    }
+
+    /// Copies the main database of connection `source` to a new file at
+    /// `target` (replacing what is there) in one backup step. The caller
+    /// keeps `source` to itself meanwhile.
+    static func copy(_ source: OpaquePointer, to target: String) throws(AmberError) {
+        var to: OpaquePointer?
+        defer { sqlite3_close_v2(to) }
         let created = sqlite3_open_v2(target, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
         guard created == SQLITE_OK, let to else {
             throw .sqlite(code: created, message: to.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(target)")
         }
-        guard let backup = sqlite3_backup_init(to, "main", from, "main") else {
+        guard let backup = sqlite3_backup_init(to, "main", source, "main") else {
             throw .sqlite(code: sqlite3_errcode(to), message: String(cString: sqlite3_errmsg(to)))
         }
         let stepped = sqlite3_backup_step(backup, -1)
@@ -136,6 +146,36 @@ final class Connection {
             throw .sqlite(code: stepped == SQLITE_DONE ? finished : stepped, message: String(cString: sqlite3_errmsg(to)))
         }
     }
+
+    /// Copies the write-ahead log into the database file and truncates it,
+    /// waiting up to the busy timeout for other connections' readers.
+    func checkpoint() throws(AmberError) {
+        let rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc) }
+    }
+
+    /// Checkpoints after commits, in place of SQLite's automatic checkpoint
+    /// (which this replaces, with the same 1,000-page trigger): a log past
+    /// `truncatingFrames` is also truncated when no other connection is
+    /// reading it, so one large save does not leave a log of its size on
+    /// disk until the next save (or for good, if the process then exits
+    /// without closing). Never waits: with readers about, the checkpoint
+    /// copies what it can and the log is trimmed at a later one.
+    func checkpointsAsItGrows() {
+        sqlite3_wal_hook(db, { context, db, _, frames in
+            guard frames >= Connection.checkpointFrames, let context, let db else { return SQLITE_OK }
+            let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+            let mode = frames >= Connection.truncatingFrames ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE
+            sqlite3_busy_timeout(db, 0)
+            // BUSY (readers) is expected and harmless; any other failure shows again at the next save.
+            _ = sqlite3_wal_checkpoint_v2(db, "main", mode, nil, nil)
+            sqlite3_busy_timeout(db, connection.lockWait)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+    static let checkpointFrames: Int32 = 1000
+    /// 4,096 pages: 16 MiB at the default page size.
+    static let truncatingFrames: Int32 = 4096
 
     /// The error for result code `rc`, with SQLite's message: ``AmberError/busy(path:timeout:)``
     /// when another connection's lock outlasted the busy timeout.

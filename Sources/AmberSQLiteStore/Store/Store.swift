@@ -37,12 +37,29 @@ public final class Store: @unchecked Sendable {
         /// Called as a migration proceeds, on the opening thread; an error it
         /// throws cancels the migration (nothing changes).
         public var migrationProgress: (@Sendable (MigrationProgress) throws -> Void)?
+        /// What a save that returned survives: ``Durability/normal`` (the
+        /// default) or ``Durability/full``.
+        public var durability = Durability.normal
 
         /// The default options.
         public init() {}
 
         /// Options with `busyTimeout`.
         public init(busyTimeout: Duration) { self.busyTimeout = busyTimeout }
+    }
+
+    /// What a save that returned survives. Either way a crash never leaves a
+    /// store damaged or a save half written: a save is all there or not at all.
+    public enum Durability: Sendable {
+        /// A save survives the process crashing or being killed; a power
+        /// failure or an operating-system crash may undo the last saves
+        /// before the write-ahead log is next synced (SQLite's
+        /// `synchronous = NORMAL` in WAL mode).
+        case normal
+        /// A save survives power failure too: the log is synced to disk at
+        /// every save before the save returns (`synchronous = FULL`). Costs
+        /// one `fsync` per save; see BENCHMARKS.md.
+        case full
     }
 
     /// The file, or nil for an in-memory store.
@@ -117,7 +134,7 @@ public final class Store: @unchecked Sendable {
         self.mappings = model.entities.map { TableMapping(entity: $0, model: model) }
         let place = path ?? ":memory:", mappings = self.mappings
         let metadata = try Self.retryingWhileBusy(connection) { () throws(AmberError) in
-            try Self.configure(connection, inMemory: path == nil, place: place)
+            try Self.configure(connection, inMemory: path == nil, durability: options.durability, place: place)
             let metadata = try Self.readMetadata(connection, path: place)
             return metadata.isEmpty ? try Self.createSchema(connection, mappings: mappings, model: model, place: place) : metadata
         }
@@ -224,11 +241,16 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private static func configure(_ connection: Connection, inMemory: Bool, place: String) throws(AmberError) {
+    private static func configure(_ connection: Connection, inMemory: Bool, durability: Durability, place: String) throws(AmberError) {
         do throws(AmberError) {
             // WAL lets readers run beside a writer; NORMAL sync is durable across
-            // application crashes, which is SQLite's advice for WAL.
-            if !inMemory { try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;") }
+            // application crashes, which is SQLite's advice for WAL. A log that
+            // could not be truncated at a checkpoint is cut back to 16 MiB when reused.
+            if !inMemory {
+                let sync = durability == .full ? "FULL" : "NORMAL"
+                try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(sync); PRAGMA journal_size_limit = 16777216;")
+                connection.checkpointsAsItGrows()
+            }
             try connection.execute("PRAGMA foreign_keys = ON")
         } catch .busy(let path, let timeout) {
             throw .busy(path: path, timeout: timeout)
@@ -246,7 +268,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The metadata table as key → value; empty for a new, empty database.
-    private static func readMetadata(_ connection: Connection, path: String) throws(AmberError) -> [String: String] {
+    static func readMetadata(_ connection: Connection, path: String) throws(AmberError) -> [String: String] {
         let tables: Statement
         do throws(AmberError) {
             tables = try connection.statement("SELECT name FROM sqlite_schema WHERE type = 'table'")

@@ -58,6 +58,9 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A plugin was refused; nothing of it was registered. `message` names the
     /// class or transformer and what was expected against what was found.
     case pluginRefused(path: String, message: String)
+    /// A file is already at `path`, where an operation writes only a new
+    /// file (a store's backup); nothing was written.
+    case fileExists(path: String)
     /// Another connection (a context of another store handle, or another
     /// process) held the store's write lock for longer than the busy timeout.
     /// Nothing was written and every pending change is kept: retrying may succeed.
@@ -125,6 +128,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(kind) \"\(name)\" from \(refused) refused: the name is already registered by \(existing)"
         case .pluginRefused(let path, let message):
             return "\(path): \(message)"
+        case .fileExists(let path):
+            return "\(path): a file is already there; nothing was written (choose a new path or remove the file)"
         case .busy(let path, let timeout):
             return "\(path): the store is busy: another connection held its write lock for more than the busy timeout "
                 + "(\(timeout.milliseconds) ms); nothing was written, pending changes are kept, and retrying may succeed"

@@ -11,15 +11,15 @@ over SQLite, through Amber's C API.
                 print(book.title, book.price)
 """
 from ._ffi import ffi, lib
-from .core import (Attribute, Change, ChangeReport, Context, IndexChange, LiveQuery, Section, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Template, Transformer, migration_plan,
-                   open, shared_registry)
-from .errors import (ArgumentError, BusyError, Error, IndexOutOfRangeError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StoreError, UnknownKeyPathError, UnknownNameError,
+from .core import (Attribute, Change, ChangeReport, Context, IndexChange, LiveQuery, Section, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Template, Transformer, check_file,
+                   migration_plan, open, shared_registry)
+from .errors import (ArgumentError, BusyError, DestinationExistsError, Error, IndexOutOfRangeError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StoreError, UnknownKeyPathError, UnknownNameError,
                      TransformerError, ValidationError, ValueClassError)
 
 __version__ = ffi.string(lib.amber_version()).decode()
 
 __all__ = [
-    "ArgumentError", "Attribute", "BusyError", "IndexOutOfRangeError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
+    "ArgumentError", "Attribute", "BusyError", "DestinationExistsError", "IndexOutOfRangeError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
     "PluginError", "PredicateError", "Problem", "Registry", "ReservedNameError", "RelatedObjects", "Relationship", "Store", "StoreError", "Template", "Transformer", "TransformerError", "UnknownKeyPathError", "UnknownNameError",
-    "ValidationError", "ValueClassError", "migration_plan", "open", "shared_registry",
+    "ValidationError", "ValueClassError", "check_file", "migration_plan", "open", "shared_registry",
 ]

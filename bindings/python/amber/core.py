@@ -1108,7 +1108,7 @@ class Model(_Owner):
 def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, *,
          plugins: Iterable[Union[str, os.PathLike]] = (), plugin_config: Optional[str] = None,
          registry: Optional[Registry] = None, busy_timeout: float = 5.0, migrate: bool = True, backup: bool = True,
-         progress: Optional[Callable[[str, int, int], None]] = None) -> "Store":
+         progress: Optional[Callable[[str, int, int], None]] = None, durability: str = "normal") -> "Store":
     """Opens (creating if needed) the store at `path` (None: in memory) with
     `model`, after loading `plugins` into the model's registry. With no model,
     opens an existing store with the model it carries.
@@ -1124,7 +1124,14 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
     `<path>.<old version hash>.backup`. `progress(step, completed, total)` is
     called as the migration proceeds; an exception it raises cancels the
     migration. A migration that is refused, cancelled or fails raises
-    MigrationError and leaves the store unchanged."""
+    MigrationError and leaves the store unchanged.
+
+    `durability` is what a save that returned survives: "normal" (the
+    default), a crash or kill of the process; "full", power failure too, at
+    the cost of syncing the disk at every save. Either way a crash never
+    damages the store or leaves a save half written."""
+    if durability not in _DURABILITY:
+        raise argument_error(f"durability is {durability!r}; expected 'normal' or 'full'")
     target = model.registry if model is not None else (registry or shared_registry())
     for plugin in plugins:
         target.load_plugin(plugin, plugin_config)
@@ -1141,9 +1148,12 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
                                                 "busy_timeout_ms": int(busy_timeout * 1000),
                                                 "migrate": int(bool(migrate)), "backup": int(bool(backup)),
                                                 "progress": _progress_trampoline if progress is not None else ffi.NULL,
-                                                "progress_context": handle})
+                                                "progress_context": handle, "durability": _DURABILITY[durability]})
     check(lib.amber_store_open_with_options(out, ffi.NULL if path is None else os.fsencode(path), model._handle, options))
     return Store(out[0], model, None if path is None else os.fspath(path))
+
+
+_DURABILITY = {"normal": lib.AMBER_DURABILITY_NORMAL, "full": lib.AMBER_DURABILITY_FULL}
 
 
 @ffi.callback("int32_t(void *, const char *, uint64_t, uint64_t)")
@@ -1158,8 +1168,22 @@ def migration_plan(path: Union[str, os.PathLike], model: Model) -> list[str]:
     per change, without changing anything; [] when it already has the
     model's shape. Raises MigrationError naming every change that cannot be
     inferred."""
+    return _lines(lambda out, count: lib.amber_store_migration_plan(out, count, os.fsencode(path), model.bind()._handle))
+
+
+@checked_arguments
+def check_file(path: Union[str, os.PathLike]) -> list[str]:
+    """Checks the store file at `path` as `Store.check` does, without opening
+    it as a store: its model is not bound, so a store whose plugins are
+    missing can be checked. Damage is reported in the list; raises StoreError
+    only if the file is missing or cannot be opened."""
+    return _lines(lambda out, count: lib.amber_store_check_file(out, count, os.fsencode(path)))
+
+
+def _lines(call: Callable[[Any, Any], int]) -> list[str]:
+    """The lines of the text a C call returns with their count (migration plans, check reports)."""
     out, count = _out("char **"), _out("size_t *")
-    check(lib.amber_store_migration_plan(out, count, os.fsencode(path), model.bind()._handle))
+    check(call(out, count))
     try:
         text = ffi.string(out[0]).decode()
     finally:
@@ -1189,6 +1213,32 @@ class Store(_Owner):
         context = Context(self)
         self._contexts.add(context)
         return context
+
+    def check(self) -> list[str]:
+        """Checks the store: every page, index and constraint (SQLite's
+        integrity check), every link between objects, and Amber's metadata.
+        Returns each problem found; [] when the store is sound."""
+        return _lines(lambda out, count: lib.amber_store_check(out, count, self._handle))
+
+    def backup(self, path: Union[str, os.PathLike]) -> None:
+        """Copies the store, as of its last save, into a new file at `path`
+        with SQLite's online backup API; saves go on meanwhile. `path` is
+        either left absent or a whole store that opens like this one. Raises
+        DestinationExistsError if a file is already at `path` (nothing is
+        written)."""
+        check(lib.amber_store_backup(self._handle, os.fsencode(path)))
+
+    def vacuum(self) -> None:
+        """Rebuilds the store file without the space deleted objects left,
+        so it shrinks; objects and their IDs are unchanged."""
+        check(lib.amber_store_vacuum(self._handle))
+
+    def checkpoint(self) -> None:
+        """Copies every save in the write-ahead log into the store file and
+        empties the log, so the file alone holds the store. Raises BusyError
+        if another connection was still reading an older state (retrying may
+        finish it). Closing the store does this and removes the log."""
+        check(lib.amber_store_checkpoint(self._handle))
 
     def close(self) -> None:
         """Closes the contexts made from this store that are still open, then the store."""

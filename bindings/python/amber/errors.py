@@ -191,6 +191,11 @@ class BusyError(StoreError):
     """
 
 
+class DestinationExistsError(StoreError, FileExistsError):
+    """A file is already where only a new one is written (a backup's
+    destination); nothing was written."""
+
+
 class MigrationError(StoreError):
     """Migrating a store to another model was refused, cancelled or failed;
     the store is unchanged. `problems` lists each change that cannot be
@@ -233,6 +238,7 @@ _BY_CODE = {
     lib.AMBER_E_BUSY: BusyError,
     lib.AMBER_E_OBSERVER: ObserverError,
     lib.AMBER_E_MIGRATION_FAILED: MigrationError,
+    lib.AMBER_E_EXISTS: DestinationExistsError,
 }
 
 # Exceptions Python callbacks raised during the current C call, per thread:

@@ -1,0 +1,129 @@
+import AmberModel
+import AmberValues
+import CSQLite
+import Foundation
+
+/// Looking after a store's file: checking it, copying it while it is in use,
+/// compacting it and folding its write-ahead log back into it.
+extension Store {
+    /// Checks the store: every page, index and constraint (SQLite's
+    /// `integrity_check`), every link between objects (`foreign_key_check`),
+    /// and Amber's metadata.
+    ///
+    /// - Returns: each problem found, one sentence each; empty when the store is sound.
+    /// - Throws: ``AmberError/busy(path:timeout:)`` if another connection
+    ///   held the file locked past the busy timeout; an SQLite error that
+    ///   stopped the check itself.
+    public func checkIntegrity() throws(AmberError) -> [String] {
+        try serialized { () throws(AmberError) in try Self.problems(in: connection, place: path ?? ":memory:") }
+    }
+
+    /// Checks the store file at `path` as ``checkIntegrity()`` does, without
+    /// binding its model: a store whose plugins are missing can be checked.
+    ///
+    /// - Throws: ``AmberError/notAStore(path:reason:)`` if the file is
+    ///   missing or not SQLite; a file that is SQLite but damaged or not an
+    ///   Amber store is reported in the problems instead.
+    public static func checkIntegrity(ofStoreAt path: String) throws(AmberError) -> [String] {
+        guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
+        return try problems(in: Connection(path: path, create: false, busyTimeout: Options().busyTimeout), place: path)
+    }
+
+    private static func problems(in connection: Connection, place: String) throws(AmberError) -> [String] {
+        var problems: [String] = []
+        do throws(AmberError) {
+            let check = try connection.statement("PRAGMA integrity_check")
+            defer { check.reset() }
+            while try check.step() {
+                if case let line = check.string(0), line != "ok" { problems.append(line) }
+            }
+            let links = try connection.statement("PRAGMA foreign_key_check")
+            defer { links.reset() }
+            while try links.step() {
+                problems.append("table \(links.string(0)), row \(links.int64(1)): a link to \(links.string(2)) points at no row")
+            }
+            let metadata = try readMetadata(connection, path: place)
+            if metadata.isEmpty {
+                problems.append("no Amber metadata: this is an SQLite file, not an Amber store")
+            } else if let json = metadata["model"] {
+                do throws(AmberError) {
+                    _ = try ModelDescription(json: Data(json.utf8))
+                } catch {
+                    problems.append("the stored model cannot be read: \(error)")
+                }
+            } else {
+                problems.append("no model in the metadata table")
+            }
+        } catch .sqlite(let code, let message) where [SQLITE_CORRUPT, SQLITE_NOTADB].contains(code & 0xff) {
+            // Damage severe enough to stop the check is its finding, not a failure to check.
+            problems.append("SQLite error \(code): \(message)")
+        } catch .notAStore(_, let reason) {
+            problems.append(reason)
+        }
+        return problems
+    }
+
+    /// Copies the store, as of its last committed save, into a new file at
+    /// `destination` with SQLite's online backup API. Saves go on while it
+    /// runs: a file store is read through a connection of its own, as one
+    /// snapshot, so only saves of this process's in-memory store wait for it.
+    /// The copy is written beside `destination` and renamed into place when
+    /// complete, so `destination` is either absent or a whole store; it opens
+    /// like the original (same identifier, same model).
+    ///
+    /// - Throws: ``AmberError/fileExists(path:)`` if anything is at
+    ///   `destination` (or its `-wal` or `-journal`), and nothing is written;
+    ///   an SQLite error if the copy fails (the partial file is removed).
+    public func backup(to destination: String) throws(AmberError) {
+        for taken in [destination, destination + "-wal", destination + "-journal"] where FileManager.default.fileExists(atPath: taken) {
+            throw .fileExists(path: taken)
+        }
+        let partial = destination + ".partial-\(UUID().uuidString)"
+        do throws(AmberError) {
+            if let path {
+                try Connection.backup(of: path, to: partial)
+            } else {
+                try serialized { () throws(AmberError) in try Connection.copy(connection.handle, to: partial) }
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: partial)
+            throw error
+        }
+        // link fails if the destination appeared meanwhile, so nothing is replaced in a race.
+        guard link(partial, destination) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: partial)
+            if errno == EEXIST { throw .fileExists(path: destination) }
+            throw .sqlite(code: SQLITE_CANTOPEN, message: "cannot create \(destination): \(reason)")
+        }
+        unlink(partial)
+    }
+
+    /// Rebuilds the store's file without the space deleted objects left,
+    /// then empties the write-ahead log so the file shrinks at once. Objects,
+    /// their IDs and every context's view of them are unchanged.
+    ///
+    /// - Throws: ``AmberError/busy(path:timeout:)`` if another connection
+    ///   was writing past the busy timeout; an SQLite error otherwise.
+    public func vacuum() throws(AmberError) {
+        try serialized { () throws(AmberError) in
+            try connection.execute("VACUUM")
+            if path != nil { try connection.checkpoint() }
+        }
+    }
+
+    /// Copies every save in the write-ahead log into the store's file and
+    /// empties the log (SQLite's `wal_checkpoint(TRUNCATE)`), so the file
+    /// alone holds the store: what a file copy or an archive needs. Saves
+    /// already do this by themselves as the log grows; closing the store
+    /// does it and removes the log. Nothing to do for an in-memory store.
+    ///
+    /// - Throws: ``AmberError/busy(path:timeout:)`` if another connection
+    ///   (another store on the file, another process) was still reading an
+    ///   older state or writing past the busy timeout: the log was copied as
+    ///   far as it could be, and retrying may finish it.
+    public func checkpoint() throws(AmberError) {
+        guard path != nil else { return }
+        try serialized { () throws(AmberError) in try connection.checkpoint() }
+    }
+}
