@@ -83,6 +83,12 @@ let package = Package(
             name: "amber-bench",
             dependencies: ["Amber", "AmberBenchRaw", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/amber-bench"),
+        // libFuzzer harnesses (scripts/fuzz.sh builds them with -sanitize=fuzzer); built plainly, a corpus replayer.
+        .target(name: "AmberFuzzDriver", path: "Sources/AmberFuzzDriver"),
+        .executableTarget(
+            name: "amber-fuzz",
+            dependencies: ["Amber", "AmberPluginABI", "AmberTransformers", "AmberValues", "AmberFuzzDriver"],
+            path: "Sources/amber-fuzz"),
         .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberPluginABI", "AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore", "CSQLite"], path: "Tests/AmberTests"),
     ]
 )

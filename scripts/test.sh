@@ -143,7 +143,7 @@ expect "$work/books.amber: ok" cli check "$work/books.amber"
 expect "backed up $work/books.amber to $work/books-backup.amber" cli backup "$work/books.amber" "$work/books-backup.amber"
 expect "books-backup.amber: a file is already there; nothing was written" cli backup "$work/books.amber" "$work/books-backup.amber"
 expect '"problems" : [' cli check --json "$work/books-backup.amber"
-expect "(12 objects)" cli query "$work/books-backup.amber" Author
+expect "Albert Camus" cli query "$work/books-backup.amber" Author --where "name BEGINSWITH 'Al'"
 expect "vacuumed $work/books-backup.amber" cli vacuum "$work/books-backup.amber"
 cp "$work/books-backup.amber" "$work/damaged.amber"
 printf 'garbage' | dd of="$work/damaged.amber" bs=1 seek=0 conv=notrunc status=none
@@ -204,12 +204,20 @@ expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read"
                        "W6 authors and books insert + save", "W7 fetch authors, prefetch books, sum prices",
                        "W8 ANY books.price > 50", "W9 merge 1,000 saved changes",
                        "W10 one-object save, live query over N", "W11 canonicalTitle CONTAINS[cd] vs title",
-                       "W12 extended key vs modelled column", "W13 migrate: add attribute, re-encode colour"] \
+                       "W12 extended key vs modelled column", "W13 migrate: add attribute, re-encode colour",
+                       "W14 200 saves, normal durability", "W14 200 saves, full durability"] \
     + [f"{side} {row}" for side in ("C API", "Python") for row in workloads]
 missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
 assert not missing, f"benchmark rows missing or empty: {missing}"
 print(f"{len(expected)} benchmark rows present")
 PY
+c_passed=$((c_passed + 1))
+
+step "Fuzzing: replay every corpus, then each harness for ${AMBER_FUZZ_SECONDS:-20} s (scripts/fuzz.sh, built with -sanitize=fuzzer)"
+for target in predicate model-json archive plugin-descriptor xcode; do
+    "$bin/amber-fuzz" "$target" "Tests/FuzzCorpus/$target"
+done
+bash scripts/fuzz.sh all "${AMBER_FUZZ_SECONDS:-20}"
 c_passed=$((c_passed + 1))
 
 step "All test suites passed"

@@ -59,7 +59,7 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         let statement = try store.connection.statement("SELECT hex(cover) FROM Book")
         defer { statement.reset() }
         #expect(try statement.step())
-        #expect(statement.string(0) == "0000003F0000803E0000803F0000803F")
+        #expect(try statement.string(0) == "0000003F0000803E0000803F0000803F")
     }
 
     @Test func rectPluginStoresReadableStrings() throws {
@@ -80,7 +80,7 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         let statement = try store.connection.statement("SELECT frame FROM Shape")
         defer { statement.reset() }
         #expect(try statement.step())
-        #expect(statement.string(0) == "{{1, 2.5}, {0.10000000000000001, -4}}")
+        #expect(try statement.string(0) == "{{1, 2.5}, {0.10000000000000001, -4}}")
     }
 
     @Test func deflateAndAESGCMChainWithColor() throws {
@@ -175,7 +175,7 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         let statement = try store.connection.statement("SELECT content FROM File")
         defer { statement.reset() }
         #expect(try statement.step())
-        #expect(statement.string(0) == "aGVsbG8=")
+        #expect(try statement.string(0) == "aGVsbG8=")
     }
 }
 

@@ -348,7 +348,7 @@ import Testing
         let statement = try store.connection.statement("SELECT json_extract(meta, '$.tags[1]'), json_extract(meta, '$.stars') FROM Note")
         defer { statement.reset() }
         #expect(try statement.step())
-        #expect(statement.string(0) == "b")
+        #expect(try statement.string(0) == "b")
         #expect(statement.int64(1) == 4)
     }
 

@@ -132,7 +132,7 @@ struct StoreMigration {
             let indexes = try connection.uncachedStatement("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name = ?")
             indexes.bind(0, table)
             var names: [String] = []
-            while try indexes.step() { names.append(indexes.string(0)) }
+            while try indexes.step() { names.append(try indexes.string(0)) }
             for index in names { try connection.execute("DROP INDEX \(quote(index))") }
             try connection.execute("ALTER TABLE \(quote(table)) RENAME TO \(quote(Self.oldPrefix + table))")
         }
@@ -405,7 +405,7 @@ struct StoreMigration {
         let check = try connection.uncachedStatement("PRAGMA foreign_key_check")
         var problems: [String] = []
         while try check.step(), problems.count < 20 {
-            problems.append("\(check.string(0)) row \(check.int64(1)): links to a \(check.string(2)) object the migration would remove")
+            problems.append("\(try check.string(0)) row \(check.int64(1)): links to a \(try check.string(2)) object the migration would remove")
         }
         return problems
     }
@@ -449,7 +449,7 @@ struct StoreMigration {
     private func strings(_ sql: String) throws(AmberError) -> [String] {
         let query = try connection.uncachedStatement(sql)
         var result: [String] = []
-        while try query.step() { result.append(query.string(0)) }
+        while try query.step() { result.append(try query.string(0)) }
         return result
     }
 }

@@ -201,6 +201,9 @@ final class Statement {
     /// The first binding SQLite refused since the last reset (a value over its
     /// length limit): the next step throws it rather than run with NULL there.
     private var bindFailure: Int32 = SQLITE_OK
+    /// Large values bound without a copy (``bind(_:keeping:)``), held until
+    /// the step that reads them is over.
+    private var kept: [Value] = []
 
     init(_ handle: OpaquePointer, connection: Connection) {
         self.handle = handle
@@ -214,6 +217,7 @@ final class Statement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         bindFailure = SQLITE_OK
+        kept.removeAll()
     }
 
     /// Resets for a run that binds every parameter again: cheaper than
@@ -221,12 +225,24 @@ final class Statement {
     func rewind() {
         sqlite3_reset(handle)
         bindFailure = SQLITE_OK
+        releaseKept()
     }
 
     /// Steps once and returns SQLite's result code; a refused binding's code
     /// instead, without stepping (``error(_:)`` words either).
     func stepCode() -> Int32 {
-        bindFailure == SQLITE_OK ? sqlite3_step(handle) : bindFailure
+        guard bindFailure == SQLITE_OK else { return bindFailure }
+        let rc = sqlite3_step(handle)
+        if rc != SQLITE_ROW { releaseKept() }
+        return rc
+    }
+
+    /// Lets go of values bound without a copy, once no step will read them:
+    /// their bindings are cleared first, so none points at freed bytes.
+    private func releaseKept() {
+        guard !kept.isEmpty else { return }
+        sqlite3_clear_bindings(handle)
+        kept.removeAll()
     }
 
     /// The error for a result code ``stepCode()`` returned: a refused binding
@@ -241,7 +257,7 @@ final class Statement {
     /// Steps once: true for a row, false when done.
     func step() throws(AmberError) -> Bool {
         guard bindFailure == SQLITE_OK else { throw error(bindFailure) }
-        switch sqlite3_step(handle) {
+        switch stepCode() {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         case let rc: throw connection.error(rc)
@@ -272,6 +288,32 @@ final class Statement {
             }
         }
     }
+    /// Binds a large string or binary value without copying it (SQLite's
+    /// SQLITE_STATIC): the statement holds `value`, whose heap storage the
+    /// pointer is into, until the step that reads it is over. For values of
+    /// ``TableMapping/largeValueBytes`` and more, whose storage is never inline.
+    func bind(_ index: Int32, keeping value: Value) {
+        kept.append(value)
+        switch value {
+        case .binary(let data):
+            data.withUnsafeBytes { bytes in
+                check(sqlite3_bind_blob64(handle, index + 1, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(bytes.count), nil))
+            }
+        case .string(let text):
+            // Only a string already in contiguous UTF-8 is pointed at; any other is copied as usual.
+            let bound: Void? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+                check(sqlite3_bind_text64(handle, index + 1, UnsafeRawPointer(utf8.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                                          sqlite3_uint64(utf8.count), nil, UInt8(SQLITE_UTF8)))
+            }
+            if bound == nil {
+                kept.removeLast()
+                bind(index, text)
+            }
+        default:
+            kept.removeLast()
+            TableMapping.bind(value, at: index, in: self)
+        }
+    }
     func bind(_ index: Int32, bytes: UnsafeRawBufferPointer) {
         // A zero-length blob still needs a non-NULL pointer, or SQLite stores NULL.
         check(sqlite3_bind_blob64(handle, index + 1, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(bytes.count),
@@ -283,18 +325,22 @@ final class Statement {
     func columnType(_ index: Int32) -> Int32 { sqlite3_column_type(handle, index) }
     func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
     func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
-    func string(_ index: Int32) -> String {
-        guard let text = sqlite3_column_text(handle, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    /// Column `index` as text ("" for NULL).
+    ///
+    /// - Throws: SQLite's out-of-memory error if it could not make the text
+    ///   (a NULL pointer with the connection's error set, not a NULL value).
+    func string(_ index: Int32) throws(AmberError) -> String {
+        try withBytes(index) { String(decoding: $0, as: UTF8.self) }
     }
-    func data(_ index: Int32) -> Data {
-        guard let blob = sqlite3_column_blob(handle, index) else { return Data() }
-        return Data(bytes: blob, count: Int(sqlite3_column_bytes(handle, index)))
-    }
-    /// Borrows the bytes of a blob column until the next step or reset.
-    func withBytes<R, E: Error>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    /// Borrows the bytes of column `index` (empty for NULL) until the next step or reset.
+    ///
+    /// - Throws: SQLite's out-of-memory error if it could not produce them:
+    ///   a NULL pointer is otherwise an empty or NULL value, never a lost one.
+    func withBytes<R>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R {
         let blob = sqlite3_column_blob(handle, index)
+        if blob == nil, sqlite3_errcode(connection.handle) & 0xff == SQLITE_NOMEM {
+            throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading column \(index + 1) of a row")
+        }
         return try body(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, index))))
     }
 }

@@ -35,12 +35,13 @@ extension Store {
             let check = try connection.statement("PRAGMA integrity_check")
             defer { check.reset() }
             while try check.step() {
-                if case let line = check.string(0), line != "ok" { problems.append(line) }
+                let line = try check.string(0)
+                if line != "ok" { problems.append(line) }
             }
             let links = try connection.statement("PRAGMA foreign_key_check")
             defer { links.reset() }
             while try links.step() {
-                problems.append("table \(links.string(0)), row \(links.int64(1)): a link to \(links.string(2)) points at no row")
+                problems.append("table \(try links.string(0)), row \(links.int64(1)): a link to \(try links.string(2)) points at no row")
             }
             let metadata = try readMetadata(connection, path: place)
             if metadata.isEmpty {

@@ -1,3 +1,4 @@
+import AmberValues
 import CSQLite
 import Foundation
 
@@ -22,12 +23,12 @@ package enum SQLiteValue: Sendable, Hashable {
     case text([UInt8])
     case blob([UInt8])
 
-    init(_ statement: Statement, column: Int32) {
+    init(_ statement: Statement, column: Int32) throws(AmberError) {
         switch statement.columnType(column) {
         case SQLITE_INTEGER: self = .integer(statement.int64(column))
         case SQLITE_FLOAT: self = .real(statement.double(column))
-        case SQLITE_TEXT: self = .text(statement.withBytes(column) { Array($0) })
-        case SQLITE_BLOB: self = .blob(statement.withBytes(column) { Array($0) })
+        case SQLITE_TEXT: self = .text(try statement.withBytes(column) { Array($0) })
+        case SQLITE_BLOB: self = .blob(try statement.withBytes(column) { Array($0) })
         default: self = .null
         }
     }

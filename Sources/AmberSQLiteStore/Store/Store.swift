@@ -278,7 +278,7 @@ public final class Store: @unchecked Sendable {
             throw .notAStore(path: path, reason: "\(error)")
         }
         var names: [String] = []
-        while try tables.step() { names.append(tables.string(0)) }
+        while try tables.step() { names.append(try tables.string(0)) }
         tables.reset()
         guard names.contains(metadataTable) else {
             if names.isEmpty { return [:] }
@@ -287,7 +287,7 @@ public final class Store: @unchecked Sendable {
         let rows = try connection.statement("SELECT key, value FROM \(metadataTable)")
         defer { rows.reset() }
         var metadata: [String: String] = [:]
-        while try rows.step() { metadata[rows.string(0)] = rows.string(1) }
+        while try rows.step() { metadata[try rows.string(0)] = try rows.string(1) }
         return metadata
     }
 
@@ -443,7 +443,7 @@ public final class Store: @unchecked Sendable {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
             var usage: [(key: String, count: Int)] = []
-            while try statement.step() { usage.append((statement.string(0), Int(statement.int64(1)))) }
+            while try statement.step() { usage.append((try statement.string(0), Int(statement.int64(1)))) }
             return usage
         }
     }
@@ -513,7 +513,7 @@ public final class Store: @unchecked Sendable {
                 while try statement.step() {
                     var values: [SQLiteValue] = []
                     values.reserveCapacity(Int(query.sortCount))
-                    for column in 0..<query.sortCount { values.append(SQLiteValue(statement, column: column + 1)) }
+                    for column in 0..<query.sortCount { values.append(try SQLiteValue(statement, column: column + 1)) }
                     found.append(SortedKey(key: statement.int64(0), values: values))
                 }
             }

@@ -214,7 +214,9 @@ final class TableMapping {
         case .int(let i): statement.bind(index, i)
         case .double(let d): statement.bind(index, d)
         case .float(let f): statement.bind(index, Double(f))
+        case .string(let s) where s.utf8.count >= largeValueBytes: statement.bind(index, keeping: value)
         case .string(let s): statement.bind(index, s)
+        case .binary(let d) where d.count >= largeValueBytes: statement.bind(index, keeping: value)
         case .binary(let d): d.withUnsafeBytes { statement.bind(index, bytes: $0) }
         case .date(let d): statement.bind(index, d.timeIntervalSinceReferenceDate)
         case .decimal(let d): statement.bind(index, d.description)
@@ -223,8 +225,15 @@ final class TableMapping {
         }
     }
 
+    /// Text and blobs from this size on are kept as values of their own, not
+    /// in a fetch's byte arena: reading one then hands out that value, so a
+    /// large value is in memory at most twice (SQLite's buffer and the value)
+    /// while it is fetched and once after.
+    static let largeValueBytes = 64 * 1024
+
     /// Copies column `index` of the current row into `cell` (text and blob
-    /// bytes appended to `arena`, decimals and URIs parsed into `boxes`),
+    /// bytes appended to `arena`, or from ``largeValueBytes`` on boxed as
+    /// values, decimals and URIs parsed into `boxes`),
     /// checking that it is a stored value of the column's type: a value of
     /// the wrong storage class, out of range or malformed (written by another
     /// tool) is an error naming the attribute.
@@ -261,13 +270,20 @@ final class TableMapping {
             try statement.withBytes(index) { (bytes) throws(AmberError) in
                 if type == .uuid, bytes.count != 16 { throw corrupt("\(bytes.count) bytes") }
                 if type == .string, !String.isValidUTF8(bytes) { throw corrupt("text that is not valid UTF-8") }
+                if bytes.count >= Self.largeValueBytes {
+                    // Its own value at once: read later, it is handed out without another copy.
+                    cell.payload = UInt64(boxes.count)
+                    cell.kind = .boxed
+                    boxes.append(type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Data(bytes)))
+                    return
+                }
                 cell.payload = UInt64(arena.count)
                 cell.length = UInt32(bytes.count)
                 cell.kind = .bytes
                 arena.append(contentsOf: bytes)
             }
         case .decimal, .uri:
-            let text = statement.string(index)
+            let text = try statement.string(index)
             let parsed = type == .decimal ? ScaledDecimal(text).map(Value.decimal) : Value.exactURI(text).map(Value.uri)
             guard let parsed else { throw corrupt("\"\(text)\"") }
             cell.payload = UInt64(boxes.count)

@@ -68,7 +68,7 @@ extension Registry {
 }
 
 /// One plugin load: open, call the entry, validate every field, register.
-struct PluginLoader {
+package struct PluginLoader {
     let path: String
     let configuration: String?
     /// Shown in messages and as every transformer's source: the file's name.
@@ -280,6 +280,17 @@ struct PluginLoader {
             result.append(PluginTransformer(functions: functions, name: name, input: input, output: output, file: file))
         }
         return result
+    }
+}
+
+extension PluginLoader {
+    /// Validates and registers `descriptor` as if the entry function of a
+    /// plugin at `path` had returned it, with no library loaded: how the
+    /// plugin-descriptor fuzzer (Sources/amber-fuzz) reaches every check above.
+    package static func register(_ descriptor: UnsafePointer<amber_plugin_descriptor>, asIfFrom path: String,
+                                 configuration: String?, into registry: Registry) throws(AmberError) -> PluginInfo
+    {
+        try PluginLoader(path: path, configuration: configuration).register(descriptor, session: .detached, into: registry)
     }
 }
 

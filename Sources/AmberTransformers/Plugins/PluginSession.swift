@@ -26,6 +26,9 @@ final class PluginSession: @unchecked Sendable {
         }
     }
 
+    /// The session of descriptors registered with no library behind them (the fuzzer's).
+    static let detached = PluginSession(file: "(no library)")
+
     private init(file: String) {
         self.file = file
         let table = UnsafeMutablePointer<amber_plugin_host>.allocate(capacity: 1)

@@ -20,7 +20,7 @@ import Foundation
 /// bytes that remain before anything is read or allocated, nesting is
 /// limited, strings must be valid UTF-8, keys unique, and no byte may follow
 /// the value. Anything else is an error, never a crash.
-enum PropertyListArchive {
+package enum PropertyListArchive {
     static let magic: [UInt8] = Array("AMBR".utf8)
     static let version: UInt8 = 1
     /// Deeper nesting is refused, so hostile input cannot exhaust the stack.
@@ -38,10 +38,10 @@ enum PropertyListArchive {
             return try decode(data)
         })
 
-    struct ArchiveError: Error, CustomStringConvertible {
+    package struct ArchiveError: Error, CustomStringConvertible {
         let message: String
         let offset: Int
-        var description: String { "archive byte \(offset): \(message)" }
+        package var description: String { "archive byte \(offset): \(message)" }
     }
 
     enum Tag: UInt8 {
@@ -50,7 +50,7 @@ enum PropertyListArchive {
 
     // MARK: Encoding
 
-    static func encode(_ value: Value) throws(ArchiveError) -> Data {
+    package static func encode(_ value: Value) throws(ArchiveError) -> Data {
         var out = magic
         out.append(version)
         try write(value, to: &out, depth: 0)
@@ -116,7 +116,7 @@ enum PropertyListArchive {
 
     // MARK: Decoding
 
-    static func decode(_ data: Data) throws(ArchiveError) -> Value {
+    package static func decode(_ data: Data) throws(ArchiveError) -> Value {
         var reader = Reader(bytes: [UInt8](data))
         guard Array(try reader.take(4)) == magic else { throw ArchiveError(message: "not an Amber archive (bad magic)", offset: 0) }
         let found = try reader.byte()
