@@ -428,6 +428,20 @@ extension XcodeModelImport {
         #expect(errorText { _ = try XcodeModelImport(xml: mismatched, file: "Notes/contents") }.hasPrefix("Notes/contents:5: <entity name=\"Note\">: malformed XML"))
     }
 
+    @Test("bytes that are not UTF-8 are an error naming the line (FoundationXML's parser traps on them in a name)")
+    func invalidUTF8IsRefusedBeforeParsing() throws {
+        for (bad, line) in [([UInt8(0xC8)], 3), ([0xE2, 0x82], 3), ([0xFF], 3), ([0xED, 0xA0, 0x80], 3)] {
+            var bytes = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model>\n    <entity name=\"N\" opt".utf8)
+            bytes += bad + Array("ional=\"YES\"/>\n</model>\n".utf8)
+            let error = amberError { _ = try XcodeModelImport(xml: Data(bytes), file: "bad.xml") }
+            #expect(error == .invalidXcodeModel(file: "bad.xml", line: line, element: "model",
+                                                message: "the file is not UTF-8: byte 71 begins no UTF-8 character"), "\(bad)")
+        }
+        // Valid UTF-8 beyond ASCII still parses.
+        let accented = Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model><entity name=\"N\"><attribute name=\"t\" attributeType=\"String\" defaultValueString=\"é€😀\"/></entity></model>".utf8)
+        #expect(try XcodeModelImport(xml: accented).model.entities.count == 1)
+    }
+
     @Test func truncatedXMLNamesLineAndElement() throws {
         let text = try String(contentsOf: RealModel.cloudKitDemo.url, encoding: .utf8)
         // Cut inside the attribute on line 5 (Attachment.uuid).

@@ -40,6 +40,13 @@ enum XMLTree {
     ///   for malformed or truncated XML, a document nested deeper than
     ///   ``maximumDepth``, or one with no root element.
     static func parse(_ data: Data, file: String) throws(AmberError) -> XMLNode {
+        // FoundationXML's parser traps (a crash, not an error) on a name that
+        // is not UTF-8, so nothing else reaches it. Xcode writes UTF-8.
+        if let offset = firstInvalidUTF8(data) {
+            let line = 1 + data.prefix(offset).reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            throw .invalidXcodeModel(file: file, line: line, element: "model",
+                                     message: "the file is not UTF-8: byte \(offset) begins no UTF-8 character")
+        }
         let parser = XMLParser(data: data)
         let builder = TreeBuilder()
         parser.delegate = builder
@@ -59,6 +66,20 @@ enum XMLTree {
             throw .invalidXcodeModel(file: file, line: 0, element: "model", message: "the file holds no XML element")
         }
         return root
+    }
+
+    /// The offset of the first byte of `data` that is not part of well-formed UTF-8, or nil.
+    static func firstInvalidUTF8(_ data: Data) -> Int? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var bytes = data.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
     }
 
     /// What libxml2's error codes (which XMLParser passes on) that broken model files give mean, in words.
