@@ -916,6 +916,7 @@ amber_status amber_store_close(amber_store *store);
 
 /** Checks the store: every page, index and constraint (SQLite's
  *  integrity_check), every link between objects, and Amber's metadata.
+ *  Other contexts on this store wait while it reads the whole file.
  *  *out receives one line per problem separated by '\n' (an empty string
  *  when the store is sound), NUL-terminated and owned by the caller
  *  (amber_free); *out_count receives the number of problems. Damage that
@@ -926,8 +927,11 @@ amber_status amber_store_check(char **out, size_t *out_count, amber_store *store
 
 /** amber_store_check for the store file at `path`, without opening it as a
  *  store: its model is not bound, so a store whose plugins are missing (or
- *  whose metadata is damaged) can be checked.
- *  Errors: AMBER_E_NOT_A_STORE if the file is missing or cannot be opened. */
+ *  whose metadata is damaged) can be checked. The file is opened read-only:
+ *  checking changes nothing.
+ *  Errors: AMBER_E_NOT_A_STORE if the file is missing or cannot be opened;
+ *  AMBER_E_BUSY, AMBER_E_SQLITE if reading it fails (a damaged file or one
+ *  that is not a database is reported in *out, not as an error). */
 amber_status amber_store_check_file(char **out, size_t *out_count, const char *path);
 
 /** Copies the store, as of its last committed save, into a new file at
@@ -943,8 +947,9 @@ amber_status amber_store_check_file(char **out, size_t *out_count, const char *p
 amber_status amber_store_backup(amber_store *store, const char *path);
 
 /** Rebuilds the store file without the space deleted objects left, and
- *  truncates the write-ahead log so the file shrinks at once. Objects,
- *  their IDs and every context's objects are unchanged.
+ *  truncates the write-ahead log so the file shrinks at once (or at a later
+ *  checkpoint, if another connection is still reading an older state).
+ *  Objects, their IDs and every context's objects are unchanged.
  *  Errors: AMBER_E_BUSY (another connection was writing past the busy
  *  timeout), AMBER_E_SQLITE. Threads: any. */
 amber_status amber_store_vacuum(amber_store *store);

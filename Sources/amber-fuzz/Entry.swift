@@ -24,10 +24,17 @@ struct Replay {
         var count = 0
         for path in arguments.dropFirst() {
             for file in files(at: path) {
-                guard let data = FileManager.default.contents(atPath: file) else { continue }
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    FileHandle.standardError.write(Data("amber-fuzz: cannot read \(file)\n".utf8))
+                    exit(1)
+                }
                 data.withUnsafeBytes { target.run($0) }
                 count += 1
             }
+        }
+        guard count > 0 else {
+            FileHandle.standardError.write(Data("amber-fuzz: no inputs in \(arguments.dropFirst().joined(separator: " "))\n".utf8))
+            exit(1)
         }
         print("\(target.rawValue): \(count) inputs replayed")
     }

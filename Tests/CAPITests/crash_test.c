@@ -24,7 +24,7 @@
 
 #include "check.h"
 
-enum { PER_SAVE = 8, KEPT = 4, MAX_PAYLOAD = 6000 };
+enum { PER_SAVE = 8, KEPT = 4, MAX_PAYLOAD = 6000 }; /* MAX_PAYLOAD: of the usual entries */
 
 static amber_model *model;
 static amber_entity *entry_entity, *counter_entity;
@@ -56,8 +56,14 @@ static void build_model(void) {
     OK(amber_entity_attribute(&last_attribute, counter_entity, "last"));
 }
 
-/* The payload of entry `slot` of batch `batch`: its size and bytes follow from both. */
-static size_t payload_size(int64_t batch, int64_t slot) { return (size_t)((batch * 131 + slot * 977) % MAX_PAYLOAD); }
+/* The payload of entry `slot` of batch `batch`: its size and bytes follow from both. Slot 0 of
+ * every 7th batch is 200 KB (bound without a copy) and of every 50th 17 MB (the save that
+ * leaves a log past 16 MiB, which the checkpoint after it truncates). */
+static size_t payload_size(int64_t batch, int64_t slot) {
+    if (slot == 0 && batch % 50 == 0) return 17u << 20;
+    if (slot == 0 && batch % 7 == 0) return 200u << 10;
+    return (size_t)((batch * 131 + slot * 977) % MAX_PAYLOAD);
+}
 static unsigned char payload_byte(int64_t batch, int64_t slot, size_t i) { return (unsigned char)(batch * 31 + slot * 7 + (int64_t)i); }
 
 static amber_object **fetch(amber_context *context, const char *entity, const char *predicate, size_t *count) {
@@ -91,7 +97,8 @@ static int saver(const char *path, int durability, int report) {
     else if (found != 0 || amber_context_insert(&counter, context, counter_entity) != AMBER_OK) return 1;
     amber_free(counters);
     int64_t batch = found == 1 ? integer_of(counter, last_attribute) : 0;
-    static unsigned char bytes[MAX_PAYLOAD];
+    unsigned char *bytes = malloc(17u << 20);
+    if (!bytes) return 1;
     for (;;) {
         batch++;
         for (int64_t slot = 0; slot < PER_SAVE; slot++) {

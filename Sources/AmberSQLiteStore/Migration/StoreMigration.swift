@@ -90,7 +90,7 @@ struct StoreMigration {
             // Copied under the write lock: a store another connection migrated meanwhile is never copied as the old one.
             if let backupPath {
                 do throws(AmberError) {
-                    try Connection.backup(of: storePath, to: backupPath)
+                    try Connection.backup(of: storePath, to: backupPath, busyTimeout: connection.busyTimeout)
                 } catch {
                     throw AmberError.migrationFailed(store: "", problems: ["the backup \(backupPath) cannot be written: \(error)"])
                 }

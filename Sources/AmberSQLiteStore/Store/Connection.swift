@@ -24,10 +24,11 @@ final class Connection {
     /// How long a statement waits for another connection's lock before SQLite gives up with SQLITE_BUSY.
     let busyTimeout: Duration
 
-    /// Opens (creating if `create`) the database at `path`; ":memory:" for an in-memory database.
-    init(path: String, create: Bool, busyTimeout: Duration) throws(AmberError) {
+    /// Opens (creating if `create`) the database at `path`; ":memory:" for an
+    /// in-memory database. A `readOnly` connection never writes the file.
+    init(path: String, create: Bool, readOnly: Bool = false, busyTimeout: Duration) throws(AmberError) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -57,6 +58,8 @@ final class Connection {
     private var lockWait: Int32 = 0
 
     deinit {
+        // The hook points at this object: a close deferred by a statement still held must not reach it.
+        sqlite3_wal_hook(db, nil, nil)
         // Statements finalize as they go; one a caller still holds is finalized by close_v2's deferral.
         cache.removeAll()
         sqlite3_close_v2(db)
@@ -117,14 +120,20 @@ final class Connection {
     /// connection of its own: in WAL mode it reads the last committed state
     /// as one snapshot while other connections (the caller's, migrating or
     /// saving) go on writing.
-    static func backup(of source: String, to target: String) throws(AmberError) {
+    static func backup(of source: String, to target: String, busyTimeout: Duration) throws(AmberError) {
         var from: OpaquePointer?
         defer { sqlite3_close_v2(from) }
         let opened = sqlite3_open_v2(source, &from, SQLITE_OPEN_READONLY, nil)
         guard opened == SQLITE_OK, let from else {
             throw .sqlite(code: opened, message: from.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(source)")
         }
-        try copy(from, to: target)
+        // Another connection may hold a lock for a moment (recovering or truncating the log).
+        sqlite3_busy_timeout(from, Int32(clamping: busyTimeout.milliseconds))
+        do throws(AmberError) {
+            try copy(from, to: target)
+        } catch .sqlite(let code, _) where code & 0xff == SQLITE_BUSY {
+            throw .busy(path: source, timeout: busyTimeout)
+        }
     }
 
     /// Copies the main database of connection `source` to a new file at
@@ -290,9 +299,15 @@ final class Statement {
     }
     /// Binds a large string or binary value without copying it (SQLite's
     /// SQLITE_STATIC): the statement holds `value`, whose heap storage the
-    /// pointer is into, until the step that reads it is over. For values of
-    /// ``TableMapping/largeValueBytes`` and more, whose storage is never inline.
+    /// pointer is into, until the step that reads it is over. Values under
+    /// ``TableMapping/largeValueBytes`` (whose bytes may be inline) are copied as usual.
     func bind(_ index: Int32, keeping value: Value) {
+        // A small value's bytes may be inline (in the Value itself), so only large ones are pointed at.
+        switch value {
+        case .binary(let data) where data.count >= TableMapping.largeValueBytes: break
+        case .string(let text) where text.utf8.count >= TableMapping.largeValueBytes: break
+        default: return TableMapping.bind(value, at: index, in: self)
+        }
         kept.append(value)
         switch value {
         case .binary(let data):
@@ -310,8 +325,7 @@ final class Statement {
                 bind(index, text)
             }
         default:
-            kept.removeLast()
-            TableMapping.bind(value, at: index, in: self)
+            break
         }
     }
     func bind(_ index: Int32, bytes: UnsafeRawBufferPointer) {

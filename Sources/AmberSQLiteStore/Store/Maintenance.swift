@@ -8,7 +8,8 @@ import Foundation
 extension Store {
     /// Checks the store: every page, index and constraint (SQLite's
     /// `integrity_check`), every link between objects (`foreign_key_check`),
-    /// and Amber's metadata.
+    /// and Amber's metadata. It reads the whole file while holding the
+    /// store, so other contexts on this store wait for it.
     ///
     /// - Returns: each problem found, one sentence each; empty when the store is sound.
     /// - Throws: ``AmberError/busy(path:timeout:)`` if another connection
@@ -20,13 +21,16 @@ extension Store {
 
     /// Checks the store file at `path` as ``checkIntegrity()`` does, without
     /// binding its model: a store whose plugins are missing can be checked.
+    /// The file is opened read-only, so checking changes nothing (a log a
+    /// crash left stays for the next opening to recover).
     ///
     /// - Throws: ``AmberError/notAStore(path:reason:)`` if the file is
-    ///   missing or not SQLite; a file that is SQLite but damaged or not an
-    ///   Amber store is reported in the problems instead.
+    ///   missing or cannot be opened; ``AmberError/busy(path:timeout:)`` or an
+    ///   SQLite error if reading it fails. A file that is damaged, not a
+    ///   database or not an Amber store is reported in the problems instead.
     public static func checkIntegrity(ofStoreAt path: String) throws(AmberError) -> [String] {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        return try problems(in: Connection(path: path, create: false, busyTimeout: Options().busyTimeout), place: path)
+        return try problems(in: Connection(path: path, create: false, readOnly: true, busyTimeout: Options().busyTimeout), place: path)
     }
 
     private static func problems(in connection: Connection, place: String) throws(AmberError) -> [String] {
@@ -80,36 +84,45 @@ extension Store {
             throw .fileExists(path: taken)
         }
         let partial = destination + ".partial-\(UUID().uuidString)"
-        do throws(AmberError) {
-            if let path {
-                try Connection.backup(of: path, to: partial)
-            } else {
-                try serialized { () throws(AmberError) in try Connection.copy(connection.handle, to: partial) }
-            }
-        } catch {
-            try? FileManager.default.removeItem(atPath: partial)
-            throw error
+        defer { unlink(partial) }
+        if let path {
+            try Connection.backup(of: path, to: partial, busyTimeout: options.busyTimeout)
+        } else {
+            try serialized { () throws(AmberError) in try Connection.copy(connection.handle, to: partial) }
         }
-        // link fails if the destination appeared meanwhile, so nothing is replaced in a race.
-        guard link(partial, destination) == 0 else {
-            let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(atPath: partial)
-            if errno == EEXIST { throw .fileExists(path: destination) }
-            throw .sqlite(code: SQLITE_CANTOPEN, message: "cannot create \(destination): \(reason)")
+        try Self.move(partial, toNew: destination)
+    }
+
+    /// Gives the whole copy at `partial` the name `destination`, never over a
+    /// file that appeared there meanwhile: a hard link fails if the name is
+    /// taken. On file systems without hard links, a rename after checking.
+    private static func move(_ partial: String, toNew destination: String) throws(AmberError) {
+        if link(partial, destination) == 0 { return }
+        var failure = errno
+        if failure == EPERM || failure == ENOTSUP || failure == EOPNOTSUPP || failure == ENOSYS || failure == EMLINK {
+            if FileManager.default.fileExists(atPath: destination) { throw .fileExists(path: destination) }
+            if rename(partial, destination) == 0 { return }
+            failure = errno
         }
-        unlink(partial)
+        if failure == EEXIST { throw .fileExists(path: destination) }
+        throw .sqlite(code: SQLITE_CANTOPEN, message: "cannot create \(destination): \(String(cString: strerror(failure)))")
     }
 
     /// Rebuilds the store's file without the space deleted objects left,
-    /// then empties the write-ahead log so the file shrinks at once. Objects,
-    /// their IDs and every context's view of them are unchanged.
+    /// then empties the write-ahead log so the file shrinks at once (or, if
+    /// another connection is still reading an older state, at a later
+    /// checkpoint). Objects, their IDs and every context's view of them are
+    /// unchanged.
     ///
     /// - Throws: ``AmberError/busy(path:timeout:)`` if another connection
-    ///   was writing past the busy timeout; an SQLite error otherwise.
+    ///   was writing past the busy timeout (nothing was done); an SQLite
+    ///   error otherwise.
     public func vacuum() throws(AmberError) {
         try serialized { () throws(AmberError) in
             try connection.execute("VACUUM")
-            if path != nil { try connection.checkpoint() }
+            guard path != nil else { return }
+            // The vacuum is saved: readers elsewhere only delay the shrinking.
+            do throws(AmberError) { try connection.checkpoint() } catch .busy {}
         }
     }
 

@@ -45,7 +45,12 @@ def test_backup_is_a_whole_store_and_never_replaces_a_file(path, tmp_path):
         assert refused.value.origin == str(copy) and "a file is already there" in str(refused.value)
         with pytest.raises(amber.StoreError, match="unable to open"):
             store.backup(tmp_path / "no-such-folder" / "x.amber")
-        assert not os.path.exists(tmp_path / "no-such-folder")
+        # A name taken by a dangling link passes the first look but not the final link:
+        # refused, and the whole copy made meanwhile is removed.
+        os.symlink(tmp_path / "nowhere", tmp_path / "dangling.amber")
+        with pytest.raises(amber.DestinationExistsError):
+            store.backup(tmp_path / "dangling.amber")
+        assert sorted(os.listdir(tmp_path)) == ["copy.amber", "dangling.amber", "notes.amber", "notes.amber-shm", "notes.amber-wal"]
     with amber.open(copy) as restored:  # opens with the model it carries
         ctx = restored.context()
         assert ctx.count("Note") == 300
