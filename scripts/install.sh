@@ -5,22 +5,41 @@
 #   libamber.so.0 and libamber.so; PREFIX/include/amber*.h;
 #   PREFIX/lib/pkgconfig/amber.pc, so `cc app.c $(pkg-config --cflags --libs amber)`
 #   works once PKG_CONFIG_PATH includes PREFIX/lib/pkgconfig.
-# The library finds the Swift runtime through its RUNPATH (the toolchain it
-# was built with). Builds in .build-install, apart from the everyday build.
+#   The sample plugins written in C go to PREFIX/lib/amber/plugins.
+# The library carries the Swift runtime and Foundation it needs (linked with
+# -static-stdlib), so it runs on machines without a Swift toolchain: it
+# depends only on system libraries. Do not load it into a process that also
+# runs Swift code (two runtimes); Swift programs use `import Amber`.
+# Builds in .build-install, apart from the everyday build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:-/usr/local}
 version=$(sed -nE 's/^public let version = "([0-9.]+)"/\1/p' Sources/AmberValues/Version.swift)
 export AMBER_SONAME=1
-swift build -c release --product AmberC --scratch-path .build-install >&2
-lib="$(swift build -c release --scratch-path .build-install --show-bin-path)/libAmberC.so"
+flags=(-c release --scratch-path .build-install -Xswiftc -static-stdlib)
+swift build "${flags[@]}" --product AmberC >&2
+bin=$(swift build "${flags[@]}" --show-bin-path)
+lib="$bin/libAmberC.so"
 readelf -d "$lib" | grep -q 'SONAME.*libamber\.so\.0' || { echo "install: $lib has no SONAME libamber.so.0" >&2; exit 1; }
+toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
+if ldd "$lib" | grep -q "$toolchain"; then
+    echo "install: $lib still loads libraries from the toolchain ($toolchain):" >&2
+    ldd "$lib" | grep "$toolchain" >&2
+    exit 1
+fi
 
-mkdir -p "$prefix/lib/pkgconfig" "$prefix/include"
+mkdir -p "$prefix/lib/pkgconfig" "$prefix/include" "$prefix/lib/amber/plugins"
 install -m 0755 "$lib" "$prefix/lib/libamber.so.$version"
 ln -sf "libamber.so.$version" "$prefix/lib/libamber.so.0"
 ln -sf libamber.so.0 "$prefix/lib/libamber.so"
 for header in include/amber*.h; do install -m 0644 "$header" "$prefix/include/"; done
+# The C plugins are built by the C compiler alone: SwiftPM would link the Swift runtime into them.
+plugins=(Color:color: Rect:rect: Deflate:deflate:-lz AESGCM:aesgcm:-lcrypto)
+for plugin in "${plugins[@]}"; do
+    IFS=: read -r name file library <<< "$plugin"
+    cc -O2 -fPIC -shared -Iinclude "Sources/Plugins/$name/$file.c" $library \
+        -o "$prefix/lib/amber/plugins/libAmber${name}Plugin.so"
+done
 cat > "$prefix/lib/pkgconfig/amber.pc" <<PC
 prefix=$prefix
 libdir=\${prefix}/lib

@@ -65,6 +65,27 @@ PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" cc -std=c11 -Wall -Wextra -Werror -
 "$work/app" | tee "$work/app.log"
 grep -q "L'Étranger" "$work/app.log"
 readelf -d "$work/app" | grep -q 'NEEDED.*libamber\.so\.0'
+# Self-contained: nothing the library or the program loads comes from the Swift toolchain,
+# no RUNPATH points into it, and the example runs with an empty environment.
+toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
+if ldd "$work/prefix/lib/libamber.so.0" "$work/app" | grep -F "$toolchain"; then
+    echo "the installed library or the C example loads from the toolchain ($toolchain)"; exit 1
+fi
+if readelf -d "$work/prefix/lib/libamber.so.0" | grep -E 'R(UN)?PATH' | grep -F "$toolchain"; then
+    echo "the installed library's RUNPATH points into the toolchain"; exit 1
+fi
+# Runs a command with the toolchain's folder hidden (an empty tmpfs mounted over it) where
+# mount namespaces are allowed; elsewhere as is, and the ldd checks above stand alone.
+without_toolchain() {
+    if unshare -m true 2>/dev/null; then
+        unshare -m sh -c 'mount -t tmpfs none "$0" && exec "$@"' "$toolchain" "$@"
+    else
+        echo "(mount namespaces are not allowed here: running with the toolchain in place)" >&2
+        "$@"
+    fi
+}
+without_toolchain env -i "$work/app" | grep -q "L'Étranger"
+echo "libamber.so.0 needs: $(ldd "$work/prefix/lib/libamber.so.0" | awk '{print $1}' | tr '\n' ' ')"
 c_passed=$((c_passed + 1))
 
 step "CLI"
@@ -189,9 +210,31 @@ repo=$PWD
     --cov=amber --cov-report=term --cov-fail-under=95 "$repo/bindings/python/tests") \
     | tee "$work/pytest.log"
 python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1)
+
 [ -n "$python_passed" ] || { echo "pytest did not report passing tests"; exit 1; }
 python_coverage=$(sed -nE 's/.*Total coverage: ([0-9.]+%).*/\1/p' "$work/pytest.log")
 echo "Python coverage of the installed amber package: $python_coverage"
+
+step "Python: pip install from the source folder and from a wheel, each in a fresh venv, used with no environment variable"
+python3 - README.md > "$work/readme_example.py" <<'PY'
+import re, sys
+print(re.search(r"```python\n(.*?)```", open(sys.argv[1], encoding="utf-8").read(), re.S).group(1))
+PY
+python3 -m venv "$work/venv-source"
+"$work/venv-source/bin/pip" install --quiet --disable-pip-version-check ./bindings/python
+rm -rf bindings/python/build bindings/python/*.egg-info
+(cd "$work" && rm -f books.amber && env -i "$work/venv-source/bin/python" readme_example.py) | grep -q "^Dune 9.99"
+python3 -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$work/wheels" ./bindings/python
+rm -rf bindings/python/build bindings/python/*.egg-info
+python3 -m venv "$work/venv-wheel"
+"$work/venv-wheel/bin/pip" install --quiet --disable-pip-version-check "$work"/wheels/amber-*.whl
+(cd "$work" && rm -f books.amber && without_toolchain env -i "$work/venv-wheel/bin/python" readme_example.py) | grep -q "^Dune 9.99"
+bundled=$(env -i "$work/venv-wheel/bin/python" -c 'import amber, os; print(os.path.dirname(amber.__file__))')
+for library in "$bundled/lib/libamber.so.0" "$bundled"/plugins/*.so; do
+    if ldd "$library" | grep -F "$toolchain"; then echo "the wheel's $library loads from the toolchain"; exit 1; fi
+done
+echo "the wheel $(basename "$work"/wheels/amber-*.whl) bundles $(ls "$bundled/lib" "$bundled/plugins" | grep -c '\.so') libraries; the README example ran from it and from a source install"
+python_passed=$((python_passed + 2))
 
 step "Benchmark, quick mode (N=2000, one repetition): it must run, not be fast"
 bash scripts/bench.sh --quick --json "$work/bench.json"

@@ -1,26 +1,63 @@
 """Build hook: copies include/amber.h into the package (cffi reads the
-declarations from it at import), and, when AMBER_BUNDLE_LIBRARY names a
-built library, bundles it as amber/lib/libamber.so.0."""
+declarations from it at import) and bundles the C library as
+amber/lib/libamber.so.0, with the sample plugins written in C in
+amber/plugins, so `import amber` needs no environment variable.
+
+The library bundled is, in order: AMBER_BUNDLE_LIBRARY (a built
+libamber.so.0; its plugins are then not bundled); else, when this folder sits
+in Amber's source tree and `swift` is on PATH, the one scripts/install.sh
+builds (self-contained: the Swift runtime linked in, so the wheel runs on
+machines without Swift); else none (the package then finds the library
+through AMBER_LIBRARY or the system's loader path)."""
+import glob
 import os
 import shutil
+import subprocess
+import tempfile
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HEADER = os.path.join(HERE, "..", "..", "include", "amber.h")
+SOURCE_TREE = os.path.normpath(os.path.join(HERE, "..", ".."))
+HEADER = os.path.join(SOURCE_TREE, "include", "amber.h")
 
 
-class BuildWithHeader(build_py):
+def built_library(prefix):
+    """Builds and installs the C library and sample plugins into `prefix`
+    with scripts/install.sh; returns (library, plugin paths), or None when
+    there is no source tree or no Swift toolchain to build with."""
+    script = os.path.join(SOURCE_TREE, "scripts", "install.sh")
+    if os.environ.get("AMBER_BUNDLE_LIBRARY") or not os.path.exists(script) or not shutil.which("swift"):
+        return None
+    subprocess.run(["bash", script, prefix], check=True)
+    return (os.path.join(prefix, "lib", "libamber.so.0"),
+            sorted(glob.glob(os.path.join(prefix, "lib", "amber", "plugins", "*.so"))))
+
+
+class BuildWithLibrary(build_py):
     def run(self):
         super().run()
         package = os.path.join(self.build_lib, "amber")
         os.makedirs(os.path.join(package, "include"), exist_ok=True)
         shutil.copyfile(HEADER, os.path.join(package, "include", "amber.h"))
-        library = os.environ.get("AMBER_BUNDLE_LIBRARY")
-        if library:
-            os.makedirs(os.path.join(package, "lib"), exist_ok=True)
-            shutil.copyfile(library, os.path.join(package, "lib", "libamber.so.0"))
+        with tempfile.TemporaryDirectory() as prefix:
+            built = built_library(prefix)
+            library, plugins = built if built else (os.environ.get("AMBER_BUNDLE_LIBRARY"), [])
+            if library:
+                os.makedirs(os.path.join(package, "lib"), exist_ok=True)
+                shutil.copyfile(library, os.path.join(package, "lib", "libamber.so.0"))
+            if plugins:
+                os.makedirs(os.path.join(package, "plugins"), exist_ok=True)
+                for plugin in plugins:
+                    shutil.copyfile(plugin, os.path.join(package, "plugins", os.path.basename(plugin)))
 
 
-setup(cmdclass={"build_py": BuildWithHeader})
+class BinaryDistribution(Distribution):
+    """The wheel holds a compiled library: tag it for this platform, not as pure Python."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(cmdclass={"build_py": BuildWithLibrary}, distclass=BinaryDistribution)

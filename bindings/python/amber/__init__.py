@@ -12,7 +12,7 @@ over SQLite, through Amber's C API.
 """
 from ._ffi import ffi, lib
 from .core import (Attribute, Change, ChangeReport, Context, IndexChange, LiveQuery, Section, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Template, Transformer, check_file,
-                   migration_plan, open, shared_registry)
+                   migration_plan, open, sample_plugin, shared_registry)
 from .errors import (ArgumentError, BusyError, DestinationExistsError, Error, IndexOutOfRangeError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StoreError, UnknownKeyPathError, UnknownNameError,
                      TransformerError, ValidationError, ValueClassError)
 
@@ -21,5 +21,5 @@ __version__ = ffi.string(lib.amber_version()).decode()
 __all__ = [
     "ArgumentError", "Attribute", "BusyError", "DestinationExistsError", "IndexOutOfRangeError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
     "PluginError", "PredicateError", "Problem", "Registry", "ReservedNameError", "RelatedObjects", "Relationship", "Store", "StoreError", "Template", "Transformer", "TransformerError", "UnknownKeyPathError", "UnknownNameError",
-    "ValidationError", "ValueClassError", "check_file", "migration_plan", "open", "shared_registry",
+    "ValidationError", "ValueClassError", "check_file", "migration_plan", "open", "sample_plugin", "shared_registry",
 ]
