@@ -86,6 +86,14 @@ without_toolchain() {
 }
 without_toolchain env -i "$work/app" | grep -q "L'Étranger"
 echo "libamber.so.0 needs: $(ldd "$work/prefix/lib/libamber.so.0" | awk '{print $1}' | tr '\n' ' ')"
+# docs/c-guide.md's transformer example, built against the installed library, prints what the guide says.
+sed -n '/<!-- c-guide-example -->/,/<!-- end c-guide-example -->/p' docs/c-guide.md | sed '1,2d;$d' | sed '$d' > "$work/guide.c"
+awk '/<!-- c-guide-output -->/ { f = 1; next } f == 1 && /^```/ { f = 2; next } f == 2 && /^```/ { exit } f == 2' \
+    docs/c-guide.md > "$work/guide.expected"
+PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" cc -std=c11 -Wall -Wextra -Werror -pedantic -o "$work/guide" "$work/guide.c" \
+    $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs amber)
+without_toolchain env -i "$work/guide" > "$work/guide.out"
+diff "$work/guide.expected" "$work/guide.out"
 c_passed=$((c_passed + 1))
 
 step "CLI"
