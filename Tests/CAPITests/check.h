@@ -44,6 +44,14 @@ static inline amber_value integer(int64_t n) {
     return value;
 }
 
+/* Adds attribute `name` of `type` (an AMBER_TYPE_* constant) to `entity` of `builder`. */
+static inline void add_attribute(amber_model_builder *builder, const char *entity, const char *name, int32_t type) {
+    amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
+    spec.name = name;
+    spec.type = type;
+    OK(amber_model_builder_add_attribute(builder, entity, &spec));
+}
+
 static int report(void) {
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

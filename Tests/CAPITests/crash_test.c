@@ -30,22 +30,15 @@ static amber_model *model;
 static amber_entity *entry_entity, *counter_entity;
 static amber_attribute *batch_attribute, *slot_attribute, *payload_attribute, *last_attribute;
 
-static void add(amber_model_builder *builder, const char *entity, const char *name, int32_t type) {
-    amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
-    spec.name = name;
-    spec.type = type;
-    OK(amber_model_builder_add_attribute(builder, entity, &spec));
-}
-
 static void build_model(void) {
     amber_model_builder *builder = NULL;
     OK(amber_model_builder_new(&builder));
     OK(amber_model_builder_add_entity(builder, "Entry"));
-    add(builder, "Entry", "batch", AMBER_TYPE_INTEGER64);
-    add(builder, "Entry", "slot", AMBER_TYPE_INTEGER64);
-    add(builder, "Entry", "payload", AMBER_TYPE_BINARY);
+    add_attribute(builder, "Entry", "batch", AMBER_TYPE_INTEGER64);
+    add_attribute(builder, "Entry", "slot", AMBER_TYPE_INTEGER64);
+    add_attribute(builder, "Entry", "payload", AMBER_TYPE_BINARY);
     OK(amber_model_builder_add_entity(builder, "Counter"));
-    add(builder, "Counter", "last", AMBER_TYPE_INTEGER64);
+    add_attribute(builder, "Counter", "last", AMBER_TYPE_INTEGER64);
     OK(amber_model_builder_bind(&model, builder, NULL));
     OK(amber_model_builder_free(builder));
     OK(amber_model_entity(&entry_entity, model, "Entry"));

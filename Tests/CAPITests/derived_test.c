@@ -20,7 +20,8 @@ static amber_entity *author_entity, *book_entity;
 static amber_attribute *name, *book_count, *page_total, *title, *canonical_title, *pages;
 static amber_relationship *author_of;
 
-static void add_attribute(amber_model_builder *builder, const char *entity, const char *attribute, int32_t type, const char *derived) {
+/* Adds attribute `attribute` of `type`, derived by the expression `derived`. */
+static void add_derived(amber_model_builder *builder, const char *entity, const char *attribute, int32_t type, const char *derived) {
     amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
     spec.name = attribute;
     spec.type = type;
@@ -34,12 +35,12 @@ static amber_status build(amber_model **out, const char *count_expression) {
     OK(amber_model_builder_new(&builder));
     OK(amber_model_builder_add_entity(builder, "Author"));
     OK(amber_model_builder_add_entity(builder, "Book"));
-    add_attribute(builder, "Author", "name", AMBER_TYPE_STRING, NULL);
-    add_attribute(builder, "Author", "bookCount", AMBER_TYPE_INTEGER64, count_expression);
-    add_attribute(builder, "Author", "pageTotal", AMBER_TYPE_INTEGER64, "books.@sum.pages");
-    add_attribute(builder, "Book", "title", AMBER_TYPE_STRING, NULL);
-    add_attribute(builder, "Book", "canonicalTitle", AMBER_TYPE_STRING, "canonical:(title)");
-    add_attribute(builder, "Book", "pages", AMBER_TYPE_INTEGER64, NULL);
+    add_attribute(builder, "Author", "name", AMBER_TYPE_STRING);
+    add_derived(builder, "Author", "bookCount", AMBER_TYPE_INTEGER64, count_expression);
+    add_derived(builder, "Author", "pageTotal", AMBER_TYPE_INTEGER64, "books.@sum.pages");
+    add_attribute(builder, "Book", "title", AMBER_TYPE_STRING);
+    add_derived(builder, "Book", "canonicalTitle", AMBER_TYPE_STRING, "canonical:(title)");
+    add_attribute(builder, "Book", "pages", AMBER_TYPE_INTEGER64);
     amber_relationship_spec books = AMBER_RELATIONSHIP_SPEC_INIT;
     books.name = "books";
     books.destination = "Book";

@@ -27,14 +27,9 @@ static void build_model(void) {
     amber_model_builder *builder = NULL;
     OK(amber_model_builder_new(&builder));
     OK(amber_model_builder_add_entity(builder, "Note"));
-    const char *names[] = {"body", "number", "blob"};
-    const int32_t types[] = {AMBER_TYPE_STRING, AMBER_TYPE_INTEGER64, AMBER_TYPE_BINARY};
-    for (int i = 0; i < 3; i++) {
-        amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
-        spec.name = names[i];
-        spec.type = types[i];
-        OK(amber_model_builder_add_attribute(builder, "Note", &spec));
-    }
+    add_attribute(builder, "Note", "body", AMBER_TYPE_STRING);
+    add_attribute(builder, "Note", "number", AMBER_TYPE_INTEGER64);
+    add_attribute(builder, "Note", "blob", AMBER_TYPE_BINARY);
     OK(amber_model_builder_bind(&model, builder, NULL));
     OK(amber_model_builder_free(builder));
     OK(amber_model_entity(&note_entity, model, "Note"));

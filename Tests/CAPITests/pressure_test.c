@@ -32,13 +32,8 @@ static void build_model(void) {
     amber_model_builder *builder = NULL;
     OK(amber_model_builder_new(&builder));
     OK(amber_model_builder_add_entity(builder, "Note"));
-    amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
-    spec.name = "body";
-    spec.type = AMBER_TYPE_STRING;
-    OK(amber_model_builder_add_attribute(builder, "Note", &spec));
-    spec.name = "blob";
-    spec.type = AMBER_TYPE_BINARY;
-    OK(amber_model_builder_add_attribute(builder, "Note", &spec));
+    add_attribute(builder, "Note", "body", AMBER_TYPE_STRING);
+    add_attribute(builder, "Note", "blob", AMBER_TYPE_BINARY);
     OK(amber_model_builder_bind(&model, builder, NULL));
     OK(amber_model_builder_free(builder));
     OK(amber_model_entity(&note_entity, model, "Note"));

@@ -28,24 +28,17 @@ static amber_attribute *name_attribute, *value_attribute, *writer_attribute;
 /* Counter.k0 … k2: one key per writer. */
 static amber_attribute *own_attributes[WRITERS];
 
-static void add(amber_model_builder *builder, const char *entity, const char *name, int32_t type) {
-    amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
-    spec.name = name;
-    spec.type = type;
-    OK(amber_model_builder_add_attribute(builder, entity, &spec));
-}
-
 static void build_model(void) {
     amber_model_builder *builder = NULL;
     OK(amber_model_builder_new(&builder));
     OK(amber_model_builder_add_entity(builder, "Counter"));
-    add(builder, "Counter", "name", AMBER_TYPE_STRING);
-    add(builder, "Counter", "value", AMBER_TYPE_INTEGER64);
-    add(builder, "Counter", "k0", AMBER_TYPE_INTEGER64);
-    add(builder, "Counter", "k1", AMBER_TYPE_INTEGER64);
-    add(builder, "Counter", "k2", AMBER_TYPE_INTEGER64);
+    add_attribute(builder, "Counter", "name", AMBER_TYPE_STRING);
+    add_attribute(builder, "Counter", "value", AMBER_TYPE_INTEGER64);
+    add_attribute(builder, "Counter", "k0", AMBER_TYPE_INTEGER64);
+    add_attribute(builder, "Counter", "k1", AMBER_TYPE_INTEGER64);
+    add_attribute(builder, "Counter", "k2", AMBER_TYPE_INTEGER64);
     OK(amber_model_builder_add_entity(builder, "Entry"));
-    add(builder, "Entry", "writer", AMBER_TYPE_STRING);
+    add_attribute(builder, "Entry", "writer", AMBER_TYPE_STRING);
     OK(amber_model_builder_bind(&model, builder, NULL));
     OK(amber_model_builder_free(builder));
     OK(amber_model_entity(&counter_entity, model, "Counter"));

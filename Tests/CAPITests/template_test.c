@@ -19,13 +19,6 @@ enum { AUTHORS = 4, BOOKS = 200 };
 static amber_model *model;
 static amber_attribute *pages_attribute;
 
-static void add_attribute(amber_model_builder *builder, const char *entity, const char *name, int32_t type) {
-    amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
-    spec.name = name;
-    spec.type = type;
-    OK(amber_model_builder_add_attribute(builder, entity, &spec));
-}
-
 /* The library model with its templates, and with `extra` (if not NULL) added last. */
 static amber_status build(amber_model **out, const amber_template_spec *extra) {
     amber_model_builder *builder = NULL;
