@@ -192,6 +192,7 @@ for attribute in book["attributes"]:
 json.dump(model, open(sys.argv[1], "w"))' "$work/migrate.json"
 expect "  rename Book.language to Book.lang" cli migrate "$work/migrate.amber" --to "$work/migrate.json" --dry-run
 expect "(3 objects)" cli query "$work/migrate.amber" Book --where "language == 'fr'"  # the dry run changed nothing
+expect '"migrated" : false' cli migrate "$work/migrate.amber" --to "$work/migrate.json" --dry-run --json
 expect "add Book.edition (default 1)" cli migrate "$work/migrate.amber" --to "$work/migrate.json"
 expect "(3 objects)" cli query "$work/migrate.amber" Book --where "lang == 'fr' AND edition == 1"
 expect "already has the model's shape" cli migrate "$work/migrate.amber" --to "$work/migrate.json"
@@ -201,6 +202,10 @@ expect '"title" : "Der Zauberberg"' cli query "$work/books.amber" Book --where "
 expect "predicate, position 13: expected a value or attribute name, found the end" cli query "$work/books.amber" Book --where "language == "
 expect "Bok: no such entity; did you mean Book?" cli query "$work/books.amber" Bok
 expect "transformer ColorToData: Color -> Binary (reversible, thread-safe)" cli plugin inspect "$bin/libAmberColorPlugin.so"
+expect '"threadSafe" : true' cli plugin inspect "$bin/libAmberColorPlugin.so" --json
+expect '"ok" : true' cli model check "$work/demo.json" --json
+expect "$(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' Sources/AmberValues/Version.swift | head -1)" cli --version
+expect "_amber()" cli --generate-completion-script bash
 cc -std=c11 -shared -fPIC -w -Iinclude Tests/PluginCorpus/newer_abi.c -o "$work/libfuture.so"
 expect "libfuture.so: ABI 2 is newer than this host's 1" cli plugin inspect "$work/libfuture.so"
 if cli query "$work/books.amber" Bok 2>/dev/null; then echo "CLI: an error must exit non-zero"; exit 1; fi

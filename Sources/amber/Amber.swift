@@ -21,6 +21,13 @@ func reportingErrors(_ body: () throws -> Void) throws {
     }
 }
 
+/// Prints `object` (dictionaries, arrays, strings, numbers, Booleans) as
+/// pretty JSON with sorted keys: what every `--json` flag prints.
+func printJSON(_ object: Any) throws {
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    print(String(decoding: data, as: UTF8.self))
+}
+
 /// Renders a value for a terminal: strings without quotes, everything else as Amber prints it.
 func display(_ value: Value) -> String {
     if case .string(let s) = value { return s }

@@ -18,9 +18,7 @@ struct Check: ParsableCommand {
         var problems: [String] = []
         try reportingErrors { problems = try Store.checkIntegrity(ofStoreAt: store) }
         if json {
-            let object: [String: Any] = ["store": store, "problems": problems]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            try printJSON(["store": store, "problems": problems])
         } else if problems.isEmpty {
             print("\(store): ok")
         } else {

@@ -24,6 +24,9 @@ struct Migrate: ParsableCommand {
     @Flag(name: .customLong("no-backup"), help: "Do not copy the store before migrating.")
     var noBackup = false
 
+    @Flag(help: "Print the plan and the outcome as JSON: {\"store\", \"from\", \"to\", \"plan\", \"migrated\", \"backup\"}.")
+    var json = false
+
     @OptionGroup var plugins: PluginOptions
 
     func run() throws {
@@ -33,21 +36,31 @@ struct Migrate: ParsableCommand {
             ModelFile.printNotes(notes)
             let target = try Model(description)
             let plan = try Store.migrationPlan(forStoreAt: store, to: target)
-            guard !plan.isEmpty else {
-                print("\(store) already has the model's shape (version \(target.versionHash)): nothing to do")
-                return
-            }
             let version = try Store.versionHash(ofStoreAt: store)
-            print("Migration plan for \(store) (version \(version) to \(target.versionHash)):")
-            for step in plan { print("  \(step)") }
-            guard !dryRun else { return }
-            var options = Store.Options()
-            options.backsUpBeforeMigrating = !noBackup
-            let bar = ProgressBar()
-            options.migrationProgress = { bar.show($0) }
-            _ = try Store(path: store, model: target, options: options)
-            bar.finish()
-            print("migrated" + (noBackup ? "" : "; the store as it was is in \(Store.backupPath(for: store, version: version))"))
+            let migrating = !plan.isEmpty && !dryRun
+            let backup = migrating && !noBackup ? Store.backupPath(for: store, version: version) : nil
+            if !json {
+                guard !plan.isEmpty else {
+                    print("\(store) already has the model's shape (version \(target.versionHash)): nothing to do")
+                    return
+                }
+                print("Migration plan for \(store) (version \(version) to \(target.versionHash)):")
+                for step in plan { print("  \(step)") }
+            }
+            if migrating {
+                var options = Store.Options()
+                options.backsUpBeforeMigrating = !noBackup
+                let bar = ProgressBar()
+                options.migrationProgress = { bar.show($0) }
+                _ = try Store(path: store, model: target, options: options)
+                bar.finish()
+            }
+            if json {
+                return try printJSON(["store": store, "from": version, "to": target.versionHash, "plan": plan,
+                                      "migrated": migrating, "backup": backup ?? NSNull()])
+            }
+            guard migrating else { return }
+            print("migrated" + (backup.map { "; the store as it was is in \($0)" } ?? ""))
         }
     }
 }

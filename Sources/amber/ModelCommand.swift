@@ -64,19 +64,35 @@ struct ModelCommand: ParsableCommand {
 
         @OptionGroup var plugins: PluginOptions
 
+        @Flag(help: "Print the result as JSON: {\"file\", \"ok\", \"versionHash\", \"entities\", \"templates\", \"notes\", \"problems\"}.")
+        var json = false
+
         func run() throws {
             try reportingErrors {
                 try plugins.load()
                 let (description, notes) = try ModelFile.read(path, options: xcode)
-                ModelFile.printNotes(notes)
-                do throws(AmberError) {
-                    let model = try Model(description)
-                    print("ok: \(ModelFile.summary(description)), version hash \(model.versionHash)")
-                } catch .invalidModel(let problems) {
+                let (hash, problems) = try Self.bind(description)
+                if json {
+                    try printJSON(["file": path, "ok": problems.isEmpty, "versionHash": hash ?? NSNull(), "entities": description.entities.count,
+                                   "templates": description.templates.count, "notes": notes.map(\.description), "problems": problems])
+                } else {
+                    ModelFile.printNotes(notes)
+                    if let hash { print("ok: \(ModelFile.summary(description)), version hash \(hash)") }
                     for problem in problems { FileHandle.standardError.write(Data("problem: \(problem)\n".utf8)) }
+                }
+                guard problems.isEmpty else {
                     FileHandle.standardError.write(Data("amber: \(path) does not bind: \(problems.count) problem\(problems.count == 1 ? "" : "s")\n".utf8))
                     throw ExitCode(1)
                 }
+            }
+        }
+
+        /// The model's version hash if it binds, else each problem.
+        private static func bind(_ description: ModelDescription) throws(AmberError) -> (hash: String?, problems: [String]) {
+            do throws(AmberError) {
+                return (try Model(description).versionHash, [])
+            } catch .invalidModel(let problems) {
+                return (nil, problems.map(\.description))
             }
         }
     }

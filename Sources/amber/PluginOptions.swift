@@ -64,11 +64,15 @@ struct Plugin: ParsableCommand {
         @Option(name: .customLong("plugin-config"), help: "Configuration for the plugin's transformers.")
         var configuration: String?
 
+        @Flag(help: "Print the plugin's classes and transformers as JSON.")
+        var json = false
+
         func run() throws {
             try reportingErrors {
                 // A registry of its own: inspecting registers nothing anywhere else.
                 let registry = Registry()
                 let info = try registry.loadPlugin(at: path, configuration: configuration ?? BooksSample.demoConfiguration)
+                if json { return try printJSON(Self.object(info, registry)) }
                 print("\(path): plugin \(info.name) \(info.version) (plugin ABI \(info.abi))")
                 for name in info.classes {
                     if let layout = registry.structClass(named: name) {
@@ -86,6 +90,20 @@ struct Plugin: ParsableCommand {
                           + (flags.isEmpty ? "" : " (\(flags.joined(separator: ", ")))"))
                 }
             }
+        }
+
+        /// What `--json` prints.
+        private static func object(_ info: PluginInfo, _ registry: Registry) -> [String: Any] {
+            let classes: [[String: Any]] = info.classes.map { name in
+                guard let layout = registry.structClass(named: name) else { return ["name": name, "kind": "opaque"] }
+                return ["name": name, "kind": "struct", "size": layout.size, "alignment": layout.alignment,
+                        "fields": layout.fields.map { ["name": $0.name, "type": "\($0.type)", "offset": $0.offset] }]
+            }
+            let transformers: [[String: Any]] = info.transformers.map {
+                ["name": $0.name, "input": $0.inputClass, "output": $0.outputClass, "reversible": $0.isReversible, "threadSafe": $0.isThreadSafe]
+            }
+            return ["path": info.path, "name": info.name, "version": info.version, "abi": info.abi, "classes": classes,
+                    "transformers": transformers]
         }
     }
 }
