@@ -21,10 +21,10 @@ swift build "${flags[@]}" --product AmberC >&2
 bin=$(swift build "${flags[@]}" --show-bin-path)
 lib="$bin/libAmberC.so"
 readelf -d "$lib" | grep -q 'SONAME.*libamber\.so\.0' || { echo "install: $lib has no SONAME libamber.so.0" >&2; exit 1; }
-toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
-if ldd "$lib" | grep -q "$toolchain"; then
-    echo "install: $lib still loads libraries from the toolchain ($toolchain):" >&2
-    ldd "$lib" | grep "$toolchain" >&2
+# The folder of the toolchain's Swift runtime (libswiftCore.so): nothing may load from it.
+runtime=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
+if ldd "$lib" | grep -F -e "$runtime" -e "not found" >&2; then
+    echo "install: $lib loads libraries from the Swift runtime's folder ($runtime), or misses some (above)" >&2
     exit 1
 fi
 

@@ -67,18 +67,23 @@ grep -q "L'Étranger" "$work/app.log"
 readelf -d "$work/app" | grep -q 'NEEDED.*libamber\.so\.0'
 # Self-contained: nothing the library or the program loads comes from the Swift toolchain,
 # no RUNPATH points into it, and the example runs with an empty environment.
-toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
-if ldd "$work/prefix/lib/libamber.so.0" "$work/app" | grep -F "$toolchain"; then
-    echo "the installed library or the C example loads from the toolchain ($toolchain)"; exit 1
-fi
-if readelf -d "$work/prefix/lib/libamber.so.0" | grep -E 'R(UN)?PATH' | grep -F "$toolchain"; then
-    echo "the installed library's RUNPATH points into the toolchain"; exit 1
-fi
-# Runs a command with the toolchain's folder hidden (an empty tmpfs mounted over it) where
+# The folder of the toolchain's Swift runtime (libswiftCore.so and Foundation).
+runtime=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
+# Fails unless every file exists and loads nothing from the runtime's folder and misses nothing.
+self_contained() {
+    local file
+    for file in "$@"; do
+        [ -f "$file" ] || { echo "$file is missing"; return 1; }
+        if ldd "$file" | grep -F -e "$runtime" -e "not found"; then echo "$file needs the toolchain (above)"; return 1; fi
+        if readelf -d "$file" | grep -E 'R(UN)?PATH' | grep -F "$runtime"; then echo "$file's RUNPATH points into the toolchain"; return 1; fi
+    done
+}
+self_contained "$work/prefix/lib/libamber.so.0" "$work/app" "$work"/prefix/lib/amber/plugins/libAmber{Color,Rect,Deflate,AESGCM}Plugin.so
+# Runs a command with the runtime's folder hidden (an empty tmpfs mounted over it) where
 # mount namespaces are allowed; elsewhere as is, and the ldd checks above stand alone.
 without_toolchain() {
     if unshare -m true 2>/dev/null; then
-        unshare -m sh -c 'mount -t tmpfs none "$0" && exec "$@"' "$toolchain" "$@"
+        unshare -m sh -c 'mount -t tmpfs none "$0" && exec "$@"' "$runtime" "$@"
     else
         echo "(mount namespaces are not allowed here: running with the toolchain in place)" >&2
         "$@"
@@ -204,6 +209,7 @@ expect "Bok: no such entity; did you mean Book?" cli query "$work/books.amber" B
 expect "transformer ColorToData: Color -> Binary (reversible, thread-safe)" cli plugin inspect "$bin/libAmberColorPlugin.so"
 expect '"threadSafe" : true' cli plugin inspect "$bin/libAmberColorPlugin.so" --json
 expect '"ok" : true' cli model check "$work/demo.json" --json
+expect '"ok" : false' cli model check "$work/misspelled.xml" --json
 expect "$(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' Sources/AmberValues/Version.swift | head -1)" cli --version
 expect "_amber()" cli --generate-completion-script bash
 cc -std=c11 -shared -fPIC -w -Iinclude Tests/PluginCorpus/newer_abi.c -o "$work/libfuture.so"
@@ -243,10 +249,16 @@ python3 -m venv "$work/venv-wheel"
 "$work/venv-wheel/bin/pip" install --quiet --disable-pip-version-check "$work"/wheels/amber-*.whl
 (cd "$work" && rm -f books.amber && without_toolchain env -i "$work/venv-wheel/bin/python" readme_example.py) | grep -q "^Dune 9.99"
 bundled=$(env -i "$work/venv-wheel/bin/python" -c 'import amber, os; print(os.path.dirname(amber.__file__))')
-for library in "$bundled/lib/libamber.so.0" "$bundled"/plugins/*.so; do
-    if ldd "$library" | grep -F "$toolchain"; then echo "the wheel's $library loads from the toolchain"; exit 1; fi
-done
-echo "the wheel $(basename "$work"/wheels/amber-*.whl) bundles $(ls "$bundled/lib" "$bundled/plugins" | grep -c '\.so') libraries; the README example ran from it and from a source install"
+self_contained "$bundled/lib/libamber.so.0" "$bundled"/plugins/libAmber{Color,Rect,Deflate,AESGCM}Plugin.so
+# Every bundled plugin loads, with the toolchain's runtime hidden.
+(cd "$work" && without_toolchain env -i "$work/venv-wheel/bin/python" -c '
+import amber
+registry = amber.Registry()
+for name, transformer in (("color", "ColorToData"), ("rect", "RectToString"), ("deflate", "Deflate"), ("aesgcm", "AESGCM")):
+    registry.load_plugin(amber.sample_plugin(name), "key=" + "00" * 32)
+    assert registry.transformer(transformer).name == transformer
+print("the 4 bundled plugins load")')
+echo "the wheel $(basename "$work"/wheels/amber-*.whl) bundles the library and 4 plugins; the README example ran from it and from a source install"
 python_passed=$((python_passed + 2))
 
 step "Benchmark, quick mode (N=2000, one repetition): it must run, not be fast"

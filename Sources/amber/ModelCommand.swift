@@ -71,12 +71,12 @@ struct ModelCommand: ParsableCommand {
             try reportingErrors {
                 try plugins.load()
                 let (description, notes) = try ModelFile.read(path, options: xcode)
+                if !json { ModelFile.printNotes(notes) }
                 let (hash, problems) = try Self.bind(description)
                 if json {
                     try printJSON(["file": path, "ok": problems.isEmpty, "versionHash": hash ?? NSNull(), "entities": description.entities.count,
                                    "templates": description.templates.count, "notes": notes.map(\.description), "problems": problems])
                 } else {
-                    ModelFile.printNotes(notes)
                     if let hash { print("ok: \(ModelFile.summary(description)), version hash \(hash)") }
                     for problem in problems { FileHandle.standardError.write(Data("problem: \(problem)\n".utf8)) }
                 }

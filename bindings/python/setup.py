@@ -8,15 +8,24 @@ libamber.so.0; its plugins are then not bundled); else, when this folder sits
 in Amber's source tree and `swift` is on PATH, the one scripts/install.sh
 builds (self-contained: the Swift runtime linked in, so the wheel runs on
 machines without Swift); else none (the package then finds the library
-through AMBER_LIBRARY or the system's loader path)."""
+through AMBER_LIBRARY or the system's loader path). AMBER_BUILD_LIBRARY=0
+skips the build: a pure-Python install that needs AMBER_LIBRARY.
+
+The wheel is tagged py3-none-<platform>: any Python 3, this platform's
+system libraries (it is not a manylinux wheel)."""
 import glob
 import os
 import shutil
 import subprocess
 import tempfile
 
-from setuptools import Distribution, setup
+from setuptools import setup
 from setuptools.command.build_py import build_py
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools before 70.1
+    from wheel.bdist_wheel import bdist_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_TREE = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -28,7 +37,9 @@ def built_library(prefix):
     with scripts/install.sh; returns (library, plugin paths), or None when
     there is no source tree or no Swift toolchain to build with."""
     script = os.path.join(SOURCE_TREE, "scripts", "install.sh")
-    if os.environ.get("AMBER_BUNDLE_LIBRARY") or not os.path.exists(script) or not shutil.which("swift"):
+    if os.environ.get("AMBER_BUNDLE_LIBRARY") or os.environ.get("AMBER_BUILD_LIBRARY") == "0":
+        return None
+    if not os.path.exists(script) or not shutil.which("swift"):
         return None
     subprocess.run(["bash", script, prefix], check=True)
     return (os.path.join(prefix, "lib", "libamber.so.0"),
@@ -53,11 +64,16 @@ class BuildWithLibrary(build_py):
                     shutil.copyfile(plugin, os.path.join(package, "plugins", os.path.basename(plugin)))
 
 
-class BinaryDistribution(Distribution):
-    """The wheel holds a compiled library: tag it for this platform, not as pure Python."""
+class PlatformWheel(bdist_wheel):
+    """The wheel holds a compiled library, loaded through cffi's ABI mode:
+    tied to this platform, not to a Python version."""
 
-    def has_ext_modules(self):
-        return True
+    def finalize_options(self):
+        super().finalize_options()
+        self.root_is_pure = False
+
+    def get_tag(self):
+        return ("py3", "none", super().get_tag()[2])
 
 
-setup(cmdclass={"build_py": BuildWithLibrary}, distclass=BinaryDistribution)
+setup(cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel})

@@ -770,20 +770,21 @@ _shared_lock = threading.Lock()
 
 
 _SAMPLE_PLUGINS = {"color": "Color", "rect": "Rect", "deflate": "Deflate", "aesgcm": "AESGCM"}
+# Where `pip install` puts the sample plugins.
+_BUNDLED_PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
 
 
 def sample_plugin(name: str) -> str:
     """The path of one of Amber's sample plugins written in C: "color"
     (ColorToData), "rect" (RectToString), "deflate" (compression) or "aesgcm"
-    (encryption). `pip install` bundles them with the package; without them
-    (a source checkout), they are looked for in AMBER_PLUGIN_DIR, a folder
-    `swift build` filled. Raises NotFoundError naming where it looked."""
+    (encryption): from AMBER_PLUGIN_DIR when it is set and holds it (a folder
+    `swift build` filled; it overrides, as AMBER_LIBRARY does), else the copy
+    `pip install` bundled. Raises NotFoundError naming where it looked."""
     if name not in _SAMPLE_PLUGINS:
         raise NotFoundError(lib.AMBER_E_NOT_FOUND, f"{name!r}: no such sample plugin; one of {', '.join(_SAMPLE_PLUGINS)}", name)
     file = f"libAmber{_SAMPLE_PLUGINS[name]}Plugin.so"
-    places = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")]
-    if os.environ.get("AMBER_PLUGIN_DIR"):
-        places.append(os.environ["AMBER_PLUGIN_DIR"])
+    places = [os.environ["AMBER_PLUGIN_DIR"]] if os.environ.get("AMBER_PLUGIN_DIR") else []
+    places.append(_BUNDLED_PLUGINS)
     for place in places:
         if os.path.exists(os.path.join(place, file)):
             return os.path.join(place, file)

@@ -21,11 +21,14 @@ def test_an_unknown_sample_plugin_names_the_choices():
         amber.sample_plugin("colour")
 
 
-def test_a_missing_sample_plugin_says_where_it_looked(monkeypatch, tmp_path):
-    monkeypatch.setenv("AMBER_PLUGIN_DIR", str(tmp_path))
-    bundled = os.path.join(os.path.dirname(amber.__file__), "plugins", "libAmberRectPlugin.so")
-    if os.path.exists(bundled):
-        assert amber.sample_plugin("rect") == bundled
-    else:
-        with pytest.raises(amber.NotFoundError, match="neither bundled with the package nor in AMBER_PLUGIN_DIR"):
-            amber.sample_plugin("rect")
+def test_amber_plugin_dir_comes_first_then_the_bundled_copy(monkeypatch, tmp_path, plugin_dir):
+    bundled = tmp_path / "bundled"
+    bundled.mkdir()
+    (bundled / "libAmberRectPlugin.so").write_bytes(b"")
+    monkeypatch.setattr(amber.core, "_BUNDLED_PLUGINS", str(bundled))
+    assert amber.sample_plugin("rect") == os.path.join(plugin_dir, "libAmberRectPlugin.so")
+    monkeypatch.setenv("AMBER_PLUGIN_DIR", str(tmp_path))  # holds no plugin: the bundled copy
+    assert amber.sample_plugin("rect") == str(bundled / "libAmberRectPlugin.so")
+    with pytest.raises(amber.NotFoundError, match="neither bundled with the package nor in AMBER_PLUGIN_DIR") as missing:
+        amber.sample_plugin("color")
+    assert str(tmp_path) in str(missing.value) and str(bundled) in str(missing.value)
