@@ -22,6 +22,15 @@ swift test 2>&1 | tee .build/swift-test.log
 swift_passed=$(sed -nE 's/.*Test run with ([0-9]+) tests? in .* passed.*/\1/p' .build/swift-test.log | tail -1)
 [ -n "$swift_passed" ] || { echo "swift test did not report a passing run"; exit 1; }
 
+step "Swift API documentation: DocC builds the reference and the articles (Sources/Amber/Amber.docc)"
+docs=$(mktemp -d)
+swift package --allow-writing-to-directory "$docs" generate-documentation --target Amber --output-path "$docs" \
+    > .build/docc.log 2>&1 || { tail -30 .build/docc.log; exit 1; }
+if grep "warning:" .build/docc.log | grep -F "Amber.docc"; then echo "the DocC articles have broken links (above)"; exit 1; fi
+for page in models contexts transformers plugins context; do [ -d "$docs/documentation/amber/$page" ]; done
+echo "DocC: $(find "$docs/documentation/amber" -name index.html | wc -l) pages"
+rm -rf "$docs"
+
 step "Swift tests under AddressSanitizer"
 ASAN_OPTIONS=detect_leaks=0 swift test --sanitize=address --scratch-path .build-asan 2>&1 | tee .build/swift-asan.log \
     | grep -E "Test run with|ERROR: AddressSanitizer" || true
@@ -233,6 +242,9 @@ python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1
 [ -n "$python_passed" ] || { echo "pytest did not report passing tests"; exit 1; }
 python_coverage=$(sed -nE 's/.*Total coverage: ([0-9.]+%).*/\1/p' "$work/pytest.log")
 echo "Python coverage of the installed amber package: $python_coverage"
+# The API reference Python users read: pydoc renders the installed package's docstrings.
+(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pydoc -w amber amber.core amber.errors > /dev/null)
+grep -q "sample_plugin" "$work/amber.core.html" && grep -q "DestinationExistsError" "$work/amber.errors.html"
 
 step "Python: pip install from the source folder and from a wheel, each in a fresh venv, used with no environment variable"
 python3 - README.md > "$work/readme_example.py" <<'PY'
