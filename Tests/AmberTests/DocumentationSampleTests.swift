@@ -4,8 +4,9 @@ import Testing
 
 /// The Swift samples of the DocC articles (Sources/Amber/Amber.docc), run as
 /// written: each test body holds its article's sample verbatim (after any
-/// setup the article's prose supplies), and ``samplesMatchTheArticles``
-/// fails when an article's sample and its copy here differ.
+/// setup the article's prose supplies), and
+/// `ReadmeSampleTests.everySampleIsRun` fails when an article's sample and
+/// its copy here differ.
 @Suite struct DocumentationSampleTests {
     @Test func modelsArticle() throws {
         let description = ModelDescription {
@@ -87,22 +88,5 @@ import Testing
             }
         }, registry: registry)
         _ = colors
-    }
-
-    @Test func samplesMatchTheArticles() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let catalog = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/Amber/Amber.docc")
-        let tests = try String(contentsOf: here, encoding: .utf8)
-        for article in ["Models", "Contexts", "Transformers", "Plugins"] {
-            let text = try String(contentsOf: catalog.appendingPathComponent("\(article).md"), encoding: .utf8)
-            let samples = text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-            #expect(samples.count == 1, "\(article).md has \(samples.count) Swift samples")
-            for sample in samples {
-                let indented = sample.split(separator: "\n", omittingEmptySubsequences: false)
-                    .map { $0.isEmpty ? "" : "        " + $0 }.joined(separator: "\n")
-                #expect(tests.contains(indented), "the sample of \(article).md is not run by DocumentationSampleTests")
-            }
-        }
     }
 }

@@ -62,8 +62,9 @@ public final class UndoStack {
         return true
     }
 
-    /// Runs `body` inside a group named `name`, closed however `body` ends.
-    public func group<T>(named name: String? = nil, _ body: () throws(AmberError) -> T) throws(AmberError) -> T {
+    /// Runs `body` inside a group named `name`, closed however `body` ends;
+    /// throws what `body` throws.
+    public func group<T, Failure: Error>(named name: String? = nil, _ body: () throws(Failure) -> T) throws(Failure) -> T {
         beginGroup(named: name)
         defer { endGroup() }
         return try body()

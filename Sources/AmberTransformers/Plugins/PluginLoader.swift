@@ -83,7 +83,9 @@ package struct PluginLoader {
         try checkFile()
         PluginReports.clear()
         dlerror()
-        guard let library = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+        // A name without a slash is a file in the working directory, as checkFile saw it:
+        // dlopen would search the library path for it instead and could load another file.
+        guard let library = dlopen(path.contains("/") ? path : "./" + path, RTLD_NOW | RTLD_LOCAL) else {
             throw refuse("cannot be loaded: " + (dlerror().map { String(cString: $0) } ?? "unknown dlopen error"))
         }
         // Never dlclose: code of a loaded plugin may be called for the life of the

@@ -1,4 +1,4 @@
-"""The README's Python example runs as shown (its plugin from the package, or AMBER_PLUGIN_DIR)."""
+"""The Python samples of README.md, bindings/python/README.md and docs/*.md run as shown (plugins from the package, or AMBER_PLUGIN_DIR)."""
 import os
 import re
 
@@ -24,3 +24,48 @@ def test_every_example_in_the_python_readme_runs(plugin_dir, tmp_path, monkeypat
     for i, block in enumerate(blocks):
         exec(compile(block, f"README.md block {i + 1}", "exec"), namespace)
     assert "Book.price in row 1" in capsys.readouterr().out
+
+
+DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs")
+VERSION1 = {"entities": [{"name": "Book", "attributes": [{"name": "title", "type": "string"}]}]}
+VERSION2 = {"entities": [{"name": "Book", "attributes": [
+    {"name": "title", "type": "string"}, {"name": "subtitle", "type": "string", "default": "none"}]}]}
+
+
+def docs_blocks(name: str) -> list:
+    with open(os.path.join(DOCS, name), encoding="utf-8") as file:
+        return re.findall(r"```python\n(.*?)```", file.read(), re.S)
+
+
+def test_every_python_sample_in_docs_is_run():
+    """A docs page with a Python sample has a test below that runs it."""
+    pages = sorted(name for name in os.listdir(DOCS) if name.endswith(".md") and docs_blocks(name))
+    assert pages == ["durability.md", "migration.md"]
+
+
+def test_the_durability_sample_runs(tmp_path, monkeypatch):
+    import amber
+    monkeypatch.chdir(tmp_path)
+    model = amber.Model.from_dict(VERSION1)
+    namespace = {"amber": amber, "model": model}
+    (block,) = docs_blocks("durability.md")
+    exec(compile(block, "docs/durability.md", "exec"), namespace)
+    with namespace["store"] as store, store.context() as ctx:
+        ctx.insert("Book", title="Ledger")
+    with amber.open("ledger.amber", model) as store, store.context() as ctx:
+        assert [book.title for book in ctx.fetch("Book")] == ["Ledger"]
+
+
+def test_the_migration_sample_runs(tmp_path, monkeypatch, capsys):
+    import amber
+    monkeypatch.chdir(tmp_path)
+    with amber.open("books.amber", amber.Model.from_dict(VERSION1)) as store, store.context() as ctx:
+        ctx.insert("Book", title="Dune")
+    version2 = amber.Model.from_dict(VERSION2)
+    namespace = {"amber": amber, "version2": version2}
+    (block,) = docs_blocks("migration.md")
+    exec(compile(block, "docs/migration.md", "exec"), namespace)
+    assert "copy Book" in capsys.readouterr().out
+    with namespace["store"] as store, store.context() as ctx:
+        assert [(book.title, book.subtitle) for book in ctx.fetch("Book")] == [("Dune", "none")]
+    assert amber.migration_plan("books.amber", version2) == []
