@@ -181,6 +181,14 @@ expect "(3 objects)" cli query "$work/books.amber" Book --where "author.name BEG
 expect "(12 objects)" cli query "$work/books.amber" Author --where "books.@count >= 1"
 expect '"name" : "Albert Camus"' cli query "$work/books.amber" Book --where "title == \"L'Étranger\"" --json --include author
 expect "Author.books is a to-many relationship" cli query "$work/books.amber" Author --where "books.title == 'x'"
+# Progress on standard error: lines where it is not a terminal, a bar where it is; never in the data.
+expect "  read objects: " cli query "$work/books.amber" Author --json --progress always
+cmp <(cli query "$work/books.amber" Book --json --progress always 2> /dev/null) <(cli query "$work/books.amber" Book --json)
+if [ -n "$(cli query "$work/books.amber" Book 2>&1 > /dev/null)" ]; then echo "CLI: a quick query printed progress"; exit 1; fi
+if command -v script > /dev/null; then
+    expect "read objects [##############################] 100%" \
+        script -qec "$bin/amber query $work/books.amber Author --progress always > /dev/null" /dev/null
+fi
 # Maintenance: check, an online backup (never over a file), vacuum; a damaged copy fails the check with status 2.
 expect "$work/books.amber: ok" cli check "$work/books.amber"
 expect "backed up $work/books.amber to $work/books-backup.amber" cli backup "$work/books.amber" "$work/books-backup.amber"
@@ -207,7 +215,9 @@ json.dump(model, open(sys.argv[1], "w"))' "$work/migrate.json"
 expect "  rename Book.language to Book.lang" cli migrate "$work/migrate.amber" --to "$work/migrate.json" --dry-run
 expect "(3 objects)" cli query "$work/migrate.amber" Book --where "language == 'fr'"  # the dry run changed nothing
 expect '"migrated" : false' cli migrate "$work/migrate.amber" --to "$work/migrate.json" --dry-run --json
+cp "$work/migrate.amber" "$work/migrate-progress.amber"
 expect "add Book.edition (default 1)" cli migrate "$work/migrate.amber" --to "$work/migrate.json"
+expect "  copy Book: " cli migrate "$work/migrate-progress.amber" --to "$work/migrate.json" --progress always
 expect "(3 objects)" cli query "$work/migrate.amber" Book --where "lang == 'fr' AND edition == 1"
 expect "already has the model's shape" cli migrate "$work/migrate.amber" --to "$work/migrate.json"
 sed 's/"type": "integer32"/"type": "double"/' "$work/migrate.json" > "$work/refused.json"

@@ -29,6 +29,8 @@ struct Migrate: ParsableCommand {
 
     @OptionGroup var plugins: PluginOptions
 
+    @OptionGroup var progress: ProgressOptions
+
     func run() throws {
         try reportingErrors {
             try plugins.load()
@@ -50,8 +52,8 @@ struct Migrate: ParsableCommand {
             if migrating {
                 var options = Store.Options()
                 options.backsUpBeforeMigrating = !noBackup
-                let bar = ProgressBar()
-                options.migrationProgress = { bar.show($0) }
+                let bar = progress.bar()
+                options.migrationProgress = { bar.show($0.step, $0.completed, of: $0.total) }
                 _ = try Store(path: store, model: target, options: options)
                 bar.finish()
             }
@@ -62,34 +64,5 @@ struct Migrate: ParsableCommand {
             guard migrating else { return }
             print("migrated" + (backup.map { "; the store as it was is in \($0)" } ?? ""))
         }
-    }
-}
-
-/// A one-line progress bar on standard error when it is a terminal, else a
-/// line per finished step (so logs stay readable).
-final class ProgressBar: @unchecked Sendable {
-    private let isTerminal = isatty(STDERR_FILENO) != 0
-    private var current = ""
-    private let lock = NSLock()
-
-    func show(_ progress: MigrationProgress) {
-        lock.lock()
-        defer { lock.unlock() }
-        let fraction = progress.total == 0 ? 1 : Double(progress.completed) / Double(progress.total)
-        if isTerminal {
-            let width = 30, filled = Int(fraction * Double(width))
-            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-            if progress.step != current, !current.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
-            FileHandle.standardError.write(Data("\r  \(progress.step) [\(bar)] \(Int(fraction * 100))%".utf8))
-        } else if progress.completed == progress.total {
-            FileHandle.standardError.write(Data("  \(progress.step): \(progress.completed)/\(progress.total)\n".utf8))
-        }
-        current = progress.step
-    }
-
-    func finish() {
-        lock.lock()
-        defer { lock.unlock() }
-        if isTerminal, !current.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }

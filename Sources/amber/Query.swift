@@ -50,6 +50,8 @@ struct Query: ParsableCommand {
     @Flag(help: "Print a JSON array of objects.")
     var json = false
 
+    @OptionGroup var progress: ProgressOptions
+
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more") }
         if offset < 0 { throw ValidationError("--offset must be 0 or more") }
@@ -125,10 +127,12 @@ struct Query: ParsableCommand {
             let attributes = described.attributes.filter { !$0.isTransient }
             let columns = try Self.columns(attributes: attributes, links: links, include: include, model: context.model,
                                            extensible: described.subentityIndices.contains { context.model.entities[$0].isExtensible })
+            let bar = progress.bar()
+            defer { bar.finish() }  // also when reading an object fails
             if json {
-                print(try Self.json(objects, attributes, links: links, include: include))
+                print(try Self.json(objects, attributes, links: links, include: include, progress: bar))
             } else {
-                try Self.printTable(objects, columns)
+                try Self.printTable(objects, columns, progress: bar)
             }
         }
     }
@@ -163,8 +167,9 @@ struct Query: ParsableCommand {
         return columns
     }
 
+    /// The objects as a JSON array, telling `progress` as each is read.
     static func json(_ objects: [ManagedObject], _ attributes: [Attribute], links: [Relationship] = [],
-                     include: [String] = []) throws -> String
+                     include: [String] = [], progress: ProgressBar) throws -> String
     {
         func fields(_ object: ManagedObject, _ attributes: [Attribute]) throws -> [String: Any] {
             var row: [String: Any] = ["_id": object.objectID.uriRepresentation.absoluteString]
@@ -173,7 +178,8 @@ struct Query: ParsableCommand {
             for (key, value) in try object.extendedValues() { row[key] = jsonValue(value) }
             return row
         }
-        let rows = try objects.map { object in
+        let rows = try objects.enumerated().map { index, object in
+            progress.show("read objects", index + 1, of: objects.count)
             var row = try fields(object, attributes)
             for link in links {
                 guard let destination = try object.object(for: link) else {
@@ -186,6 +192,7 @@ struct Query: ParsableCommand {
             }
             return row
         }
+        progress.finish()
         let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }
@@ -212,11 +219,14 @@ struct Query: ParsableCommand {
         }
     }
 
-    static func printTable(_ objects: [ManagedObject], _ columns: [Column]) throws {
+    /// The objects as a table, telling `progress` as each is read.
+    static func printTable(_ objects: [ManagedObject], _ columns: [Column], progress: ProgressBar) throws {
         let header = ["id"] + columns.map(\.header)
-        let rows = try objects.map { object in
-            [object.objectID.primaryKey.map(String.init) ?? ""] + (try columns.map { try $0.read(object) })
+        let rows = try objects.enumerated().map { index, object in
+            progress.show("read objects", index + 1, of: objects.count)
+            return [object.objectID.primaryKey.map(String.init) ?? ""] + (try columns.map { try $0.read(object) })
         }
+        progress.finish()
         let widths = header.indices.map { column in
             min(40, ([header] + rows).map { $0[column].count }.max() ?? 0)
         }
