@@ -6,7 +6,7 @@ import Foundation
 /// (``Context/insert(_:setting:columns:)``): one element per row, all of
 /// one kind, and an optional null mask.
 ///
-/// A column only says which ``Value`` each row holds; the insert sets it
+/// A column only says which ``/AmberValues/Value`` each row holds; the insert sets it
 /// through ``ManagedObject/setValue(_:for:)``, so a column is checked exactly
 /// as a value set one at a time would be (an integer column into an
 /// Integer 16 attribute is range-checked row by row, a double column into an
@@ -20,22 +20,22 @@ import Foundation
 public struct ColumnValues: Sendable {
     /// The elements of a column, one per row.
     public enum Elements: Sendable {
-        /// Booleans (``Value/bool(_:)``).
+        /// Booleans (``/AmberValues/Value/bool(_:)``).
         case booleans([Bool])
-        /// Signed integers (``Value/int(_:)``).
+        /// Signed integers (``/AmberValues/Value/int(_:)``).
         case integers([Int64])
-        /// Double-precision numbers (``Value/double(_:)``).
+        /// Double-precision numbers (``/AmberValues/Value/double(_:)``).
         case doubles([Double])
-        /// Single-precision numbers (``Value/float(_:)``).
+        /// Single-precision numbers (``/AmberValues/Value/float(_:)``).
         case floats([Float])
-        /// Points in time (``Value/date(_:)``). C and Python give seconds
+        /// Points in time (``/AmberValues/Value/date(_:)``). C and Python give seconds
         /// since 1970-01-01 00:00 UTC, as `AMBER_VALUE_DATE` does.
         case dates([Date])
-        /// Strings (``Value/string(_:)``).
+        /// Strings (``/AmberValues/Value/string(_:)``).
         case strings([String])
-        /// Blobs (``Value/binary(_:)``).
+        /// Blobs (``/AmberValues/Value/binary(_:)``).
         case binary([Data])
-        /// UUIDs (``Value/uuid(_:)``).
+        /// UUIDs (``/AmberValues/Value/uuid(_:)``).
         case uuids([UUID])
         /// Values of a custom class of fixed size (a struct class, or an
         /// opaque class of fixed size): `stride` bytes per row, row after row

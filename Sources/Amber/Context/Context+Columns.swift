@@ -7,7 +7,7 @@ extension Context {
     /// `attributes[i]`, every column with the same number of rows): the
     /// column-wise form of ``insert(_:setting:to:)``, for callers that keep
     /// their data in columns (C arrays, Python lists) and should not build a
-    /// ``Value`` per field themselves.
+    /// ``/AmberValues/Value`` per field themselves.
     ///
     /// Each value is set with ``ManagedObject/setValue(_:for:)``, row by row,
     /// so every check of a single set applies (type, range, value class and
@@ -15,12 +15,12 @@ extension Context {
     /// nothing: if any value is refused, no object of the batch stays.
     ///
     /// - Returns: the new objects, in row order.
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` for a
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` for a
     ///   refused value, naming `Entity.attribute in row N` (0-based), or for
     ///   columns that do not fit (`attributes` and `columns` of different
     ///   counts, columns of different lengths, a null mask of another length,
-    ///   custom bytes that are not whole strides); ``AmberError/foreignAttribute(attribute:object:)``
-    ///   for an attribute of another entity; ``AmberError/transformerFailed(place:transformer:source:message:)``
+    ///   custom bytes that are not whole strides); ``/AmberValues/AmberError/foreignAttribute(attribute:object:)``
+    ///   for an attribute of another entity; ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``
     ///   naming the row, when an immediate encode fails.
     @discardableResult
     public func insert(_ entity: Entity, setting attributes: [Attribute], columns: [ColumnValues]) throws(AmberError) -> [ManagedObject] {

@@ -59,8 +59,8 @@ public final class Context {
 
     /// What a save does when another context or process changed or deleted
     /// an object's row since this context read it: fail listing every such
-    /// conflict (``MergePolicy/error``, the default) or settle it per key
-    /// (see ``MergePolicy``). Settling happens inside the save's
+    /// conflict (``/AmberSQLiteStore/MergePolicy/error``, the default) or settle it per key
+    /// (see ``/AmberSQLiteStore/MergePolicy``). Settling happens inside the save's
     /// transaction, against the row as it is then; afterwards the object
     /// holds exactly what was saved.
     public var mergePolicy = MergePolicy.error
@@ -98,7 +98,7 @@ public final class Context {
 
     /// Inserts a new object of `entity`, with its attributes' default values.
     ///
-    /// - Throws: ``AmberError/unknownEntity(name:suggestion:)`` if `entity`
+    /// - Throws: ``/AmberValues/AmberError/unknownEntity(name:suggestion:)`` if `entity`
     ///   belongs to another model.
     public func insert(_ entity: Entity) throws(AmberError) -> ManagedObject {
         guard entity.index < model.entities.count, model.entities[entity.index] === entity else {
@@ -126,7 +126,7 @@ public final class Context {
     /// `attributes.count`). All or nothing: if any value is refused, no
     /// object of the batch stays, and the error names the row.
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming
     ///   `Entity.attribute in row N`, or an attribute of another entity.
     @discardableResult
     public func insert(_ entity: Entity, setting attributes: [Attribute], to values: [Value]) throws(AmberError) -> [ManagedObject] {
@@ -167,7 +167,7 @@ public final class Context {
 
     /// Marks `object` for deletion at the next save (a new object is simply dropped).
     ///
-    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the object
+    /// - Throws: ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` if the object
     ///   belongs to another context or to none (its deletion was saved, or it
     ///   was rolled back). Deleting an object again before the save does nothing.
     public func delete(_ object: ManagedObject) throws(AmberError) {
@@ -283,7 +283,7 @@ public final class Context {
     ///
     /// - Throws: an unknown entity, attribute or relationship, a predicate that does not
     ///   fit the entity (with its position), a stored value another program
-    ///   wrote that would read back changed (``AmberError/invalidValue(place:expected:given:)``
+    ///   wrote that would read back changed (``/AmberValues/AmberError/invalidValue(place:expected:given:)``
     ///   naming the attribute), or a store error.
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         if automaticallyMergesChanges { try mergeSavedChanges() }
@@ -355,7 +355,7 @@ public final class Context {
 
     /// The object with `id`: the one registered here, or else fetched from the store.
     ///
-    /// - Throws: ``AmberError/objectNotFound(_:)`` if no such object exists
+    /// - Throws: ``/AmberValues/AmberError/objectNotFound(_:)`` if no such object exists
     ///   (a temporary ID of another context, or a deleted row).
     public func object(with id: ObjectID) throws(AmberError) -> ManagedObject {
         if automaticallyMergesChanges { try mergeSavedChanges() }
@@ -386,7 +386,7 @@ public final class Context {
     /// rolled back, so the error lists the broken constraints too (unless
     /// another writer holds the store: the trial does not wait for it).
     ///
-    /// - Throws: ``AmberError/saveFailed(_:)``; ``AmberError/busy(path:timeout:)``
+    /// - Throws: ``/AmberValues/AmberError/saveFailed(_:)``; ``/AmberValues/AmberError/busy(path:timeout:)``
     ///   if another writer held the store past the busy timeout.
     public func save() throws(AmberError) {
         // Observers that fail during the merge before the save do not stop it: they are reported after it.

@@ -9,13 +9,13 @@ import AmberValues
 /// ``ManagedObject/committedValues()``, observers), undone and redone per key,
 /// and merged per key when another context's save or a refresh brings in
 /// other keys. Setting null removes a key. They are stored together in the
-/// entity's `_extra` JSON column (see ``ExtendedValues``), so fetches can test
+/// entity's `_extra` JSON column (see `ExtendedValues`), so fetches can test
 /// and sort by them (`shelf == 'B2'`) with no migration.
 extension ManagedObject {
     /// The value of extended attribute `key`: null if the object has none.
     ///
-    /// - Throws: ``AmberError/unknownAttribute(entity:name:suggestion:)`` if
-    ///   the entity is not extensible; ``AmberError/invalidValue(place:expected:given:)``
+    /// - Throws: ``/AmberValues/AmberError/unknownAttribute(entity:name:suggestion:)`` if
+    ///   the entity is not extensible; ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
     ///   if `key` is not a valid name or clashes with a modelled attribute or
     ///   relationship, or if the stored extended attributes cannot be read.
     public func value(forExtendedKey key: String) throws(AmberError) -> Value {
@@ -30,10 +30,10 @@ extension ManagedObject {
     /// nothing changes.
     ///
     /// - Throws: as ``value(forExtendedKey:)``;
-    ///   ``AmberError/invalidValue(place:expected:given:)`` naming
+    ///   ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming
     ///   `Entity.key` for a value that cannot be stored exactly (an object
-    ///   ID, a custom value, nesting deeper than ``ExtendedValues/maximumDepth``);
-    ///   ``AmberError/objectUnavailable(_:reason:)`` for a deleted object.
+    ///   ID, a custom value, nesting deeper than `ExtendedValues.maximumDepth`);
+    ///   ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` for a deleted object.
     public func setValue(_ value: Value, forExtendedKey key: String) throws(AmberError) {
         try ExtendedValues.checkKey(key, of: entity)
         guard !deletedFlag, !isDetached else {
@@ -56,7 +56,7 @@ extension ManagedObject {
 
     /// The object's extended attributes, by key (empty for an entity that is not extensible).
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` if the
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` if the
     ///   stored extended attributes cannot be read (written by another tool).
     public func extendedValues() throws(AmberError) -> [String: Value] {
         guard let slot = entity.extraSlot else { return [:] }

@@ -8,8 +8,8 @@ import Foundation
 ///
 /// A fetched object reads its values from the fetch's compact rows until it
 /// first changes; then it gets its own slot array, indexed by
-/// ``Attribute/slot``. Either way, reading or writing through an
-/// ``Attribute`` handle is an index plus a type check, with no name lookup.
+/// ``/AmberModel/Attribute/slot``. Either way, reading or writing through an
+/// ``/AmberModel/Attribute`` handle is an index plus a type check, with no name lookup.
 /// The by-name methods resolve the name first.
 public final class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's entity.
@@ -148,7 +148,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Reads a fault's row: from then on it reads its values like a fetched object.
     ///
-    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if the row is gone from the store.
+    /// - Throws: ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` if the row is gone from the store.
     func fire() throws(AmberError) {
         guard isFault, let pk = objectID.primaryKey else { return }
         guard !isDetached else { throw .objectUnavailable(objectID, reason: Self.noContext) }
@@ -271,10 +271,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// form is decoded on first read (unless its policy decoded it at fetch)
     /// and the result cached.
     ///
-    /// - Throws: ``AmberError/foreignAttribute(attribute:object:)`` if the
+    /// - Throws: ``/AmberValues/AmberError/foreignAttribute(attribute:object:)`` if the
     ///   handle belongs to another entity (not one this object's entity
     ///   inherits from) or model;
-    ///   ``AmberError/transformerFailed(place:transformer:source:message:)``
+    ///   ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``
     ///   if the stored form cannot be decoded (other attributes stay readable).
     @inline(__always)
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
@@ -295,7 +295,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// entity, a name the model does not know is an extended attribute
     /// (see ``value(forExtendedKey:)``).
     ///
-    /// - Throws: ``AmberError/unknownAttribute(entity:name:suggestion:)`` with the nearest name.
+    /// - Throws: ``/AmberValues/AmberError/unknownAttribute(entity:name:suggestion:)`` with the nearest name.
     public func value(forKey key: String) throws(AmberError) -> Value {
         if entity.isExtensible, entity.existingAttribute(named: key) == nil { return try value(forExtendedKey: key) }
         return try value(for: entity.attribute(named: key))
@@ -307,10 +307,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// class's size); on error nothing changes. With the `immediate` encode
     /// policy the value is encoded now, and an encoding error also changes nothing.
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming the
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming the
     ///   attribute, the expected type or class and the given value;
-    ///   ``AmberError/transformerFailed(place:transformer:source:message:)``;
-    ///   ``AmberError/objectUnavailable(_:reason:)`` for a deleted object.
+    ///   ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``;
+    ///   ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` for a deleted object.
     @inline(__always)
     public func setValue(_ value: Value, for attribute: Attribute) throws(AmberError) {
         guard let attribute = entity.own(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
@@ -533,7 +533,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// new object), extended attributes included; transformed values are
     /// decoded from their committed form.
     ///
-    /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``.
+    /// - Throws: ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``.
     public func committedValues() throws(AmberError) -> [String: Value] {
         guard !insertedFlag else { return [:] }
         try fire()

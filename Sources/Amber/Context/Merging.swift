@@ -18,7 +18,7 @@ extension Context {
     /// the context, unless it has changes to keep (then its save reports the
     /// conflict). A new object is left alone.
     ///
-    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` for an object
+    /// - Throws: ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` for an object
     ///   of another context; a store error.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws(AmberError) {
         guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }

@@ -28,8 +28,8 @@ extension ManagedObject {
     /// The object to-one `relationship` points at, or nil. A saved object not
     /// read yet comes back as a fault: its row is read on first use.
     ///
-    /// - Throws: ``AmberError/foreignRelationship(relationship:object:)`` for
-    ///   a relationship of another entity; ``AmberError/invalidValue(place:expected:given:)``
+    /// - Throws: ``/AmberValues/AmberError/foreignRelationship(relationship:object:)`` for
+    ///   a relationship of another entity; ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
     ///   for a to-many relationship.
     public func object(for relationship: Relationship) throws(AmberError) -> ManagedObject? {
         let slot = try toOneSlot(of: relationship)
@@ -47,9 +47,9 @@ extension ManagedObject {
     /// inverse and joins the new one's (for a one-to-one, the new
     /// destination's old partner lets go of it).
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming the
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming the
     ///   relationship for an object of the wrong entity, of another context,
-    ///   or deleted (nothing changes); ``AmberError/objectUnavailable(_:reason:)``
+    ///   or deleted (nothing changes); ``/AmberValues/AmberError/objectUnavailable(_:reason:)``
     ///   if this object is deleted.
     public func setObject(_ destination: ManagedObject?, for relationship: Relationship) throws(AmberError) {
         let slot = try toOneSlot(of: relationship)

@@ -220,7 +220,7 @@ extension Context {
     ///
     /// - Returns: false if there is nothing to undo (no stack, an empty
     ///   one, or one past its levels limit): nothing changed.
-    /// - Throws: ``AmberError/objectUnavailable(_:reason:)`` if an object to
+    /// - Throws: ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` if an object to
     ///   restore lost its key to a newer object; a store error reading a
     ///   relationship. Nothing is changed then.
     @discardableResult

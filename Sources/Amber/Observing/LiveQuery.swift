@@ -93,7 +93,7 @@ public final class LiveQuery {
     public let sectionUnit: DateUnit?
     /// Called after each event that changed the results, on the context's
     /// thread. An error it throws is reported by the context call that made
-    /// the event (see ``AmberError/observerFailed(event:failures:)``); the
+    /// the event (see ``/AmberValues/AmberError/observerFailed(event:failures:)``); the
     /// results are up to date either way.
     public var onChange: ((Changes) throws -> Void)?
 
@@ -141,7 +141,7 @@ public final class LiveQuery {
     /// request's first sort key, a stored attribute without a transformer;
     /// `unit` groups a date attribute's values by year, month or day).
     ///
-    /// - Throws: what ``Context/fetch(_:)`` throws; ``AmberError/invalidValue(place:expected:given:)``
+    /// - Throws: what ``Context/fetch(_:)`` throws; ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
     ///   for a section key that is not the first sort key, or a unit for a key that is not a date.
     public convenience init(_ request: FetchRequest, in context: Context, sectionKey: String? = nil, by unit: DateUnit? = nil)
         throws(AmberError)
@@ -229,7 +229,7 @@ public final class LiveQuery {
     /// changes a live query cannot see, such as rows written with SQL behind
     /// the store's back).
     ///
-    /// - Throws: a store error; ``AmberError/objectUnavailable(_:reason:)`` if the context is gone.
+    /// - Throws: a store error; ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` if the context is gone.
     public func refetch() throws(AmberError) {
         var change = ContextChange(.refreshed)
         change.rows = nil

@@ -13,7 +13,7 @@ extension Context {
     ///
     /// An error the observer throws does not undo what was done: every other
     /// observer is still called, and then the call that made the event
-    /// throws ``AmberError/observerFailed(event:failures:)``. A save has
+    /// throws ``/AmberValues/AmberError/observerFailed(event:failures:)``. A save has
     /// then been written; a fetch, count or object lookup that merged first
     /// has not run yet (call it again).
     ///
@@ -100,7 +100,7 @@ extension Context {
     /// Tells live queries, then observers, about `change`; each is told even
     /// if another failed, and then every failure is thrown together.
     ///
-    /// - Throws: ``AmberError/observerFailed(event:failures:)``.
+    /// - Throws: ``/AmberValues/AmberError/observerFailed(event:failures:)``.
     func notify(_ change: ContextChange) throws(AmberError) {
         guard !change.isEmpty else { return }
         var failures: [String] = []

@@ -54,7 +54,7 @@ public struct AttributeDescription: Sendable, Hashable {
 
     /// A computed attribute's function and sources.
     public struct Computation: Sendable, Hashable {
-        /// The name of a ``ComputeFunction`` (or of a transformer, for one source) registered in the binding registry.
+        /// The name of a ``/AmberTransformers/ComputeFunction`` (or of a transformer, for one source) registered in the binding registry.
         public var function: String
         /// The names of the entity's attributes whose values the function receives, in order.
         public var sources: [String]

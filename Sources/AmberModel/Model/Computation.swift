@@ -22,9 +22,9 @@ package struct Computer: Sendable {
     /// The value of `attribute` for source values `inputs`, checked against
     /// the attribute's type or value class.
     ///
-    /// - Throws: ``AmberError/computationFailed(place:function:source:message:)``
+    /// - Throws: ``/AmberValues/AmberError/computationFailed(place:function:source:message:)``
     ///   for a function that failed or returned a value the attribute cannot
-    ///   hold; ``AmberError/transformerFailed(place:transformer:source:message:)``
+    ///   hold; ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``
     ///   for a transformer.
     package func compute(_ inputs: [Value], for attribute: Attribute) throws(AmberError) -> Value {
         let result: Value

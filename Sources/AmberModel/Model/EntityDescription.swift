@@ -27,7 +27,7 @@ public struct EntityDescription: Sendable, Hashable {
     public var isAbstract = false
     /// Whether its objects take extended attributes: keys the model does not
     /// name, set at run time and kept in one JSON column (see
-    /// ``ManagedObject/setValue(_:forExtendedKey:)``). Sub-entities inherit it.
+    /// `ManagedObject.setValue(_:forExtendedKey:)` (module Amber)). Sub-entities inherit it.
     public var isExtensible = false
     /// Compound indexes: each is a list of attribute names.
     public var indexes: [[String]] = []
@@ -86,7 +86,7 @@ public struct EntityDescription: Sendable, Hashable {
 
 /// A model as written, before binding: a list of entities.
 /// Build it in Swift or load it with ``ModelDescription/init(json:)``, then
-/// bind it with ``Model/init(_:)``.
+/// bind it with ``Model/init(_:registry:)``.
 public struct ModelDescription: Sendable, Hashable {
     /// The entities, in order.
     public var entities: [EntityDescription]

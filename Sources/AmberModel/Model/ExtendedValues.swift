@@ -32,8 +32,8 @@ package enum ExtendedValues {
 
     /// Checks that `key` can name an extended attribute of `entity`.
     ///
-    /// - Throws: ``AmberError/unknownAttribute(entity:name:suggestion:)`` if
-    ///   `entity` is not extensible; ``AmberError/invalidValue(place:expected:given:)``
+    /// - Throws: ``/AmberValues/AmberError/unknownAttribute(entity:name:suggestion:)`` if
+    ///   `entity` is not extensible; ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
     ///   if `key` is not a valid name or is the name of an attribute or
     ///   relationship of any entity of its hierarchy (they share a table).
     package static func checkKey(_ key: String, of entity: Entity) throws(AmberError) {
@@ -56,7 +56,7 @@ package enum ExtendedValues {
     /// Checks that `value` can be stored as an extended attribute at `place`
     /// and will read back exactly (type and value).
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming `place`.
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming `place`.
     package static func check(_ value: Value, place: String) throws(AmberError) {
         let expected = "a property-list value, date, decimal, UUID or URI (nested at most \(maximumDepth) deep) that reads back exactly"
         guard tree(value, depth: 0) != nil else {
@@ -87,7 +87,7 @@ package enum ExtendedValues {
 
     /// The values in stored form `stored` (null: none).
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming
     ///   `place` if the text is not extended attributes as Amber writes them
     ///   (written by another tool, or damaged).
     package static func decode(_ stored: Value, place: String) throws(AmberError) -> [String: Value] {

@@ -64,7 +64,7 @@ public struct FetchTemplate: Sendable {
 
     /// A request with every variable replaced by its value in `values`.
     ///
-    /// - Throws: ``AmberError/invalidSubstitution(variable:message:)`` for a
+    /// - Throws: ``/AmberValues/AmberError/invalidSubstitution(variable:message:)`` for a
     ///   variable with no value or a value for no variable; either message
     ///   names the template.
     public func request(substituting values: [String: Value]) throws(AmberError) -> FetchRequest {
@@ -80,7 +80,7 @@ public struct FetchTemplate: Sendable {
 extension Model {
     /// The template named `name`.
     ///
-    /// - Throws: ``AmberError/unknownTemplate(name:suggestion:)`` with the nearest name.
+    /// - Throws: ``/AmberValues/AmberError/unknownTemplate(name:suggestion:)`` with the nearest name.
     public func template(named name: String) throws(AmberError) -> FetchTemplate {
         guard let template = templates.first(where: { $0.name == name }) else {
             throw .unknownTemplate(name: name, suggestion: nearestName(to: name, in: templates.map(\.name)))
@@ -94,8 +94,8 @@ extension Model {
     /// Values are compared as `%@` arguments are; change the request's
     /// order, window or prefetching as you like before fetching it.
     ///
-    /// - Throws: ``AmberError/unknownTemplate(name:suggestion:)``;
-    ///   ``AmberError/invalidSubstitution(variable:message:)`` for a variable
+    /// - Throws: ``/AmberValues/AmberError/unknownTemplate(name:suggestion:)``;
+    ///   ``/AmberValues/AmberError/invalidSubstitution(variable:message:)`` for a variable
     ///   with no value or a value for no variable.
     public func fetchRequest(fromTemplate name: String, substituting values: [String: Value] = [:]) throws(AmberError) -> FetchRequest {
         try template(named: name).request(substituting: values)

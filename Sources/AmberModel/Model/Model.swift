@@ -33,7 +33,7 @@ public final class Model: Sendable {
     /// value class and transformer exists and that each transformer chain's
     /// classes line up from the attribute's value class to a storable class.
     ///
-    /// - Throws: ``AmberError/invalidModel(_:)`` listing every problem found,
+    /// - Throws: ``/AmberValues/AmberError/invalidModel(_:)`` listing every problem found,
     ///   each with its place (`Book.price`) and, for a misspelled name, the
     ///   nearest known one.
     public init(_ description: ModelDescription, registry: Registry = .shared) throws(AmberError) {
@@ -83,7 +83,7 @@ public final class Model: Sendable {
 
     /// The entity named `name`.
     ///
-    /// - Throws: ``AmberError/unknownEntity(name:suggestion:)`` with the nearest name.
+    /// - Throws: ``/AmberValues/AmberError/unknownEntity(name:suggestion:)`` with the nearest name.
     public func entity(named name: String) throws(AmberError) -> Entity {
         guard let entity = entitiesByName[name] else {
             throw .unknownEntity(name: name, suggestion: nearestName(to: name, in: entities.map(\.name)))
@@ -255,7 +255,7 @@ public final class Entity: Sendable, CustomStringConvertible {
 
     /// The attribute named `name`.
     ///
-    /// - Throws: ``AmberError/unknownAttribute(entity:name:suggestion:)`` with the nearest name.
+    /// - Throws: ``/AmberValues/AmberError/unknownAttribute(entity:name:suggestion:)`` with the nearest name.
     public func attribute(named name: String) throws(AmberError) -> Attribute {
         guard let attribute = attributesByName[name] else {
             throw .unknownAttribute(entity: self.name, name: name,
@@ -269,7 +269,7 @@ public final class Entity: Sendable, CustomStringConvertible {
 
     /// The relationship named `name`.
     ///
-    /// - Throws: ``AmberError/unknownRelationship(entity:name:suggestion:)`` with the nearest name.
+    /// - Throws: ``/AmberValues/AmberError/unknownRelationship(entity:name:suggestion:)`` with the nearest name.
     public func relationship(named name: String) throws(AmberError) -> Relationship {
         guard let relationship = relationshipsByName[name] else {
             throw .unknownRelationship(entity: self.name, name: name,
@@ -376,7 +376,7 @@ public final class Attribute: Sendable, CustomStringConvertible {
     /// Checks `value` against the attribute's type or value class and returns
     /// it as kept in memory.
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)``.
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)``.
     @inline(__always)
     package func check(_ value: Value) throws(AmberError) -> Value {
         let checked: Value

@@ -34,7 +34,7 @@ struct BindingPlan {
 enum ModelChecker {
     /// Binds `model` against `registry`'s classes and transformers.
     ///
-    /// - Throws: ``AmberError/invalidModel(_:)`` listing every problem.
+    /// - Throws: ``/AmberValues/AmberError/invalidModel(_:)`` listing every problem.
     static func plan(_ model: ModelDescription, registry: Registry.Contents) throws(AmberError) -> BindingPlan {
         var problems: [ModelProblem] = []
         var scope = ClassScope(registry: registry)

@@ -8,7 +8,7 @@ import Foundation
 extension ModelDescription {
     /// Reads a model from JSON text.
     ///
-    /// - Throws: ``AmberError/invalidJSON(path:message:)`` naming the JSON path
+    /// - Throws: ``/AmberValues/AmberError/invalidJSON(path:message:)`` naming the JSON path
     ///   of the first problem (`$.entities[0].attributes[2].type`), with the
     ///   nearest known word for a misspelled key or type.
     public init(json: Data) throws(AmberError) {

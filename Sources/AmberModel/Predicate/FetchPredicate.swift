@@ -39,7 +39,7 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
 
     /// Parses `format`, substituting `arguments` for `%@` and `%K` in order.
     ///
-    /// - Throws: ``AmberError/invalidPredicate(position:message:)`` with the
+    /// - Throws: ``/AmberValues/AmberError/invalidPredicate(position:message:)`` with the
     ///   1-based character position of the problem; too few or too many
     ///   arguments are errors too.
     public init(_ format: String, arguments: [Value] = []) throws(AmberError) {
@@ -60,7 +60,7 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
     /// `values` (keyed by name, without the `$`). A value is compared as a
     /// `%@` argument would be: an array or a list of object IDs after `IN`.
     ///
-    /// - Throws: ``AmberError/invalidSubstitution(variable:message:)`` for a
+    /// - Throws: ``/AmberValues/AmberError/invalidSubstitution(variable:message:)`` for a
     ///   variable with no value (with its position) and for a value no
     ///   variable takes (with the nearest variable's name).
     public func substituting(_ values: [String: Value]) throws(AmberError) -> FetchPredicate {

@@ -39,7 +39,7 @@ public struct FetchRequest: Sendable {
 
     /// A request for `entityName` objects matching predicate text with `%@` / `%K` arguments.
     ///
-    /// - Throws: ``AmberError/invalidPredicate(position:message:)`` with the position of the problem.
+    /// - Throws: ``/AmberValues/AmberError/invalidPredicate(position:message:)`` with the position of the problem.
     public init(_ entityName: String, where format: String, _ arguments: Value..., sortedBy sortKeys: [SortKey] = [],
                 limit: Int? = nil, offset: Int = 0, prefetching prefetchKeyPaths: [String] = []) throws(AmberError)
     {

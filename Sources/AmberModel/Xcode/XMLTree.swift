@@ -36,7 +36,7 @@ enum XMLTree {
 
     /// The root element of `data`.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for malformed or truncated XML, a document nested deeper than
     ///   ``maximumDepth``, or one with no root element.
     static func parse(_ data: Data, file: String) throws(AmberError) -> XMLNode {

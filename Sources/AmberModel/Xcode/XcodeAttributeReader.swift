@@ -38,7 +38,7 @@ struct XcodeAttributeReader {
     /// The attribute `node` declares in `entity`, or nil when Amber has no
     /// counterpart (an ObjectID attribute, with a note).
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for a missing name, an unknown type, or a value that does not parse.
     func read(_ node: XMLNode, entity: String) throws(AmberError) -> AttributeDescription? {
         let name = try context.required("name", of: node)

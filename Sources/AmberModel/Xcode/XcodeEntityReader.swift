@@ -22,7 +22,7 @@ struct XcodeEntityReader {
 
     /// The entity `node` declares and its index and constraint lists.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for a missing name or a property that cannot be read.
     func read(_ node: XMLNode) throws(AmberError) -> (EntityDescription, [XcodePropertyList]) {
         let name = try context.required("name", of: node)

@@ -25,7 +25,7 @@ public struct XcodeModelImport: Sendable {
     /// Imports the model at `url`: a `.xcdatamodeld` bundle (its current
     /// version), a `.xcdatamodel` folder, or a `contents` (XML) file.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   naming the file, the line and the element being read, for a file
     ///   that cannot be read, malformed XML, or a model Amber cannot import
     ///   (an unknown attribute type, a missing name).
@@ -44,7 +44,7 @@ public struct XcodeModelImport: Sendable {
     /// `.xcdatamodeld` bundle at `url`, whichever version is current; the
     /// other versions are not read.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for a bundle without that version (naming the versions it has) or a
     ///   version that does not import.
     public init(contentsOf url: URL, version: String, options: XcodeImportOptions = XcodeImportOptions()) throws(AmberError) {
@@ -62,7 +62,7 @@ public struct XcodeModelImport: Sendable {
     /// Imports the model in `data`, the text of a `contents` file; `file`
     /// names it in errors.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   as ``init(contentsOf:options:)`` does.
     public init(xml data: Data, file: String = "contents", options: XcodeImportOptions = XcodeImportOptions()) throws(AmberError) {
         let root = try XMLTree.parse(data, file: file)
@@ -122,7 +122,7 @@ public struct XcodeModelBundle: Sendable {
 
     /// Reads every version of the bundle at `url` and its current version's name.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for a bundle without versions, a version that does not import, or a
     ///   current version that cannot be told: `.xccurrentversion` missing or
     ///   unreadable while there are several versions, or naming none of them.

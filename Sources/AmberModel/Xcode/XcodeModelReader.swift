@@ -14,7 +14,7 @@ struct XcodeModelReader {
 
     /// The model description `root` declares.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for a root that is not `<model>` or any element that cannot be read.
     func read(_ root: XMLNode) throws(AmberError) -> ModelDescription {
         guard root.name == "model" else {
@@ -86,7 +86,7 @@ struct XcodeTemplateReader {
 
     /// The template `node` declares.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for a missing name or entity, or a limit that is not a number.
     func read(_ node: XMLNode) throws(AmberError) -> FetchTemplateDescription {
         let name = try context.required("name", of: node)

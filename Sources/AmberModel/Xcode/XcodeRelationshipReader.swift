@@ -15,7 +15,7 @@ struct XcodeRelationshipReader {
 
     /// The relationship `node` declares in `entity`.
     ///
-    /// - Throws: ``AmberError/invalidXcodeModel(file:line:element:message:)``
+    /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for a missing name or destination, an unknown delete rule or a count that is not a number.
     func read(_ node: XMLNode, entity: String) throws(AmberError) -> RelationshipDescription {
         let name = try context.required("name", of: node)

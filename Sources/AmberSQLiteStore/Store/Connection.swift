@@ -186,7 +186,7 @@ final class Connection {
     /// 4,096 pages: 16 MiB at the default page size.
     static let truncatingFrames: Int32 = 4096
 
-    /// The error for result code `rc`, with SQLite's message: ``AmberError/busy(path:timeout:)``
+    /// The error for result code `rc`, with SQLite's message: ``/AmberValues/AmberError/busy(path:timeout:)``
     /// when another connection's lock outlasted the busy timeout.
     func error(_ rc: Int32, message: String? = nil) -> AmberError {
         if rc & 0xff == SQLITE_BUSY { return .busy(path: path, timeout: busyTimeout) }

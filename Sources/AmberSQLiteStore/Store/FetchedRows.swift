@@ -45,7 +45,7 @@ package final class FetchedRows: @unchecked Sendable {
 
     /// Reads every row `statement` (selecting ``TableMapping/selectColumns``) returns.
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` naming the
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming the
     ///   attribute, for a stored value of the wrong kind (a corrupt or foreign
     ///   row); an SQLite error.
     init(reading statement: Statement, mapping: TableMapping) throws(AmberError) {

@@ -12,7 +12,7 @@ extension Store {
     /// store, so other contexts on this store wait for it.
     ///
     /// - Returns: each problem found, one sentence each; empty when the store is sound.
-    /// - Throws: ``AmberError/busy(path:timeout:)`` if another connection
+    /// - Throws: ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   held the file locked past the busy timeout; an SQLite error that
     ///   stopped the check itself.
     public func checkIntegrity() throws(AmberError) -> [String] {
@@ -24,8 +24,8 @@ extension Store {
     /// The file is opened read-only, so checking changes nothing (a log a
     /// crash left stays for the next opening to recover).
     ///
-    /// - Throws: ``AmberError/notAStore(path:reason:)`` if the file is
-    ///   missing or cannot be opened; ``AmberError/busy(path:timeout:)`` or an
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` if the file is
+    ///   missing or cannot be opened; ``/AmberValues/AmberError/busy(path:timeout:)`` or an
     ///   SQLite error if reading it fails. A file that is damaged, not a
     ///   database or not an Amber store is reported in the problems instead.
     public static func checkIntegrity(ofStoreAt path: String) throws(AmberError) -> [String] {
@@ -76,7 +76,7 @@ extension Store {
     /// complete, so `destination` is either absent or a whole store; it opens
     /// like the original (same identifier, same model).
     ///
-    /// - Throws: ``AmberError/fileExists(path:)`` if anything is at
+    /// - Throws: ``/AmberValues/AmberError/fileExists(path:)`` if anything is at
     ///   `destination` (or its `-wal` or `-journal`), and nothing is written;
     ///   an SQLite error if the copy fails (the partial file is removed).
     public func backup(to destination: String) throws(AmberError) {
@@ -114,7 +114,7 @@ extension Store {
     /// checkpoint). Objects, their IDs and every context's view of them are
     /// unchanged.
     ///
-    /// - Throws: ``AmberError/busy(path:timeout:)`` if another connection
+    /// - Throws: ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   was writing past the busy timeout (nothing was done); an SQLite
     ///   error otherwise.
     public func vacuum() throws(AmberError) {
@@ -132,7 +132,7 @@ extension Store {
     /// already do this by themselves as the log grows; closing the store
     /// does it and removes the log. Nothing to do for an in-memory store.
     ///
-    /// - Throws: ``AmberError/busy(path:timeout:)`` if another connection
+    /// - Throws: ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   (another store on the file, another process) was still reading an
     ///   older state or writing past the busy timeout: the log was copied as
     ///   far as it could be, and retrying may finish it.

@@ -415,7 +415,7 @@ struct PredicateCompiler {
     }
 
     /// Extended attribute `name` of the `entity` row whose key is `key`: its
-    /// value in the row's JSON column, in the form ``ExtendedValues`` stores
+    /// value in the row's JSON column, in the form `ExtendedValues` stores
     /// it, read by `amber_extended` (see ``SQLFunctions``; the name is a
     /// checked identifier, so it is plain text an expression index can match).
     private func extended(_ name: String, of entity: Entity, key: String, _ position: Int) throws(AmberError) -> Target {

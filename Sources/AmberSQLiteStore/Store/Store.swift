@@ -10,25 +10,25 @@ import Foundation
 ///
 /// The store owns every SQL statement and transaction: contexts ask it for
 /// rows matching a fetch request, for counts, and to write a change set in
-/// one transaction (``write(_:)``); they never see SQL.
+/// one transaction (`write(_:)`, internal to the package); they never see SQL.
 ///
 /// Threads: a store may be shared by contexts on any threads; it runs one
 /// caller's statements at a time (a save holds it for its transaction).
-/// Each ``Context`` and its objects are used from one thread at a time.
+/// Each `Context` (module Amber) and its objects are used from one thread at a time.
 /// Several stores (in this process or others) may open one file: a save
 /// that finds another connection writing waits up to
-/// ``Options/busyTimeout`` and then fails with ``AmberError/busy(path:timeout:)``,
+/// ``Options/busyTimeout`` and then fails with ``/AmberValues/AmberError/busy(path:timeout:)``,
 /// keeping every pending change.
 public final class Store: @unchecked Sendable {
     /// How a store is opened.
     public struct Options: Sendable {
         /// How long a save (or a read) waits for another connection's lock
-        /// before failing with ``AmberError/busy(path:timeout:)``. Five
+        /// before failing with ``/AmberValues/AmberError/busy(path:timeout:)``. Five
         /// seconds by default; zero fails at once.
         public var busyTimeout: Duration = .seconds(5)
         /// Whether opening a store made with another model migrates it to
         /// this one (true, the default) or fails with
-        /// ``AmberError/modelMismatch(store:differences:)``.
+        /// ``/AmberValues/AmberError/modelMismatch(store:differences:)``.
         public var migratesStore = true
         /// Whether a migration first copies the store to
         /// ``Store/backupPath(for:version:)`` (true, the default). A backup that
@@ -89,10 +89,10 @@ public final class Store: @unchecked Sendable {
     /// tables if the file is missing or empty. Several processes may create
     /// the same new store at once: one makes it, the others open it.
     ///
-    /// - Throws: ``AmberError/modelMismatch(store:differences:)`` if the store
+    /// - Throws: ``/AmberValues/AmberError/modelMismatch(store:differences:)`` if the store
     ///   was made with a model of another shape, naming each difference;
-    ///   ``AmberError/notAStore(path:reason:)`` for a file that is not an
-    ///   Amber store; ``AmberError/busy(path:timeout:)`` if another connection
+    ///   ``/AmberValues/AmberError/notAStore(path:reason:)`` for a file that is not an
+    ///   Amber store; ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   kept the file locked for longer than `options.busyTimeout`.
     public convenience init(path: String, model: Model, options: Options = Options()) throws(AmberError) {
         let connection = try Connection(path: path, create: true, busyTimeout: options.busyTimeout)
@@ -186,8 +186,8 @@ public final class Store: @unchecked Sendable {
     /// line per change, without changing anything; empty when the store
     /// already has the model's shape.
     ///
-    /// - Throws: ``AmberError/migrationFailed(store:problems:)`` naming every
-    ///   change that cannot be inferred; ``AmberError/notAStore(path:reason:)``.
+    /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
+    ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
     public static func migrationPlan(forStoreAt path: String, to model: Model) throws(AmberError) -> [String] {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
         let connection = try Connection(path: path, create: false, busyTimeout: .seconds(5))
@@ -552,7 +552,7 @@ public final class Store: @unchecked Sendable {
     /// - Returns: the new primary keys of `changes.inserts`, what each
     ///   provisional key of ``ChangeSet/linkTargets`` became, and how each
     ///   settled conflict was settled.
-    /// - Throws: ``AmberError/saveFailed(_:)`` listing every problem; the
+    /// - Throws: ``/AmberValues/AmberError/saveFailed(_:)`` listing every problem; the
     ///   database is as it was.
     package func write<Row: RowSource>(_ changes: ChangeSet<Row>, policy: MergePolicy = .error, from inbox: ChangeInbox? = nil)
         throws(AmberError) -> WrittenKeys

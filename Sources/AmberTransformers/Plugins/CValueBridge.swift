@@ -4,7 +4,7 @@ import Foundation
 
 /// The one conversion of a value that C code hands over (the host's
 /// `amber_value` through the C API, a plugin's `amber_plugin_value`) into a
-/// ``Value``, with every check a foreign pointer and length need. Both C
+/// ``/AmberValues/Value``, with every check a foreign pointer and length need. Both C
 /// structs number their types alike (`AMBER_VALUE_*` = `AMBER_PLUGIN_VALUE_*`);
 /// each caller takes its struct apart into ``Parts`` and maps ``Problem`` to
 /// its own error.

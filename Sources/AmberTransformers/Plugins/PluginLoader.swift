@@ -42,7 +42,7 @@ extension Registry {
     /// The file must not be writable by group or others. It is opened with
     /// `RTLD_NOW | RTLD_LOCAL`, and stays loaded for the life of the process.
     ///
-    /// - Throws: ``AmberError/pluginRefused(path:message:)`` naming the file,
+    /// - Throws: ``/AmberValues/AmberError/pluginRefused(path:message:)`` naming the file,
     ///   the class or transformer, and what was expected against what was
     ///   found; nothing of a refused plugin is registered.
     @discardableResult

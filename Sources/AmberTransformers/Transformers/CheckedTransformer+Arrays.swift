@@ -1,7 +1,7 @@
 import AmberValues
 
 /// The bytes of `count` values in one buffer, for the array forms of the
-/// byte path (``CheckedTransformer/forward(_:into:)``): each `stride` bytes
+/// byte path (``CheckedTransformer/forward(_:into:stride:lengths:)``): each `stride` bytes
 /// after the previous (a C array of structs), or one after another with
 /// their `lengths` (blobs, opaque values of any size). The layout is checked
 /// against the buffer when made; the values' sizes are checked by the
@@ -16,7 +16,7 @@ public struct ByteValues {
 
     /// `count` values of `stride` bytes each, back to back in `bytes`.
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` if they do not fit in `bytes`.
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` if they do not fit in `bytes`.
     public init(_ bytes: UnsafeRawBufferPointer, count: Int, stride: Int) throws(AmberError) {
         let (total, overflow) = count.multipliedReportingOverflow(by: stride)
         guard count >= 0, stride >= 0, !overflow, total <= bytes.count else {
@@ -31,7 +31,7 @@ public struct ByteValues {
 
     /// One value per entry of `lengths`, one after another in `bytes`.
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` if a
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` if a
     ///   length is negative or they add up to more than `bytes` holds.
     public init(_ bytes: UnsafeRawBufferPointer, lengths: UnsafeBufferPointer<Int>) throws(AmberError) {
         var total = 0
@@ -69,10 +69,10 @@ extension CheckedTransformer {
     /// results are packed, each after the previous, with the rest of
     /// `output` as its room.
     ///
-    /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``
+    /// - Throws: ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``
     ///   naming `Transformer, element i` for the first value that fails
     ///   (results before it are written, nothing after it is called);
-    ///   ``AmberError/invalidValue(place:expected:given:)`` if the output
+    ///   ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` if the output
     ///   buffer or `lengths` cannot hold `input.count` results.
     public func forward(_ input: ByteValues, into output: UnsafeMutableRawBufferPointer, stride: Int = 0,
                         lengths: UnsafeMutableBufferPointer<Int>? = nil) throws(AmberError)

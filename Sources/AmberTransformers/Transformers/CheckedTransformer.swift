@@ -11,7 +11,7 @@ public struct CheckedTransformer: Sendable {
 
     /// Converts `value` from the input class to the output class.
     ///
-    /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``
+    /// - Throws: ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``
     ///   for a value of another class (nothing is called) or a failed call.
     public func forward(_ value: Value) throws(AmberError) -> Value {
         // Nil stays nil without a call, as in a store: no transformer ever sees a missing value.
@@ -27,7 +27,7 @@ public struct CheckedTransformer: Sendable {
     /// number of bytes written. `input` must have the input class's size, the
     /// buffer room for the output class's; the result is checked against it.
     ///
-    /// - Throws: ``AmberError/transformerFailed(place:transformer:source:message:)``
+    /// - Throws: ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``
     ///   naming what did not fit, or the transformer's own failure.
     public func forward(bytes input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(AmberError) -> Int {
         try named { () throws(TransformerFailure) in try bound.forward(bytes: input, into: output) }
@@ -79,8 +79,8 @@ public struct CheckedTransformer: Sendable {
 extension Registry {
     /// The transformer named `name`, with its classes resolved.
     ///
-    /// - Throws: ``AmberError/unknownTransformer(name:suggestion:)`` with the
-    ///   nearest name; ``AmberError/invalidDeclaration(place:message:)`` if it
+    /// - Throws: ``/AmberValues/AmberError/unknownTransformer(name:suggestion:)`` with the
+    ///   nearest name; ``/AmberValues/AmberError/invalidDeclaration(place:message:)`` if it
     ///   names a value class that is not declared.
     public func transformer(named name: String) throws(AmberError) -> CheckedTransformer {
         let scope = ClassScope(registry: snapshot())

@@ -17,9 +17,9 @@ package struct ClassScope {
 
     /// Declares a class on top of the registry's, as `source` ("the model").
     ///
-    /// - Throws: ``AmberError/duplicateName(kind:name:existing:refused:)`` for
+    /// - Throws: ``/AmberValues/AmberError/duplicateName(kind:name:existing:refused:)`` for
     ///   a name the registry or an earlier declaration holds;
-    ///   ``AmberError/invalidDeclaration(place:message:)`` for a bad declaration.
+    ///   ``/AmberValues/AmberError/invalidDeclaration(place:message:)`` for a bad declaration.
     package mutating func declare(_ description: ValueClassDescription, source: String) throws(AmberError) {
         if let existing = classes[description.name] {
             throw .duplicateName(kind: "value class", name: description.name, existing: existing.source, refused: source)

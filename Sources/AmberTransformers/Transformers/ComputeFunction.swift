@@ -33,7 +33,7 @@ public struct ComputeFunction: Sendable {
 
     /// Runs the function for `place` (`Book.publishMonth`).
     ///
-    /// - Throws: ``AmberError/computationFailed(place:function:source:message:)``
+    /// - Throws: ``/AmberValues/AmberError/computationFailed(place:function:source:message:)``
     ///   with what the function threw.
     package func compute(_ sources: [Value], place: @autoclosure () -> String) throws(AmberError) -> Value {
         do {
@@ -49,8 +49,8 @@ extension Registry {
     /// transformer of this registry may have (a computed attribute names
     /// either).
     ///
-    /// - Throws: ``AmberError/duplicateName(kind:name:existing:refused:)``
-    ///   naming both sources; ``AmberError/invalidDeclaration(place:message:)``
+    /// - Throws: ``/AmberValues/AmberError/duplicateName(kind:name:existing:refused:)``
+    ///   naming both sources; ``/AmberValues/AmberError/invalidDeclaration(place:message:)``
     ///   for a name that is not an identifier.
     public func register(_ function: ComputeFunction) throws(AmberError) {
         guard Identifier.isValid(function.name) else {

@@ -6,7 +6,7 @@ extension Value {
     /// writes (`{"$date": …}`, `{"$binary": …}`, `{"$uuid": …}` for the
     /// classes JSON lacks). This is how arrays and dictionaries cross the C API.
     ///
-    /// - Throws: ``AmberError/invalidJSON(path:message:)``.
+    /// - Throws: ``/AmberValues/AmberError/invalidJSON(path:message:)``.
     public init(propertyListJSON text: String) throws(AmberError) {
         let tree = try JSONValue.parse(Data(text.utf8))
         do {
@@ -18,7 +18,7 @@ extension Value {
 
     /// This plist-like value as JSON text (see ``init(propertyListJSON:)``).
     ///
-    /// - Throws: ``AmberError/invalidValue(place:expected:given:)`` for a value that is not plist-like.
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` for a value that is not plist-like.
     public func propertyListJSON() throws(AmberError) -> String {
         do {
             return try JSONTransformer.json(self).text()

@@ -47,8 +47,8 @@ public final class Registry: Sendable {
     /// Declares a custom value class. Struct classes are laid out now (libffi);
     /// nested struct classes must be declared first.
     ///
-    /// - Throws: ``AmberError/duplicateName(kind:name:existing:refused:)`` if
-    ///   the name is taken; ``AmberError/invalidDeclaration(place:message:)``
+    /// - Throws: ``/AmberValues/AmberError/duplicateName(kind:name:existing:refused:)`` if
+    ///   the name is taken; ``/AmberValues/AmberError/invalidDeclaration(place:message:)``
     ///   for a bad name or field.
     public func declare(_ description: ValueClassDescription, source: String = "Swift") throws(AmberError) {
         try contents.withLock { (contents) throws(AmberError) in
@@ -68,7 +68,7 @@ public final class Registry: Sendable {
     /// models bound from then on use the new one, models bound before keep
     /// the one they bound.
     ///
-    /// - Throws: ``AmberError/duplicateName(kind:name:existing:refused:)``
+    /// - Throws: ``/AmberValues/AmberError/duplicateName(kind:name:existing:refused:)``
     ///   naming both sources if the name is taken (by a built-in transformer
     ///   or a function, even when replacing).
     public func register(_ transformer: Transformer, replacing: Bool = false) throws(AmberError) {

@@ -12,7 +12,7 @@ import Foundation
 public struct Transformer: Sendable {
     /// The unique name models refer to.
     public let name: String
-    /// The class of the values `forward` accepts (``ValueClass/propertyListName`` for plist-like values).
+    /// The class of the values `forward` accepts (``/AmberValues/ValueClass/propertyListName`` for plist-like values).
     public let inputClass: String
     /// The class of the values `forward` returns.
     public let outputClass: String
@@ -28,7 +28,7 @@ public struct Transformer: Sendable {
     /// A conversion between byte forms (struct, opaque and Binary values)
     /// into memory the caller provides: it reads `input` and writes at most
     /// `output.count` bytes to `output`, returning how many it wrote. No
-    /// ``Value`` or `Data` is made per call.
+    /// ``/AmberValues/Value`` or `Data` is made per call.
     public typealias ByteFunction = @Sendable (_ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer) throws -> Int
 
     /// Whether values can be converted back; chains that store values need it.
