@@ -32,7 +32,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        // `swift package generate-documentation --target Amber`: the Swift API reference and articles (Sources/Amber/Amber.docc).
+        // The Swift API reference and articles (Sources/Amber/Amber.docc), built by scripts/docs.sh.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [

@@ -53,6 +53,7 @@ struct Migrate: ParsableCommand {
                 var options = Store.Options()
                 options.backsUpBeforeMigrating = !noBackup
                 let bar = progress.bar()
+                defer { bar.finish() }  // also when the migration fails
                 options.migrationProgress = { bar.show($0.step, $0.completed, of: $0.total) }
                 _ = try Store(path: store, model: target, options: options)
                 bar.finish()

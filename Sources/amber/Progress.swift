@@ -74,5 +74,10 @@ final class ProgressBar: @unchecked Sendable {
         drewBar = false
     }
 
-    private func write(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
+    /// Writes to standard error after what standard output holds, so the
+    /// two keep their order where they go to one place.
+    private func write(_ text: String) {
+        fflush(nil)  // every output stream: stdout itself is not concurrency-safe to name
+        FileHandle.standardError.write(Data(text.utf8))
+    }
 }

@@ -111,6 +111,8 @@ struct Query: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            let bar = progress.bar()  // from the start: auto mode's half second counts the fetch too
+            defer { bar.finish() }    // also when reading an object fails
             try plugins.load()
             let context = Context(store: try Store(openingExisting: store))
             let request = try request(model: context.model)
@@ -127,8 +129,6 @@ struct Query: ParsableCommand {
             let attributes = described.attributes.filter { !$0.isTransient }
             let columns = try Self.columns(attributes: attributes, links: links, include: include, model: context.model,
                                            extensible: described.subentityIndices.contains { context.model.entities[$0].isExtensible })
-            let bar = progress.bar()
-            defer { bar.finish() }  // also when reading an object fails
             if json {
                 print(try Self.json(objects, attributes, links: links, include: include, progress: bar))
             } else {
@@ -178,8 +178,7 @@ struct Query: ParsableCommand {
             for (key, value) in try object.extendedValues() { row[key] = jsonValue(value) }
             return row
         }
-        let rows = try objects.enumerated().map { index, object in
-            progress.show("read objects", index + 1, of: objects.count)
+        let rows = try read(objects, progress: progress) { object in
             var row = try fields(object, attributes)
             for link in links {
                 guard let destination = try object.object(for: link) else {
@@ -192,7 +191,6 @@ struct Query: ParsableCommand {
             }
             return row
         }
-        progress.finish()
         let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
     }
@@ -219,14 +217,27 @@ struct Query: ParsableCommand {
         }
     }
 
+    /// `row` of each object, telling `progress` as each is read; the bar's
+    /// line is ended before the caller prints.
+    private static func read<Row>(_ objects: [ManagedObject], progress: ProgressBar,
+                                  _ row: (ManagedObject) throws -> Row) throws -> [Row]
+    {
+        var rows: [Row] = []
+        rows.reserveCapacity(objects.count)
+        for object in objects {
+            rows.append(try row(object))
+            progress.show("read objects", rows.count, of: objects.count)
+        }
+        progress.finish()
+        return rows
+    }
+
     /// The objects as a table, telling `progress` as each is read.
     static func printTable(_ objects: [ManagedObject], _ columns: [Column], progress: ProgressBar) throws {
         let header = ["id"] + columns.map(\.header)
-        let rows = try objects.enumerated().map { index, object in
-            progress.show("read objects", index + 1, of: objects.count)
-            return [object.objectID.primaryKey.map(String.init) ?? ""] + (try columns.map { try $0.read(object) })
+        let rows = try read(objects, progress: progress) { object in
+            [object.objectID.primaryKey.map(String.init) ?? ""] + (try columns.map { try $0.read(object) })
         }
-        progress.finish()
         let widths = header.indices.map { column in
             min(40, ([header] + rows).map { $0[column].count }.max() ?? 0)
         }

@@ -10,13 +10,15 @@ import Testing
 /// DocC articles, or a C sample in docs/*.md, is not in its test file
 /// (here, DocumentationSampleTests or Tests/CAPITests/docs_test.c) as written.
 @Suite(.serialized) struct ReadmeSampleTests {
-    /// Runs `body` with a new empty folder as the working directory.
+    /// Runs `body` with a new empty folder as the working directory. The
+    /// process's directory is changed, so other suites running meanwhile
+    /// must not use relative paths (none does: they use temporaryDirectory()).
     private func inScratchFolder(_ body: (URL) throws -> Void) throws {
         let folder = temporaryDirectory()
         let previous = FileManager.default.currentDirectoryPath
+        defer { try? FileManager.default.removeItem(at: folder) }  // runs last: the directory is never a removed one
         #expect(FileManager.default.changeCurrentDirectoryPath(folder.path))
         defer { _ = FileManager.default.changeCurrentDirectoryPath(previous) }
-        defer { try? FileManager.default.removeItem(at: folder) }
         try body(folder)
     }
 
@@ -38,6 +40,7 @@ import Testing
     @Test func minuteAndTheSamplesThatFollowIt() throws {
         try inScratchFolder { folder in
             let tableView = TableView()
+            var heard: [[String]] = []
 
             let model = try Model(ModelDescription {
                 EntityDescription("Book") {
@@ -94,21 +97,26 @@ import Testing
             #expect(try book.value(forKey: "title") == "Dune Messiah")
             try context.save()
 
+            let listener = context.addObserver { report in heard += report.updated.map(\.keys) }
             let token = context.addObserver { report in       // .saved, .merged, .refreshed
-                for update in report.updated { print(update.object.objectID, update.keys) }   // ["price", "author"]
+                for update in report.updated { print(update.object.objectID, update.keys) }   // amber://…/Book/p1 ["price"]
                 _ = (report.inserted, report.deleted, report.refreshed)
             }
+            try book.setValue(.decimal(try Value.decimal(parsing: "11")), forKey: "price")
             context.pendingChanges                             // the same report, for unsaved changes
+            try context.save()                                 // the observer hears the new price
             context.removeObserver(token)
 
             let byMonth = try LiveQuery(FetchRequest("Book", sortedBy: [.ascending("published"), .ascending("title")]),
                                         in: context, sectionKey: "published", by: .month)
             byMonth.onChange = { changes in                    // after each save, merge or refresh that touched it
-                tableView.apply(deleting: changes.deleted, inserting: changes.inserted, moving: changes.moved,
+                tableView.apply(deleting: changes.deleted, inserting: changes.inserted, moving: changes.moved,   // your list view
                                 reloading: changes.updated, sections: (changes.deletedSections, changes.insertedSections))
             }
             byMonth.sections                                   // value (the month) and range of each section
             #expect(byMonth.sections.map(\.range) == [0..<1])
+            context.removeObserver(listener)
+            #expect(heard == [["price"]])
             let second = try context.insert("Book")
             try second.setValue("Dune", forKey: "title")
             try second.setValue("Frank Herbert", forKey: "author")
@@ -140,7 +148,7 @@ import Testing
     }
 
     @Test func objectGraph() throws {
-        let model = try Model(ModelDescription {
+        let graph = try Model(ModelDescription {
             EntityDescription("Author") {
                 Attribute.string("name").required()
                 Relationship.toMany("books", "Book", inverse: "author").deleteRule(.cascade)
@@ -155,20 +163,20 @@ import Testing
                 Relationship.toMany("books", "Book", inverse: "tags")
             }
         })
-        let books = try model.entity(named: "Author").relationship(named: "books")
-        let context = Context(store: try Store.inMemory(model: model))
+        let books = try graph.entity(named: "Author").relationship(named: "books")
+        let library = Context(store: try Store.inMemory(model: graph))
 
-        let tolkien = try context.insert("Author")
+        let tolkien = try library.insert("Author")
         try tolkien.setValue("Tolkien", forKey: "name")
-        let hobbit = try context.insert("Book")
+        let hobbit = try library.insert("Book")
         try hobbit.setValue("The Hobbit", forKey: "title")
         try hobbit.setObject(tolkien, forKey: "author")        // tolkien's books now hold it
         try tolkien.objects(for: books)                         // [hobbit]
-        try context.save()                                      // new objects linked in one pass
+        try library.save()                                      // new objects linked in one pass
 
         // Key paths, quantifiers and collection operators in predicates; prefetching:
-        let prolific = try context.fetch("Author", where: "books.@count > 3 AND ANY books.title BEGINSWITH %@", "The")
-        let loaded = try context.fetch(FetchRequest("Book", predicate: try FetchPredicate("author.name == %@", "Tolkien"),
+        let prolific = try library.fetch("Author", where: "books.@count > 3 AND ANY books.title BEGINSWITH %@", "The")
+        let loaded = try library.fetch(FetchRequest("Book", predicate: try FetchPredicate("author.name == %@", "Tolkien"),
                                                     sortedBy: [.ascending("author.name")], prefetching: ["author", "tags"]))
         #expect(prolific.isEmpty && loaded.map(\.objectID) == [hobbit.objectID])
         #expect(try tolkien.objects(for: books).map(\.objectID) == [hobbit.objectID])
@@ -286,7 +294,7 @@ import Testing
             }
 
             do {
-                var description = version1.description
+                var description = version1.description         // the model the store was made with; version3 is a later one
                 description.entities[0].attributes.append(Attribute.string("subtitle").defaultValue(""))
                 let store = try Store(path: "books.amber", model: try Model(description))   // migrated here
                 try Store.migrationPlan(forStoreAt: "books.amber", to: version3)            // what a migration would do
@@ -296,9 +304,10 @@ import Testing
 
             // docs/migration.md
             let version2 = version3
-            let store = try Store(path: "books.amber", model: version2)            // migrates if needed
             let plan = try Store.migrationPlan(forStoreAt: "books.amber", to: version2)  // what it would do; changes nothing
-            #expect(plan.isEmpty)
+            let store = try Store(path: "books.amber", model: version2)            // migrates if needed
+            #expect(plan == ["add Book.pages (default 0)"])
+            #expect(try Store.migrationPlan(forStoreAt: "books.amber", to: version2).isEmpty)
             #expect(try Context(store: store).fetch("Book")[0].value(forKey: "pages") == 0)
         }
     }
@@ -339,7 +348,7 @@ import Testing
 
             let hexKey = testKey
             try Registry.shared.loadPlugin(at: "libcolor.so")
-            try Registry.shared.loadPlugin(at: "libAmberAESGCMPlugin.so", configuration: "key=\(hexKey)")   // 64 hex digits
+            try Registry.shared.loadPlugin(at: "libAmberAESGCMPlugin.so", configuration: "key=\(hexKey)")   // your key: 64 hex digits
             #expect(Registry.shared.structClass(named: "Color") != nil && (try? Registry.shared.transformer(named: "AESGCM")) != nil)
         }
     }
@@ -390,15 +399,18 @@ import Testing
         text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.drop { $0 == " " } }
     }
 
-    /// Fails for each sample of `files` that is not a run of lines of `tests`; returns how many samples there were.
+    /// Fails for each sample of `files` that is not a run of lines of one of
+    /// `tests`; returns how many samples there were.
     private static func expectRun(_ language: String, of files: [String], in tests: [String]) throws -> Int {
-        let lines = try tests.flatMap { try trimmedLines(String(contentsOf: repositoryRoot.appendingPathComponent($0), encoding: .utf8)) }
+        let sources = try tests.map { try trimmedLines(String(contentsOf: repositoryRoot.appendingPathComponent($0), encoding: .utf8)) }
         var count = 0
         for file in files {
             for (index, sample) in try samples(in: file, language: language).enumerated() {
                 count += 1
-                let found = sample.count <= lines.count && (0...(lines.count - sample.count)).contains { start in
-                    lines[start..<start + sample.count].elementsEqual(sample)
+                let found = sources.contains { lines in
+                    sample.count <= lines.count && (0...(lines.count - sample.count)).contains { start in
+                        lines[start..<start + sample.count].elementsEqual(sample)
+                    }
                 }
                 #expect(found, "\(language) sample \(index + 1) of \(file) is not run by \(tests.joined(separator: " or ")) (or differs from its copy there)")
             }

@@ -289,7 +289,10 @@ public final class Context {
         if automaticallyMergesChanges { try mergeSavedChanges() }
         let entity = try model.entity(named: request.entityName)
         let results = objects(from: try store.fetchRows(of: entity, matching: request), of: entity)
-        if !request.prefetchKeyPaths.isEmpty { try prefetch(request.prefetchKeyPaths, from: results, of: entity) }
+        if !request.prefetchKeyPaths.isEmpty {
+            let everyObject = request.predicate == nil && request.limit == nil && request.offset == 0 && request.includesSubentities
+            try prefetch(request.prefetchKeyPaths, from: results, of: entity, everyObject: everyObject)
+        }
         return results
     }
 

@@ -413,7 +413,9 @@ extension Context {
     /// Loads the members of `relationship` for every owner not loaded yet, in
     /// one query for them all (two for a join table: its rows, then the
     /// members not read yet), then adds this context's pending changes.
-    func loadMembers(of owners: [ManagedObject], _ relationship: Relationship) throws(AmberError) {
+    /// `everyOwner` says the owners are every saved object of their entity
+    /// (a fetch of them all), so reading every linked row finds only theirs.
+    func loadMembers(of owners: [ManagedObject], _ relationship: Relationship, everyOwner: Bool = false) throws(AmberError) {
         let owners = owners.filter { loaded($0, relationship) == nil }
         guard !owners.isEmpty else { return }
         let entity = model.destination(of: relationship)
@@ -438,7 +440,13 @@ extension Context {
             }
         case .inverseForeignKey(let order):
             guard let inverse = model.inverse(of: relationship), inverse.slot != nil else { return }
-            if !saved.isEmpty {
+            if !saved.isEmpty && everyOwner && order == nil {
+                // One pass over the members' table, grouped here: cheaper than a seek per row for them all.
+                for member in objects(from: try store.fetchRows(of: entity, linkedThrough: inverse), of: entity) {
+                    guard let slot = member.slot(of: inverse), case .int(let key) = member.slotValue(slot) else { continue }
+                    groups[key, default: []].append(member)
+                }
+            } else if !saved.isEmpty {
                 // Saved members as this context has them (a fetch fills faults): some may point elsewhere now.
                 // Ordered by owner, so each owner's members are one run: one table write per owner, not per member.
                 let rows = try store.fetchRows(of: entity, where: .foreignKey(inverse), in: saved, orderedBy: [inverse.name] + (order.map { [$0] } ?? []))
@@ -479,7 +487,8 @@ extension Context {
 
     /// Reads what `keyPaths` lead to from `objects` (all of `entity`): per
     /// relationship, one query for every object of the level before.
-    func prefetch(_ keyPaths: [String], from objects: [ManagedObject], of entity: Entity) throws(AmberError) {
+    /// `everyObject` says `objects` are every saved object of `entity`.
+    func prefetch(_ keyPaths: [String], from objects: [ManagedObject], of entity: Entity, everyObject: Bool) throws(AmberError) {
         for path in keyPaths {
             var level = objects, current = entity
             let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -500,7 +509,7 @@ extension Context {
                     for object in level { if let end = try object.object(for: relationship) { next.append(end) } }
                     withExtendedLifetime(read) {}
                 } else {
-                    try loadMembers(of: level, relationship)
+                    try loadMembers(of: level, relationship, everyOwner: everyObject && step == 0)
                     // The last step's members are loaded and kept by their owners; only a next step needs them listed.
                     if !last { next = level.flatMap { loaded($0, relationship) ?? [] } }
                 }

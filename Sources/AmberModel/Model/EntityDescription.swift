@@ -26,8 +26,8 @@ public struct EntityDescription: Sendable, Hashable {
     /// An entity with no objects of its own, only of its sub-entities.
     public var isAbstract = false
     /// Whether its objects take extended attributes: keys the model does not
-    /// name, set at run time and kept in one JSON column (see
-    /// `ManagedObject.setValue(_:forExtendedKey:)` (module Amber)). Sub-entities inherit it.
+    /// name, set at run time and kept in one JSON column (see Amber's
+    /// `ManagedObject.setValue(_:forExtendedKey:)`). Sub-entities inherit it.
     public var isExtensible = false
     /// Compound indexes: each is a list of attribute names.
     public var indexes: [[String]] = []

@@ -357,12 +357,26 @@ public final class Store: @unchecked Sendable {
     package func fetchRows(of entity: Entity, where column: KeyColumn, in keys: [Int64], orderedBy order: [String] = [])
         throws(AmberError) -> FetchedRows
     {
+        try rows(of: entity, "WHERE \(Self.name(of: column)) IN (SELECT value FROM json_each(?)) "
+            + "ORDER BY \((order.map(quote) + ["_pk"]).joined(separator: ", "))", keys: keys)
+    }
+
+    /// Reads every row of `entity` whose to-one `relationship` is set, in
+    /// primary-key order. For the members of many owners at once: one pass
+    /// over the table costs a fifth of looking each owner's rows up through
+    /// the index, where every row is a seek (100,000 rows of 10,000 owners:
+    /// 13 ms against 60 in SQLite 3.40's shell).
+    package func fetchRows(of entity: Entity, linkedThrough relationship: Relationship) throws(AmberError) -> FetchedRows {
+        try rows(of: entity, "WHERE \(Self.name(of: .foreignKey(relationship))) IS NOT NULL ORDER BY _pk", keys: nil)
+    }
+
+    /// The rows of `entity` that `clause` selects, with `keys` bound to its parameter as one JSON array.
+    private func rows(of entity: Entity, _ clause: String, keys: [Int64]?) throws(AmberError) -> FetchedRows {
         let mapping = mapping(for: entity)
         return try serialized { () throws(AmberError) in
-            let statement = try connection.statement("SELECT \(mapping.selectColumns) FROM \(mapping.table) WHERE \(Self.name(of: column)) "
-                + "IN (SELECT value FROM json_each(?)) ORDER BY \((order.map(quote) + ["_pk"]).joined(separator: ", "))")
+            let statement = try connection.statement("SELECT \(mapping.selectColumns) FROM \(mapping.table) " + clause)
             defer { statement.reset() }
-            statement.bind(0, Self.jsonArray(keys))
+            if let keys { statement.bind(0, Self.jsonArray(keys)) }
             return try FetchedRows(reading: statement, mapping: mapping)
         }
     }

@@ -39,6 +39,8 @@ extension Registry {
     /// transformers, all or nothing. `configuration` is handed to each
     /// transformer's `create` (an AES key, a compression level…).
     ///
+    /// A `path` without a slash names a file in the working directory (not
+    /// one on the library search path, as `dlopen` alone would take it).
     /// The file must not be writable by group or others. It is opened with
     /// `RTLD_NOW | RTLD_LOCAL`, and stays loaded for the life of the process.
     ///
