@@ -40,6 +40,13 @@ struct AmberBench: ParsableCommand {
             for repetition in 0..<repetitions { Swift.print(try graph.amberRun(repetition)) }
             return
         }
+        if profile == "graph-ratios" {
+            // W6-W8 alone, both sides, for A/B runs: `--profile graph-ratios`.
+            for (name, result) in try GraphWorkloads(n: n, workspace: workspace).run(repetitions: repetitions).sorted(by: { $0.key < $1.key }) {
+                Swift.print(name, result.amber_ms, result.raw_ms, result.ratio)
+            }
+            return
+        }
         if profile == "migration" {
             // W13 alone, both sides: `--profile migration`.
             let result = try MigrationWorkload(bench: bench).run(repetitions: repetitions)
