@@ -247,4 +247,59 @@ import Testing
         let after = Context(store: store)
         #expect(try after.fetch("Shelf").first?.count(of: try model.entity(named: "Shelf").relationship(named: "people")) == 0)
     }
+
+    /// A large save writes each entity's new rows several to a statement;
+    /// here the entities of one table come interleaved and link to one
+    /// another, so the rows are written in another order than the keys were
+    /// given. Differential: every object, read back through a fresh
+    /// context by its ID, has its own entity, values and links.
+    @Test func largeInterleavedSavesKeepEachObjectsRow() throws {
+        let model = try Model(Self.description)
+        let store = try Store.inMemory(model: model)
+        let context = Context(store: store)
+        var random = SplitMix64(seed: 41)
+        var people: [ManagedObject] = [], editors: [ManagedObject] = [], books: [ManagedObject] = []
+        for index in 0..<400 {
+            switch Int.random(in: 0..<5, using: &random) {
+            case 0, 1:
+                let book = try context.insert("Book")
+                try book.setValue(.string("book \(index)"), forKey: "title")
+                if let author = people.randomElement(using: &random) { try book.setObject(author, forKey: "author") }
+                if Bool.random(using: &random), let editor = editors.randomElement(using: &random) { try book.setObject(editor, forKey: "editor") }
+                books.append(book)
+            case 2:
+                let writer = try context.insert("Writer")
+                try writer.setValue(.string("writer \(index)"), forKey: "name")
+                try writer.setValue(.string("genre \(index)"), forKey: "genre")
+                people.append(writer)
+            case 3:
+                let poet = try context.insert("Poet")
+                try poet.setValue(.string("poet \(index)"), forKey: "name")
+                try poet.setValue(.int(Int64(index)), forKey: "poems")
+                people.append(poet)
+            default:
+                let editor = try context.insert("Editor")
+                try editor.setValue(.string("editor \(index)"), forKey: "name")
+                editors.append(editor)
+                people.append(editor)
+            }
+        }
+        // Books that come before their author: the author's key is given before its row is written.
+        for book in books.prefix(20) { try book.setObject(people.last, forKey: "author") }
+        try context.save()
+
+        let fresh = Context(store: store)
+        #expect(try fresh.count(FetchRequest("Person")) == people.count && fresh.count(FetchRequest("Book")) == books.count)
+        for person in people {
+            let read = try fresh.object(with: person.objectID)
+            #expect(read.entity.name == person.entity.name)
+            for attribute in person.entity.attributes { #expect(try read.value(for: attribute) == person.value(for: attribute)) }
+        }
+        for book in books {
+            let read = try fresh.object(with: book.objectID)
+            #expect(try read.value(forKey: "title") == book.value(forKey: "title"))
+            #expect(try read.object(forKey: "author")?.objectID == book.object(forKey: "author")?.objectID)
+            #expect(try read.object(forKey: "editor")?.objectID == book.object(forKey: "editor")?.objectID)
+        }
+    }
 }

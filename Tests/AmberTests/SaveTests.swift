@@ -69,6 +69,37 @@ import Testing
         #expect(try Context(store: store).count(FetchRequest("Book")) == 3)
     }
 
+    /// A large save inserts rows several to a statement; a duplicate in one
+    /// of them is still reported on its own object, with every other
+    /// duplicate of the save, and nothing is written.
+    @Test func aLargeSaveNamesEveryDuplicateRow() throws {
+        let store = try Store.inMemory(model: try booksModel())
+        let seed = Context(store: store)
+        for index in 0..<10 { try insertBook(seed, "T\(index)", "A") }
+        try seed.save()
+
+        let context = Context(store: store)
+        var books: [ManagedObject] = []
+        // Duplicates of stored rows in the first and third run of 32 and among the last rows, and two new rows alike.
+        let duplicates = [3: "T1", 40: "T2", 77: "T3", 99: "T4", 11: "N10"]
+        for index in 0..<100 { books.append(try insertBook(context, duplicates[index] ?? "N\(index)", "A")) }
+        guard case .saveFailed(let problems) = amberError({ try context.save() }) else {
+            Issue.record("save should fail")
+            return
+        }
+        #expect(problems.allSatisfy { $0.rule == .uniqueness && $0.place == "Book(title, author)" })
+        #expect(Set(problems.compactMap(\.objectID)) == Set([3, 11, 40, 77, 99].map { books[$0].objectID }))
+        #expect(problems.count == 5)
+        #expect(try Context(store: store).count(FetchRequest("Book")) == 10)
+        #expect(context.insertedObjects.count == 100)
+
+        for index in duplicates.keys { try books[index].setValue(.string("D\(index)"), forKey: "title") }
+        try context.save()
+        let fresh = Context(store: store)
+        for book in books { #expect(try fresh.object(with: book.objectID).value(forKey: "title") == book.value(forKey: "title")) }
+        #expect(try fresh.count(FetchRequest("Book")) == 110)
+    }
+
     @Test func oneSaveListsValidationAndUniquenessProblemsTogether() throws {
         let store = try Store.inMemory(model: try booksModel())
         let context = Context(store: store)

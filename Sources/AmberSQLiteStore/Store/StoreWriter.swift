@@ -60,54 +60,89 @@ final class StoreWriter<Row: RowSource> {
         return key
     }
 
-    /// Inserts `objects` (a change set's inserts, after ``assignKeys(_:)``).
+    /// Inserts `objects` (a change set's inserts, after ``assignKeys(_:)``):
+    /// per entity, ``TableMapping/batchRows`` rows to a statement
+    /// (``TableMapping/batchInsertSQL``), the rest one by one.
     ///
     /// - Returns: their primary keys, in order.
     func insert(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
-        // One statement per entity for the whole save, found by entity index (no hashing per row).
-        var statements = [Statement?](repeating: nil, count: store.mappings.count)
+        // By entity index (no hashing per row): the objects waiting for a full batch.
+        var waiting = [[Int]](repeating: [], count: store.mappings.count)
         // Index loops, not for-in: this generic code runs unspecialized, and an iterator looks up metadata per element.
         for index in objects.indices {
-            let object = objects[index], entity = object.entity
-            let entityIndex = entity.index, table = entity.rootIndex
-            let key: Int64
+            let object = objects[index], entityIndex = object.entity.index, table = object.entity.rootIndex
             if let own = object.objectID.primaryKey {
-                key = own
+                keys.append(own)
             } else {
-                key = try firstKey(of: table)
+                let key = try firstKey(of: table)
                 next[table] = key + 1
+                keys.append(key)
             }
-            keys.append(key)
             let mapping = store.mappings[entityIndex]
-            let statement: Statement
-            if let cached = statements[entityIndex] {
-                statement = cached
-            } else {
-                statement = try store.connection.statement(mapping.insertSQL)
-                statements[entityIndex] = statement
+            guard mapping.batchRows > 1 else {
+                _ = try insertRow(of: object, key: keys[index], mapping, try store.connection.statement(mapping.insertSQL), problems: &problems)
+                continue
             }
-            _ = try insertRow(of: object, key: key, mapping, statement, problems: &problems)
+            waiting[entityIndex].append(index)
+            if waiting[entityIndex].count == mapping.batchRows {
+                try insertBatch(waiting[entityIndex], of: objects, keys: keys, mapping, problems: &problems)
+                waiting[entityIndex].removeAll(keepingCapacity: true)
+            }
+        }
+        for entityIndex in waiting.indices where !waiting[entityIndex].isEmpty {
+            let mapping = store.mappings[entityIndex], statement = try store.connection.statement(mapping.insertSQL)
+            for index in waiting[entityIndex] { _ = try insertRow(of: objects[index], key: keys[index], mapping, statement, problems: &problems) }
         }
         return keys
     }
 
+    /// Inserts the rows of `objects` at `batch` (``TableMapping/batchRows``
+    /// of them, all of `mapping`'s entity) with one statement. If a
+    /// uniqueness constraint refuses it, SQLite undoes the statement, and
+    /// the rows are inserted one by one so each refused row is a problem of
+    /// its own.
+    private func insertBatch(_ batch: [Int], of objects: [Row], keys: [Int64], _ mapping: TableMapping,
+                             problems: inout [SaveProblem]) throws(AmberError)
+    {
+        let statement = try store.connection.statement(mapping.batchInsertSQL)
+        let perRow = Int32(mapping.slots.count + 2)
+        for row in batch.indices {
+            try bindRow(of: objects[batch[row]], key: keys[batch[row]], mapping, statement, from: Int32(row) * perRow)
+        }
+        let rc = statement.stepCode()
+        let failure = rc == SQLITE_DONE || rc == sqliteConstraintUnique ? nil : statement.error(rc)
+        statement.rewind()
+        if let failure { throw failure }
+        if rc == SQLITE_DONE { return }
+        let single = try store.connection.statement(mapping.insertSQL)
+        for index in batch { _ = try insertRow(of: objects[index], key: keys[index], mapping, single, problems: &problems) }
+    }
+
     /// Binds and runs `statement` (`mapping.insertSQL`) for `object`'s row under `key`.
-    /// Inlined: the insert loop runs it per row.
     ///
     /// - Returns: false if a constraint refused it (a problem is listed).
-    @inline(__always)
     private func insertRow(of object: Row, key: Int64, _ mapping: TableMapping, _ statement: Statement,
                            problems: inout [SaveProblem]) throws(AmberError) -> Bool
     {
-        statement.bind(0, key)
-        statement.bind(1, Int64(object.entity.index + 1))
+        try bindRow(of: object, key: key, mapping, statement, from: 0)
+        return try run(statement, for: object, problems: &problems)
+    }
+
+    /// Binds `object`'s row under `key` to the parameters of `statement`
+    /// from `first` on (key, entity, then `mapping`'s columns).
+    /// Inlined: the insert loops run it per row.
+    @inline(__always)
+    private func bindRow(of object: Row, key: Int64, _ mapping: TableMapping, _ statement: Statement, from first: Int32)
+        throws(AmberError)
+    {
+        statement.bind(first, key)
+        statement.bind(first + 1, Int64(object.entity.index + 1))
         let values = object.slotValues
         for column in mapping.slots.indices {
-            try bind(values[mapping.slots[column]], column: column, at: Int32(column) + 2, mapping, statement, object)
+            try bind(values[mapping.slots[column]], column: column, at: first + Int32(column) + 2, mapping, statement, object)
         }
-        return try run(statement, for: object, problems: &problems)
     }
 
     /// Binds one column's value; a foreign key that stands for a new object

@@ -28,6 +28,14 @@ final class TableMapping {
     /// this entity's objects (and its sub-entities').
     let selectColumns: String
     let insertSQL: String
+    /// ``insertSQL`` for ``batchRows`` rows at once. A save inserts an
+    /// entity's new rows this many to a statement: SQLite's work per
+    /// statement run (starting the program, ending it) is then spread over
+    /// them, which makes a large save's inserts about a quarter faster.
+    let batchInsertSQL: String
+    /// Rows per ``batchInsertSQL``: 32, fewer for an entity whose rows would
+    /// bind more than 999 parameters (the lowest limit a SQLite build has).
+    let batchRows: Int
     let deleteSQL: String
     /// The columns this entity's rows write, in order.
     let columns: [Column]
@@ -102,8 +110,11 @@ final class TableMapping {
         self.joinRowDeletes = deletes
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version", "_entity"] + fetchNames.map(quote)).joined(separator: ", ")
-        let placeholders = Array(repeating: "?", count: names.count + 2).joined(separator: ", ")
-        insertSQL = "INSERT INTO \(table) (\((["_pk", "_entity"] + names).joined(separator: ", "))) VALUES (\(placeholders))"
+        let row = "(" + Array(repeating: "?", count: names.count + 2).joined(separator: ", ") + ")"
+        let insert = "INSERT INTO \(table) (\((["_pk", "_entity"] + names).joined(separator: ", "))) VALUES "
+        insertSQL = insert + row
+        batchRows = max(1, min(32, 999 / (names.count + 2)))
+        batchInsertSQL = insert + Array(repeating: row, count: batchRows).joined(separator: ", ")
         let keySlots = Set(entity.relationships.compactMap(\.slot))
         self.foreignKeys = slots.map { keySlots.contains($0) }
         let derivedSlots = Set(entity.attributes.filter { $0.derivation != nil }.map(\.slot))
