@@ -437,4 +437,69 @@ private struct Pair {
             #expect(bobs == (policy == .storeWins ? 0 : 1), "\(policy)")
         }
     }
+
+    /// Links a save leaves to rows that are gone are refused inside its
+    /// transaction, naming the object and relationship, even when the
+    /// context could not know (another connection, as another process has,
+    /// deleted or linked since it read): a new book linked to an author
+    /// deleted since, and an author deleted here that a book saved
+    /// elsewhere now points at. Nothing is written; the changes stay.
+    @Test func linksToRowsAnotherSaveRemovedAreRefused() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("library.amber").path
+        let model = try Model(libraryDescription())
+        let store = try Store(path: path, model: model), elsewhere = try Store(path: path, model: model)
+        let setup = Context(store: store)
+        let ann = try setup.insert("Author"), bob = try setup.insert("Author")
+        try ann.setValue("Ann", forKey: "name")
+        try bob.setValue("Bob", forKey: "name")
+        try setup.save()
+
+        // A new book linked to an author another connection deleted since it was read.
+        let there = Context(store: elsewhere)
+        let annThere = try there.object(with: ann.objectID), bobThere = try there.object(with: bob.objectID)
+        _ = try bobThere.objects(forKey: "books")  // Bob's books (none) are loaded: deleting him below deletes none
+        try setup.delete(ann)
+        try setup.save()
+        let dune = try there.insert("Book")
+        try dune.setValue("Dune", forKey: "title")
+        try dune.setObject(annThere, forKey: "author")
+        guard case .saveFailed(let problems) = amberError({ try there.save() }) else {
+            Issue.record("a link to a deleted row was saved")
+            return
+        }
+        #expect(problems.count == 1)
+        #expect(problems.first?.objectID == dune.objectID && problems.first?.place == "Book.author" && problems.first?.rule == .relationship)
+        #expect(problems.first?.message.contains("Author \(ann.objectID.primaryKey ?? 0)") == true)
+        #expect(there.insertedObjects.count == 1)
+        #expect(try Context(store: store).count(FetchRequest("Book")) == 0)
+        try there.delete(dune)
+
+        // An author deleted here whom a book saved elsewhere, since, points at.
+        let emma = try setup.insert("Book")
+        try emma.setValue("Emma", forKey: "title")
+        try emma.setObject(bob, forKey: "author")
+        try setup.save()
+        try there.delete(bobThere)
+        guard case .saveFailed(let left) = amberError({ try there.save() }) else {
+            Issue.record("a deletion that leaves a link was saved")
+            return
+        }
+        #expect(left.count == 1)
+        #expect(left.first?.objectID == emma.objectID && left.first?.place == "Book.author" && left.first?.rule == .relationship)
+        #expect(left.first?.message.contains("which this save deletes") == true)
+        #expect(there.deletedObjects.count == 1)
+        // The context found this one before writing; the store checks again inside the write, where no other save can come between.
+        var changes = ChangeSet<ManagedObject>()
+        changes.deletes.append(bobThere)
+        guard case .saveFailed(let written)? = amberError({ _ = try elsewhere.write(changes) }) else {
+            Issue.record("the store wrote a deletion that leaves a link")
+            return
+        }
+        #expect(written.map(\.objectID) == [emma.objectID] && written.first?.place == "Book.author")
+        let reader = Context(store: store)
+        #expect(try reader.fetch("Author").count == 1)
+        #expect(try reader.fetch("Book").count == 1)
+    }
 }

@@ -67,12 +67,13 @@ struct StoreMigration {
     private var destination: Model { mapping.destination }
     private static let oldPrefix = "_amber_old_"
 
-    /// Runs the migration. Foreign keys are off meanwhile (SQLite cannot
-    /// change that inside a transaction) and checked as a whole before the commit.
+    /// Runs the migration. SQLite does not enforce foreign keys on a store's
+    /// connection (saves check their links themselves), so tables can be
+    /// rebuilt; the links are checked as a whole before the commit.
     func run(metadataTable: String) throws(AmberError) -> [String] {
         var problems: [String] = []
-        try connection.execute("PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON;")
-        defer { try? connection.execute("PRAGMA legacy_alter_table = OFF; PRAGMA foreign_keys = ON;") }
+        try connection.execute("PRAGMA legacy_alter_table = ON")
+        defer { try? connection.execute("PRAGMA legacy_alter_table = OFF") }
         try connection.registerReencoding(reencoder)
         // Removal failing only keeps the function (and its reencoder) until the connection closes.
         defer { try? connection.registerReencoding(nil) }

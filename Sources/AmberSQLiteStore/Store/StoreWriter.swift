@@ -22,13 +22,17 @@ final class StoreWriter<Row: RowSource> {
     private(set) var resolved: [ObjectIdentifier: Resolution] = [:]
     /// Per table, the largest key a new row of this write keeps as its own.
     private var ownKeys: [Int: Int64] = [:]
-    /// Per table, the largest key of a row this write deleted.
-    private var deletedKeys: [Int: Int64] = [:]
+    /// Per table, the keys of the rows this write deleted.
+    private var deletedKeys: [Int: [Int64]] = [:]
+    /// Per table (root entity index), the stored rows this write's to-one
+    /// columns point at: key → the first object pointing at it, and the column.
+    private var linked: [[Int64: (object: Row, column: Int)]]
 
     init(store: Store, policy: MergePolicy) {
         self.store = store
         self.policy = policy
         next = [Int64?](repeating: nil, count: store.mappings.count)
+        linked = Array(repeating: [:], count: store.mappings.count)
     }
 
     /// Works out, before any row is written, the primary keys of the new
@@ -146,13 +150,18 @@ final class StoreWriter<Row: RowSource> {
     }
 
     /// Binds one column's value; a foreign key that stands for a new object
-    /// gets that object's new primary key.
+    /// gets that object's new primary key, one of a stored row is noted for
+    /// ``danglingLinks()``.
     private func bind(_ value: Value, column: Int, at parameter: Int32, _ mapping: TableMapping, _ statement: Statement,
                       _ object: Row) throws(AmberError)
     {
-        guard mapping.foreignKeys[column], case .int(let key) = value, key < 0 else {
+        guard let table = mapping.foreignKeys[column], case .int(let key) = value else {
             TableMapping.bind(value, at: parameter, in: statement)
             return
+        }
+        guard key < 0 else {
+            if linked[table].index(forKey: key) == nil { linked[table][key] = (object, column) }
+            return statement.bind(parameter, key)
         }
         guard let saved = provisional[key] else {
             // The context checks links before writing; this is its backstop.
@@ -297,7 +306,8 @@ final class StoreWriter<Row: RowSource> {
     /// Records, per table this write deleted rows of, the largest key deleted,
     /// so no later row takes it (``firstKey(of:)``).
     func keepDeletedKeys() throws(AmberError) {
-        for (table, key) in deletedKeys {
+        for (table, keys) in deletedKeys {
+            guard let key = keys.max() else { continue }
             let statement = try store.connection.statement(
                 "INSERT INTO \(Store.metadataTable) (key, value) VALUES (?, ?) "
                     + "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))")
@@ -312,8 +322,52 @@ final class StoreWriter<Row: RowSource> {
 
     /// Notes that the row of `object` is deleted by this write.
     private func noteDeleted(_ object: Row) {
-        let table = object.entity.rootIndex, key = object.objectID.primaryKey ?? 0
-        deletedKeys[table] = max(deletedKeys[table] ?? key, key)
+        deletedKeys[object.entity.rootIndex, default: []].append(object.objectID.primaryKey ?? 0)
+    }
+
+    /// The links this write leaves pointing at rows that are not there, run
+    /// last, inside the transaction, so no other save can come between.
+    /// The context checks the links it knows before writing; these are the
+    /// ones it cannot know: a stored row another save deleted since it was
+    /// read, and a row another save linked to an object this save deletes.
+    /// SQLite's own foreign-key check would do the same per row; this does
+    /// it once per save for the rows the save touched (the columns keep their
+    /// `FOREIGN KEY` clause for `PRAGMA foreign_key_check`).
+    func danglingLinks() throws(AmberError) -> [SaveProblem] {
+        var problems: [SaveProblem] = []
+        for table in linked.indices where !linked[table].isEmpty {
+            let destination = store.mappings[table]
+            let missing = try store.connection.statement(
+                "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT _pk FROM \(destination.table)) ORDER BY value")
+            defer { missing.reset() }
+            missing.bind(0, Store.jsonArray(Array(linked[table].keys)))
+            while try missing.step() {
+                guard let (object, column) = linked[table][missing.int64(0)] else { continue }
+                let mapping = store.mapping(for: object.entity)
+                problems.append(SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)",
+                                            rule: .relationship,
+                                            message: "points at \(destination.entity.name) \(missing.int64(0)), which is no longer in the store "
+                                                + "(another save deleted it since it was read)"))
+            }
+        }
+        for (table, keys) in deletedKeys.sorted(by: { $0.key < $1.key }) {
+            let deleted = store.mappings[table]
+            for referrer in deleted.referrers {
+                let left = try store.connection.statement(
+                    "SELECT _pk, _entity, \(referrer.column) FROM \(referrer.table) WHERE \(referrer.column) IN (SELECT value FROM json_each(?)) ORDER BY _pk")
+                defer { left.reset() }
+                left.bind(0, Store.jsonArray(keys))
+                while try left.step() {
+                    let entity = Int(left.int64(1)) - 1
+                    let name = store.model.entities.indices.contains(entity) ? store.model.entities[entity].name : referrer.place
+                    problems.append(SaveProblem(objectID: ObjectID(entityName: name, store: store.identifier, key: .permanent(left.int64(0))),
+                                                place: referrer.place, rule: .relationship,
+                                                message: "points at \(deleted.entity.name) \(left.int64(2)), which this save deletes "
+                                                    + "(another save linked them since it was read)"))
+                }
+            }
+        }
+        return problems
     }
 
     /// The row of `object` as stored now: one row, or none if it was deleted.

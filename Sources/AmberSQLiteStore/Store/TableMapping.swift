@@ -43,8 +43,12 @@ final class TableMapping {
     /// this plain array rather than copying `Column`s (whose name would be
     /// retained and released per row).
     let slots: [Int]
-    /// By written column, whether it holds a to-one relationship's destination key.
-    let foreignKeys: [Bool]
+    /// By written column, for a to-one relationship's destination key, the
+    /// table it points into (the destination's root entity index); nil for
+    /// other columns.
+    let foreignKeys: [Int?]
+    /// The to-one columns, of any table, that point at rows of this table.
+    let referrers: [Referrer]
     /// By written column, whether it is derived: the store's triggers write it, an update never does.
     let derived: [Bool]
     /// The columns a fetch reads: this entity's, then those only its
@@ -115,8 +119,20 @@ final class TableMapping {
         insertSQL = insert + row
         batchRows = max(1, min(32, 999 / (names.count + 2)))
         batchInsertSQL = insert + Array(repeating: row, count: batchRows).joined(separator: ", ")
-        let keySlots = Set(entity.relationships.compactMap(\.slot))
-        self.foreignKeys = slots.map { keySlots.contains($0) }
+        let destinations = Dictionary(entity.relationships.compactMap { relationship in
+            relationship.slot.map { ($0, model.destination(of: relationship).rootIndex) }
+        }, uniquingKeysWith: { first, _ in first })
+        self.foreignKeys = slots.map { destinations[$0] }
+        var referrers: [Referrer] = []
+        for relationship in model.entities.flatMap(\.relationships) where relationship.slot != nil {
+            let owner = model.entities[relationship.entityIndex]
+            let referrer = Referrer(table: quote(model.root(of: owner).name), column: quote(relationship.name),
+                                    place: "\(owner.name).\(relationship.name)")
+            guard model.destination(of: relationship).rootIndex == entity.rootIndex,
+                  !referrers.contains(where: { $0.table == referrer.table && $0.column == referrer.column }) else { continue }
+            referrers.append(referrer)
+        }
+        self.referrers = referrers
         let derivedSlots = Set(entity.attributes.filter { $0.derivation != nil }.map(\.slot))
         self.derived = slots.map { derivedSlots.contains($0) }
         deleteSQL = "DELETE FROM \(table) WHERE _pk = ? AND _version = ?"
@@ -195,6 +211,14 @@ final class TableMapping {
             return ["CREATE TABLE \(quote(table)) (\(definitions.joined(separator: ", "))) WITHOUT ROWID",
                     "CREATE INDEX \(quote("\(table)_target_index")) ON \(quote(table)) (target, source)"]
         }
+    }
+
+    /// A to-one relationship's column: `Book.author` in table `"Book"`.
+    struct Referrer {
+        /// The table holding the column, and the column, both quoted.
+        let table, column: String
+        /// `Entity.relationship`, for problems.
+        let place: String
     }
 
     /// `Book(title, author)`: how errors name a uniqueness constraint.
