@@ -38,8 +38,6 @@ public final class Context {
     var lastExtendedValues: (text: String, values: [String: Value])?
     /// Objects whose to-many members changed since the last save (their counts are checked at save).
     @exclusivity(unchecked) var relinked: [ManagedObject] = []
-    /// For each object in `relinked`, the indices of its to-many relationships that changed.
-    @exclusivity(unchecked) var relinkedRelationships: [ObjectIdentifier: Set<Int>] = [:]
     /// Observers and live queries (see Observing/).
     @exclusivity(unchecked) var observers = ObserverList()
     /// Join-table rows added (true) or removed (false) since the last save.

@@ -48,8 +48,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// A new object some slot points at by its provisional key (the context
     /// remembers it, and a save must map the key to its new primary key).
     @exclusivity(unchecked) var isLinkTarget = false
+    /// The to-many relationships (by index) whose members changed since the
+    /// last save; an object with any is listed in the context's `relinked`.
+    /// On the object, not in a table by object: a large save marks an owner
+    /// per linked member.
+    @exclusivity(unchecked) var relinkedRelationships = SlotMask()
     /// Listed in the context's objects whose to-many members changed since the last save.
-    @exclusivity(unchecked) var isRelinked = false
+    var isRelinked: Bool { !relinkedRelationships.isEmpty }
     /// Current values, while `row` is nil: one slot per attribute, then a
     /// hidden slot per transformable attribute holding its encoded (stored) form.
     @exclusivity(unchecked) var values: [Value]

@@ -364,17 +364,14 @@ extension Context {
 
     /// Notes that `owner`'s members changed (a flag on the object, so each is listed once without a table).
     private func markRelinked(_ owner: ManagedObject, _ relationship: Relationship) {
-        relinkedRelationships[ObjectIdentifier(owner), default: []].insert(relationship.index)
-        guard !owner.isRelinked else { return }
-        owner.isRelinked = true
-        relinked.append(owner)
+        if !owner.isRelinked { relinked.append(owner) }
+        owner.relinkedRelationships.insert(relationship.index)
     }
 
     /// Forgets which objects' members changed (after a save or a rollback).
     func clearRelinked() {
-        for owner in relinked { owner.isRelinked = false }
+        for owner in relinked { owner.relinkedRelationships.removeAll() }
         relinked.removeAll()
-        relinkedRelationships.removeAll()
     }
 
     /// `member` joined `owner`'s `relationship` in memory.
@@ -735,7 +732,7 @@ extension Context {
 
     /// After COMMIT: `object`'s to-one slots that held new objects'
     /// provisional keys get their primary keys (`keys`).
-    func resolveProvisionalKeys(of object: ManagedObject, _ keys: [Int64: Int64]) {
+    func resolveProvisionalKeys(of object: ManagedObject, _ keys: ProvisionalKeys) {
         guard object.row == nil else { return }
         for relationship in object.entity.toOneRelationships {
             guard let slot = relationship.slot, case .int(let key) = object.slotValue(slot), key < 0, let pk = keys[key] else { continue }

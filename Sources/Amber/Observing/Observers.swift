@@ -57,8 +57,7 @@ extension Context {
 
     /// The names of `object`'s to-many relationships whose members changed since the last save.
     func relinkedKeys(of object: ManagedObject) -> [String] {
-        guard object.isRelinked, let indices = relinkedRelationships[ObjectIdentifier(object)] else { return [] }
-        return object.entity.relationships.filter { indices.contains($0.index) }.map(\.name)
+        object.entity.relationships.filter { object.relinkedRelationships.contains($0.index) }.map(\.name)
     }
 
     /// Whether anyone listens: only then are changes worked out.

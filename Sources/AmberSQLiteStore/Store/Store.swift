@@ -781,6 +781,46 @@ package final class ChangeInbox: @unchecked Sendable {
     }
 }
 
+/// Provisional keys → the primary keys a save gave their new rows. A large
+/// save looks one up per link to a new object, twice (to write the row, then
+/// to rewrite the object's slot). Provisional keys come from one counter, so
+/// a save's are usually close together: then they index an array from the
+/// lowest, which costs a subtraction where a dictionary's seeded hash cost a
+/// twentieth of the save; keys spread wider than four slots per key fall
+/// back to a dictionary.
+package struct ProvisionalKeys {
+    /// By `lowest - key` (keys are negative): the primary key, 0 for none (primary keys start at 1).
+    private var dense: [Int64] = []
+    /// The highest provisional key, where `dense` starts.
+    private var highest: Int64 = 0
+    private var sparse: [Int64: Int64] = [:]
+
+    package init() {}
+
+    /// The map of `pairs` (provisional key, primary key).
+    init(_ pairs: [(key: Int64, primaryKey: Int64)]) {
+        guard let high = pairs.map(\.key).max(), let low = pairs.map(\.key).min() else { return }
+        let span = high.subtractingReportingOverflow(low)
+        guard !span.overflow, span.partialValue < Int64(pairs.count) * 4 + 64 else {
+            sparse = Dictionary(pairs.map { ($0.key, $0.primaryKey) }, uniquingKeysWith: { _, last in last })
+            return
+        }
+        highest = high
+        dense = [Int64](repeating: 0, count: Int(span.partialValue) + 1)
+        for (key, primaryKey) in pairs { dense[Int(high - key)] = primaryKey }
+    }
+
+    package var isEmpty: Bool { dense.isEmpty && sparse.isEmpty }
+
+    /// The primary key of provisional `key`, if this save gave it one.
+    package subscript(key: Int64) -> Int64? {
+        guard !dense.isEmpty else { return sparse[key] }
+        let (offset, overflow) = highest.subtractingReportingOverflow(key)
+        guard !overflow, offset >= 0, offset < Int64(dense.count), dense[Int(offset)] != 0 else { return nil }
+        return dense[Int(offset)]
+    }
+}
+
 private struct WeakInbox {
     weak var inbox: ChangeInbox?
 }
@@ -790,7 +830,7 @@ package struct WrittenKeys {
     /// By position in ``ChangeSet/inserts``.
     package var keys: [Int64] = []
     /// Provisional key → primary key, for the ``ChangeSet/linkTargets``.
-    package var provisional: [Int64: Int64] = [:]
+    package var provisional = ProvisionalKeys()
     /// The updated objects whose conflicts a merge policy settled, by object identity.
     package var resolved: [ObjectIdentifier: Resolution] = [:]
     /// The rows whose derived attributes the save computed anew (saved or

@@ -15,7 +15,7 @@ final class StoreWriter<Row: RowSource> {
     /// How rows changed or deleted since they were read are handled.
     let policy: MergePolicy
     /// Provisional keys of this write's new objects → their primary keys.
-    private var provisional: [Int64: Int64] = [:]
+    private var provisional = ProvisionalKeys()
     /// Per table (root entity index): the key its next new row gets.
     private var next: [Int64?]
     /// The conflicts `policy` settled, by object identity.
@@ -42,10 +42,12 @@ final class StoreWriter<Row: RowSource> {
     /// choose, inside this write transaction).
     ///
     /// - Returns: provisional key → primary key for `changes.linkTargets`.
-    func assignKeys(_ changes: ChangeSet<Row>) throws(AmberError) -> [Int64: Int64] {
+    func assignKeys(_ changes: ChangeSet<Row>) throws(AmberError) -> ProvisionalKeys {
         ownKeys = changes.ownKeys
-        provisional.reserveCapacity(changes.linkTargets.count)
-        for (key, table, rank) in changes.linkTargets { provisional[key] = try firstKey(of: table) + Int64(rank) }
+        var pairs: [(key: Int64, primaryKey: Int64)] = []
+        pairs.reserveCapacity(changes.linkTargets.count)
+        for (key, table, rank) in changes.linkTargets { pairs.append((key, try firstKey(of: table) + Int64(rank))) }
+        provisional = ProvisionalKeys(pairs)
         return provisional
     }
 
