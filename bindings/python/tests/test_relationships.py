@@ -118,6 +118,28 @@ def test_saved_graphs_read_back_and_delete_rules_run(library):
         assert ctx.count("Tag") == 0
 
 
+def test_links_to_rows_another_connection_deleted_are_refused(library):
+    # Two stores on one file, as two processes have: the context saving the
+    # link cannot know the author is gone; the save's transaction finds it.
+    store, path, model = library
+    with store.context() as ctx:
+        ctx.insert("Author", name="Ann")
+        ctx.save()
+    with amber.open(path, model) as elsewhere, elsewhere.context() as there, store.context() as here:
+        ann_there = there.fetch("Author")[0]
+        here.delete(here.fetch("Author")[0])
+        here.save()
+        dune = there.insert("Book", title="Dune")
+        dune.author = ann_there
+        with pytest.raises(amber.ValidationError) as failure:
+            there.save()
+        (problem,) = failure.value.problems
+        assert (problem.place, problem.rule, problem.object_uri) == ("Book.author", "relationship", dune.uri)
+        assert "no longer in the store" in problem.message
+        assert there.inserted == [dune] and here.count("Book") == 0
+        there.rollback()  # leaving the block would save again
+
+
 def test_random_moves_match_a_plain_reference(library):
     store, _, _ = library
     rng = random.Random(7)
