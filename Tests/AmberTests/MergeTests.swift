@@ -502,4 +502,49 @@ private struct Pair {
         #expect(try reader.fetch("Author").count == 1)
         #expect(try reader.fetch("Book").count == 1)
     }
+
+    /// Only links a save wrote are checked: a storeWins save whose change to
+    /// a book's author meets the book (and the new author) deleted elsewhere
+    /// writes nothing for the book and succeeds; a deletion refused as a
+    /// conflict deletes nothing, so rows pointing at it are no problem.
+    @Test func onlyLinksASaveWroteAreChecked() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("library.amber").path
+        let model = try Model(libraryDescription())
+        let store = try Store(path: path, model: model), elsewhere = try Store(path: path, model: model)
+        let setup = Context(store: store)
+        let ann = try setup.insert("Author"), bob = try setup.insert("Author"), cy = try setup.insert("Author")
+        for (author, name) in [(ann, "Ann"), (bob, "Bob"), (cy, "Cy")] { try author.setValue(.string(name), forKey: "name") }
+        let dune = try setup.insert("Book")
+        try dune.setValue("Dune", forKey: "title")
+        try dune.setObject(ann, forKey: "author")
+        try setup.save()
+
+        let here = Context(store: store)
+        here.mergePolicy = .storeWins
+        try here.object(with: dune.objectID).setObject(try here.object(with: bob.objectID), forKey: "author")
+        let there = Context(store: elsewhere)
+        try there.delete(try there.object(with: dune.objectID))
+        try there.delete(try there.object(with: bob.objectID))
+        try there.save()
+        try here.save()
+        #expect(try Context(store: store).count(FetchRequest("Book")) == 0)
+
+        // Cy, deleted here, was renamed and given a book elsewhere since: under the error policy that is one conflict, nothing more.
+        let cyHere = try Context(store: store).object(with: cy.objectID)
+        let other = Context(store: elsewhere), cyThere = try other.object(with: cy.objectID)
+        try cyThere.setValue("Cyrano", forKey: "name")
+        let emma = try other.insert("Book")
+        try emma.setValue("Emma", forKey: "title")
+        try emma.setObject(cyThere, forKey: "author")
+        try other.save()
+        var changes = ChangeSet<ManagedObject>()
+        changes.deletes.append(cyHere)
+        guard case .saveFailed(let problems)? = amberError({ _ = try store.write(changes, policy: .error) }) else {
+            Issue.record("a conflicting deletion was written")
+            return
+        }
+        #expect(problems.map(\.rule) == [.conflict])
+    }
 }

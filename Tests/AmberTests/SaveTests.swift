@@ -80,7 +80,7 @@ import Testing
 
         let context = Context(store: store)
         var books: [ManagedObject] = []
-        // Duplicates of stored rows in the first and third run of 32 and among the last rows, and two new rows alike.
+        // Duplicates of stored rows in the first, second and third run of 32 and among the last rows, and two new rows alike.
         let duplicates = [3: "T1", 40: "T2", 77: "T3", 99: "T4", 11: "N10"]
         for index in 0..<100 { books.append(try insertBook(context, duplicates[index] ?? "N\(index)", "A")) }
         guard case .saveFailed(let problems) = amberError({ try context.save() }) else {

@@ -57,7 +57,8 @@ extension Context {
 
     /// The names of `object`'s to-many relationships whose members changed since the last save.
     func relinkedKeys(of object: ManagedObject) -> [String] {
-        object.entity.relationships.filter { object.relinkedRelationships.contains($0.index) }.map(\.name)
+        guard object.isRelinked else { return [] }
+        return object.entity.relationships.filter { object.relinkedRelationships.contains($0.index) }.map(\.name)
     }
 
     /// Whether anyone listens: only then are changes worked out.

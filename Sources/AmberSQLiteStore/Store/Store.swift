@@ -784,12 +784,12 @@ package final class ChangeInbox: @unchecked Sendable {
 /// Provisional keys → the primary keys a save gave their new rows. A large
 /// save looks one up per link to a new object, twice (to write the row, then
 /// to rewrite the object's slot). Provisional keys come from one counter, so
-/// a save's are usually close together: then they index an array from the
-/// lowest, which costs a subtraction where a dictionary's seeded hash cost a
-/// twentieth of the save; keys spread wider than four slots per key fall
-/// back to a dictionary.
+/// a save's are usually close together: then they index an array down from
+/// the highest, which costs a subtraction where a dictionary's seeded hash
+/// cost a twentieth of the save; keys spread wider than four slots per key
+/// fall back to a dictionary.
 package struct ProvisionalKeys {
-    /// By `lowest - key` (keys are negative): the primary key, 0 for none (primary keys start at 1).
+    /// By `highest - key`: the primary key, 0 for none (primary keys start at 1).
     private var dense: [Int64] = []
     /// The highest provisional key, where `dense` starts.
     private var highest: Int64 = 0

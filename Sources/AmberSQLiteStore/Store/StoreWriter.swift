@@ -22,11 +22,18 @@ final class StoreWriter<Row: RowSource> {
     private(set) var resolved: [ObjectIdentifier: Resolution] = [:]
     /// Per table, the largest key a new row of this write keeps as its own.
     private var ownKeys: [Int: Int64] = [:]
-    /// Per table, the keys of the rows this write deleted.
-    private var deletedKeys: [Int: [Int64]] = [:]
+    /// Per table, the largest key of a row this write deleted (or found deleted).
+    private var deletedKeys: [Int: Int64] = [:]
+    /// Per table, the keys of the rows this write's deletes removed.
+    private var removed: [Int: Set<Int64>] = [:]
+    /// Per table, the own keys of new rows a constraint refused (their problem is listed already).
+    private var refused: [Int: Set<Int64>] = [:]
     /// Per table (root entity index), the stored rows this write's to-one
-    /// columns point at: key → the first object pointing at it, and the column.
-    private var linked: [[Int64: (object: Row, column: Int)]]
+    /// columns point at: key → each object whose written row points at it, with the column.
+    private var linked: [[Int64: [(object: Row, column: Int)]]]
+    /// Stored keys bound into to-one columns of the statement being run,
+    /// moved into `linked` once it wrote its row (``keepLinks(_:)``).
+    private var bound: [(table: Int, key: Int64, object: Row, column: Int)] = []
 
     init(store: Store, policy: MergePolicy) {
         self.store = store
@@ -72,6 +79,8 @@ final class StoreWriter<Row: RowSource> {
     ///
     /// - Returns: their primary keys, in order.
     func insert(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
+        let listed = problems.count
+        defer { if problems.count > listed + 1 { inObjectOrder(&problems, from: listed, objects) } }
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
         // By entity index (no hashing per row): the objects waiting for a full batch.
@@ -105,10 +114,10 @@ final class StoreWriter<Row: RowSource> {
     }
 
     /// Inserts the rows of `objects` at `batch` (``TableMapping/batchRows``
-    /// of them, all of `mapping`'s entity) with one statement. If a
-    /// uniqueness constraint refuses it, SQLite undoes the statement, and
-    /// the rows are inserted one by one so each refused row is a problem of
-    /// its own.
+    /// of them, all of `mapping`'s entity) with one statement. If it fails
+    /// (a uniqueness constraint refused a row, a value could not be bound),
+    /// SQLite undoes the statement and the rows are inserted one by one, so
+    /// each refused row is a problem of its own, as in a smaller save.
     private func insertBatch(_ batch: [Int], of objects: [Row], keys: [Int64], _ mapping: TableMapping,
                              problems: inout [SaveProblem]) throws(AmberError)
     {
@@ -118,10 +127,12 @@ final class StoreWriter<Row: RowSource> {
             try bindRow(of: objects[batch[row]], key: keys[batch[row]], mapping, statement, from: Int32(row) * perRow)
         }
         let rc = statement.stepCode()
-        let failure = rc == SQLITE_DONE || rc == sqliteConstraintUnique ? nil : statement.error(rc)
+        let failure = statement.error(rc)
         statement.rewind()
-        if let failure { throw failure }
+        keepLinks(rc == SQLITE_DONE)
         if rc == SQLITE_DONE { return }
+        // An error SQLite answered by rolling back the whole transaction ends the save; one that only undid the statement does not.
+        guard store.connection.isInTransaction else { throw failure }
         let single = try store.connection.statement(mapping.insertSQL)
         for index in batch { _ = try insertRow(of: objects[index], key: keys[index], mapping, single, problems: &problems) }
     }
@@ -133,7 +144,22 @@ final class StoreWriter<Row: RowSource> {
                            problems: inout [SaveProblem]) throws(AmberError) -> Bool
     {
         try bindRow(of: object, key: key, mapping, statement, from: 0)
-        return try run(statement, for: object, problems: &problems)
+        let wrote = try run(statement, for: object, problems: &problems)
+        keepLinks(wrote)
+        if !wrote, object.objectID.primaryKey != nil { refused[object.entity.rootIndex, default: []].insert(key) }
+        return wrote
+    }
+
+    /// Puts the problems from `start` on in the order of their objects in
+    /// `objects` (batches run per entity, and leftovers last).
+    private func inObjectOrder(_ problems: inout [SaveProblem], from start: Int, _ objects: [Row]) {
+        var position: [ObjectID: Int] = [:]
+        for index in objects.indices { position[objects[index].objectID] = index }
+        let sorted = problems[start...].enumerated().sorted { a, b in
+            let (x, y) = (a.element.objectID.flatMap { position[$0] } ?? .max, b.element.objectID.flatMap { position[$0] } ?? .max)
+            return x != y ? x < y : a.offset < b.offset
+        }
+        problems.replaceSubrange(start..., with: sorted.map(\.element))
     }
 
     /// Binds `object`'s row under `key` to the parameters of `statement`
@@ -162,7 +188,7 @@ final class StoreWriter<Row: RowSource> {
             return
         }
         guard key < 0 else {
-            if linked[table].index(forKey: key) == nil { linked[table][key] = (object, column) }
+            bound.append((table, key, object, column))
             return statement.bind(parameter, key)
         }
         guard let saved = provisional[key] else {
@@ -171,6 +197,15 @@ final class StoreWriter<Row: RowSource> {
                                            rule: .relationship, message: "points at a new object that is not being saved")])
         }
         statement.bind(parameter, saved)
+    }
+
+    /// Ends a statement's run: the stored keys it bound count as links
+    /// (``danglingLinks()`` checks them) only if it `wrote` its rows.
+    private func keepLinks(_ wrote: Bool) {
+        if wrote {
+            for link in bound { linked[link.table][link.key, default: []].append((link.object, link.column)) }
+        }
+        bound.removeAll(keepingCapacity: true)
     }
 
     /// Updates the changed columns of `objects` whose row still has the
@@ -205,8 +240,13 @@ final class StoreWriter<Row: RowSource> {
         }
         statement.bind(Int32(columns.count), object.objectID.primaryKey ?? 0)
         statement.bind(Int32(columns.count + 1), version)
-        guard try run(statement, for: object, problems: &problems) else { return nil }
-        return store.connection.changes > 0
+        guard try run(statement, for: object, problems: &problems) else {
+            keepLinks(false)
+            return nil
+        }
+        let wrote = store.connection.changes > 0
+        keepLinks(wrote)
+        return wrote
     }
 
     /// `object`'s row was changed or deleted since it was read: reported
@@ -292,15 +332,21 @@ final class StoreWriter<Row: RowSource> {
             let statement = try store.connection.statement(mapping.deleteSQL)
             statement.bind(0, object.objectID.primaryKey ?? 0)
             statement.bind(1, object.rowVersion)
-            noteDeleted(object)
-            guard try run(statement, for: object, problems: &problems), store.connection.changes == 0 else { continue }
+            let table = object.entity.rootIndex, key = object.objectID.primaryKey ?? 0
+            deletedKeys[table] = max(deletedKeys[table] ?? key, key)
+            guard try run(statement, for: object, problems: &problems) else { continue }
+            if store.connection.changes > 0 {
+                removed[table, default: []].insert(key)
+                continue
+            }
             let stored = try storedRow(of: object)
             if policy == .error && !onlyDerivedValuesMoved(object, stored, deleting: true) {
                 problems.append(conflict(object, stored, deletedHere: true))
             } else {
                 let anyVersion = try store.connection.statement("DELETE FROM \(mapping.table) WHERE _pk = ?")
-                anyVersion.bind(0, object.objectID.primaryKey ?? 0)
+                anyVersion.bind(0, key)
                 try anyVersion.run()
+                if store.connection.changes > 0 { removed[table, default: []].insert(key) }
             }
         }
     }
@@ -308,8 +354,7 @@ final class StoreWriter<Row: RowSource> {
     /// Records, per table this write deleted rows of, the largest key deleted,
     /// so no later row takes it (``firstKey(of:)``).
     func keepDeletedKeys() throws(AmberError) {
-        for (table, keys) in deletedKeys {
-            guard let key = keys.max() else { continue }
+        for (table, key) in deletedKeys {
             let statement = try store.connection.statement(
                 "INSERT INTO \(Store.metadataTable) (key, value) VALUES (?, ?) "
                     + "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))")
@@ -322,11 +367,6 @@ final class StoreWriter<Row: RowSource> {
     /// The metadata key holding the largest deleted key of `mapping`'s table.
     private static func deletedKeyName(_ mapping: TableMapping) -> String { Store.deletedKeyName(table: mapping.table) }
 
-    /// Notes that the row of `object` is deleted by this write.
-    private func noteDeleted(_ object: Row) {
-        deletedKeys[object.entity.rootIndex, default: []].append(object.objectID.primaryKey ?? 0)
-    }
-
     /// The links this write leaves pointing at rows that are not there, run
     /// last, inside the transaction, so no other save can come between.
     /// The context checks the links it knows before writing; these are the
@@ -338,34 +378,38 @@ final class StoreWriter<Row: RowSource> {
     func danglingLinks() throws(AmberError) -> [SaveProblem] {
         var problems: [SaveProblem] = []
         for table in linked.indices where !linked[table].isEmpty {
+            // Rows this save deleted are the second check's; own-key rows a constraint refused are listed already.
+            let keys = linked[table].keys.filter { removed[table]?.contains($0) != true && refused[table]?.contains($0) != true }
+            guard !keys.isEmpty else { continue }
             let destination = store.mappings[table]
             let missing = try store.connection.statement(
                 "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT _pk FROM \(destination.table)) ORDER BY value")
             defer { missing.reset() }
-            missing.bind(0, Store.jsonArray(Array(linked[table].keys)))
+            missing.bind(0, Store.jsonArray(keys))
             while try missing.step() {
-                guard let (object, column) = linked[table][missing.int64(0)] else { continue }
-                let mapping = store.mapping(for: object.entity)
-                problems.append(SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)",
-                                            rule: .relationship,
-                                            message: "points at \(destination.entity.name) \(missing.int64(0)), which is no longer in the store "
-                                                + "(another save deleted it since it was read)"))
+                for (object, column) in linked[table][missing.int64(0)] ?? [] {
+                    let mapping = store.mapping(for: object.entity)
+                    problems.append(SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)",
+                                                rule: .relationship,
+                                                message: "points at \(destination.entity.name) \(missing.int64(0)), which is no longer in the store "
+                                                    + "(another save deleted it since it was read)"))
+                }
             }
         }
-        for (table, keys) in deletedKeys.sorted(by: { $0.key < $1.key }) {
+        for (table, keys) in removed.sorted(by: { $0.key < $1.key }) {
             let deleted = store.mappings[table]
             for referrer in deleted.referrers {
                 let left = try store.connection.statement(
                     "SELECT _pk, _entity, \(referrer.column) FROM \(referrer.table) WHERE \(referrer.column) IN (SELECT value FROM json_each(?)) ORDER BY _pk")
                 defer { left.reset() }
-                left.bind(0, Store.jsonArray(keys))
+                left.bind(0, Store.jsonArray(keys.sorted()))
                 while try left.step() {
                     let entity = Int(left.int64(1)) - 1
                     let name = store.model.entities.indices.contains(entity) ? store.model.entities[entity].name : referrer.place
                     problems.append(SaveProblem(objectID: ObjectID(entityName: name, store: store.identifier, key: .permanent(left.int64(0))),
                                                 place: referrer.place, rule: .relationship,
                                                 message: "points at \(deleted.entity.name) \(left.int64(2)), which this save deletes "
-                                                    + "(another save linked them since it was read)"))
+                                                    + "(a link another save made since it was read)"))
                 }
             }
         }
