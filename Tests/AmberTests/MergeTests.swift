@@ -49,6 +49,31 @@ private struct Pair {
     }
 }
 
+/// A library file opened by two stores, as two processes would, with one saved author per name.
+private struct TwoConnections {
+    let directory = temporaryDirectory()
+    let store: Store, elsewhere: Store
+    let setup: Context
+    let authors: [ManagedObject]
+
+    init(authors names: [String]) throws {
+        let path = directory.appendingPathComponent("library.amber").path
+        let model = try Model(libraryDescription())
+        (store, elsewhere) = (try Store(path: path, model: model), try Store(path: path, model: model))
+        setup = Context(store: store)
+        var authors: [ManagedObject] = []
+        for name in names {
+            let author = try setup.insert("Author")
+            try author.setValue(.string(name), forKey: "name")
+            authors.append(author)
+        }
+        self.authors = authors
+        try setup.save()
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
 @Suite struct MergeTests {
     /// The seed's case: red → blue here; others save green, blue, red: still blue here, and a save writes blue.
     @Test func aValueSetHereStaysSetThroughEveryMerge() throws {
@@ -445,16 +470,10 @@ private struct Pair {
     /// deleted since, and an author deleted here that a book saved
     /// elsewhere now points at. Nothing is written; the changes stay.
     @Test func linksToRowsAnotherSaveRemovedAreRefused() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("library.amber").path
-        let model = try Model(libraryDescription())
-        let store = try Store(path: path, model: model), elsewhere = try Store(path: path, model: model)
-        let setup = Context(store: store)
-        let ann = try setup.insert("Author"), bob = try setup.insert("Author")
-        try ann.setValue("Ann", forKey: "name")
-        try bob.setValue("Bob", forKey: "name")
-        try setup.save()
+        let files = try TwoConnections(authors: ["Ann", "Bob"])
+        defer { files.remove() }
+        let (store, elsewhere, setup) = (files.store, files.elsewhere, files.setup)
+        let (ann, bob) = (files.authors[0], files.authors[1])
 
         // A new book linked to an author another connection deleted since it was read.
         let there = Context(store: elsewhere)
@@ -508,14 +527,10 @@ private struct Pair {
     /// writes nothing for the book and succeeds; a deletion refused as a
     /// conflict deletes nothing, so rows pointing at it are no problem.
     @Test func onlyLinksASaveWroteAreChecked() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("library.amber").path
-        let model = try Model(libraryDescription())
-        let store = try Store(path: path, model: model), elsewhere = try Store(path: path, model: model)
-        let setup = Context(store: store)
-        let ann = try setup.insert("Author"), bob = try setup.insert("Author"), cy = try setup.insert("Author")
-        for (author, name) in [(ann, "Ann"), (bob, "Bob"), (cy, "Cy")] { try author.setValue(.string(name), forKey: "name") }
+        let files = try TwoConnections(authors: ["Ann", "Bob", "Cy"])
+        defer { files.remove() }
+        let (store, elsewhere, setup) = (files.store, files.elsewhere, files.setup)
+        let (ann, bob, cy) = (files.authors[0], files.authors[1], files.authors[2])
         let dune = try setup.insert("Book")
         try dune.setValue("Dune", forKey: "title")
         try dune.setObject(ann, forKey: "author")

@@ -83,8 +83,9 @@ final class StoreWriter<Row: RowSource> {
         defer { if problems.count > listed + 1 { inObjectOrder(&problems, from: listed, objects) } }
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
-        // By entity index (no hashing per row): the objects waiting for a full batch.
+        // By entity index (no hashing per row): the objects waiting for a full batch, and its statement.
         var waiting = [[Int]](repeating: [], count: store.mappings.count)
+        var batches = [Statement?](repeating: nil, count: store.mappings.count)
         // Index loops, not for-in: this generic code runs unspecialized, and an iterator looks up metadata per element.
         for index in objects.indices {
             let object = objects[index], entityIndex = object.entity.index, table = object.entity.rootIndex
@@ -96,15 +97,17 @@ final class StoreWriter<Row: RowSource> {
                 keys.append(key)
             }
             let mapping = store.mappings[entityIndex]
-            guard mapping.batchRows > 1 else {
-                _ = try insertRow(of: object, key: keys[index], mapping, try store.connection.statement(mapping.insertSQL), problems: &problems)
-                continue
-            }
             waiting[entityIndex].append(index)
-            if waiting[entityIndex].count == mapping.batchRows {
-                try insertBatch(waiting[entityIndex], of: objects, keys: keys, mapping, problems: &problems)
-                waiting[entityIndex].removeAll(keepingCapacity: true)
+            guard waiting[entityIndex].count == mapping.batchRows else { continue }
+            let statement: Statement
+            if let cached = batches[entityIndex] {
+                statement = cached
+            } else {
+                statement = try store.connection.statement(mapping.batchInsertSQL)
+                batches[entityIndex] = statement
             }
+            try insertBatch(waiting[entityIndex], of: objects, keys: keys, mapping, statement, problems: &problems)
+            waiting[entityIndex].removeAll(keepingCapacity: true)
         }
         for entityIndex in waiting.indices where !waiting[entityIndex].isEmpty {
             let mapping = store.mappings[entityIndex], statement = try store.connection.statement(mapping.insertSQL)
@@ -114,14 +117,14 @@ final class StoreWriter<Row: RowSource> {
     }
 
     /// Inserts the rows of `objects` at `batch` (``TableMapping/batchRows``
-    /// of them, all of `mapping`'s entity) with one statement. If it fails
+    /// of them, all of `mapping`'s entity) with `statement`
+    /// (``TableMapping/batchInsertSQL``). If it fails
     /// (a uniqueness constraint refused a row, a value could not be bound),
     /// SQLite undoes the statement and the rows are inserted one by one, so
     /// each refused row is a problem of its own, as in a smaller save.
-    private func insertBatch(_ batch: [Int], of objects: [Row], keys: [Int64], _ mapping: TableMapping,
+    private func insertBatch(_ batch: [Int], of objects: [Row], keys: [Int64], _ mapping: TableMapping, _ statement: Statement,
                              problems: inout [SaveProblem]) throws(AmberError)
     {
-        let statement = try store.connection.statement(mapping.batchInsertSQL)
         let perRow = Int32(mapping.slots.count + 2)
         for row in batch.indices {
             try bindRow(of: objects[batch[row]], key: keys[batch[row]], mapping, statement, from: Int32(row) * perRow)
