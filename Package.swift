@@ -54,11 +54,14 @@ let package = Package(
         .target(name: "AmberTransformers", dependencies: ["AmberValues", "AmberPluginABI"], path: "Sources/AmberTransformers"),
         // Model descriptions, binding, and the predicate syntax tree (no SQL).
         .target(name: "AmberModel", dependencies: ["AmberValues", "AmberTransformers"], path: "Sources/AmberModel"),
+        // The store contract: what contexts ask of any store (StoreEngine), the public Store
+        // handle and its URLs, the row buffer, change sets, merge policies and the history (no SQL).
+        .target(name: "AmberStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel"], path: "Sources/AmberStore"),
         // The SQLite store: every SQL statement and transaction, and the predicate-to-SQL mapping.
-        .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "CSQLite"],
+        .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "CSQLite"],
                 path: "Sources/AmberSQLiteStore"),
         // Contexts and objects, and `import Amber` for users (re-exports the layers below).
-        .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore"],
+        .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQLiteStore"],
                 path: "Sources/Amber"),
         // Puts back the host's crash signals the Swift runtime took when libamber loaded.
         // AMBER_DWARF4=1 (scripts/test.sh sets it) writes DWARF 4, as Swift does: valgrind
@@ -91,6 +94,6 @@ let package = Package(
             name: "amber-fuzz",
             dependencies: ["Amber", "AmberPluginABI", "AmberTransformers", "AmberValues", "AmberFuzzDriver"],
             path: "Sources/amber-fuzz"),
-        .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberPluginABI", "AmberValues", "AmberTransformers", "AmberModel", "AmberSQLiteStore", "CSQLite"], path: "Tests/AmberTests"),
+        .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberPluginABI", "AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQLiteStore", "CSQLite"], path: "Tests/AmberTests"),
     ]
 )

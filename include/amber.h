@@ -111,6 +111,9 @@ enum {
     AMBER_E_OBSERVER = -22,          /**< an observer or live query callback failed: what the call did is done (a save is written); the message lists each failure */
     AMBER_E_MIGRATION_FAILED = -23,  /**< migrating a store to another model was refused or failed: the store is unchanged; the message lists every problem */
     AMBER_E_EXISTS = -24,            /**< a file is already at a path where only a new file is written (a backup's destination): nothing written */
+    AMBER_E_INVALID_URL = -25,       /**< text that names no store: an unknown scheme, a bad file: URL (the origin names the part) */
+    AMBER_E_UNSUPPORTED = -26,       /**< the store cannot do what was asked (the origin names the capability): nothing was done */
+    AMBER_E_HISTORY = -27,           /**< a history token of another store, past the store's history, or before what was purged */
     AMBER_E_INTERNAL = -99           /**< a bug in Amber; please report it with the message */
 };
 
@@ -861,6 +864,10 @@ typedef struct amber_store_options {
     int32_t durability;       /**< what a save that returned survives: AMBER_DURABILITY_NORMAL (default) or
                                    AMBER_DURABILITY_FULL. Either way a crash never damages the store or
                                    leaves a save half written */
+    int32_t history;          /**< nonzero (default 1): each save's changes are recorded in the store's
+                                   history (amber_store_history), and contexts in other processes merge
+                                   exactly them; 0: a save records only that it happened, and other
+                                   processes' contexts compare every object they hold after it */
 } amber_store_options;
 
 /** A save survives the process crashing or being killed; a power failure
@@ -872,7 +879,7 @@ typedef struct amber_store_options {
 #define AMBER_DURABILITY_FULL 1
 
 /** `amber_store_options options = AMBER_STORE_OPTIONS_INIT;` */
-#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000, 1, 1, NULL, NULL, AMBER_DURABILITY_NORMAL }
+#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000, 1, 1, NULL, NULL, AMBER_DURABILITY_NORMAL, 1 }
 
 /** amber_store_open with `options` (NULL: the defaults). Several processes
  *  may create the same new store at once: one makes it, the others open it.
@@ -883,6 +890,19 @@ typedef struct amber_store_options {
  *  unchanged) for a store made with another model. */
 amber_status amber_store_open_with_options(amber_store **out, const char *path, amber_model *model,
                                            const amber_store_options *options);
+
+/** Opens the store `url` names with `model` and `options` (NULL: the
+ *  defaults), the same names every language and the CLI take: a path or a
+ *  "file:" URL ("file:///data/library.amber", percent-encoded) for an SQLite
+ *  file, created with its tables when missing or empty; "memory:" for a new
+ *  in-memory store. Text starting with a scheme before any '/' is a URL:
+ *  write a path with a colon before its first slash as "./a:b".
+ *  *out is owned by the caller (amber_store_close).
+ *  Errors: AMBER_E_INVALID_URL naming the part that is wrong (an unknown
+ *  scheme, a file: URL with a host, a query or bad percent-encoding, text
+ *  after "memory:"), nothing created; otherwise as
+ *  amber_store_open_with_options. Threads: any. */
+amber_status amber_store_open_url(amber_store **out, const char *url, amber_model *model, const amber_store_options *options);
 
 /** What opening the store at `path` with `model` would do to it, without
  *  changing anything: one line per change ("add Book.subtitle", "rename
@@ -964,6 +984,43 @@ amber_status amber_store_vacuum(amber_store *store);
 amber_status amber_store_checkpoint(amber_store *store);
 
 /* ------------------------------------------------------------------------ */
+/* History                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** The token of the last transaction in the store's history, "UUID/sequence"
+ *  ("UUID/0" before the first save): pass it to amber_store_history to read
+ *  only what is saved from then on, or keep it between runs. *out is
+ *  NUL-terminated and owned by the caller (amber_free).
+ *  Errors: AMBER_E_UNSUPPORTED for a store that keeps no history.
+ *  Threads: any. */
+amber_status amber_store_history_token(char **out, amber_store *store);
+
+/** The transactions saved after `after_token` (NULL: from the start of the
+ *  history), oldest first, as one JSON array; *out_count receives the number
+ *  of transactions. Each is an object:
+ *    {"token": "UUID/7", "timestamp": 812345678.25 (seconds since 2001-01-01 UTC),
+ *     "author": "importer" or null, "context": "sync" or null,
+ *     "relinked": false (join-table links or ordered positions changed),
+ *     "recorded": true (false: saved with history off; "changes" is empty),
+ *     "changes": [{"kind": "inserted" | "updated" | "deleted", "entity": "Book",
+ *                  "key": 12, "object": "amber://UUID/Book/p12",
+ *                  "keys": ["title"] (an update's changed attributes and to-ones),
+ *                  "version": 2}, …]}
+ *  *out is NUL-terminated UTF-8 owned by the caller (amber_free).
+ *  Errors: AMBER_E_HISTORY for a token of another store, one later than the
+ *  history, or one whose later transactions were purged; AMBER_E_INVALID_VALUE
+ *  for text that is not a token; AMBER_E_UNSUPPORTED. Threads: any. */
+amber_status amber_store_history(char **out, size_t *out_count, amber_store *store, const char *after_token);
+
+/** Deletes the transactions up to and including `through_token` from the
+ *  history. Reading after an earlier token then fails with AMBER_E_HISTORY,
+ *  and contexts in other processes that had not merged them compare their
+ *  objects instead.
+ *  Errors: AMBER_E_HISTORY for a token of another store or later than the
+ *  history; AMBER_E_INVALID_VALUE; AMBER_E_UNSUPPORTED. Threads: any. */
+amber_status amber_store_purge_history(amber_store *store, const char *through_token);
+
+/* ------------------------------------------------------------------------ */
 /* Contexts                                                                 */
 /* ------------------------------------------------------------------------ */
 
@@ -974,6 +1031,12 @@ amber_status amber_context_new(amber_context **out, amber_store *store);
 
 /** Releases the context and every object handle it gave out. */
 amber_status amber_context_free(amber_context *context);
+
+/** Names the context and who saves through it, recorded with each of its
+ *  saves in the store's history ("context" and "author" in
+ *  amber_store_history); NULL clears either. The strings are copied.
+ *  Errors: AMBER_E_INVALID_UTF8. Threads: the context's. */
+amber_status amber_context_set_names(amber_context *context, const char *name, const char *author);
 
 /** Inserts a new object of `entity` with its default values. The object
  *  handle is owned by the context (valid until amber_context_free). */

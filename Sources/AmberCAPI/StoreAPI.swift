@@ -26,13 +26,27 @@ public func amber_store_open_with_options(_ out: UnsafeMutablePointer<OpaquePoin
     }
 }
 
+@c @implementation
+public func amber_store_open_url(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ url: UnsafePointer<CChar>?,
+                                 _ model: OpaquePointer?, _ options: UnsafePointer<amber_store_options>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
+        let text = try name(url, "url")
+        let settings = try storeOptions(options)
+        let store = try core { () throws(AmberError) in try Store(url: text, model: wrapper.model, options: settings) }
+        result.pointee = Handles.make(CStore(store, model: wrapper), kind: .store)
+    }
+}
+
 /// Reads a caller's amber_store_options (NULL: the defaults).
 private func storeOptions(_ options: UnsafePointer<amber_store_options>?) throws(CAPIError) -> Store.Options {
     guard options != nil else { return Store.Options() }
     let published = MemoryLayout<amber_store_options>.offset(of: \amber_store_options.busy_timeout_ms).map { $0 + MemoryLayout<Int64>.size } ?? 0
     // Fields a caller compiled before them does not send keep AMBER_STORE_OPTIONS_INIT's defaults.
     let defaults = amber_store_options(size: 0, busy_timeout_ms: 5000, migrate: 1, backup: 1, progress: nil, progress_context: nil,
-                                       durability: AMBER_DURABILITY_NORMAL)
+                                       durability: AMBER_DURABILITY_NORMAL, history: 1)
     let given = try sized(options, "options", initializer: "AMBER_STORE_OPTIONS_INIT", minimum: published, zero: defaults)
     guard given.busy_timeout_ms >= 0 else {
         throw CAPIError(AMBER_E_INVALID_VALUE, "options->busy_timeout_ms is \(given.busy_timeout_ms); expected 0 or more",
@@ -41,6 +55,7 @@ private func storeOptions(_ options: UnsafePointer<amber_store_options>?) throws
     var settings = Store.Options(busyTimeout: .milliseconds(given.busy_timeout_ms))
     settings.migratesStore = given.migrate != 0
     settings.backsUpBeforeMigrating = given.backup != 0
+    settings.recordsHistory = given.history != 0
     switch given.durability {
     case AMBER_DURABILITY_NORMAL: settings.durability = .normal
     case AMBER_DURABILITY_FULL: settings.durability = .full

@@ -3,8 +3,24 @@ import Testing
 @testable import Amber
 @testable import AmberModel
 @testable import AmberSQLiteStore
+@testable import AmberStore
 @testable import AmberTransformers
 @testable import AmberValues
+
+/// The SQLite store behind a ``Store``, for tests of its internals.
+extension Store {
+    var sqlite: SQLiteStore {
+        guard let store = engine as? SQLiteStore else { fatalError("not an SQLite store: \(url)") }
+        return store
+    }
+
+    var connection: Connection { sqlite.connection }
+
+    /// Writes `changes` straight through the contract, as a context's save does.
+    func write(_ changes: ChangeSet<ManagedObject>, policy: MergePolicy = .error) throws(AmberError) -> WrittenKeys {
+        try engine.write(changes, policy: policy, from: nil, origin: WriteOrigin())
+    }
+}
 
 /// A model with an attribute of every storable type.
 func everyTypeModel() throws -> Model {

@@ -58,7 +58,7 @@ import Testing
         #expect(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK)
         defer { sqlite3_close(db) }
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(db, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_amber%' ESCAPE '\\' ORDER BY name)", -1, &statement, nil)
+        sqlite3_prepare_v2(db, "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_amber%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name)", -1, &statement, nil)
         #expect(sqlite3_step(statement) == SQLITE_ROW && String(cString: sqlite3_column_text(statement, 0)) == "Book Person")
         sqlite3_finalize(statement)
         sqlite3_prepare_v2(db, "SELECT group_concat(name, ' ') FROM pragma_table_info('Person')", -1, &statement, nil)

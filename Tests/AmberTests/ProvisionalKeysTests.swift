@@ -1,5 +1,5 @@
 import Testing
-@testable import AmberSQLiteStore
+@testable import AmberStore
 
 /// `ProvisionalKeys` against a plain dictionary: close keys (the array),
 /// spread keys (the dictionary), keys at the ends of Int64, and lookups of

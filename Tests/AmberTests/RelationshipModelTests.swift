@@ -160,7 +160,7 @@ func libraryDescription() -> ModelDescription {
         #expect(rows("SELECT name FROM pragma_table_info('Author')") == ["_pk", "_entity", "_version", "name"])
         #expect(rows("SELECT name FROM pragma_table_info('Person')") == ["_pk", "_entity", "_version", "name", "passport"])
         #expect(rows("SELECT name FROM pragma_index_list('Book') ORDER BY name") == ["Book_author_index", "Book_translator_index"])
-        #expect(rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_amber\\_%' ESCAPE '\\' AND name != '_amber_metadata' ORDER BY name")
+        #expect(rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_amber\\_%' ESCAPE '\\' AND name NOT IN ('_amber_metadata', '_amber_history') ORDER BY name")
             == ["_amber_Book.tags", "_amber_Person.followers", "_amber_Shelf.books"])
         #expect(rows("SELECT name FROM pragma_table_info('_amber_Book.tags')") == ["source", "target", "source_order"])
         #expect(rows("SELECT name FROM pragma_table_info('_amber_Person.followers')") == ["source", "target"])

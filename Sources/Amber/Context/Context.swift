@@ -1,5 +1,5 @@
 import AmberModel
-import AmberSQLiteStore
+import AmberStore
 import AmberTransformers
 import AmberValues
 import Foundation
@@ -18,6 +18,8 @@ import Foundation
 public final class Context {
     /// The store this context reads from and saves to.
     public let store: Store
+    /// The store behind the contract, which every read and save goes through.
+    let engine: any StoreEngine
     /// Objects with pending changes (inserted, set or deleted), each once, in first-touch order.
     @exclusivity(unchecked) private var pending: [ManagedObject] = []
     /// Saved objects by entity and primary key, without a strong reference:
@@ -47,6 +49,17 @@ public final class Context {
     /// The store's `data_version` when this context last looked: a change
     /// means another connection (another store on the file, another process) wrote.
     var seenDataVersion: Int64?
+    /// The last transaction of the store's history this context has merged
+    /// (nil: the store keeps none): after another connection wrote, the
+    /// context merges the transactions after it instead of comparing every object.
+    var mergedHistory: Int64?
+
+    /// The context's name, recorded with each save in the store's history
+    /// (``HistoryTransaction/contextName``); nil by default.
+    public var name: String?
+    /// Who saves, recorded with each save in the store's history
+    /// (``HistoryTransaction/author``): a user, an import job, a service; nil by default.
+    public var transactionAuthor: String?
 
     /// Whether this context merges what other contexts save (on this store,
     /// or on the same file through other connections and processes) before
@@ -70,10 +83,12 @@ public final class Context {
     /// A context over `store`.
     public init(store: Store) {
         self.store = store
+        self.engine = store.engine
         self.registry = Array(repeating: ObjectTable(), count: store.model.entities.count)
         self.templates = store.model.entities.map(ObjectTemplate.init)
-        self.inbox = store.openInbox()
-        self.seenDataVersion = try? store.dataVersion()
+        self.inbox = engine.openInbox()
+        self.seenDataVersion = try? engine.dataVersion()
+        self.mergedHistory = (try? engine.lastHistorySequence()) ?? nil
     }
 
     deinit {
@@ -286,7 +301,7 @@ public final class Context {
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         if automaticallyMergesChanges { try mergeSavedChanges() }
         let entity = try model.entity(named: request.entityName)
-        let results = objects(from: try store.fetchRows(of: entity, matching: request), of: entity)
+        let results = objects(from: try engine.fetchRows(of: entity, matching: request), of: entity)
         if !request.prefetchKeyPaths.isEmpty {
             let everyObject = request.predicate == nil && request.limit == nil && request.offset == 0 && request.includesSubentities
             try prefetch(request.prefetchKeyPaths, from: results, of: entity, everyObject: everyObject)
@@ -350,8 +365,8 @@ public final class Context {
         let entity = try model.entity(named: request.entityName)
         let deletedHere = Set(pending.lazy.filter { (request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity) && $0.isDeleted }
             .compactMap(\.objectID.primaryKey))
-        if deletedHere.isEmpty { return try store.count(of: entity, matching: request) }
-        return try store.primaryKeys(of: entity, matching: request).count { !deletedHere.contains($0) }
+        if deletedHere.isEmpty { return try engine.count(of: entity, matching: request) }
+        return try engine.primaryKeys(of: entity, matching: request).count { !deletedHere.contains($0) }
     }
 
     /// The object with `id`: the one registered here, or else fetched from the store.
@@ -433,10 +448,11 @@ public final class Context {
         }
         if !problems.isEmpty {
             // One save lists every problem: the constraints SQLite checks too, not only after the rest are fixed.
-            if model.hasUniquenessConstraints { problems += store.uniquenessProblems(writing: changes, policy: mergePolicy) }
+            if model.hasUniquenessConstraints { problems += engine.uniquenessProblems(writing: changes, policy: mergePolicy) }
             throw .saveFailed(problems)
         }
-        let written = try store.write(changes, policy: mergePolicy, from: inbox)
+        let written = try engine.write(changes, policy: mergePolicy, from: inbox,
+                                       origin: WriteOrigin(author: transactionAuthor, contextName: name))
         var change = isObserved ? savedChange(changes, written) : nil
         commit(changes, written)
         if !written.derived.isEmpty { try readDerivedValues(written.derived, into: &change) }

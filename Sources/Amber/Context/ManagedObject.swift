@@ -1,5 +1,5 @@
 import AmberModel
-import AmberSQLiteStore
+import AmberStore
 import AmberTransformers
 import AmberValues
 import Foundation
@@ -157,7 +157,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     func fire() throws(AmberError) {
         guard isFault, let pk = objectID.primaryKey else { return }
         guard !isDetached else { throw .objectUnavailable(objectID, reason: Self.noContext) }
-        let rows = try owner.store.fetchRows(of: entity, where: .primaryKey, in: [pk])
+        let rows = try owner.engine.fetchRows(of: entity, where: .primaryKey, in: [pk])
         guard rows.count == 1 else { throw .objectUnavailable(objectID, reason: "its row was deleted from the store") }
         fill(FetchedBatch(rows: rows, entity: entity, template: owner.template(for: entity)), index: 0)
     }

@@ -1,5 +1,5 @@
 import AmberModel
-import AmberSQLiteStore
+import AmberStore
 import AmberValues
 
 // MARK: - Refreshing objects and merging other contexts' saves
@@ -33,38 +33,51 @@ extension Context {
     /// (``refresh(_:mergeChanges:)`` with `mergeChanges` true); objects they
     /// deleted leave the context unless they have changes here; new rows are
     /// found by the next fetch, and to-many relationships read their members
-    /// again. Saves of other contexts on this store are known exactly; saves
-    /// through another connection (another store on the file, another
-    /// process) are noticed by SQLite's `data_version`, and then every object
-    /// held here is compared with its row's version.
+    /// again. Saves of other contexts on this store are known exactly, and so
+    /// are saves through another connection (another store on the file,
+    /// another process): the store notices them (SQLite's `data_version`)
+    /// and the context merges the transactions its history recorded since the
+    /// last merge. Only when that history is not there (purged, or the writer
+    /// opened its store with ``/AmberStore/Store/Options/recordsHistory`` off)
+    /// is every object held here compared with its row's version.
     ///
     /// The cost follows what the others saved, not what this context holds
-    /// (except after another connection wrote, or after more than 1,024
-    /// unmerged saves).
+    /// (except when the history is not there, or after more than 1,024
+    /// unmerged saves of other contexts on this store).
     public func mergeSavedChanges() throws(AmberError) {
-        let (records, overflowed) = inbox.take()
-        let version = try store.dataVersion()
-        let elsewhere = overflowed || version != seenDataVersion
+        var (records, compareAll) = inbox.take()
+        let version = try engine.dataVersion()
+        if version != seenDataVersion {
+            // Another connection or process wrote: the store's history says what, unless it keeps none or purged it.
+            if let since = mergedHistory, let read = try engine.savedChanges(after: since) {
+                records += read.records
+                mergedHistory = read.through
+            } else {
+                compareAll = true
+                // Read before comparing: whatever is written meanwhile is merged next time.
+                mergedHistory = try engine.lastHistorySequence()
+            }
+        }
         seenDataVersion = version
-        guard !records.isEmpty || elsewhere else { return }
+        guard !records.isEmpty || compareAll else { return }
         var change = isObserved ? ContextChange(.merged) : nil
         if change != nil {
-            if elsewhere || records.contains(where: \.insertedUnlisted) { change?.rows = nil }
+            if compareAll || records.contains(where: \.insertedUnlisted) { change?.rows = nil }
             for record in records {
                 for row in record.inserted + record.updated + record.deleted { change?.touch(row.table, row.key) }
             }
-            change?.relinked = elsewhere || records.contains(where: \.relinked)
+            change?.relinked = compareAll || records.contains(where: \.relinked)
         }
         var stale: [ManagedObject] = [], gone: [ManagedObject] = [], seen = Set<ObjectIdentifier>()
         func note(_ object: ManagedObject, into list: inout [ManagedObject]) {
             if seen.insert(ObjectIdentifier(object)).inserted { list.append(object) }
         }
-        if elsewhere {
+        if compareAll {
             // Whatever was written, compare every object held here with its row's version.
             for table in model.entities.indices where model.entities[table].rootIndex == table {
                 let held = registeredObjects(inTable: table).filter { !$0.isFault }
                 guard !held.isEmpty else { continue }
-                let versions = try store.versions(in: table, of: held.compactMap(\.objectID.primaryKey))
+                let versions = try engine.versions(in: table, of: held.compactMap(\.objectID.primaryKey))
                 for object in held {
                     guard let key = object.objectID.primaryKey else { continue }
                     if let saved = versions[key] {
@@ -104,7 +117,7 @@ extension Context {
             byEntity[ObjectIdentifier(object.entity), default: (object.entity, [])].1.append(object)
         }
         for (entity, group) in byEntity.values {
-            let rows = try store.fetchRows(of: entity, where: .primaryKey, in: group.compactMap(\.objectID.primaryKey))
+            let rows = try engine.fetchRows(of: entity, where: .primaryKey, in: group.compactMap(\.objectID.primaryKey))
             let batch = FetchedBatch(rows: rows, entity: entity, template: template(for: entity))
             var found = Set<Int64>()
             for index in 0..<rows.count {

@@ -1,5 +1,5 @@
 import AmberModel
-import AmberSQLiteStore
+import AmberStore
 import AmberValues
 
 /// An object's links to the objects it reached, by relationship index, valid
@@ -233,7 +233,7 @@ extension Context {
         // A row of an entity with sub-entities may be of any of them: read it, to make the right kind
         // (if it is gone, the fault below says so when it is used).
         if entity.subentityIndices.count > 1,
-           let read = objects(from: try store.fetchRows(of: entity, where: .primaryKey, in: [key]), of: entity).first
+           let read = objects(from: try engine.fetchRows(of: entity, where: .primaryKey, in: [key]), of: entity).first
         {
             return read
         }
@@ -422,9 +422,9 @@ extension Context {
         switch relationship.storage {
         case .joinTable(let table, let mine, _, _):
             if !saved.isEmpty {
-                let pairs = try store.joinedPairs(through: relationship, from: saved)
+                let pairs = try engine.joinedPairs(through: relationship, from: saved)
                 let unread = Array(Set(pairs.map(\.1).filter { registered(entity, $0) == nil }))
-                let read = unread.isEmpty ? [] : objects(from: try store.fetchRows(of: entity, where: .primaryKey, in: unread), of: entity)
+                let read = unread.isEmpty ? [] : objects(from: try engine.fetchRows(of: entity, where: .primaryKey, in: unread), of: entity)
                 for (owner, member) in pairs { groups[owner, default: []].append(try object(of: entity, primaryKey: member)) }
                 withExtendedLifetime(read) {}
             }
@@ -439,14 +439,14 @@ extension Context {
             guard let inverse = model.inverse(of: relationship), inverse.slot != nil else { return }
             if !saved.isEmpty && everyOwner && order == nil {
                 // One pass over the members' table, grouped here: cheaper than a seek per row for them all.
-                for member in objects(from: try store.fetchRows(of: entity, linkedThrough: inverse), of: entity) {
+                for member in objects(from: try engine.fetchRows(of: entity, linkedThrough: inverse), of: entity) {
                     guard let slot = member.slot(of: inverse), case .int(let key) = member.slotValue(slot) else { continue }
                     groups[key, default: []].append(member)
                 }
             } else if !saved.isEmpty {
                 // Saved members as this context has them (a fetch fills faults): some may point elsewhere now.
                 // Ordered by owner, so each owner's members are one run: one table write per owner, not per member.
-                let rows = try store.fetchRows(of: entity, where: .foreignKey(inverse), in: saved, orderedBy: [inverse.name] + (order.map { [$0] } ?? []))
+                let rows = try engine.fetchRows(of: entity, where: .foreignKey(inverse), in: saved, orderedBy: [inverse.name] + (order.map { [$0] } ?? []))
                 var run: [ManagedObject] = [], runKey: Int64?
                 func close() {
                     guard let key = runKey, !run.isEmpty else { return }
@@ -502,7 +502,7 @@ extension Context {
                     }
                     let unread = Array(Set(keys.filter { registered(destination, $0)?.isFault ?? true }))
                     // Held until each source remembers its destination (the registry does not retain them).
-                    let read = unread.isEmpty ? [] : self.objects(from: try store.fetchRows(of: destination, where: .primaryKey, in: unread), of: destination)
+                    let read = unread.isEmpty ? [] : self.objects(from: try engine.fetchRows(of: destination, where: .primaryKey, in: unread), of: destination)
                     for object in level { if let end = try object.object(for: relationship) { next.append(end) } }
                     withExtendedLifetime(read) {}
                 } else {
@@ -527,12 +527,12 @@ extension Context {
             guard let pk = owner.objectID.primaryKey, !pendingLinks.keys.contains(where: { $0.table == table }),
                   !pendingObjects.contains(where: { $0.entity.isKind(of: destination) && $0.deletedFlag })
             else { return try members(of: owner, relationship).count }
-            return try store.joinedCount(through: relationship, from: pk)
+            return try engine.joinedCount(through: relationship, from: pk)
         }
         guard let inverse = model.inverse(of: relationship), inverse.slot != nil else { return 0 }
         guard let pk = owner.objectID.primaryKey else { return try members(of: owner, relationship).count }
         let entity = model.destination(of: relationship), ownerKey = Value.int(pk)
-        var count = try store.count(of: entity, through: inverse, to: pk)
+        var count = try engine.count(of: entity, through: inverse, to: pk)
         // Pending objects moved in or out since they were read (or are new, or deleted).
         // Members may be of entities below the destination: they share its table and the inverse's slot.
         for candidate in pendingObjects where candidate.entity.isKind(of: entity) {
@@ -679,7 +679,7 @@ extension Context {
             for relationship in source.relationships where relationship.inverseIndex == nil {
                 guard case .joinTable(let table, let mine, _, _) = relationship.storage,
                       let gone = deleted[model.destination(of: relationship).rootIndex] else { continue }
-                for (owner, member) in try store.joinedLinks(through: relationship, to: Array(gone.keys)) {
+                for (owner, member) in try engine.joinedLinks(through: relationship, to: Array(gone.keys)) {
                     let row = mine == "source" ? JoinRow(table: table, source: owner, target: member) : JoinRow(table: table, source: member, target: owner)
                     if pendingLinks[row] == false || registered(source, owner)?.deletedFlag == true { continue }
                     let id = ObjectID(entityName: source.name, store: store.identifier, key: .permanent(owner))
@@ -689,7 +689,7 @@ extension Context {
             }
             for relationship in source.relationships {
                 guard relationship.slot != nil, let gone = deleted[model.destination(of: relationship).rootIndex] else { continue }
-                for (pk, target) in try store.links(of: source, through: relationship, to: Array(gone.keys)) {
+                for (pk, target) in try engine.links(of: source, through: relationship, to: Array(gone.keys)) {
                     if let here = registered(source, pk), here.deletedFlag || here.slot(of: relationship).map(here.slotValue) != .int(target) { continue }
                     let id = ObjectID(entityName: source.name, store: store.identifier, key: .permanent(pk))
                     problems.append(SaveProblem(objectID: id, place: relationship.description, rule: .relationship,

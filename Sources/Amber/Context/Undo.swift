@@ -1,5 +1,5 @@
 import AmberModel
-import AmberSQLiteStore
+import AmberStore
 import AmberValues
 
 // MARK: - Undo and redo
@@ -317,7 +317,7 @@ extension Context {
     private func checkCanReturn(_ object: ManagedObject) throws(AmberError) {
         guard let pk = object.objectID.primaryKey else { return }
         var taken = registered(object.entity, pk).map { $0 !== object } ?? false
-        if !taken { taken = try !store.versions(in: object.entity.rootIndex, of: [pk]).isEmpty }
+        if !taken { taken = try !engine.versions(in: object.entity.rootIndex, of: [pk]).isEmpty }
         if taken {
             throw .objectUnavailable(object.objectID, reason: "its key belongs to a newer object now, so it cannot be restored")
         }

@@ -1,5 +1,5 @@
 import AmberModel
-import AmberSQLiteStore
+import AmberStore
 import AmberValues
 import Foundation
 
@@ -108,7 +108,7 @@ public final class LiveQuery {
     /// Each chunk's size, kept in step with `rows`.
     private var sizes = ChunkSizes([0])
     /// The sort values of every result, by primary key.
-    private var members: [Int64: [SQLiteValue]] = [:]
+    private var members: [Int64: [SortValue]] = [:]
     /// Runs of equal section values, in order (one run with no section key).
     private var runs: [Run] = []
 
@@ -121,7 +121,7 @@ public final class LiveQuery {
     /// The most results a chunk holds before it is split.
     private let chunkLimit: Int
     /// The request compiled once: it runs again after every change.
-    private let query: Store.SortedKeysQuery
+    private let query: any SortedKeysQuery
 
     /// Consecutive results: their objects, and each one's primary key and
     /// sort values as the store computed them.
@@ -132,7 +132,7 @@ public final class LiveQuery {
 
     private struct Run {
         /// What the section's rows share: the first sort value (bucketed for a date unit).
-        let identity: SQLiteValue
+        let identity: SortValue
         var value: Value
         var count: Int
     }
@@ -181,8 +181,8 @@ public final class LiveQuery {
         self.ascending = request.sortKeys.map(\.ascending)
         self.followsRelationships = Self.followsRelationships(request, entity)
         if context.automaticallyMergesChanges { try context.mergeSavedChanges() }
-        query = try context.store.sortedKeysQuery(of: entity, matching: request)
-        let found = try context.store.sortedKeys(query)
+        query = try context.engine.sortedKeysQuery(of: entity, matching: request)
+        let found = try context.engine.sortedKeys(query)
         let objects = try self.objects(for: found.map(\.key), in: context)
         runs = slot == nil ? [Run(identity: .null, value: .null, count: 0)] : []
         for sorted in found {
@@ -192,7 +192,7 @@ public final class LiveQuery {
             rows[rows.count - 1].keys.append(sorted)
             members[sorted.key] = sorted.values
             count += 1
-            let identity = sectionless ? SQLiteValue.null : sectionIdentity(sorted.values)
+            let identity = sectionless ? SortValue.null : sectionIdentity(sorted.values)
             if let last = runs.last, last.identity == identity {
                 runs[runs.count - 1].count += 1
             } else {
@@ -255,15 +255,15 @@ public final class LiveQuery {
         var candidates: [Int64]
         let found: [SortedKey]
         if whole {
-            found = try context.store.sortedKeys(query)
+            found = try context.engine.sortedKeys(query)
             candidates = rows.flatMap { $0.keys.map(\.key) }
             candidates += found.lazy.map(\.key).filter { self.members[$0] == nil }
         } else {
             guard !touched.isEmpty else { return nil }
             candidates = Array(touched)
-            found = try context.store.sortedKeys(query, among: candidates)
+            found = try context.engine.sortedKeys(query, among: candidates)
         }
-        var now: [Int64: [SQLiteValue]] = [:]
+        var now: [Int64: [SortValue]] = [:]
         for sorted in found { now[sorted.key] = sorted.values }
 
         var leaving: [SortedKey] = [], joining: [SortedKey] = [], moving: [SortedKey] = [], updating: [Int64] = []
@@ -422,7 +422,7 @@ public final class LiveQuery {
     }
 
     /// The run the result now at `index` belongs to, one longer (made if new).
-    private func joinRun(at index: Int, object: ManagedObject, values: [SQLiteValue]) {
+    private func joinRun(at index: Int, object: ManagedObject, values: [SortValue]) {
         if sectionless {
             runs[0].count += 1
             return
@@ -445,12 +445,12 @@ public final class LiveQuery {
     }
 
     /// What rows of one section share: the first sort value, bucketed for a date unit.
-    private func sectionIdentity(_ values: [SQLiteValue]) -> SQLiteValue {
+    private func sectionIdentity(_ values: [SortValue]) -> SortValue {
         guard let unit = sectionUnit, case .real(let seconds) = values[0] else { return values[0] }
         return .real(Self.bucket(Date(timeIntervalSinceReferenceDate: seconds), unit).timeIntervalSinceReferenceDate)
     }
 
-    private func sectionValue(of object: ManagedObject, _ identity: SQLiteValue) -> Value {
+    private func sectionValue(of object: ManagedObject, _ identity: SortValue) -> Value {
         if sectionUnit != nil, case .real(let seconds) = identity { return .date(Date(timeIntervalSinceReferenceDate: seconds)) }
         guard let slot = sectionSlot else { return .null }
         return object.savedSlotValue(slot)
@@ -479,7 +479,7 @@ public final class LiveQuery {
             if let held = context.registered(entity, key), !held.isDetached, !held.isFault { found[key] = held } else { missing.append(key) }
         }
         guard !missing.isEmpty else { return found }
-        for object in context.objects(from: try context.store.fetchRows(of: entity, where: .primaryKey, in: missing), of: entity) {
+        for object in context.objects(from: try context.engine.fetchRows(of: entity, where: .primaryKey, in: missing), of: entity) {
             if let key = object.objectID.primaryKey { found[key] = object }
         }
         return found

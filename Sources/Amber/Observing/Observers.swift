@@ -1,5 +1,5 @@
 import AmberModel
-import AmberSQLiteStore
+import AmberStore
 import AmberValues
 
 // MARK: - Telling observers and live queries what changed

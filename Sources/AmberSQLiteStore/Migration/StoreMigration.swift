@@ -1,30 +1,9 @@
 import AmberModel
+import AmberStore
 import AmberTransformers
 import AmberValues
 import CSQLite
 import Foundation
-
-/// How far a migration has come: reported to ``Store/Options/migrationProgress``
-/// after each step and every few thousand values of a long one.
-public struct MigrationProgress: Sendable, CustomStringConvertible {
-    /// What is being done: `copy Book`, `re-encode Book.cover`, `compute Author.bookCount`.
-    public let step: String
-    /// Units of the step done so far (rows).
-    public let completed: Int
-    /// Units of the step in all.
-    public let total: Int
-
-    public var description: String { "\(step): \(completed)/\(total)" }
-
-    /// Tells `handler` of `step`; an error it throws cancels the migration.
-    static func report(_ step: MigrationProgress, to handler: (@Sendable (MigrationProgress) throws -> Void)?) throws(AmberError) {
-        do {
-            try handler?(step)
-        } catch {
-            throw .migrationFailed(store: "", problems: ["cancelled by the progress handler at \(step): \(error)"])
-        }
-    }
-}
 
 /// Carries out a ``ModelMapping`` on a store's connection in one
 /// transaction: the old tables are renamed aside, the destination model's
@@ -155,8 +134,8 @@ struct StoreMigration {
     private func carryDeletedKeys(metadataTable: String) throws(AmberError) {
         for root in destination.entities where root.parentIndex == nil {
             guard let old = mapping.entities[root.index] else { continue }
-            let name = Store.deletedKeyName(table: quote(root.name))
-            let oldName = Store.deletedKeyName(table: quote(source.root(of: old).name))
+            let name = SQLiteStore.deletedKeyName(table: quote(root.name))
+            let oldName = SQLiteStore.deletedKeyName(table: quote(source.root(of: old).name))
             let highest = try connection.uncachedStatement(
                 "SELECT max(coalesce((SELECT max(_pk) FROM \(oldTable(of: old))), 0), "
                     + "coalesce((SELECT CAST(value AS INTEGER) FROM \(metadataTable) WHERE key = ?), 0))")

@@ -1,4 +1,5 @@
 import AmberModel
+import AmberStore
 import AmberValues
 
 /// Derived attributes are kept by temporary triggers, made on every

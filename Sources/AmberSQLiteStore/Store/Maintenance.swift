@@ -1,11 +1,12 @@
 import AmberModel
+import AmberStore
 import AmberValues
 import CSQLite
 import Foundation
 
 /// Looking after a store's file: checking it, copying it while it is in use,
 /// compacting it and folding its write-ahead log back into it.
-extension Store {
+extension SQLiteStore {
     /// Checks the store: every page, index and constraint (SQLite's
     /// `integrity_check`), every link between objects (`foreign_key_check`),
     /// and Amber's metadata. It reads the whole file while holding the
@@ -15,22 +16,14 @@ extension Store {
     /// - Throws: ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   held the file locked past the busy timeout; an SQLite error that
     ///   stopped the check itself.
-    public func checkIntegrity() throws(AmberError) -> [String] {
+    package func checkIntegrity() throws(AmberError) -> [String] {
         try serialized { () throws(AmberError) in try Self.problems(in: connection, place: path ?? ":memory:") }
     }
 
-    /// Checks the store file at `path` as ``checkIntegrity()`` does, without
-    /// binding its model: a store whose plugins are missing can be checked.
-    /// The file is opened read-only, so checking changes nothing (a log a
-    /// crash left stays for the next opening to recover).
-    ///
-    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` if the file is
-    ///   missing or cannot be opened; ``/AmberValues/AmberError/busy(path:timeout:)`` or an
-    ///   SQLite error if reading it fails. A file that is damaged, not a
-    ///   database or not an Amber store is reported in the problems instead.
-    public static func checkIntegrity(ofStoreAt path: String) throws(AmberError) -> [String] {
+    /// The problems in the store file at `path` (see ``Store/checkIntegrity(ofStoreAt:)``).
+    package static func checkIntegrity(ofStoreAt path: String) throws(AmberError) -> [String] {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        return try problems(in: Connection(path: path, create: false, readOnly: true, busyTimeout: Options().busyTimeout), place: path)
+        return try problems(in: Connection(path: path, create: false, readOnly: true, busyTimeout: Store.Options().busyTimeout), place: path)
     }
 
     private static func problems(in connection: Connection, place: String) throws(AmberError) -> [String] {
@@ -79,7 +72,7 @@ extension Store {
     /// - Throws: ``/AmberValues/AmberError/fileExists(path:)`` if anything is at
     ///   `destination` (or its `-wal` or `-journal`), and nothing is written;
     ///   an SQLite error if the copy fails (the partial file is removed).
-    public func backup(to destination: String) throws(AmberError) {
+    package func backup(to destination: String) throws(AmberError) {
         for taken in [destination, destination + "-wal", destination + "-journal"] where FileManager.default.fileExists(atPath: taken) {
             throw .fileExists(path: taken)
         }
@@ -117,7 +110,7 @@ extension Store {
     /// - Throws: ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   was writing past the busy timeout (nothing was done); an SQLite
     ///   error otherwise.
-    public func vacuum() throws(AmberError) {
+    package func vacuum() throws(AmberError) {
         try serialized { () throws(AmberError) in
             try connection.execute("VACUUM")
             guard path != nil else { return }
@@ -136,7 +129,7 @@ extension Store {
     ///   (another store on the file, another process) was still reading an
     ///   older state or writing past the busy timeout: the log was copied as
     ///   far as it could be, and retrying may finish it.
-    public func checkpoint() throws(AmberError) {
+    package func checkpoint() throws(AmberError) {
         guard path != nil else { return }
         try serialized { () throws(AmberError) in try connection.checkpoint() }
     }

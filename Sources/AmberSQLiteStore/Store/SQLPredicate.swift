@@ -1,4 +1,5 @@
 import AmberModel
+import AmberStore
 import AmberTransformers
 import AmberValues
 import Foundation
@@ -738,7 +739,7 @@ struct FetchQuery {
                 bindings.append(.int(keys[0]))
             } else {
                 conditions.append("_pk IN (SELECT value FROM json_each(?))")
-                bindings.append(.string(Store.jsonArray(keys)))
+                bindings.append(.string(SQLiteStore.jsonArray(keys)))
             }
         }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
@@ -769,7 +770,7 @@ struct FetchQuery {
         let statement = try connection.statement(sql)
         for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: statement) }
         if let keys, let keysIndex {
-            TableMapping.bind(singleKey ? .int(keys.first ?? 0) : .string(Store.jsonArray(keys)), at: keysIndex, in: statement)
+            TableMapping.bind(singleKey ? .int(keys.first ?? 0) : .string(SQLiteStore.jsonArray(keys)), at: keysIndex, in: statement)
         }
         return statement
     }

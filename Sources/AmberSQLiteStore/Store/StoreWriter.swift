@@ -1,4 +1,5 @@
 import AmberModel
+import AmberStore
 import AmberTransformers
 import AmberValues
 import CSQLite
@@ -11,7 +12,7 @@ final class StoreWriter<Row: RowSource> {
     /// SQLITE_CONSTRAINT_UNIQUE, a macro expression Swift does not import.
     private let sqliteConstraintUnique = SQLITE_CONSTRAINT | (8 << 8)
 
-    let store: Store
+    let store: SQLiteStore
     /// How rows changed or deleted since they were read are handled.
     let policy: MergePolicy
     /// Provisional keys of this write's new objects → their primary keys.
@@ -35,7 +36,7 @@ final class StoreWriter<Row: RowSource> {
     /// moved into `linked` once it wrote its row (``keepLinks(_:)``).
     private var bound: [(table: Int, key: Int64, object: Row, column: Int)] = []
 
-    init(store: Store, policy: MergePolicy) {
+    init(store: SQLiteStore, policy: MergePolicy) {
         self.store = store
         self.policy = policy
         next = [Int64?](repeating: nil, count: store.mappings.count)
@@ -65,7 +66,7 @@ final class StoreWriter<Row: RowSource> {
         if let key = next[table] { return key }
         let statement = try store.connection.statement(
             "SELECT max(coalesce((SELECT max(_pk) FROM \(store.mappings[table].table)), 0), "
-                + "coalesce((SELECT CAST(value AS INTEGER) FROM \(Store.metadataTable) WHERE key = ?), 0))")
+                + "coalesce((SELECT CAST(value AS INTEGER) FROM \(SQLiteStore.metadataTable) WHERE key = ?), 0))")
         defer { statement.reset() }
         statement.bind(0, Self.deletedKeyName(store.mappings[table]))
         let key = max(try statement.step() ? statement.int64(0) &+ 1 : 1, (ownKeys[table] ?? 0) &+ 1)
@@ -359,7 +360,7 @@ final class StoreWriter<Row: RowSource> {
     func keepDeletedKeys() throws(AmberError) {
         for (table, key) in deletedKeys {
             let statement = try store.connection.statement(
-                "INSERT INTO \(Store.metadataTable) (key, value) VALUES (?, ?) "
+                "INSERT INTO \(SQLiteStore.metadataTable) (key, value) VALUES (?, ?) "
                     + "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))")
             statement.bind(0, Self.deletedKeyName(store.mappings[table]))
             statement.bind(1, String(key))
@@ -368,7 +369,7 @@ final class StoreWriter<Row: RowSource> {
     }
 
     /// The metadata key holding the largest deleted key of `mapping`'s table.
-    private static func deletedKeyName(_ mapping: TableMapping) -> String { Store.deletedKeyName(table: mapping.table) }
+    private static func deletedKeyName(_ mapping: TableMapping) -> String { SQLiteStore.deletedKeyName(table: mapping.table) }
 
     /// The links this write leaves pointing at rows that are not there, run
     /// last, inside the transaction, so no other save can come between.
@@ -388,7 +389,7 @@ final class StoreWriter<Row: RowSource> {
             let missing = try store.connection.statement(
                 "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT _pk FROM \(destination.table)) ORDER BY value")
             defer { missing.reset() }
-            missing.bind(0, Store.jsonArray(keys))
+            missing.bind(0, SQLiteStore.jsonArray(keys))
             while try missing.step() {
                 for (object, column) in linked[table][missing.int64(0)] ?? [] {
                     let mapping = store.mapping(for: object.entity)
@@ -405,7 +406,7 @@ final class StoreWriter<Row: RowSource> {
                 let left = try store.connection.statement(
                     "SELECT _pk, _entity, \(referrer.column) FROM \(referrer.table) WHERE \(referrer.column) IN (SELECT value FROM json_each(?)) ORDER BY _pk")
                 defer { left.reset() }
-                left.bind(0, Store.jsonArray(keys.sorted()))
+                left.bind(0, SQLiteStore.jsonArray(keys.sorted()))
                 while try left.step() {
                     let entity = Int(left.int64(1)) - 1
                     let name = store.model.entities.indices.contains(entity) ? store.model.entities[entity].name : referrer.place

@@ -1,4 +1,5 @@
 import AmberModel
+import AmberStore
 import AmberTransformers
 import AmberValues
 import CSQLite
@@ -51,8 +52,9 @@ final class TableMapping {
     let referrers: [Referrer]
     /// By written column, whether it is derived: the store's triggers write it, an update never does.
     let derived: [Bool]
-    /// The columns a fetch reads: this entity's, then those only its
-    /// sub-entities have; their names and stored types.
+    /// The columns a fetch reads, the store-neutral ``RowLayout``: this
+    /// entity's, then those only its sub-entities have; their names and stored types.
+    let layout: RowLayout
     let fetchNames: [String]
     let types: [AttributeType]
     /// By entity index (this entity and those below it), by object slot, the
@@ -84,19 +86,8 @@ final class TableMapping {
         self.table = quote(model.root(of: entity).name)
         self.columns = entity.columns
         self.slots = entity.columns.map(\.slot)
-        var fetchNames = entity.columns.map(\.name), types = entity.columns.map(\.type)
-        for column in subtree.flatMap(\.columns) where !fetchNames.contains(column.name) {
-            fetchNames.append(column.name)
-            types.append(column.type)
-        }
-        (self.fetchNames, self.types) = (fetchNames, types)
-        var columnOfSlot = [[Int]](repeating: [], count: model.entities.count)
-        for member in subtree {
-            var map = [Int](repeating: -1, count: member.slotCount)
-            for column in member.columns { map[column.slot] = fetchNames.firstIndex(of: column.name) ?? -1 }
-            columnOfSlot[member.index] = map
-        }
-        self.columnOfSlot = columnOfSlot
+        let layout = RowLayout(entity: entity, model: model)
+        (self.layout, self.fetchNames, self.types, self.columnOfSlot) = (layout, layout.names, layout.types, layout.columnOfSlot)
         let hierarchy = model.entities.filter { $0.rootIndex == entity.rootIndex }
         entityFilter = hierarchy.count == subtree.count ? nil
             : "_entity IN (\(entity.subentityIndices.map { String($0 + 1) }.joined(separator: ", ")))"
@@ -260,11 +251,9 @@ final class TableMapping {
         }
     }
 
-    /// Text and blobs from this size on are kept as values of their own, not
-    /// in a fetch's byte arena: reading one then hands out that value, so a
-    /// large value is in memory at most twice (SQLite's buffer and the value)
-    /// while it is fetched and once after.
-    static let largeValueBytes = 64 * 1024
+    /// From this size on, text and blobs are bound without a copy (``Statement/bind(_:keeping:)``)
+    /// and fetched as values of their own (``RowLayout/largeValueBytes``).
+    static let largeValueBytes = RowLayout.largeValueBytes
 
     /// Copies column `index` of the current row into `cell` (text and blob
     /// bytes appended to `arena`, or from ``largeValueBytes`` on boxed as
@@ -326,24 +315,6 @@ final class TableMapping {
             boxes.append(parsed)
         case .transformable, .undefined, .objectID:
             throw corrupt("a column of a type this version cannot read")
-        }
-    }
-
-    /// The value of a cell of column `column` that ``copy(column:at:from:into:arena:boxes:)``
-    /// filled with a scalar or bytes (already checked).
-    func value(column: Int, scalar: UInt64, bytes: UnsafeBufferPointer<UInt8>) -> Value {
-        switch types[column] {
-        case .integer16, .integer32, .integer64: .int(Int64(bitPattern: scalar))
-        case .boolean: .bool(scalar != 0)
-        case .double: .double(Double(bitPattern: scalar))
-        // Floats were stored as the Double of a Float, so this is exact.
-        case .float: .float(Float(Double(bitPattern: scalar)))
-        case .date: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: scalar)))
-        case .string: .string(String(decoding: bytes, as: UTF8.self))
-        case .binary: .binary(Data(buffer: bytes))
-        case .uuid:
-            .uuid(UUID(uuid: UnsafeRawBufferPointer(bytes).loadUnaligned(as: uuid_t.self)))
-        case .decimal, .uri, .transformable, .undefined, .objectID: .null  // never stored as scalars or bytes
         }
     }
 }

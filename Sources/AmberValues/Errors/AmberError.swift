@@ -75,6 +75,14 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// "merged", "refreshed"): what made the event is done (a save is
     /// written), and every observer was called; each failure is listed.
     case observerFailed(event: String, failures: [String])
+    /// Text that does not name a store: `part` is what is wrong (`scheme
+    /// postgres`, `host example.com`, `path`).
+    case invalidStoreURL(url: String, part: String, reason: String)
+    /// The store cannot do `capability` (`history`, `backups`): nothing was done.
+    case unsupported(store: String, capability: String)
+    /// The history asked for cannot be read: a token of another store, a
+    /// range already purged, or a store that keeps no history.
+    case historyUnavailable(store: String, reason: String)
 
     public var description: String {
         switch self {
@@ -141,6 +149,12 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             let done = event == "saved" ? "the save is written" : "the \(event == "merged" ? "merge" : "refresh") is done"
             return "\(done), but \(failures.count) observer\(failures.count == 1 ? "" : "s") failed:\n"
                 + failures.map { "  \($0)" }.joined(separator: "\n")
+        case .invalidStoreURL(let url, let part, let reason):
+            return "\(url): \(part): \(reason)"
+        case .unsupported(let store, let capability):
+            return "\(store): this store does not support \(capability); nothing was done"
+        case .historyUnavailable(let store, let reason):
+            return "\(store): the history cannot be read: \(reason)"
         }
     }
 

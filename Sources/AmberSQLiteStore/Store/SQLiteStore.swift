@@ -1,83 +1,42 @@
 import AmberModel
+import AmberStore
 import AmberTransformers
 import AmberValues
 import CSQLite
 import Foundation
 
-/// An Amber store: an SQLite file (in WAL mode) or an in-memory database,
-/// holding one table per entity and a metadata table with the store's UUID,
-/// its model's version hash and the model itself.
+/// The SQLite store: an SQLite file (in WAL mode) or an in-memory database,
+/// holding one table per entity hierarchy (``TableMapping``), a metadata
+/// table with the store's UUID, its model's version hash and the model
+/// itself, and the history (``HistoryTable``).
 ///
-/// The store owns every SQL statement and transaction: contexts ask it for
-/// rows matching a fetch request, for counts, and to write a change set in
-/// one transaction (`write(_:)`, internal to the package); they never see SQL.
-///
-/// Threads: a store may be shared by contexts on any threads; it runs one
-/// caller's statements at a time (a save holds it for its transaction).
-/// Each `Context` (module Amber) and its objects are used from one thread at a time.
-/// Several stores (in this process or others) may open one file: a save
-/// that finds another connection writing waits up to
-/// ``Options/busyTimeout`` and then fails with ``/AmberValues/AmberError/busy(path:timeout:)``,
-/// keeping every pending change.
-public final class Store: @unchecked Sendable {
-    /// How a store is opened.
-    public struct Options: Sendable {
-        /// How long a save (or a read) waits for another connection's lock
-        /// before failing with ``/AmberValues/AmberError/busy(path:timeout:)``. Five
-        /// seconds by default; zero fails at once.
-        public var busyTimeout: Duration = .seconds(5)
-        /// Whether opening a store made with another model migrates it to
-        /// this one (true, the default) or fails with
-        /// ``/AmberValues/AmberError/modelMismatch(store:differences:)``.
-        public var migratesStore = true
-        /// Whether a migration first copies the store to
-        /// ``Store/backupPath(for:version:)`` (true, the default). A backup that
-        /// cannot be written stops the migration before anything changes.
-        public var backsUpBeforeMigrating = true
-        /// Called as a migration proceeds, on the opening thread; an error it
-        /// throws cancels the migration (nothing changes).
-        public var migrationProgress: (@Sendable (MigrationProgress) throws -> Void)?
-        /// What a save that returned survives: ``Durability/normal`` (the
-        /// default) or ``Durability/full``.
-        public var durability = Durability.normal
-
-        /// The default options.
-        public init() {}
-
-        /// Options with `busyTimeout`.
-        public init(busyTimeout: Duration) { self.busyTimeout = busyTimeout }
-    }
-
-    /// What a save that returned survives. Either way a crash never leaves a
-    /// store damaged or a save half written: a save is all there or not at all.
-    public enum Durability: Sendable {
-        /// A save survives the process crashing or being killed; a power
-        /// failure or an operating-system crash may undo the last saves
-        /// before the write-ahead log is next synced (SQLite's
-        /// `synchronous = NORMAL` in WAL mode).
-        case normal
-        /// A save survives power failure too: the log is synced to disk at
-        /// every save before the save returns (`synchronous = FULL`). Costs
-        /// one `fsync` per save; see BENCHMARKS.md.
-        case full
-    }
-
+/// It owns every SQL statement and transaction of the store; contexts reach
+/// it through ``StoreEngine`` behind a ``Store`` and never see SQL.
+/// Thread-safe: it runs one caller's statements at a time (a save holds it
+/// for its transaction).
+package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// The file, or nil for an in-memory store.
-    public let path: String?
-    /// The model the store was opened with.
-    public let model: Model
-    /// The store's UUID, fixed when the store is created; part of every object ID URI.
-    public let identifier: UUID
+    let path: String?
+    package let model: Model
+    package let identifier: UUID
+    package var place: String { path ?? "memory:" }
+    package var capabilities: StoreCapabilities {
+        var all: StoreCapabilities = [.history, .backups, .vacuum, .integrityChecks]
+        if path != nil { all.formUnion([.checkpoints, .sharedAcrossProcesses]) }
+        return all
+    }
     /// The options the store was opened with.
-    public let options: Options
+    let options: Store.Options
+    /// The history's table.
+    let history = HistoryTable()
 
     /// Used only inside ``serialized(_:)``, or by the initializer before anyone else can see the store.
     let connection: Connection
     let mappings: [TableMapping]
     /// Held while one caller's statements run (every package entry point takes it).
     private let lock = NSLock()
-    /// The inboxes of the contexts on this store (weakly: a context's goes with it); guarded by `lock`.
-    private var inboxes: [WeakInbox] = []
+    /// The inboxes of the contexts on this store; guarded by `lock`.
+    private var inboxes = InboxList()
 
     static let metadataTable = "_amber_metadata"
     /// The metadata key holding the largest deleted key of table `table` (quoted):
@@ -94,7 +53,7 @@ public final class Store: @unchecked Sendable {
     ///   ``/AmberValues/AmberError/notAStore(path:reason:)`` for a file that is not an
     ///   Amber store; ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   kept the file locked for longer than `options.busyTimeout`.
-    public convenience init(path: String, model: Model, options: Options = Options()) throws(AmberError) {
+    package convenience init(path: String, model: Model, options: Store.Options = Store.Options()) throws(AmberError) {
         let connection = try Connection(path: path, create: true, busyTimeout: options.busyTimeout)
         try self.init(connection: connection, path: path, model: model, options: options)
     }
@@ -102,7 +61,7 @@ public final class Store: @unchecked Sendable {
     /// Opens an existing store with the model it carries, so a program (such
     /// as the `amber` CLI) can read a store it did not make. The model is
     /// bound against `registry`, which must hold the transformers it names.
-    public convenience init(openingExisting path: String, registry: Registry = .shared, options: Options = Options()) throws(AmberError) {
+    package convenience init(openingExisting path: String, registry: Registry, options: Store.Options) throws(AmberError) {
         guard FileManager.default.fileExists(atPath: path) else {
             throw .notAStore(path: path, reason: "no such file")
         }
@@ -119,11 +78,13 @@ public final class Store: @unchecked Sendable {
     }
 
     /// An in-memory store with `model`; it lives as long as this object.
-    public static func inMemory(model: Model) throws(AmberError) -> Store {
-        try Store(connection: Connection(path: ":memory:", create: true, busyTimeout: .zero), path: nil, model: model, options: Options())
+    package convenience init(inMemory model: Model, options: Store.Options) throws(AmberError) {
+        var options = options
+        options.busyTimeout = .zero
+        try self.init(connection: Connection(path: ":memory:", create: true, busyTimeout: .zero), path: nil, model: model, options: options)
     }
 
-    private init(connection: Connection, path: String?, model: Model, options: Options, updatesModelCopy: Bool = true) throws(AmberError) {
+    private init(connection: Connection, path: String?, model: Model, options: Store.Options, updatesModelCopy: Bool = true) throws(AmberError) {
         self.connection = connection
         self.path = path
         self.model = model
@@ -163,6 +124,8 @@ public final class Store: @unchecked Sendable {
                 try update.run()
             } catch {}
         }
+        // Stores made before the history existed gain its table (a read-only file keeps none, and records none).
+        try? connection.execute(HistoryTable.createSQL)
         let derived = try DerivedTriggers.sql(model: model, mappings: mappings)
         for sql in derived { try connection.execute(sql) }
         hasDerivedAttributes = !derived.isEmpty
@@ -172,10 +135,10 @@ public final class Store: @unchecked Sendable {
 
     /// Where a migration keeps the copy of the store it makes first:
     /// `<path>.<version hash>.backup`, after the version it replaces.
-    public static func backupPath(for path: String, version: String) -> String { "\(path).\(version).backup" }
+    package static func backupPath(for path: String, version: String) -> String { "\(path).\(version).backup" }
 
     /// The version hash of the model the store at `path` was last opened with.
-    public static func versionHash(ofStoreAt path: String) throws(AmberError) -> String {
+    package static func versionHash(ofStoreAt path: String) throws(AmberError) -> String {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
         let metadata = try readMetadata(Connection(path: path, create: false, busyTimeout: .seconds(5)), path: path)
         guard let hash = metadata["model_hash"] else { throw .notAStore(path: path, reason: "no model hash in the metadata table") }
@@ -188,7 +151,7 @@ public final class Store: @unchecked Sendable {
     ///
     /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
     ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
-    public static func migrationPlan(forStoreAt path: String, to model: Model) throws(AmberError) -> [String] {
+    package static func migrationPlan(forStoreAt path: String, to model: Model) throws(AmberError) -> [String] {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
         let connection = try Connection(path: path, create: false, busyTimeout: .seconds(5))
         let metadata = try readMetadata(connection, path: path)
@@ -211,7 +174,7 @@ public final class Store: @unchecked Sendable {
     /// Migrates the store to `model` in one transaction, after a backup
     /// (unless the options say not to); nothing changes if it fails.
     private static func migrate(_ connection: Connection, path: String, store: UUID, metadata: [String: String], to model: Model,
-                                options: Options) throws(AmberError)
+                                options: Store.Options) throws(AmberError)
     {
         let mapping = ModelMapping(from: try storedModel(metadata, path: path, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
@@ -241,7 +204,7 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private static func configure(_ connection: Connection, inMemory: Bool, durability: Durability, place: String) throws(AmberError) {
+    private static func configure(_ connection: Connection, inMemory: Bool, durability: Store.Durability, place: String) throws(AmberError) {
         do throws(AmberError) {
             // WAL lets readers run beside a writer; NORMAL sync is durable across
             // application crashes, which is SQLite's advice for WAL. A log that
@@ -311,6 +274,7 @@ public final class Store: @unchecked Sendable {
                 for sql in mapping.createSQL { try connection.execute(sql) }
             }
             for sql in TableMapping.joinTableSQL(model: model) { try connection.execute(sql) }
+            try connection.execute(HistoryTable.createSQL)
             let metadata = ["format": Self.formatVersion, "store_uuid": UUID().uuidString, "model_hash": model.versionHash,
                             "model": model.description.jsonText(), "created_by": "Amber \(version)"]
             let insert = try connection.statement("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?)")
@@ -344,19 +308,11 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// A column rows can be looked up by, for relationships.
-    package enum KeyColumn {
-        /// The row's own primary key.
-        case primaryKey
-        /// A to-one relationship of the entity: the destination's key it holds.
-        case foreignKey(Relationship)
-    }
-
     /// Reads the rows of `entity` whose `column` holds one of `keys`, in
     /// primary-key order (after the columns of `order`, if given):
     /// the rows of faults, the members of to-many relationships, and
     /// prefetches, one statement for any number of keys.
-    package func fetchRows(of entity: Entity, where column: KeyColumn, in keys: [Int64], orderedBy order: [String] = [])
+    package func fetchRows(of entity: Entity, where column: KeyColumn, in keys: [Int64], orderedBy order: [String])
         throws(AmberError) -> FetchedRows
     {
         try rows(of: entity, "WHERE \(Self.name(of: column)) IN (SELECT value FROM json_each(?)) "
@@ -494,11 +450,15 @@ public final class Store: @unchecked Sendable {
 
     /// `request` compiled once for ``sortedKeys(_:among:)``, which a live
     /// query runs after every change.
-    package struct SortedKeysQuery {
+    final class SQLiteSortedKeysQuery: SortedKeysQuery {
         let all: FetchQuery
         let among: FetchQuery
         let one: FetchQuery
         let sortCount: Int32
+
+        init(all: FetchQuery, among: FetchQuery, one: FetchQuery, sortCount: Int32) {
+            (self.all, self.among, self.one, self.sortCount) = (all, among, one, sortCount)
+        }
     }
 
     /// Below this many keys, ``sortedKeys(_:among:)`` seeks each key rather
@@ -506,9 +466,9 @@ public final class Store: @unchecked Sendable {
     static let seekLimit = 6
 
     /// Compiles `request` over `entity` for ``sortedKeys(_:among:)``.
-    package func sortedKeysQuery(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> SortedKeysQuery {
+    package func sortedKeysQuery(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> any SortedKeysQuery {
         let mapping = mapping(for: entity)
-        return SortedKeysQuery(
+        return SQLiteSortedKeysQuery(
             all: try FetchQuery(request: request, mapping: mapping, model: model, columns: "", sortColumns: true),
             among: try FetchQuery(request: request, mapping: mapping, model: model, columns: "", sortColumns: true, among: []),
             one: try FetchQuery(request: request, mapping: mapping, model: model, columns: "", sortColumns: true, among: [0]),
@@ -521,15 +481,16 @@ public final class Store: @unchecked Sendable {
     /// not apply). The sort values compare as SQLite compares them in the
     /// request's ORDER BY, so a caller can place a row among others without
     /// the store.
-    package func sortedKeys(_ query: SortedKeysQuery, among keys: [Int64]? = nil) throws(AmberError) -> [SortedKey] {
-        try serialized { () throws(AmberError) in
+    package func sortedKeys(_ query: any SortedKeysQuery, among keys: [Int64]?) throws(AmberError) -> [SortedKey] {
+        guard let query = query as? SQLiteSortedKeysQuery else { throw .unsupported(store: place, capability: "a query another store prepared") }
+        return try serialized { () throws(AmberError) in
             var found: [SortedKey] = []
             func read(_ statement: Statement) throws(AmberError) {
                 defer { statement.reset() }
                 while try statement.step() {
-                    var values: [SQLiteValue] = []
+                    var values: [SortValue] = []
                     values.reserveCapacity(Int(query.sortCount))
-                    for column in 0..<query.sortCount { values.append(try SQLiteValue(statement, column: column + 1)) }
+                    for column in 0..<query.sortCount { values.append(try SortValue(statement, column: column + 1)) }
                     found.append(SortedKey(key: statement.int64(0), values: values))
                 }
             }
@@ -570,12 +531,12 @@ public final class Store: @unchecked Sendable {
     ///   settled conflict was settled.
     /// - Throws: ``/AmberValues/AmberError/saveFailed(_:)`` listing every problem; the
     ///   database is as it was.
-    package func write<Row: RowSource>(_ changes: ChangeSet<Row>, policy: MergePolicy = .error, from inbox: ChangeInbox? = nil)
+    package func write<Row: RowSource>(_ changes: ChangeSet<Row>, policy: MergePolicy, from inbox: ChangeInbox?, origin: WriteOrigin)
         throws(AmberError) -> WrittenKeys
     {
         try serialized { () throws(AmberError) in
-            let written = try write(changes, StoreWriter<Row>(store: self, policy: policy), trial: false)
-            post(SavedChanges(changes, written), skipping: inbox)
+            let written = try write(changes, StoreWriter<Row>(store: self, policy: policy), trial: false, origin: origin)
+            inboxes.post(SavedChanges(changes, written), skipping: inbox)
             return written
         }
     }
@@ -592,7 +553,7 @@ public final class Store: @unchecked Sendable {
             return try serialized { () throws(AmberError) in
                 connection.waitsForLocks(false)
                 defer { connection.waitsForLocks(true) }
-                _ = try write(changes, StoreWriter<Row>(store: self, policy: policy), trial: true)
+                _ = try write(changes, StoreWriter<Row>(store: self, policy: policy), trial: true, origin: WriteOrigin())
                 return []
             }
         } catch .saveFailed(let problems) {
@@ -604,23 +565,9 @@ public final class Store: @unchecked Sendable {
 
     /// An inbox that receives what every other context's save on this store wrote.
     package func openInbox() -> ChangeInbox {
-        let inbox = ChangeInbox()
         lock.lock()
         defer { lock.unlock() }
-        inboxes.removeAll { $0.inbox == nil }
-        inboxes.append(WeakInbox(inbox: inbox))
-        return inbox
-    }
-
-    /// Hands `saved` to every inbox but the saver's (called holding `lock`).
-    /// The record is made only if some inbox will read it: a store with one context pays nothing.
-    private func post(_ saved: @autoclosure () -> SavedChanges, skipping sender: ChangeInbox?) {
-        var record: SavedChanges?
-        for entry in inboxes {
-            guard let inbox = entry.inbox, inbox !== sender else { continue }
-            if record == nil { record = saved() }
-            if let record, !record.isEmpty { inbox.post(record) }
-        }
+        return inboxes.open()
     }
 
     /// SQLite's `data_version`: it changes when another connection (another
@@ -643,10 +590,69 @@ public final class Store: @unchecked Sendable {
         return versions
     }
 
+    // MARK: History
+
+    package func lastHistorySequence() throws(AmberError) -> Int64? {
+        try serialized { () throws(AmberError) in try history.lastSequence(on: connection) }
+    }
+
+    package func history(after sequence: Int64) throws(AmberError) -> [HistoryTransaction] {
+        try serialized { () throws(AmberError) in
+            try connection.execute("BEGIN")
+            defer { try? connection.execute("COMMIT") }
+            try history.check(sequence, on: connection, metadataTable: Self.metadataTable, place: place)
+            return try history.entries(after: sequence, on: connection).map { (entry) throws(AmberError) in
+                HistoryTransaction(token: HistoryToken(storeIdentifier: identifier, sequence: entry.sequence),
+                                   timestamp: Date(timeIntervalSinceReferenceDate: entry.timestamp), author: entry.author,
+                                   contextName: entry.context,
+                                   changes: entry.changes == HistoryTable.unrecorded ? [] : try HistoryRecord.changes(
+                                       in: entry.changes, model: model, store: identifier, place: place, sequence: entry.sequence),
+                                   relinked: entry.relinked, changesRecorded: entry.changes != HistoryTable.unrecorded)
+            }
+        }
+    }
+
+    package func purgeHistory(through sequence: Int64) throws(AmberError) {
+        try serialized { () throws(AmberError) in
+            try connection.execute("BEGIN IMMEDIATE")
+            do throws(AmberError) {
+                let last = try history.lastSequence(on: connection)
+                guard sequence <= last else {
+                    throw .historyUnavailable(store: place, reason: "the token is at transaction \(sequence), but the store's history ends at \(last)")
+                }
+                try history.purge(through: sequence, on: connection, metadataTable: Self.metadataTable)
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    package func savedChanges(after sequence: Int64) throws(AmberError) -> (records: [SavedChanges], through: Int64)? {
+        try serialized { () throws(AmberError) -> (records: [SavedChanges], through: Int64)? in
+            try connection.execute("BEGIN")
+            defer { try? connection.execute("COMMIT") }
+            guard try history.purgedThrough(on: connection, metadataTable: Self.metadataTable) <= sequence else { return nil }
+            var records: [SavedChanges] = [], through = sequence
+            for entry in try history.entries(after: sequence, on: connection) {
+                through = entry.sequence
+                // This store's own contexts posted theirs to the inboxes already.
+                guard entry.origin != history.origin else { continue }
+                guard entry.changes != HistoryTable.unrecorded else { return nil }
+                let changes = try HistoryRecord.changes(in: entry.changes, model: model, store: identifier, place: place, sequence: entry.sequence)
+                records.append(HistoryRecord.savedChanges(changes, relinked: entry.relinked, model: model))
+            }
+            return (records, through)
+        }
+    }
+
     /// Writes `changes` in one transaction, committed unless a problem was
     /// found or this is a `trial` (which ends in ROLLBACK and throws the
     /// problems it met, if any).
-    private func write<Row: RowSource>(_ changes: ChangeSet<Row>, _ writer: StoreWriter<Row>, trial: Bool) throws(AmberError) -> WrittenKeys {
+    private func write<Row: RowSource>(_ changes: ChangeSet<Row>, _ writer: StoreWriter<Row>, trial: Bool, origin: WriteOrigin)
+        throws(AmberError) -> WrittenKeys
+    {
         var problems: [SaveProblem] = []
         var written = WrittenKeys()
         do throws(AmberError) {
@@ -661,8 +667,13 @@ public final class Store: @unchecked Sendable {
                 try connection.execute("ROLLBACK")
             } else {
                 problems += try writer.danglingLinks()
-                if hasDerivedAttributes { written.derived = try takeDerivedLog() }
+                if hasDerivedAttributes { (written.derived, written.derivedEntities) = try takeDerivedLog() }
                 written.resolved = writer.resolved
+                if problems.isEmpty {
+                    // Without history, only that a transaction happened: other processes then compare what they hold.
+                    let record = options.recordsHistory ? HistoryRecord(changes, written: written, model: model).text : HistoryTable.unrecorded
+                    try history.record(record, origin: origin, relinked: !changes.links.isEmpty || !changes.positions.isEmpty, on: connection)
+                }
                 if problems.isEmpty { try connection.execute("COMMIT") }
             }
         } catch .busy(let path, let timeout) {
@@ -681,250 +692,24 @@ public final class Store: @unchecked Sendable {
 
     /// The rows whose derived values this transaction's triggers changed,
     /// with their new versions; the log is emptied for the next save.
-    private func takeDerivedLog() throws(AmberError) -> [SavedChanges.Row] {
+    private func takeDerivedLog() throws(AmberError) -> ([SavedChanges.Row], [Int]) {
         var keys: [Int: [Int64]] = [:]
         let log = try connection.statement("SELECT tbl, pk FROM \(DerivedTriggers.log)")
         defer { log.reset() }
         while try log.step() { keys[Int(log.int64(0)), default: []].append(log.int64(1)) }
         try connection.execute("DELETE FROM \(DerivedTriggers.log)")
-        var rows: [SavedChanges.Row] = []
+        var rows: [SavedChanges.Row] = [], entities: [Int] = []
         for (table, keys) in keys {
             // A row deleted later in the same save has no version to report.
-            let versions = try connection.statement("SELECT _pk, _version FROM \(mappings[table].table) WHERE _pk IN (SELECT value FROM json_each(?))")
+            let versions = try connection.statement(
+                "SELECT _pk, _version, _entity FROM \(mappings[table].table) WHERE _pk IN (SELECT value FROM json_each(?))")
             defer { versions.reset() }
             versions.bind(0, Self.jsonArray(keys))
-            while try versions.step() { rows.append(SavedChanges.Row(table: table, key: versions.int64(0), version: versions.int64(1))) }
-        }
-        return rows
-    }
-}
-
-/// What one save wrote, by row, for the other contexts on the store to merge.
-package struct SavedChanges: Sendable {
-    /// A written row: its table (a root entity's index), key and new version.
-    package struct Row: Sendable {
-        package let table: Int
-        package let key: Int64
-        package let version: Int64
-    }
-
-    /// New rows need no merging (the next fetch finds them), but live queries
-    /// look at them: their keys, unless there were more than `insertedLimit`.
-    package var inserted: [Row] = []
-    /// Set when a save inserted more rows than are listed: a live query then evaluates its request again.
-    package var insertedUnlisted = false
-    static let insertedLimit = 4096
-    package var updated: [Row] = []
-    package var deleted: [Row] = []
-    /// Whether join-table rows (many-to-many links) or ordered positions changed.
-    package var relinked = false
-
-    var isEmpty: Bool { inserted.isEmpty && !insertedUnlisted && updated.isEmpty && deleted.isEmpty && !relinked }
-
-    init<Source: RowSource>(_ changes: ChangeSet<Source>, _ written: WrittenKeys) {
-        // A bulk insert is not kept row by row in every other context's inbox until it merges.
-        if changes.inserts.count > Self.insertedLimit {
-            insertedUnlisted = true
-        } else {
-            inserted.reserveCapacity(changes.inserts.count)
-            for (object, key) in zip(changes.inserts, written.keys) {
-                inserted.append(Row(table: object.entity.rootIndex, key: key, version: 1))
+            while try versions.step() {
+                rows.append(SavedChanges.Row(table: table, key: versions.int64(0), version: versions.int64(1)))
+                entities.append(Int(versions.int64(2)) - 1)
             }
         }
-        for object in changes.updates {
-            var version = object.rowVersion + 1
-            switch written.resolved[ObjectIdentifier(object)] {
-            case .merged(let stored, _, _)?: version = stored.version(0) + 1
-            case .writtenAgain(let again)?: version = again
-            case .deletedInStore?: continue
-            case nil: break
-            }
-            updated.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: version))
-        }
-        for object in changes.deletes {
-            deleted.append(Row(table: object.entity.rootIndex, key: object.objectID.primaryKey ?? 0, version: object.rowVersion))
-        }
-        // Rows whose derived values moved, at their final versions (after the saved ones, so merges see the later version).
-        updated += written.derived
-        relinked = !changes.links.isEmpty || !changes.positions.isEmpty
-    }
-}
-
-/// Where a context receives what other contexts on its store saved; any
-/// thread may post while the owner takes.
-package final class ChangeInbox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var records: [SavedChanges] = []
-    /// Set when more records came than an inbox keeps: the owner must compare
-    /// every object it holds with the store instead.
-    private var overflowed = false
-    /// Records kept for a context that does not merge: past this, it compares instead.
-    private static let limit = 1024
-
-    fileprivate func post(_ saved: SavedChanges) {
-        lock.lock()
-        defer { lock.unlock() }
-        if records.count >= Self.limit {
-            records.removeAll()
-            overflowed = true
-        } else if !overflowed {
-            records.append(saved)
-        }
-    }
-
-    /// The records posted since the last call, and whether some were lost (then compare everything).
-    package func take() -> (records: [SavedChanges], overflowed: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        defer { (records, overflowed) = ([], false) }
-        return (records, overflowed)
-    }
-}
-
-/// Provisional keys → the primary keys a save gave their new rows. A large
-/// save looks one up per link to a new object, twice (to write the row, then
-/// to rewrite the object's slot). Provisional keys come from one counter, so
-/// a save's are usually close together: then they index an array down from
-/// the highest, which costs a subtraction where a dictionary's seeded hash
-/// cost a twentieth of the save; keys spread wider than four slots per key
-/// fall back to a dictionary.
-package struct ProvisionalKeys {
-    /// By `highest - key`: the primary key, 0 for none (primary keys start at 1).
-    private var dense: [Int64] = []
-    /// The highest provisional key, where `dense` starts.
-    private var highest: Int64 = 0
-    private var sparse: [Int64: Int64] = [:]
-
-    package init() {}
-
-    /// The map of `pairs` (provisional key, primary key).
-    init(_ pairs: [(key: Int64, primaryKey: Int64)]) {
-        guard let high = pairs.map(\.key).max(), let low = pairs.map(\.key).min() else { return }
-        let span = high.subtractingReportingOverflow(low)
-        guard !span.overflow, span.partialValue < Int64(pairs.count) * 4 + 64 else {
-            sparse = Dictionary(pairs.map { ($0.key, $0.primaryKey) }, uniquingKeysWith: { _, last in last })
-            return
-        }
-        highest = high
-        dense = [Int64](repeating: 0, count: Int(span.partialValue) + 1)
-        for (key, primaryKey) in pairs { dense[Int(high - key)] = primaryKey }
-    }
-
-    package var isEmpty: Bool { dense.isEmpty && sparse.isEmpty }
-
-    /// The primary key of provisional `key`, if this save gave it one.
-    package subscript(key: Int64) -> Int64? {
-        guard !dense.isEmpty else { return sparse[key] }
-        let (offset, overflow) = highest.subtractingReportingOverflow(key)
-        guard !overflow, offset >= 0, offset < Int64(dense.count), dense[Int(offset)] != 0 else { return nil }
-        return dense[Int(offset)]
-    }
-}
-
-private struct WeakInbox {
-    weak var inbox: ChangeInbox?
-}
-
-/// The primary keys a save gave its new rows.
-package struct WrittenKeys {
-    /// By position in ``ChangeSet/inserts``.
-    package var keys: [Int64] = []
-    /// Provisional key → primary key, for the ``ChangeSet/linkTargets``.
-    package var provisional = ProvisionalKeys()
-    /// The updated objects whose conflicts a merge policy settled, by object identity.
-    package var resolved: [ObjectIdentifier: Resolution] = [:]
-    /// The rows whose derived attributes the save computed anew (saved or
-    /// not: an author whose book count moved), with their new versions.
-    package var derived: [SavedChanges.Row] = []
-}
-
-/// One row of a join table: `source` and `target` as the table names them.
-package struct JoinRow: Hashable, Sendable {
-    package let table: String
-    package let source: Int64
-    package let target: Int64
-
-    package init(table: String, source: Int64, target: Int64) {
-        (self.table, self.source, self.target) = (table, source, target)
-    }
-}
-
-/// A member's position in an ordered to-many relationship: in a join table
-/// (the row `keyColumn` = `key`, `otherColumn` = `other`), or in the
-/// member's own table (`otherColumn` nil: the row `_pk` = `key`).
-package struct Position: Sendable {
-    package let table: String
-    package let keyColumn: String
-    package let key: Int64
-    package let otherColumn: String?
-    package let other: Int64
-    package let orderColumn: String
-    package let position: Int64
-
-    package init(table: String, keyColumn: String, key: Int64, otherColumn: String?, other: Int64, orderColumn: String, position: Int64) {
-        (self.table, self.keyColumn, self.key, self.otherColumn, self.other) = (table, keyColumn, key, otherColumn, other)
-        (self.orderColumn, self.position) = (orderColumn, position)
-    }
-}
-
-/// What the store needs of an object to write its row: the context's objects
-/// conform, so a save binds values straight from their slots.
-package protocol RowSource: AnyObject {
-    /// The row's entity.
-    var entity: Entity { get }
-    /// The object's ID (its primary key once saved); problems name it.
-    var objectID: ObjectID { get }
-    /// The object's slots, with every encoded form current (``Entity/columns`` say which slot each column reads).
-    var slotValues: [Value] { get }
-    /// The slots as last saved or fetched, if the object keeps them (nil:
-    /// every column is written).
-    var savedSlotValues: [Value]? { get }
-    /// The row version last read or written, checked by updates and deletes.
-    var rowVersion: Int64 { get }
-    /// Whether the stored value in `slot` (a column's slot) was set here
-    /// since the row was read: a merge policy decides per key on it.
-    func isSetHere(slot: Int) -> Bool
-}
-
-/// The rows one save writes.
-package struct ChangeSet<Row: RowSource> {
-    /// New rows, in the order they are inserted (``add(insert:table:provisionalKey:)``).
-    package private(set) var inserts: [Row] = []
-    package var updates: [Row] = []
-    package var deletes: [Row] = []
-    /// Rows of join tables to add (true) or remove (false); keys may be provisional.
-    package var links: [JoinRow: Bool] = [:]
-    /// Positions of the members of ordered to-many relationships.
-    package var positions: [Position] = []
-    /// The new rows other rows point at by a provisional key: their table (a
-    /// root entity's index) and their place among that table's inserts, so the
-    /// writer knows every such key before writing the first row.
-    private(set) var linkTargets: [(key: Int64, table: Int, rank: Int)] = []
-    /// Inserts so far per table (root entity index).
-    private var insertsPerTable: [Int] = []
-    /// Per table, the largest key of a new row that keeps its own (an
-    /// object whose deleted row is written again): keys handed out start above it.
-    private(set) var ownKeys: [Int: Int64] = [:]
-
-    package init() {}
-
-    /// Adds a new row for the table of root entity `table`; `provisionalKey`
-    /// is the negative key other rows' slots and join rows hold for it, if any do.
-    package mutating func add(insert row: Row, table: Int, provisionalKey: Int64?) {
-        inserts.append(row)
-        if let key = row.objectID.primaryKey {
-            ownKeys[table] = max(ownKeys[table] ?? key, key)
-            return
-        }
-        if table >= insertsPerTable.count { insertsPerTable += repeatElement(0, count: table + 1 - insertsPerTable.count) }
-        if let provisionalKey { linkTargets.append((provisionalKey, table, insertsPerTable[table])) }
-        insertsPerTable[table] += 1
-    }
-
-    /// Lists the link targets again, after more new rows became ones.
-    package mutating func findLinkTargets(_ provisionalKey: (Row) -> Int64?) {
-        let rows = inserts
-        (inserts, linkTargets, insertsPerTable) = ([], [], [])
-        for row in rows { add(insert: row, table: row.entity.rootIndex, provisionalKey: provisionalKey(row)) }
+        return (rows, entities)
     }
 }

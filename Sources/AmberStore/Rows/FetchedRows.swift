@@ -1,7 +1,6 @@
 import AmberModel
 import AmberTransformers
 import AmberValues
-import CSQLite
 import Foundation
 
 /// The rows of one entity that a fetch read, kept compactly: one 16-byte
@@ -16,8 +15,8 @@ import Foundation
 /// of one or more contexts may share it, from any thread.
 package final class FetchedRows: @unchecked Sendable {
     /// One stored value.
-    struct Cell {
-        enum Kind: UInt8 {
+    package struct Cell {
+        package enum Kind: UInt8 {
             case null
             /// `payload` is an integer, a Boolean (0/1) or a Double's bit pattern.
             case scalar
@@ -27,12 +26,14 @@ package final class FetchedRows: @unchecked Sendable {
             case boxed
         }
 
-        var payload: UInt64 = 0
-        var length: UInt32 = 0
-        var kind = Kind.null
+        package var payload: UInt64 = 0
+        package var length: UInt32 = 0
+        package var kind = Kind.null
+
+        package init() {}
     }
 
-    private let mapping: TableMapping
+    package let layout: RowLayout
     private let primaryKeys: [Int64]
     private let versions: [Int64]
     /// Each row's entity index, when the fetch can return sub-entities (else empty: all are the mapping's).
@@ -43,44 +44,20 @@ package final class FetchedRows: @unchecked Sendable {
     private let boxes: [Value]
     private let width: Int
 
-    /// Reads every row `statement` (selecting ``TableMapping/selectColumns``) returns.
-    ///
-    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming the
-    ///   attribute, for a stored value of the wrong kind (a corrupt or foreign
-    ///   row); an SQLite error.
-    init(reading statement: Statement, mapping: TableMapping) throws(AmberError) {
-        var primaryKeys: [Int64] = [], versions: [Int64] = [], entities: [Int32] = [], cells: [Cell] = []
-        var arena: [UInt8] = [], boxes: [Value] = []
-        let width = mapping.types.count
-        let mixed = mapping.entity.subentityIndices.count > 1
-        let known = Int64(mapping.columnOfSlot.count)
-        while try statement.step() {
-            primaryKeys.append(statement.int64(0))
-            versions.append(statement.int64(1))
-            if mixed {
-                // A row another program wrote with an entity outside this hierarchy is refused, not guessed.
-                let code = statement.int64(2) - 1
-                guard code >= 0, code < known, !mapping.columnOfSlot[Int(code)].isEmpty else {
-                    throw .invalidValue(place: "\(mapping.entity.name) row \(statement.int64(0))", expected: "an entity of this hierarchy",
-                                        given: "entity number \(code + 1)")
-                }
-                entities.append(Int32(code))
-            }
-            for column in 0..<width {
-                var cell = Cell()
-                try mapping.copy(column: column, at: Int32(column) + TableMapping.bookkeepingCount, from: statement,
-                                 into: &cell, arena: &arena, boxes: &boxes)
-                cells.append(cell)
-            }
-        }
-        self.mapping = mapping
+    /// Rows a store read: `cells` row after row, ``RowLayout/types``'s
+    /// count to a row, each checked against its column's type as the store
+    /// copied it (see ``Cell``); text and blob bytes in `arena`; decimals,
+    /// URIs and large values in `boxes`. `entities` holds each row's entity
+    /// index when the layout's entity has sub-entities, and is empty otherwise.
+    package init(layout: RowLayout, primaryKeys: [Int64], versions: [Int64], entities: [Int32], cells: [Cell], arena: [UInt8], boxes: [Value]) {
+        self.layout = layout
         self.primaryKeys = primaryKeys
         self.versions = versions
         self.entities = entities
         self.cells = cells
         self.arena = arena
         self.boxes = boxes
-        self.width = width
+        self.width = layout.types.count
     }
 
     /// How many rows were read.
@@ -93,12 +70,12 @@ package final class FetchedRows: @unchecked Sendable {
     package func version(_ row: Int) -> Int64 { versions[row] }
 
     /// The index in the model of row `row`'s entity (the fetched entity's, or one below it).
-    package func entityIndex(_ row: Int) -> Int { entities.isEmpty ? mapping.entity.index : Int(entities[row]) }
+    package func entityIndex(_ row: Int) -> Int { entities.isEmpty ? layout.entity.index : Int(entities[row]) }
 
     /// The stored value in object slot `slot` of row `row`, or nil if the
     /// entity stores nothing in that slot (a transient attribute).
     package func value(_ row: Int, slot: Int) -> Value? {
-        let column = mapping.columnOfSlot[entityIndex(row)][slot]
+        let column = layout.columnOfSlot[entityIndex(row)][slot]
         guard column >= 0 else { return nil }
         return value(cells[row * width + column], column: column)
     }
@@ -110,7 +87,7 @@ package final class FetchedRows: @unchecked Sendable {
     package func decode(_ row: Int, slot: Int, _ decode: (UnsafeRawBufferPointer) throws(TransformerFailure) -> Value?)
         throws(TransformerFailure) -> Value?
     {
-        let column = mapping.columnOfSlot[entityIndex(row)][slot]
+        let column = layout.columnOfSlot[entityIndex(row)][slot]
         guard column >= 0 else { return nil }
         let cell = cells[row * width + column]
         guard cell.kind == .bytes else { return nil }
@@ -126,7 +103,7 @@ package final class FetchedRows: @unchecked Sendable {
 
     /// Writes row `row`'s stored values into their slots of `values` (an object's slot array).
     package func read(_ row: Int, into values: inout [Value]) {
-        for (slot, column) in mapping.columnOfSlot[entityIndex(row)].enumerated() where column >= 0 {
+        for (slot, column) in layout.columnOfSlot[entityIndex(row)].enumerated() where column >= 0 {
             values[slot] = value(cells[row * width + column], column: column)
         }
     }
@@ -135,11 +112,11 @@ package final class FetchedRows: @unchecked Sendable {
         switch cell.kind {
         case .null: return .null
         case .boxed: return boxes[Int(cell.payload)]
-        case .scalar: return mapping.value(column: column, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
+        case .scalar: return layout.value(column: column, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
         case .bytes:
             let start = Int(cell.payload)
             return arena.withUnsafeBufferPointer { arena in
-                mapping.value(column: column, scalar: 0, bytes: UnsafeBufferPointer(rebasing: arena[start..<start + Int(cell.length)]))
+                layout.value(column: column, scalar: 0, bytes: UnsafeBufferPointer(rebasing: arena[start..<start + Int(cell.length)]))
             }
         }
     }

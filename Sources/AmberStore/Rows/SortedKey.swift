@@ -1,37 +1,28 @@
 import AmberValues
-import CSQLite
 import Foundation
 
 /// A row's primary key and the values a fetch request orders it by.
 package struct SortedKey: Sendable {
     package let key: Int64
     /// One per sort key, as the query computed it.
-    package let values: [SQLiteValue]
+    package let values: [SortValue]
 
-    package init(key: Int64, values: [SQLiteValue]) {
+    package init(key: Int64, values: [SortValue]) {
         (self.key, self.values) = (key, values)
     }
 }
 
-/// A value as SQLite holds it in a result column, compared as SQLite's
-/// ORDER BY compares with the BINARY collation: NULL first, then numbers
-/// (integers and reals by value), then text (by bytes), then blobs (by bytes).
-package enum SQLiteValue: Sendable, Hashable {
+/// A value a store sorted a row by, compared as SQL's ORDER BY compares
+/// with a binary collation (SQLite's BINARY, PostgreSQL's "C"): NULL first,
+/// then numbers (integers and reals by value), then text (by bytes), then
+/// blobs (by bytes). A live query places changed rows among the others with
+/// it, without asking the store again.
+package enum SortValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)
     case text([UInt8])
     case blob([UInt8])
-
-    init(_ statement: Statement, column: Int32) throws(AmberError) {
-        switch statement.columnType(column) {
-        case SQLITE_INTEGER: self = .integer(statement.int64(column))
-        case SQLITE_FLOAT: self = .real(statement.double(column))
-        case SQLITE_TEXT: self = .text(try statement.withBytes(column) { Array($0) })
-        case SQLITE_BLOB: self = .blob(try statement.withBytes(column) { Array($0) })
-        default: self = .null
-        }
-    }
 
     private var rank: Int {
         switch self {
@@ -43,7 +34,7 @@ package enum SQLiteValue: Sendable, Hashable {
     }
 
     /// -1, 0 or 1 as `self` sorts before, with or after `other` in ascending order.
-    package func compare(_ other: SQLiteValue) -> Int {
+    package func compare(_ other: SortValue) -> Int {
         switch (self, other) {
         case (.integer(let a), .integer(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.real(let a), .real(let b)): return a < b ? -1 : (a == b ? 0 : 1)

@@ -1,0 +1,90 @@
+import AmberModel
+import AmberSQLiteStore
+import AmberStore
+import AmberTransformers
+import AmberValues
+import Foundation
+
+/// Opening stores: by URL, or as SQLite files and in-memory databases.
+/// This layer knows every kind of store; each lives in a target of its own
+/// below it and is reached here only through the store contract (`StoreEngine`).
+extension Store {
+    /// Opens the store `url` names (see ``/AmberStore/StoreURL``) with `model`:
+    /// an SQLite file (created with its tables when missing or empty) or a
+    /// new in-memory store.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/invalidStoreURL(url:part:reason:)`` for text
+    ///   that names no store (nothing is created); otherwise what
+    ///   ``init(path:model:options:)`` throws.
+    public convenience init(url: String, model: Model, options: Options = Options()) throws(AmberError) {
+        try self.init(url: StoreURL(url), model: model, options: options)
+    }
+
+    /// Opens the store `url` names with `model`.
+    public convenience init(url: StoreURL, model: Model, options: Options = Options()) throws(AmberError) {
+        switch url.kind {
+        case .file(let path): self.init(engine: try SQLiteStore(path: path, model: model, options: options), url: url, options: options)
+        case .memory: self.init(engine: try SQLiteStore(inMemory: model, options: options), url: url, options: options)
+        }
+    }
+
+    /// Opens the SQLite store at `path` with `model`, creating the file and
+    /// its tables if the file is missing or empty. Several processes may
+    /// create the same new store at once: one makes it, the others open it.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/modelMismatch(store:differences:)`` if the store
+    ///   was made with a model of another shape, naming each difference;
+    ///   ``/AmberValues/AmberError/notAStore(path:reason:)`` for a file that is not an
+    ///   Amber store; ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
+    ///   kept the file locked for longer than `options.busyTimeout`.
+    public convenience init(path: String, model: Model, options: Options = Options()) throws(AmberError) {
+        self.init(engine: try SQLiteStore(path: path, model: model, options: options), url: .file(path), options: options)
+    }
+
+    /// Opens an existing SQLite store with the model it carries, so a
+    /// program (such as the `amber` CLI) can read a store it did not make.
+    /// The model is bound against `registry`, which must hold the transformers it names.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a missing file or one without a readable model.
+    public convenience init(openingExisting path: String, registry: Registry = .shared, options: Options = Options()) throws(AmberError) {
+        self.init(engine: try SQLiteStore(openingExisting: path, registry: registry, options: options), url: .file(path), options: options)
+    }
+
+    /// An in-memory store with `model` (an SQLite database in memory, the
+    /// store ``StoreURL/memory`` names); it lives as long as this object.
+    public static func inMemory(model: Model, options: Options = Options()) throws(AmberError) -> Store {
+        Store(engine: try SQLiteStore(inMemory: model, options: options), url: .memory, options: options)
+    }
+
+    /// Where a migration keeps the copy of the store it makes first:
+    /// `<path>.<version hash>.backup`, after the version it replaces.
+    public static func backupPath(for path: String, version: String) -> String { SQLiteStore.backupPath(for: path, version: version) }
+
+    /// The version hash of the model the store at `path` was last opened with.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)``.
+    public static func versionHash(ofStoreAt path: String) throws(AmberError) -> String { try SQLiteStore.versionHash(ofStoreAt: path) }
+
+    /// What opening the store at `path` with `model` would do to it, one
+    /// line per change, without changing anything; empty when the store
+    /// already has the model's shape.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
+    ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
+    public static func migrationPlan(forStoreAt path: String, to model: Model) throws(AmberError) -> [String] {
+        try SQLiteStore.migrationPlan(forStoreAt: path, to: model)
+    }
+
+    /// Checks the store file at `path` as ``Store/checkIntegrity()`` does, without
+    /// binding its model: a store whose plugins are missing can be checked.
+    /// The file is opened read-only, so checking changes nothing (a log a
+    /// crash left stays for the next opening to recover).
+    ///
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` if the file is
+    ///   missing or cannot be opened; ``/AmberValues/AmberError/busy(path:timeout:)`` or an
+    ///   SQLite error if reading it fails. A file that is damaged, not a
+    ///   database or not an Amber store is reported in the problems instead.
+    public static func checkIntegrity(ofStoreAt path: String) throws(AmberError) -> [String] {
+        try SQLiteStore.checkIntegrity(ofStoreAt: path)
+    }
+}

@@ -1,0 +1,103 @@
+import AmberModel
+import AmberStore
+import AmberValues
+import CSQLite
+import Foundation
+
+/// The store's history in SQLite: one row per transaction in
+/// `_amber_history`, its changes as one ``HistoryRecord`` text, so a save
+/// pays one insert for it however many objects it wrote. Sequence numbers
+/// come from AUTOINCREMENT and are never reused, also after a purge; the
+/// metadata key `history_purged_through` is the last one purged.
+struct HistoryTable {
+    static let name = "_amber_history"
+    static let createSQL = """
+        CREATE TABLE IF NOT EXISTS \(name) (sequence INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, \
+        origin TEXT NOT NULL, author TEXT, context TEXT, relinked INTEGER NOT NULL, changes TEXT NOT NULL)
+        """
+    private static let purgedKey = "history_purged_through"
+    /// The changes of a transaction a store with ``Store/Options/recordsHistory`` off wrote.
+    static let unrecorded = ""
+
+    /// This store's mark on the transactions it writes: a context skips its own store's (its inbox had them).
+    let origin = UUID().uuidString
+
+    /// Appends a transaction, inside the caller's write transaction.
+    func record(_ changes: String, origin writer: WriteOrigin, relinked: Bool, on connection: Connection) throws(AmberError) {
+        let insert = try connection.statement(
+            "INSERT INTO \(Self.name) (timestamp, origin, author, context, relinked, changes) VALUES (?, ?, ?, ?, ?, ?)")
+        insert.bind(0, Date().timeIntervalSinceReferenceDate)
+        insert.bind(1, origin)
+        if let author = writer.author { insert.bind(2, author) } else { insert.bindNull(2) }
+        if let context = writer.contextName { insert.bind(3, context) } else { insert.bindNull(3) }
+        insert.bind(4, relinked ? Int64(1) : 0)
+        insert.bind(5, changes)
+        try insert.run()
+    }
+
+    /// The last sequence number handed out (0 before the first transaction).
+    func lastSequence(on connection: Connection) throws(AmberError) -> Int64 {
+        let last = try connection.statement("SELECT seq FROM sqlite_sequence WHERE name = '\(Self.name)'")
+        defer { last.reset() }
+        return try last.step() ? last.int64(0) : 0
+    }
+
+    /// The last sequence number purged (0 for none).
+    func purgedThrough(on connection: Connection, metadataTable: String) throws(AmberError) -> Int64 {
+        let purged = try connection.statement("SELECT value FROM \(metadataTable) WHERE key = '\(Self.purgedKey)'")
+        defer { purged.reset() }
+        return try purged.step() ? Int64(try purged.string(0)) ?? 0 : 0
+    }
+
+    /// Refuses `sequence` if the transactions after it are not all kept.
+    func check(_ sequence: Int64, on connection: Connection, metadataTable: String, place: String) throws(AmberError) {
+        let purged = try purgedThrough(on: connection, metadataTable: metadataTable)
+        if sequence < purged {
+            throw .historyUnavailable(store: place, reason: "the transactions up to \(purged) were purged; read from a token at \(purged) or later")
+        }
+        let last = try lastSequence(on: connection)
+        if sequence > last {
+            throw .historyUnavailable(store: place, reason: "the token is at transaction \(sequence), but the store's history ends at \(last) "
+                + "(a token from a later copy of this store?)")
+        }
+    }
+
+    /// One row of the table, as read.
+    struct Entry {
+        let sequence: Int64
+        let timestamp: Double
+        let origin: String
+        let author: String?
+        let context: String?
+        let relinked: Bool
+        let changes: String
+    }
+
+    /// The transactions after `sequence`, oldest first.
+    func entries(after sequence: Int64, on connection: Connection) throws(AmberError) -> [Entry] {
+        let rows = try connection.statement(
+            "SELECT sequence, timestamp, origin, author, context, relinked, changes FROM \(Self.name) WHERE sequence > ? ORDER BY sequence")
+        defer { rows.reset() }
+        rows.bind(0, sequence)
+        var entries: [Entry] = []
+        while try rows.step() {
+            entries.append(Entry(sequence: rows.int64(0), timestamp: rows.double(1), origin: try rows.string(2),
+                                 author: rows.columnType(3) == SQLITE_NULL ? nil : try rows.string(3),
+                                 context: rows.columnType(4) == SQLITE_NULL ? nil : try rows.string(4),
+                                 relinked: rows.int64(5) != 0, changes: try rows.string(6)))
+        }
+        return entries
+    }
+
+    /// Deletes the transactions up to `sequence` and remembers where the purge ended.
+    func purge(through sequence: Int64, on connection: Connection, metadataTable: String) throws(AmberError) {
+        let purged = try purgedThrough(on: connection, metadataTable: metadataTable)
+        guard sequence > purged else { return }
+        let delete = try connection.statement("DELETE FROM \(Self.name) WHERE sequence <= ?")
+        delete.bind(0, sequence)
+        try delete.run()
+        let mark = try connection.statement("INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES ('\(Self.purgedKey)', ?)")
+        mark.bind(0, String(sequence))
+        try mark.run()
+    }
+}

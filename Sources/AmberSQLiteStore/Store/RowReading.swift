@@ -1,0 +1,53 @@
+import AmberModel
+import AmberStore
+import AmberValues
+import CSQLite
+
+extension FetchedRows {
+    /// Reads every row `statement` (selecting ``TableMapping/selectColumns``) returns.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming the
+    ///   attribute, for a stored value of the wrong kind (a corrupt or foreign
+    ///   row); an SQLite error.
+    convenience init(reading statement: Statement, mapping: TableMapping) throws(AmberError) {
+        var primaryKeys: [Int64] = [], versions: [Int64] = [], entities: [Int32] = [], cells: [Cell] = []
+        var arena: [UInt8] = [], boxes: [Value] = []
+        let width = mapping.types.count
+        let mixed = mapping.entity.subentityIndices.count > 1
+        let known = Int64(mapping.columnOfSlot.count)
+        while try statement.step() {
+            primaryKeys.append(statement.int64(0))
+            versions.append(statement.int64(1))
+            if mixed {
+                // A row another program wrote with an entity outside this hierarchy is refused, not guessed.
+                let code = statement.int64(2) - 1
+                guard code >= 0, code < known, !mapping.columnOfSlot[Int(code)].isEmpty else {
+                    throw .invalidValue(place: "\(mapping.entity.name) row \(statement.int64(0))", expected: "an entity of this hierarchy",
+                                        given: "entity number \(code + 1)")
+                }
+                entities.append(Int32(code))
+            }
+            for column in 0..<width {
+                var cell = Cell()
+                try mapping.copy(column: column, at: Int32(column) + TableMapping.bookkeepingCount, from: statement,
+                                 into: &cell, arena: &arena, boxes: &boxes)
+                cells.append(cell)
+            }
+        }
+        self.init(layout: mapping.layout, primaryKeys: primaryKeys, versions: versions, entities: entities, cells: cells,
+                  arena: arena, boxes: boxes)
+    }
+}
+
+extension SortValue {
+    /// Column `column` of `statement`'s current row, as SQLite holds it.
+    init(_ statement: Statement, column: Int32) throws(AmberError) {
+        switch statement.columnType(column) {
+        case SQLITE_INTEGER: self = .integer(statement.int64(column))
+        case SQLITE_FLOAT: self = .real(statement.double(column))
+        case SQLITE_TEXT: self = .text(try statement.withBytes(column) { Array($0) })
+        case SQLITE_BLOB: self = .blob(try statement.withBytes(column) { Array($0) })
+        default: self = .null
+        }
+    }
+}
