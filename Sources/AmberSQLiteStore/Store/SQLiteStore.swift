@@ -21,9 +21,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     package let identifier: UUID
     package var place: String { path ?? "memory:" }
     package var capabilities: StoreCapabilities {
-        var all: StoreCapabilities = [.history, .backups, .vacuum, .integrityChecks]
-        if path != nil { all.formUnion([.checkpoints, .sharedAcrossProcesses]) }
-        return all
+        // An in-memory database is this connection's alone; its checkpoint does nothing, as there is no log.
+        path == nil ? [.history, .backups, .vacuum, .integrityChecks, .checkpoints]
+            : [.history, .backups, .vacuum, .integrityChecks, .checkpoints, .sharedAcrossProcesses]
     }
     /// The options the store was opened with.
     let options: Store.Options
