@@ -995,8 +995,8 @@ amber_status amber_store_checkpoint(amber_store *store);
  *  Threads: any. */
 amber_status amber_store_history_token(char **out, amber_store *store);
 
-/** The transactions saved after `after_token` (NULL: from the start of the
- *  history), oldest first, as one JSON array; *out_count receives the number
+/** The transactions saved after `after_token` (NULL: every one the history
+ *  keeps), oldest first, as one JSON array; *out_count receives the number
  *  of transactions. Each is an object:
  *    {"token": "UUID/7", "timestamp": 812345678.25 (seconds since 2001-01-01 UTC),
  *     "author": "importer" or null, "context": "sync" or null,

@@ -11,5 +11,5 @@ output=${1:-docs-html}
 mkdir -p "$output"
 swift package --allow-writing-to-directory "$output" generate-documentation \
     --enable-experimental-combined-documentation \
-    --target Amber --target AmberValues --target AmberTransformers --target AmberModel --target AmberSQLiteStore \
+    --target Amber --target AmberValues --target AmberTransformers --target AmberModel --target AmberStore --target AmberSQLiteStore \
     --output-path "$output"

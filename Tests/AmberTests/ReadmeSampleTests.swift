@@ -147,6 +147,30 @@ import Testing
         }
     }
 
+    @Test func storesByURLAndTheHistory() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("shared.amber").path
+        let model = try booksModel()
+        let shared = try Store(url: "file://" + path, model: model)   // or "memory:", or a path
+        let since = try shared.lastHistoryToken()
+        let importer = Context(store: shared)
+        importer.name = "importer"
+        importer.transactionAuthor = "nightly import"
+        let imported = try importer.insert("Book")
+        try imported.setValue("Dune", forKey: "title")
+        try imported.setValue("Herbert", forKey: "author")
+        try importer.save()
+        for transaction in try shared.history(after: since) {
+            for change in transaction.changes {
+                print(transaction.author ?? "-", change.kind, change.objectID, change.changedKeys)
+            }
+        }
+        try shared.purgeHistory(through: try shared.lastHistoryToken())
+        #expect(try shared.history().isEmpty && shared.lastHistoryToken().sequence == 1)
+        #expect(try Context(store: shared).fetch("Book").count == 1)
+    }
+
     @Test func objectGraph() throws {
         let graph = try Model(ModelDescription {
             EntityDescription("Author") {

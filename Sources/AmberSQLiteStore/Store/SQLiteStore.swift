@@ -596,10 +596,12 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         try serialized { () throws(AmberError) in try history.lastSequence(on: connection) }
     }
 
-    package func history(after sequence: Int64) throws(AmberError) -> [HistoryTransaction] {
+    package func history(after given: Int64?) throws(AmberError) -> [HistoryTransaction] {
         try serialized { () throws(AmberError) in
             try connection.execute("BEGIN")
             defer { try? connection.execute("COMMIT") }
+            var sequence: Int64
+            if let given { sequence = given } else { sequence = try history.purgedThrough(on: connection, metadataTable: Self.metadataTable) }
             try history.check(sequence, on: connection, metadataTable: Self.metadataTable, place: place)
             return try history.entries(after: sequence, on: connection).map { (entry) throws(AmberError) in
                 HistoryTransaction(token: HistoryToken(storeIdentifier: identifier, sequence: entry.sequence),
@@ -669,7 +671,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
                 problems += try writer.danglingLinks()
                 if hasDerivedAttributes { (written.derived, written.derivedEntities) = try takeDerivedLog() }
                 written.resolved = writer.resolved
-                if problems.isEmpty {
+                let wroteNothing = changes.inserts.isEmpty && changes.updates.isEmpty && changes.deletes.isEmpty
+                    && changes.links.isEmpty && changes.positions.isEmpty
+                if problems.isEmpty, !wroteNothing {
                     // Without history, only that a transaction happened: other processes then compare what they hold.
                     let record = options.recordsHistory ? HistoryRecord(changes, written: written, model: model).text : HistoryTable.unrecorded
                     try history.record(record, origin: origin, relinked: !changes.links.isEmpty || !changes.positions.isEmpty, on: connection)

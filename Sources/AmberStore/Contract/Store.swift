@@ -138,7 +138,7 @@ public final class Store: Sendable {
         return HistoryToken(storeIdentifier: identifier, sequence: sequence)
     }
 
-    /// The transactions saved after `token` (from the start of the history
+    /// The transactions saved after `token` (every one the history keeps
     /// when nil), oldest first: each save and batch change, with every object
     /// it inserted, updated (with the keys that changed) or deleted. For
     /// exporting changes and keeping other systems in step.
@@ -147,7 +147,7 @@ public final class Store: Sendable {
     ///   of another store, or one whose later transactions were purged;
     ///   ``/AmberValues/AmberError/unsupported(store:capability:)`` for a store that keeps no history.
     public func history(after token: HistoryToken? = nil) throws(AmberError) -> [HistoryTransaction] {
-        try engine.history(after: check(token)?.sequence ?? 0)
+        try engine.history(after: check(token)?.sequence)
     }
 
     /// Deletes the transactions up to and including `token` from the

@@ -94,11 +94,11 @@ package protocol StoreEngine: AnyObject, Sendable {
     /// The sequence number of the last transaction in the history, 0 for none;
     /// nil when the store keeps no history.
     func lastHistorySequence() throws(AmberError) -> Int64?
-    /// The transactions after `sequence`, oldest first.
+    /// The transactions after `sequence` (nil: every one kept), oldest first.
     ///
     /// - Throws: ``/AmberValues/AmberError/historyUnavailable(store:reason:)`` when the
     ///   history after `sequence` was purged or is not kept.
-    func history(after sequence: Int64) throws(AmberError) -> [HistoryTransaction]
+    func history(after sequence: Int64?) throws(AmberError) -> [HistoryTransaction]
     /// Deletes the transactions up to and including `sequence`.
     func purgeHistory(through sequence: Int64) throws(AmberError)
     /// What other writers (not this store's contexts) wrote after
@@ -122,7 +122,7 @@ package protocol StoreEngine: AnyObject, Sendable {
 extension StoreEngine {
     /// The default for stores that keep no history.
     package func lastHistorySequence() throws(AmberError) -> Int64? { nil }
-    package func history(after sequence: Int64) throws(AmberError) -> [HistoryTransaction] {
+    package func history(after sequence: Int64?) throws(AmberError) -> [HistoryTransaction] {
         throw .unsupported(store: place, capability: "history")
     }
     package func purgeHistory(through sequence: Int64) throws(AmberError) {

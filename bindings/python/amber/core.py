@@ -17,8 +17,10 @@ import threading
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Optional, Sequence, Union, overload
 
+from . import _history
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
+from ._history import HistoryTransaction
 from ._values import FIELD_TYPES, BatchReader, RowPacker, StructCodec, _slices, from_c, struct_codec, to_c
 from .errors import (Error, IndexOutOfRangeError, MisuseError, ModelError, NotFoundError, ReservedNameError, UnknownNameError, argument_error,
                      callback_frame, check, checked_arguments, checks_arguments, keep_callback_exception, last_error, placed)
@@ -1128,13 +1130,24 @@ class Model(_Owner):
 
 
 @checked_arguments
-def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, *,
+def open(url: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, *,
          plugins: Iterable[Union[str, os.PathLike]] = (), plugin_config: Optional[str] = None,
          registry: Optional[Registry] = None, busy_timeout: float = 5.0, migrate: bool = True, backup: bool = True,
-         progress: Optional[Callable[[str, int, int], None]] = None, durability: str = "normal") -> "Store":
-    """Opens (creating if needed) the store at `path` (None: in memory) with
-    `model`, after loading `plugins` into the model's registry. With no model,
-    opens an existing store with the model it carries.
+         progress: Optional[Callable[[str, int, int], None]] = None, durability: str = "normal",
+         history: bool = True) -> "Store":
+    """Opens (creating if needed) the store `url` names with `model`, after
+    loading `plugins` into the model's registry. `url` is what every Amber
+    language and the CLI take (amber_store_open_url): a path or a "file:"
+    URL ("file:///data/books.amber", percent-encoded) for a store file, or
+    "memory:" (or None) for a new in-memory store. A str with a scheme
+    before any "/" is a URL: write a path with a colon there as "./a:b". A
+    pathlib.Path or bytes is always a path. Text that names no store (an
+    unknown scheme, a file: URL with a host or a query, text after
+    "memory:") raises StoreURLError naming the part; nothing is created.
+
+    With no model, opens an existing store at the path `url` with the model
+    it carries (a path only: the C API opens an existing store by path; the
+    options below other than the plugins do not apply).
 
     `busy_timeout` is how many seconds a save waits for another connection
     (another store on the file, or another process) to finish writing
@@ -1152,7 +1165,13 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
     `durability` is what a save that returned survives: "normal" (the
     default), a crash or kill of the process; "full", power failure too, at
     the cost of syncing the disk at every save. Either way a crash never
-    damages the store or leaves a save half written."""
+    damages the store or leaves a save half written.
+
+    `history` (the default) records each save's changes in the store's
+    history (`Store.history`), and contexts of other processes merge exactly
+    them; with `history=False` a save records only that it happened
+    (`recorded` False, no changes), and other processes' contexts compare
+    every object they hold after it."""
     if durability not in _DURABILITY:
         raise argument_error(f"durability is {durability!r}; expected 'normal' or 'full'")
     target = model.registry if model is not None else (registry or shared_registry())
@@ -1161,8 +1180,8 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
     out = _out("amber_store **")
     if model is None:
         model_out = _out("amber_model **")
-        check(lib.amber_store_open_existing(out, model_out, os.fsencode(path), target._handle))
-        return Store(out[0], Model._bound(model_out[0], target), os.fspath(path))
+        check(lib.amber_store_open_existing(out, model_out, os.fsencode(url), target._handle))
+        return Store(out[0], Model._bound(model_out[0], target), os.fspath(url))
     model.bind()
     if busy_timeout < 0:
         raise argument_error(f"busy_timeout is {busy_timeout}; expected 0 or more seconds")
@@ -1171,9 +1190,13 @@ def open(path: Optional[Union[str, os.PathLike]], model: Optional[Model] = None,
                                                 "busy_timeout_ms": int(busy_timeout * 1000),
                                                 "migrate": int(bool(migrate)), "backup": int(bool(backup)),
                                                 "progress": _progress_trampoline if progress is not None else ffi.NULL,
-                                                "progress_context": handle, "durability": _DURABILITY[durability]})
-    check(lib.amber_store_open_with_options(out, ffi.NULL if path is None else os.fsencode(path), model._handle, options))
-    return Store(out[0], model, None if path is None else os.fspath(path))
+                                                "progress_context": handle, "durability": _DURABILITY[durability],
+                                                "history": int(bool(history))})
+    if isinstance(url, str):  # a path or a URL, as amber_store_open_url decides
+        check(lib.amber_store_open_url(out, os.fsencode(url), model._handle, options))
+        return Store(out[0], model, url)
+    check(lib.amber_store_open_with_options(out, ffi.NULL if url is None else os.fsencode(url), model._handle, options))
+    return Store(out[0], model, None if url is None else os.fspath(url))
 
 
 _DURABILITY = {"normal": lib.AMBER_DURABILITY_NORMAL, "full": lib.AMBER_DURABILITY_FULL}
@@ -1222,10 +1245,10 @@ class Store(_Owner):
 
     _free = staticmethod(lib.amber_store_close)
 
-    def __init__(self, handle: Any, model: Model, path: Optional[str] = None) -> None:
+    def __init__(self, handle: Any, model: Model, path: Optional[Union[str, bytes]] = None) -> None:
         self._own(handle)
         self.model = model
-        self.path = path  # None: in memory
+        self.path = path  # what it was opened by: a path, a URL ("memory:", "file:…"); None: in memory
         # Weak: a context holds its store, and one nobody holds must be free to go.
         self._contexts: weakref.WeakSet[Context] = weakref.WeakSet()
 
@@ -1263,6 +1286,32 @@ class Store(_Owner):
         finish it). Closing the store does this and removes the log."""
         check(lib.amber_store_checkpoint(self._handle))
 
+    # The history (see amber_store_history).
+
+    def history_token(self) -> str:
+        """The token of the last transaction in the store's history,
+        "UUID/sequence" ("UUID/0" before the first save): `history(after=…)`
+        with it reads only what is saved from then on. Keep it between runs
+        to read what other processes saved meanwhile."""
+        return _history.token(self._handle)
+
+    def history(self, after: Optional[str] = None) -> list[HistoryTransaction]:
+        """The transactions saved after the token `after` (None: from the
+        start of the history), oldest first, each a HistoryTransaction with
+        its token, time, the saving context's names and the objects it
+        inserted, updated and deleted. Raises HistoryError for a token of
+        another store, one later than the history, or one whose later
+        transactions were purged; ValueClassError for text that is not a token."""
+        return _history.read(self._handle, after)
+
+    def purge_history(self, through: str) -> None:
+        """Deletes the transactions up to and including the token `through`
+        from the history. Reading after an earlier token then raises
+        HistoryError, and contexts of other processes that had not merged
+        them compare their objects instead. Raises HistoryError for a token
+        of another store or one later than the history."""
+        _history.purge(self._handle, through)
+
     def close(self) -> None:
         """Closes the contexts made from this store that are still open, then the store."""
         for context in list(self._contexts):
@@ -1298,6 +1347,7 @@ class Context(_Owner):
         self.model = store.model
         self._merges_automatically = False
         self._merge_policy = MergePolicy.ERROR
+        self._names: tuple[Optional[str], Optional[str]] = (None, None)  # (name, author): C takes both at once
         self._callbacks: dict[int, Callable] = {}  # observers by token
         # Handle (a cdata pointer: it hashes and compares by address) -> a weak reference to
         # its Python object, while something holds that object: one nobody holds goes away,
@@ -1657,6 +1707,35 @@ class Context(_Owner):
     def automatically_merges_changes(self, enabled: bool) -> None:
         check(lib.amber_context_set_automatic_merging(self._handle, 1 if enabled else 0))
         self._merges_automatically = bool(enabled)
+
+    @property
+    def name(self) -> Optional[str]:
+        """The context's name ("sync", "importer"), recorded with each of its
+        saves in the store's history (HistoryTransaction.context); None (the
+        default) records none."""
+        return self._names[0]
+
+    @name.setter
+    def name(self, name: Optional[str]) -> None:
+        self._set_names(name, self._names[1], "name")
+
+    @property
+    def author(self) -> Optional[str]:
+        """Who saves through this context, recorded with each of its saves in
+        the store's history (HistoryTransaction.author); None (the default)
+        records none."""
+        return self._names[1]
+
+    @author.setter
+    def author(self, author: Optional[str]) -> None:
+        self._set_names(self._names[0], author, "author")
+
+    def _set_names(self, name: Optional[str], author: Optional[str], what: str) -> None:
+        changed = name if what == "name" else author
+        if changed is not None and not isinstance(changed, str):
+            raise _not_text(changed, f"Context.{what}")
+        check(lib.amber_context_set_names(self._handle, _text(name), _text(author)))
+        self._names = (name, author)
 
     @property
     def merge_policy(self) -> MergePolicy:

@@ -181,7 +181,8 @@ class PluginError(Error):
 
 
 class StoreError(Error):
-    """The file is not an Amber store, or SQLite failed."""
+    """The file is not an Amber store, SQLite failed, or the store refused
+    what was asked (the subclasses say which)."""
 
 
 class BusyError(StoreError):
@@ -204,6 +205,27 @@ class MigrationError(StoreError):
     @property
     def problems(self) -> list[str]:
         return [line.strip() for line in self.message.splitlines()[1:] if line.strip()]
+
+
+class StoreURLError(StoreError, ValueError):
+    """Text that names no store (`amber.open`): an unknown scheme
+    ("postgres://…"), a file: URL with a host, a query or bad
+    percent-encoding, text after "memory:", an empty name. `origin` names
+    the part that is wrong ("scheme postgres"); nothing was created. A
+    ValueError too, as Python's own URL parsing raises. Write a path with a
+    colon before its first slash as "./a:b" (or pass a pathlib.Path)."""
+
+
+class UnsupportedError(StoreError):
+    """The store cannot do what was asked (a store that keeps no history,
+    say); `origin` names the capability. Nothing was done."""
+
+
+class HistoryError(StoreError):
+    """A history token the store cannot read from or purge through: one of
+    another store, one later than the store's history (from a later copy of
+    the store), or one whose later transactions were purged. Text that is
+    not a token at all raises ValueClassError instead."""
 
 
 class ObserverError(Error):
@@ -239,6 +261,9 @@ _BY_CODE = {
     lib.AMBER_E_OBSERVER: ObserverError,
     lib.AMBER_E_MIGRATION_FAILED: MigrationError,
     lib.AMBER_E_EXISTS: DestinationExistsError,
+    lib.AMBER_E_INVALID_URL: StoreURLError,
+    lib.AMBER_E_UNSUPPORTED: UnsupportedError,
+    lib.AMBER_E_HISTORY: HistoryError,
 }
 
 # Exceptions Python callbacks raised during the current C call, per thread:
