@@ -55,10 +55,10 @@ public final class Context {
     var mergedHistory: Int64?
 
     /// The context's name, recorded with each save in the store's history
-    /// (``HistoryTransaction/contextName``); nil by default.
+    /// (``/AmberStore/HistoryTransaction/contextName``); nil by default.
     public var name: String?
     /// Who saves, recorded with each save in the store's history
-    /// (``HistoryTransaction/author``): a user, an import job, a service; nil by default.
+    /// (``/AmberStore/HistoryTransaction/author``): a user, an import job, a service; nil by default.
     public var transactionAuthor: String?
 
     /// Whether this context merges what other contexts save (on this store,
@@ -70,8 +70,8 @@ public final class Context {
 
     /// What a save does when another context or process changed or deleted
     /// an object's row since this context read it: fail listing every such
-    /// conflict (``/AmberSQLiteStore/MergePolicy/error``, the default) or settle it per key
-    /// (see ``/AmberSQLiteStore/MergePolicy``). Settling happens inside the save's
+    /// conflict (``/AmberStore/MergePolicy/error``, the default) or settle it per key
+    /// (see ``/AmberStore/MergePolicy``). Settling happens inside the save's
     /// transaction, against the row as it is then; afterwards the object
     /// holds exactly what was saved.
     public var mergePolicy = MergePolicy.error

@@ -51,7 +51,7 @@ extension Store {
     }
 
     /// An in-memory store with `model` (an SQLite database in memory, the
-    /// store ``StoreURL/memory`` names); it lives as long as this object.
+    /// store ``/AmberStore/StoreURL/memory`` names); it lives as long as this object.
     public static func inMemory(model: Model, options: Options = Options()) throws(AmberError) -> Store {
         Store(engine: try SQLiteStore(inMemory: model, options: options), url: .memory, options: options)
     }
@@ -75,7 +75,7 @@ extension Store {
         try SQLiteStore.migrationPlan(forStoreAt: path, to: model)
     }
 
-    /// Checks the store file at `path` as ``Store/checkIntegrity()`` does, without
+    /// Checks the store file at `path` as ``/AmberStore/Store/checkIntegrity()`` does, without
     /// binding its model: a store whose plugins are missing can be checked.
     /// The file is opened read-only, so checking changes nothing (a log a
     /// crash left stays for the next opening to recover).

@@ -148,9 +148,9 @@ package protocol SortedKeysQuery: AnyObject {}
 
 /// Who wrote a transaction, as the history records it.
 package struct WriteOrigin: Sendable {
-    /// The writer's author (``Context/transactionAuthor``), if it named one.
+    /// The writer's author (`Context.transactionAuthor`), if it named one.
     package var author: String?
-    /// The writing context's ``Context/name``, if it has one.
+    /// The writing context's `Context.name`, if it has one.
     package var contextName: String?
 
     package init(author: String? = nil, contextName: String? = nil) {

@@ -39,9 +39,9 @@ public struct HistoryTransaction: Sendable {
     public let token: HistoryToken
     /// When the transaction was written.
     public let timestamp: Date
-    /// The author the writing context named (``Context/transactionAuthor``), if any.
+    /// The author the writing context named (`Context.transactionAuthor`, module Amber), if any.
     public let author: String?
-    /// The writing context's name (``Context/name``), if it had one.
+    /// The writing context's name (`Context.name`), if it had one.
     public let contextName: String?
     /// What the transaction changed, object by object.
     public let changes: [HistoryChange]
