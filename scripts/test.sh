@@ -26,7 +26,7 @@ step "Swift API documentation: DocC builds the reference of every module Amber e
 docs=$(mktemp -d)
 bash scripts/docs.sh "$docs" > .build/docc.log 2>&1 || { tail -30 .build/docc.log; exit 1; }
 if grep "warning:" .build/docc.log; then echo "building the documentation warned (above): a link that does not resolve?"; exit 1; fi
-for page in amber/models amber/contexts amber/transformers amber/plugins amber/context ambersqlitestore/store \
+for page in amber/models amber/contexts amber/transformers amber/plugins amber/context amberstore/store amberstore/storeurl \
     ambermodel/model ambervalues/value ambertransformers/registry; do [ -d "$docs/documentation/$page" ]; done
 echo "DocC: $(find "$docs/documentation" -name index.html | wc -l) pages"
 rm -rf "$docs"
