@@ -1209,6 +1209,59 @@ amber_status amber_context_fetch_batch(amber_batch **out, const amber_value **ou
                                        size_t *out_count, amber_context *context, const amber_fetch_request *request,
                                        amber_attribute *const *attributes, size_t attribute_count);
 
+/** What a batch update does to one attribute (amber_context_batch_update). */
+typedef enum amber_batch_operation {
+    AMBER_BATCH_SET = 0,      /**< attribute = value (a constant, checked as amber_object_set checks it) */
+    AMBER_BATCH_COPY = 1,     /**< attribute = source (another stored attribute of the same object, of the same type) */
+    AMBER_BATCH_ADD = 2,      /**< attribute = (source, or the attribute itself if NULL) + value */
+    AMBER_BATCH_SUBTRACT = 3, /**< attribute = (source, or the attribute itself if NULL) - value */
+    AMBER_BATCH_MULTIPLY = 4  /**< attribute = (source, or the attribute itself if NULL) * value */
+} amber_batch_operation;
+
+/** One attribute a batch update sets; handles and the value are borrowed. */
+typedef struct amber_batch_assignment {
+    amber_attribute *attribute; /**< the attribute to set: a stored, untransformed attribute of the request's entity */
+    int32_t operation;          /**< an amber_batch_operation */
+    amber_value value;          /**< the constant (SET) or the operand (ADD, SUBTRACT, MULTIPLY); unused for COPY */
+    amber_attribute *source;    /**< COPY: the attribute copied; arithmetic: the left operand, NULL for the attribute itself */
+} amber_batch_assignment;
+
+/** Sets attributes of every object `request` matches (its entity, predicate,
+ *  arguments, order, limit and offset; not its prefetching), in the store,
+ *  in one transaction, without loading objects: "price = price * 1.1" is
+ *  {price, AMBER_BATCH_MULTIPLY, a decimal 1.1, NULL}. Arithmetic is exact
+ *  for integers (an overflow is refused), Doubles and decimals (a result
+ *  needing more than 38 digits is refused); other types take constants or
+ *  copies. Every object's new value is checked against the attribute's type
+ *  and rules before anything is written; uniqueness holds, row versions rise,
+ *  derived attributes are computed anew, the history records it. Objects the
+ *  context holds are refreshed (keeping values set there); other contexts see
+ *  it when they merge, in this process or another.
+ *  *out_count (may be NULL) receives the number of objects changed;
+ *  *out_ids (may be NULL) their object ID URIs, separated by '\n',
+ *  NUL-terminated and owned by the caller (amber_free).
+ *  Errors: AMBER_E_INVALID_VALUE naming an attribute a batch cannot set
+ *  (transient, derived, computed, transformed, set twice) or a value it
+ *  refuses; AMBER_E_SAVE_FAILED listing each object whose new value breaks a
+ *  rule or a uniqueness constraint (amber_last_error_problems; nothing
+ *  written); AMBER_E_INVALID_PREDICATE; AMBER_E_UNSUPPORTED; AMBER_E_BUSY.
+ *  Threads: the context's. */
+amber_status amber_context_batch_update(char **out_ids, size_t *out_count, amber_context *context, const amber_fetch_request *request,
+                                        const amber_batch_assignment *assignments, size_t assignment_count);
+
+/** Deletes every object `request` matches, in the store, in one
+ *  transaction, without loading objects. Delete rules hold: nullify clears
+ *  the links of the objects left (a required inverse refuses the batch);
+ *  deny, cascade and no action refuse it while a deleted object still has a
+ *  destination; a to-one of another entity without an inverse that points at
+ *  a deleted object refuses it too. Objects the context holds leave it
+ *  (unless they have changes there). *out_count and *out_ids (each may be
+ *  NULL) as amber_context_batch_update, for the deleted objects.
+ *  Errors: AMBER_E_SAVE_FAILED naming each relationship that refused
+ *  (nothing deleted); AMBER_E_INVALID_PREDICATE; AMBER_E_UNSUPPORTED;
+ *  AMBER_E_BUSY. Threads: the context's. */
+amber_status amber_context_batch_delete(char **out_ids, size_t *out_count, amber_context *context, const amber_fetch_request *request);
+
 /** Frees a batch and the memory its values point to. The batch keeps the
  *  fetched objects in their context until then (object handles it listed
  *  stay valid after: they belong to the context). Call it on the context's

@@ -452,7 +452,7 @@ public final class Context {
             throw .saveFailed(problems)
         }
         let written = try engine.write(changes, policy: mergePolicy, from: inbox,
-                                       origin: WriteOrigin(author: transactionAuthor, contextName: name))
+                                       origin: writeOrigin)
         var change = isObserved ? savedChange(changes, written) : nil
         commit(changes, written)
         if !written.derived.isEmpty { try readDerivedValues(written.derived, into: &change) }

@@ -59,6 +59,12 @@ extension Context {
             }
         }
         seenDataVersion = version
+        try merge(records, compareAll: compareAll)
+    }
+
+    /// Merges `records` (what other writers saved), or compares every object
+    /// held here with the store when `compareAll`, and tells observers.
+    func merge(_ records: [SavedChanges], compareAll: Bool) throws(AmberError) {
         guard !records.isEmpty || compareAll else { return }
         var change = isObserved ? ContextChange(.merged) : nil
         if change != nil {

@@ -21,6 +21,7 @@ enum SQLFunctions {
         let functions: [(String, Int32, Int32, Function)] = [
             ("amber_fold", 2, pure, foldFunction), ("amber_matches", 3, pure, matchesFunction),
             ("amber_extended", 2, pure, extendedKeyFunction), ("amber_decimal", 1, pure, decimalFunction),
+            ("amber_decimal_arithmetic", 3, pure, decimalArithmeticFunction),
             // Derived attributes' triggers; the clock is read per call, so it is not deterministic.
             ("amber_case", 2, pure, caseFunction), ("amber_now", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, nowFunction),
         ]
@@ -156,6 +157,45 @@ private let decimalFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutabl
     context, _, args in
     guard let args, let string = textArgument(args[0]) else { return sqlite3_result_null(context) }
     resultText(context, ScaledDecimal(string).map { $0.number.description } ?? string)
+}
+
+/// amber_decimal_arithmetic(op, a, b): `a op b` (op '+', '-' or '*') for
+/// decimals stored as text (or integers), exactly: NULL when an operand is
+/// NULL or not a decimal, or when the exact result could need more than
+/// `Decimal`'s 38 digits (a batch update then refuses the row, naming the attribute).
+private let decimalArithmeticFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, _, args in
+    func operand(_ value: OpaquePointer?) -> Decimal? {
+        guard let value else { return nil }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return Decimal(sqlite3_value_int64(value))
+        case SQLITE_TEXT: return textArgument(value).flatMap(ScaledDecimal.init).map(\.number)
+        default: return nil
+        }
+    }
+    guard let args, let op = textArgument(args[0]), var a = operand(args[1]), var b = operand(args[2]) else {
+        return sqlite3_result_null(context)
+    }
+    // Decimal keeps 38 digits and rounds past them without saying so here: refuse
+    // any operation whose exact result could need more (a sum's aligned digits
+    // plus a carry, a product's digits added).
+    func digits(_ number: Decimal) -> (count: Int, exponent: Int) {
+        (number.isZero ? 1 : number.significand.magnitude.description.count, number.isZero ? 0 : number.exponent)
+    }
+    let (da, db) = (digits(a), digits(b))
+    let low = min(da.exponent, db.exponent)
+    let needed = op == "*" ? da.count + db.count : max(da.count + da.exponent - low, db.count + db.exponent - low) + 1
+    guard needed <= 38 else { return sqlite3_result_null(context) }
+    var result = Decimal()
+    let error: NSDecimalNumber.CalculationError
+    switch op {
+    case "+": error = NSDecimalAdd(&result, &a, &b, .plain)
+    case "-": error = NSDecimalSubtract(&result, &a, &b, .plain)
+    case "*": error = NSDecimalMultiply(&result, &a, &b, .plain)
+    default: return sqlite3_result_null(context)
+    }
+    guard error == .noError, !result.isNaN else { return sqlite3_result_null(context) }
+    resultText(context, ScaledDecimal(result).description)
 }
 
 /// amber_now(): the time as Amber stores dates (seconds since 2001-01-01 UTC).

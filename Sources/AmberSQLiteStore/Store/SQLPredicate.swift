@@ -675,6 +675,10 @@ struct PredicateCompiler {
 struct FetchQuery {
     let sql: String
     let bindings: [Value]
+    /// The WHERE clause alone (nil: every row of the table) and its
+    /// parameters, for statements other than SELECT over the same rows.
+    private(set) var condition: String?
+    private(set) var conditionBindings: [Value] = []
     /// Where the keys of `among` are bound (the last parameter), so the
     /// same text serves any list of keys (or any one key, when compiled
     /// for one).
@@ -685,7 +689,7 @@ struct FetchQuery {
     /// (the value it orders by); with `keys`, only those rows are considered,
     /// in no particular order (the caller places them by those values), and
     /// the limit and offset do not apply.
-    init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, counting: Bool = false,
+    init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, columnBindings: [Value] = [], counting: Bool = false,
          sortColumns: Bool = false, among keys: [Int64]? = nil) throws(AmberError)
     {
         let compiler = PredicateCompiler(entity: mapping.entity, model: model)
@@ -712,7 +716,9 @@ struct FetchQuery {
             bindings += terms.flatMap(\.bindings)
         } else {
             sql += counting ? "1" : columns
+            if !counting { bindings += columnBindings }
         }
+        let selectBindings = bindings.count
         sql += " FROM \(mapping.table)"
         var conditions: [String] = []
         // Rows of this entity (and those below it, unless asked not to) out of the hierarchy's table.
@@ -729,6 +735,10 @@ struct FetchQuery {
             let condition = try compiler.compile(predicate.root)
             conditions.append("(\(condition.sql))")
             bindings += condition.bindings
+        }
+        if !conditions.isEmpty {
+            condition = conditions.joined(separator: " AND ")
+            conditionBindings = Array(bindings[selectBindings...])
         }
         if let keys {
             keysIndex = Int32(bindings.count)

@@ -22,8 +22,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     package var place: String { path ?? "memory:" }
     package var capabilities: StoreCapabilities {
         // An in-memory database is this connection's alone; its checkpoint does nothing, as there is no log.
-        path == nil ? [.history, .backups, .vacuum, .integrityChecks, .checkpoints]
-            : [.history, .backups, .vacuum, .integrityChecks, .checkpoints, .sharedAcrossProcesses]
+        path == nil ? [.history, .backups, .vacuum, .integrityChecks, .checkpoints, .batchChanges]
+            : [.history, .backups, .vacuum, .integrityChecks, .checkpoints, .batchChanges, .sharedAcrossProcesses]
     }
     /// The options the store was opened with.
     let options: Store.Options
@@ -36,7 +36,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// Held while one caller's statements run (every package entry point takes it).
     private let lock = NSLock()
     /// The inboxes of the contexts on this store; guarded by `lock`.
-    private var inboxes = InboxList()
+    var inboxes = InboxList()
 
     static let metadataTable = "_amber_metadata"
     /// The metadata key holding the largest deleted key of table `table` (quoted):
@@ -186,7 +186,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     }
 
     /// Whether saves read the log of derived values their triggers changed.
-    private var hasDerivedAttributes = false
+    private(set) var hasDerivedAttributes = false
 
     /// Runs `body` (the opening steps) again while it fails as busy, until
     /// the busy timeout has passed. Opening is where SQLite reports busy
@@ -675,8 +675,12 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
                     && changes.links.isEmpty && changes.positions.isEmpty
                 if problems.isEmpty, !wroteNothing {
                     // Without history, only that a transaction happened: other processes then compare what they hold.
-                    let record = options.recordsHistory ? HistoryRecord(changes, written: written, model: model).text : HistoryTable.unrecorded
-                    try history.record(record, origin: origin, relinked: !changes.links.isEmpty || !changes.positions.isEmpty, on: connection)
+                    var text = HistoryTable.unrecorded
+                    if options.recordsHistory {
+                        var record = HistoryRecord(changes, written: written, model: model)
+                        text = record.finished()
+                    }
+                    try history.record(text, origin: origin, relinked: !changes.links.isEmpty || !changes.positions.isEmpty, on: connection)
                 }
                 if problems.isEmpty { try connection.execute("COMMIT") }
             }
@@ -696,7 +700,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
 
     /// The rows whose derived values this transaction's triggers changed,
     /// with their new versions; the log is emptied for the next save.
-    private func takeDerivedLog() throws(AmberError) -> ([SavedChanges.Row], [Int]) {
+    func takeDerivedLog() throws(AmberError) -> ([SavedChanges.Row], [Int]) {
         var keys: [Int: [Int64]] = [:]
         let log = try connection.statement("SELECT tbl, pk FROM \(DerivedTriggers.log)")
         defer { log.reset() }

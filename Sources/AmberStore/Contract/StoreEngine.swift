@@ -82,6 +82,23 @@ package protocol StoreEngine: AnyObject, Sendable {
     /// An inbox that receives what every other context's write on this store wrote.
     func openInbox() -> ChangeInbox
 
+    /// Sets `assignments` on every row of `entity` that `request` matches,
+    /// in one transaction without reading objects: each computed value
+    /// checked per row, rules and uniqueness kept, versions raised, derived
+    /// values computed, the transaction recorded in the history and posted to
+    /// every inbox but `inbox`.
+    ///
+    /// - Returns: the rows changed (entity index, key, new version), in key order.
+    /// - Throws: ``/AmberValues/AmberError/saveFailed(_:)`` naming what a row broke (nothing changed).
+    func batchUpdate(_ entity: Entity, matching request: FetchRequest, setting assignments: [BatchAssignment], origin: WriteOrigin,
+                     from inbox: ChangeInbox?) throws(AmberError) -> BatchOutcome
+    /// Deletes every row of `entity` that `request` matches, in one
+    /// transaction, honouring delete rules: nullify clears the inverse links
+    /// in the store; deny, cascade and no action refuse while any deleted row
+    /// still has a destination.
+    func batchDelete(_ entity: Entity, matching request: FetchRequest, origin: WriteOrigin, from inbox: ChangeInbox?)
+        throws(AmberError) -> BatchOutcome
+
     // MARK: Other writers
 
     /// A number that changes when another connection or process wrote, and only then.
@@ -119,7 +136,29 @@ package protocol StoreEngine: AnyObject, Sendable {
     func checkpoint() throws(AmberError)
 }
 
+/// What a batch change wrote: the rows it changed or deleted, the rows whose
+/// links it cleared, and the record contexts merge.
+package struct BatchOutcome {
+    /// The rows the batch updated or deleted: entity index and key.
+    package var rows: [(entity: Int, key: Int64)] = []
+    /// The rows of other entities whose links to deleted rows were cleared.
+    package var nullified: [(entity: Int, key: Int64)] = []
+    /// What the batch changed, for the contexts holding those objects.
+    package var record = SavedChanges()
+
+    package init() {}
+}
+
 extension StoreEngine {
+    package func batchUpdate(_ entity: Entity, matching request: FetchRequest, setting assignments: [BatchAssignment], origin: WriteOrigin,
+                             from inbox: ChangeInbox?) throws(AmberError) -> BatchOutcome {
+        throw .unsupported(store: place, capability: "batch updates")
+    }
+    package func batchDelete(_ entity: Entity, matching request: FetchRequest, origin: WriteOrigin, from inbox: ChangeInbox?)
+        throws(AmberError) -> BatchOutcome {
+        throw .unsupported(store: place, capability: "batch deletes")
+    }
+
     /// The default for stores that keep no history.
     package func lastHistorySequence() throws(AmberError) -> Int64? { nil }
     package func history(after sequence: Int64?) throws(AmberError) -> [HistoryTransaction] {
@@ -177,10 +216,12 @@ public struct StoreCapabilities: OptionSet, Sendable, CustomStringConvertible {
     public static let integrityChecks = StoreCapabilities(rawValue: 1 << 4)
     /// Other connections and processes may write the same store.
     public static let sharedAcrossProcesses = StoreCapabilities(rawValue: 1 << 5)
+    /// Batch updates and deletes by predicate (`Context.batchUpdate`, `Context.batchDelete`).
+    public static let batchChanges = StoreCapabilities(rawValue: 1 << 6)
 
     private static let names: [(StoreCapabilities, String)] = [
         (.history, "history"), (.backups, "backups"), (.vacuum, "vacuum"), (.checkpoints, "checkpoints"),
-        (.integrityChecks, "integrity checks"), (.sharedAcrossProcesses, "shared across processes"),
+        (.integrityChecks, "integrity checks"), (.sharedAcrossProcesses, "shared across processes"), (.batchChanges, "batch changes"),
     ]
 
     /// The capabilities by name, comma-separated.

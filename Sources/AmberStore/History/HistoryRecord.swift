@@ -12,38 +12,47 @@ import Foundation
 /// `["u", "Book", key, version, "title", …]` an update with its changed keys,
 /// `["d", "Book", key, version]` a deletion.
 package struct HistoryRecord {
-    package private(set) var text = "["
+    private var text = "["
     private var first = true
     /// The open run of inserted keys: entity index, first key, count.
     private var run: (entity: Int, first: Int64, count: Int64)?
     private let model: Model
 
+    /// An empty record of changes to `model`'s objects; ``finished()`` gives its text.
+    package init(model: Model) { self.model = model }
+
     /// Records what `changes` wrote (`written` says with which keys and versions).
     package init<Row: RowSource>(_ changes: ChangeSet<Row>, written: WrittenKeys, model: Model) {
-        self.model = model
-        for (object, key) in zip(changes.inserts, written.keys) { insert(object.entity.index, key) }
-        closeRun()
+        self.init(model: model)
+        for (object, key) in zip(changes.inserts, written.keys) { inserted(object.entity.index, key) }
         for object in changes.updates {
             var version = object.rowVersion + 1
             switch written.resolved[ObjectIdentifier(object)] {
             case .merged(let stored, _, _)?: version = stored.version(0) + 1
             case .writtenAgain(let again)?:
-                entry("u", object.entity.index, object.objectID.primaryKey ?? 0, version: again, keys: object.entity.columns.map(\.name))
+                updated(object.entity.index, object.objectID.primaryKey ?? 0, version: again, keys: object.entity.columns.map(\.name))
                 continue
             case .deletedInStore?: continue
             case nil: break
             }
-            let keys = Self.changedKeys(object)
-            entry("u", object.entity.index, object.objectID.primaryKey ?? 0, version: version, keys: keys)
+            updated(object.entity.index, object.objectID.primaryKey ?? 0, version: version, keys: Self.changedKeys(object))
         }
-        for object in changes.deletes {
-            entry("d", object.entity.index, object.objectID.primaryKey ?? 0, version: object.rowVersion, keys: [])
-        }
+        for object in changes.deletes { deleted(object.entity.index, object.objectID.primaryKey ?? 0, version: object.rowVersion) }
+        derived(written)
+    }
+
+    /// Records the rows whose derived attributes `written` says the store computed anew.
+    package mutating func derived(_ written: WrittenKeys) {
         for (row, entity) in zip(written.derived, written.derivedEntities) {
-            let derived = model.entities[entity].attributes.filter { $0.derivation != nil }.map(\.name)
-            entry("u", entity, row.key, version: row.version, keys: derived)
+            let names = model.entities[entity].attributes.filter { $0.derivation != nil }.map(\.name)
+            updated(entity, row.key, version: row.version, keys: names)
         }
-        text += "]"
+    }
+
+    /// The record's text, complete.
+    package mutating func finished() -> String {
+        closeRun()
+        return text + "]"
     }
 
     /// The columns of `object` whose value differs from the one it read
@@ -55,7 +64,8 @@ package struct HistoryRecord {
         return columns.filter { now[$0.slot] != saved[$0.slot] }.map(\.name)
     }
 
-    private mutating func insert(_ entity: Int, _ key: Int64) {
+    /// Records an inserted row of entity `entity` (an index of the model).
+    package mutating func inserted(_ entity: Int, _ key: Int64) {
         if let open = run, open.entity == entity, open.first + open.count == key {
             run = (entity, open.first, open.count + 1)
             return
@@ -71,7 +81,18 @@ package struct HistoryRecord {
         text += "[\"i\",\"\(model.entities[open.entity].name)\",\(open.first),\(open.count)]"
     }
 
+    /// Records an updated row and the keys that changed.
+    package mutating func updated(_ entity: Int, _ key: Int64, version: Int64, keys: [String]) {
+        entry("u", entity, key, version: version, keys: keys)
+    }
+
+    /// Records a deleted row, at the version it had.
+    package mutating func deleted(_ entity: Int, _ key: Int64, version: Int64) {
+        entry("d", entity, key, version: version, keys: [])
+    }
+
     private mutating func entry(_ kind: String, _ entity: Int, _ key: Int64, version: Int64, keys: [String]) {
+        closeRun()
         separate()
         // Entity and attribute names are identifiers (letters, digits, underscores): nothing to escape.
         text += "[\"\(kind)\",\"\(model.entities[entity].name)\",\(key),\(version)"

@@ -1,0 +1,67 @@
+import Amber
+import AmberHeaders
+import Foundation
+
+@c @implementation
+public func amber_context_batch_update(_ out_ids: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ out_count: UnsafeMutablePointer<Int>?,
+                                       _ context: OpaquePointer?, _ request: UnsafePointer<amber_fetch_request>?,
+                                       _ assignments: UnsafePointer<amber_batch_assignment>?, _ assignment_count: Int) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        let fetch = try fetchRequest(request, model: wrapper.context.model)
+        guard assignment_count > 0, let assignments else {
+            throw assignment_count > 0 ? .null("assignments")
+                : CAPIError(AMBER_E_INVALID_VALUE, "assignment_count is 0; a batch update sets at least one attribute", origin: "assignment_count")
+        }
+        var pairs: [(String, BatchValue)] = []
+        for index in 0..<assignment_count {
+            let given = assignments[index], place = "assignments[\(index)]"
+            let target: CAttribute = try Handles.resolve(given.attribute, as: .attribute, "\(place).attribute")
+            let source: CAttribute? = given.source == nil ? nil : try Handles.resolve(given.source, as: .attribute, "\(place).source")
+            let left = BatchValue.attribute(source?.attribute.name ?? target.attribute.name)
+            let value: BatchValue
+            switch given.operation {
+            case Int32(AMBER_BATCH_SET.rawValue): value = .value(try constant(given, place))
+            case Int32(AMBER_BATCH_COPY.rawValue):
+                guard let source else { throw .null("\(place).source") }
+                value = .attribute(source.attribute.name)
+            case Int32(AMBER_BATCH_ADD.rawValue): value = left + .value(try constant(given, place))
+            case Int32(AMBER_BATCH_SUBTRACT.rawValue): value = left - .value(try constant(given, place))
+            case Int32(AMBER_BATCH_MULTIPLY.rawValue): value = left * .value(try constant(given, place))
+            default:
+                throw CAPIError(AMBER_E_INVALID_VALUE, "\(place).operation is \(given.operation); expected an amber_batch_operation (0 to 4)",
+                                origin: "\(place).operation")
+            }
+            pairs.append((target.attribute.name, value))
+        }
+        let result = try core { () throws(AmberError) in try wrapper.context.batchUpdate(fetch, setting: pairs) }
+        try give(result, out_ids, out_count)
+    }
+}
+
+@c @implementation
+public func amber_context_batch_delete(_ out_ids: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ out_count: UnsafeMutablePointer<Int>?,
+                                       _ context: OpaquePointer?, _ request: UnsafePointer<amber_fetch_request>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        let fetch = try fetchRequest(request, model: wrapper.context.model)
+        let result = try core { () throws(AmberError) in try wrapper.context.batchDelete(fetch) }
+        try give(result, out_ids, out_count)
+    }
+}
+
+/// The value of an assignment, as amber_object_set reads one.
+private func constant(_ assignment: amber_batch_assignment, _ place: String) throws(CAPIError) -> Value {
+    var value = assignment.value
+    return try CValue.read(&value, "\(place).value")
+}
+
+/// Hands a batch's object IDs to a C caller: their count, and their URIs separated by '\n'.
+private func give(_ result: BatchResult, _ ids: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                  _ count: UnsafeMutablePointer<Int>?) throws(CAPIError)
+{
+    if let ids { ids.pointee = try mallocString(result.objectIDs.map(\.uriRepresentation.absoluteString).joined(separator: "\n")).0 }
+    count?.pointee = result.objectIDs.count
+}
