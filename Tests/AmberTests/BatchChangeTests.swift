@@ -187,6 +187,7 @@ import Testing
             (["note": "x"], "Book.note"), (["lowerTitle": "x"], "Book.lowerTitle"), (["weight": .attribute("weight") * 2], "Book.weight"),
             (["pages": "many"], "Book.pages"), (["pages": 0], "Book.pages"), (["title": nil], "Book.title"),
             (["pages": .attribute("title") + 1], "Book.pages"), (["nosuch": 1], "Book.nosuch"),
+            (["copies": .attribute("copies") * .value(.int(Int64.max))], "Book.copies"),  // an Integer 64 overflow
         ]
         for (assignments, place) in refusals {
             let error = amberError { try context.batchUpdate(all, set: assignments) }

@@ -161,9 +161,10 @@ extension SQLiteStore {
         var cell = FetchedRows.Cell(), arena: [UInt8] = [], boxes: [Value] = []
         do throws(AmberError) {
             try mapping.copy(column: index, at: column, from: statement, into: &cell, arena: &arena, boxes: &boxes)
-        } catch .invalidValue(_, let expected, let given) {
-            let what = statement.columnType(column) == SQLITE_FLOAT && attribute.type.integerRange != nil ? "beyond \(attribute.type.coreDataName)" : given
-            return problem(.store, "\(what), not \(expected.replacingOccurrences(of: "a stored ", with: "an "))")
+        } catch .invalidValue(_, _, let given) {
+            // SQLite turns an integer overflow into a REAL.
+            let what = statement.columnType(column) == SQLITE_FLOAT && attribute.type.integerRange != nil ? "an overflow" : given
+            return problem(.store, "\(what), which \(attribute.type.coreDataName) cannot hold")
         }
         guard attribute.validation != AttributeDescription.Validation() || attribute.pattern != nil else { return nil }
         let value: Value
