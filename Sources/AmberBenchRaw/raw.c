@@ -346,3 +346,30 @@ double bench_raw_w14(const char *path, int64_t saves, int full) {
     sqlite3_close(db);
     return elapsed;
 }
+
+double bench_raw_w16(const char *path, int64_t n) {
+    unlink(path);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK) exit(1);
+    exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    exec(db, "CREATE TABLE Item (_pk INTEGER PRIMARY KEY, _entity INTEGER NOT NULL, _version INTEGER NOT NULL DEFAULT 1, "
+             "name TEXT, number INTEGER)");
+    exec(db, "BEGIN");
+    sqlite3_stmt *insert;
+    sqlite3_prepare_v2(db, "INSERT INTO Item (_entity, name, number) VALUES (1, ?, ?)", -1, &insert, NULL);
+    for (int64_t i = 0; i < n; i++) {
+        sqlite3_bind_text(insert, 1, "an item", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(insert, 2, i);
+        if (sqlite3_step(insert) != SQLITE_DONE) exit(1);
+        sqlite3_reset(insert);
+    }
+    sqlite3_finalize(insert);
+    exec(db, "COMMIT");
+    double start = bench_now_ms();
+    exec(db, "BEGIN IMMEDIATE");
+    exec(db, "UPDATE Item SET number = number + 1, _version = _version + 1 WHERE number >= 0");
+    exec(db, "COMMIT");
+    double elapsed = bench_now_ms() - start;
+    sqlite3_close(db);
+    return elapsed;
+}

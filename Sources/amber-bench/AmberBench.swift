@@ -20,6 +20,7 @@ struct AmberBench: ParsableCommand {
     @Option(help: "Write {workload: {amber_ms, raw_ms, ratio}} to this file.") var json: String?
     @Option(help: .hidden) var memoryChild: String?
     @Option(help: .hidden) var profile: String?
+    @Option(help: .hidden) var mergeWriter: String?
 
     mutating func run() throws {
         if quick { (n, repetitions, roundTrips) = (2000, 1, 100_000) }
@@ -30,6 +31,20 @@ struct AmberBench: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: workspace) }
         let bench = try Workloads(pluginPath: pluginPath, n: n, workspace: workspace)
 
+        if let path = mergeWriter {
+            try CrossProcessMergeWorkload.write(path: path, count: n)
+            return
+        }
+        if profile == "contract" {
+            // W15-W17 alone, for A/B runs: `--profile contract`.
+            let batch = try BatchUpdateWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+            for (name, result) in [(HistoryWorkload.name, try HistoryWorkload(n: n, workspace: workspace).run(repetitions: repetitions)),
+                                   (BatchUpdateWorkload.name, batch.raw), (BatchUpdateWorkload.againstContextName, batch.context),
+                                   (CrossProcessMergeWorkload.name, try CrossProcessMergeWorkload(n: n, workspace: workspace).run(repetitions: repetitions))] {
+                Swift.print(name, result.amber_ms, result.raw_ms, result.ratio)
+            }
+            return
+        }
         if let mode = memoryChild {
             try bench.memoryRun(mode)
             return
@@ -77,6 +92,10 @@ struct AmberBench: ParsableCommand {
         results[DerivedWorkload.name] = try DerivedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[ExtendedWorkload.name] = try ExtendedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[MigrationWorkload.name] = try MigrationWorkload(bench: bench).run(repetitions: repetitions)
+        results[HistoryWorkload.name] = try HistoryWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+        let batch = try BatchUpdateWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+        (results[BatchUpdateWorkload.name], results[BatchUpdateWorkload.againstContextName]) = (batch.raw, batch.context)
+        results[CrossProcessMergeWorkload.name] = try CrossProcessMergeWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         for durability in [Store.Durability.normal, .full] {
             results[DurabilityWorkload.name(durability)] = try DurabilityWorkload(workspace: workspace).run(durability, repetitions: repetitions)
         }
@@ -329,6 +348,8 @@ struct Report {
         (DerivedWorkload.name, 0.33),
         (ExtendedWorkload.name, 2.0), (MigrationWorkload.name, 3.0),
         (DurabilityWorkload.name(.normal), 1.5), (DurabilityWorkload.name(.full), 1.5),
+        (HistoryWorkload.name, 1.15), (BatchUpdateWorkload.name, 1.3), (BatchUpdateWorkload.againstContextName, 0.5),
+        (CrossProcessMergeWorkload.name, 0.5),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
@@ -344,7 +365,7 @@ struct Report {
             Swift.print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save)")
     }
 }
 

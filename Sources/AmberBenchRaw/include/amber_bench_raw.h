@@ -57,6 +57,10 @@ double bench_raw_w8(bench_raw *raw, int64_t *count);
 /** W14: `saves` transactions of one row each into a new WAL database at
  * `path`, synchronous FULL if `full`, else NORMAL. Returns milliseconds. */
 double bench_raw_w14(const char *path, int64_t saves, int full);
+/** W16: a new WAL database at `path` with `n` rows of Item (name, number = i),
+ *  then, timed, one UPDATE raising every row's number by one (and its
+ *  version) where number >= 0. Returns milliseconds. */
+double bench_raw_w16(const char *path, int64_t n);
 /** The price of book i in the graph workloads. */
 double bench_book_price(int64_t i);
 
