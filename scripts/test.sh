@@ -138,6 +138,10 @@ shelf_line="Books on shelf M (shelf is an extended attribute: a key the model do
 expect "$shelf_line" cli demo --store "$work/books.amber"
 expect "$shelf_line" cli demo --store "$work/books.amber"
 expect "entity Book (extensible)" cli schema "$work/books.amber"
+# STORE is named as in every language: a path or a file: URL; memory: and unknown schemes are refused, naming the part.
+expect "(2 objects)" cli query "file://$work/books.amber" Book --where "shelf == 'M'"
+expect "scheme memory: an in-memory store starts empty" cli query memory: Book
+expect "scheme postgres: no store for it in this build" cli check "postgres://localhost/books"
 expect "  extended keys: shelf (12)" cli schema "$work/books.amber"
 expect "(2 objects)" cli query "$work/books.amber" Book --where "shelf == 'M'"
 expect "shelf=W" cli query "$work/books.amber" Book --where "shelf BEGINSWITH 'W' AND pages > 300"

@@ -24,6 +24,11 @@ struct AmberBench: ParsableCommand {
 
     mutating func run() throws {
         if quick { (n, repetitions, roundTrips) = (2000, 1, 100_000) }
+        if let path = mergeWriter {
+            // W17's other process.
+            try CrossProcessMergeWorkload.write(path: path, count: n)
+            return
+        }
         let pluginPath = plugin ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("libAmberColorPlugin.so").path
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("amber-bench-\(getpid())")
@@ -31,10 +36,6 @@ struct AmberBench: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: workspace) }
         let bench = try Workloads(pluginPath: pluginPath, n: n, workspace: workspace)
 
-        if let path = mergeWriter {
-            try CrossProcessMergeWorkload.write(path: path, count: n)
-            return
-        }
         if profile == "contract" {
             // W15-W17 alone, for A/B runs: `--profile contract`.
             let batch = try BatchUpdateWorkload(n: n, workspace: workspace).run(repetitions: repetitions)

@@ -95,7 +95,8 @@ struct CrossProcessMergeWorkload {
             try writer.save()
             let reader = Context(store: store)
             let held = try reader.fetch(FetchRequest("Item"))
-            let output = try Workloads.runChild(CommandLine.arguments[0], ["--merge-writer", path, "--n", "\(changed)"])
+            let program = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+            let output = try Workloads.runChild(program, ["--merge-writer", path, "--n", "\(changed)"])
             guard let saved = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 throw AmberError.notAStore(path: path, reason: "the writing process printed \(output)")
             }

@@ -35,3 +35,16 @@ func display(_ value: Value) -> String {
     if case .custom = value, !BooksSample.hex(value).isEmpty { return BooksSample.hex(value) }
     return value.description
 }
+
+/// The file a STORE argument names, as every Amber language names stores
+/// (`StoreURL`): a path or a `file:` URL. `memory:` names a new, empty store,
+/// which no command has anything to do with; other text is refused naming
+/// the part that is wrong.
+func storeFile(_ text: String) throws -> String {
+    let url = try StoreURL(text)
+    guard let path = url.filePath else {
+        throw AmberError.invalidStoreURL(url: text, part: "scheme memory", reason: "an in-memory store starts empty and ends with its program; "
+            + "the CLI reads and changes stores that exist, so give a path or a file: URL")
+    }
+    return path
+}

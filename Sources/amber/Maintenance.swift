@@ -8,7 +8,7 @@ struct Check: ParsableCommand {
         abstract: "Check a store: every page, index, constraint and link, and its metadata.",
         discussion: "Prints each problem and exits with status 2 if there are any. The model is not bound, so plugins are not needed.")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
     var store: String
 
     @Flag(help: "Print the result as JSON: {\"store\": …, \"problems\": […]}.")
@@ -35,7 +35,7 @@ struct Backup: ParsableCommand {
         abstract: "Copy a store, as of its last save, to a new file; other programs may go on saving meanwhile.",
         discussion: "DEST must not exist. The copy is written beside it and renamed into place when whole.")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
     var store: String
 
     @Argument(help: "The new file to write.")
@@ -57,7 +57,7 @@ struct Vacuum: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rebuild a store's file without the space deleted objects left, and fold its log into it.")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
     var store: String
 
     @OptionGroup var plugins: PluginOptions

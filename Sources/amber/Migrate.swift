@@ -12,7 +12,7 @@ struct Migrate: ParsableCommand {
             STORE.<old version hash>.backup unless --no-backup is given.
             """)
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
     var store: String
 
     @Option(name: .customLong("to"), help: "The model to migrate to: a JSON model file or an Xcode model (.xcdatamodeld, .xcdatamodel, contents).")

@@ -18,7 +18,7 @@ struct Query: ParsableCommand {
             nil/null, or else text (quote it, --var "CODE='42'", to keep a number or a word as text).
             """)
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
     var store: String
 
     @OptionGroup var plugins: PluginOptions

@@ -7,7 +7,8 @@ struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the model a store carries, or a model file's (JSON or Xcode).")
 
-    @Argument(help: "The store file, or a model file: JSON, or an Xcode .xcdatamodeld, .xcdatamodel or contents file.")
+    @Argument(help: "The store (a path or a file: URL), or a model file: JSON, or an Xcode .xcdatamodeld, .xcdatamodel or contents file.",
+              transform: storeFile)
     var store: String
 
     @OptionGroup var plugins: PluginOptions

@@ -147,6 +147,22 @@ import Testing
         }
     }
 
+    @Test func changesByPredicate() throws {
+        let context = Context(store: try Store.inMemory(model: booksModel()))
+        try insertBook(context, "Dune", "Herbert", price: .decimal(try Value.decimal(parsing: "4.50")))
+        try insertBook(context, "Draft 1", "Nobody", price: .decimal(try Value.decimal(parsing: "20")))
+        try insertBook(context, "Kindred", "Butler", price: .decimal(try Value.decimal(parsing: "9.90")))
+        try context.save()
+
+        let cheap = try FetchRequest("Book", where: "price < %@", .decimal(try Value.decimal(parsing: "5")))
+        let repriced = try context.batchUpdate(cheap, set: ["price": .attribute("price") * .value(.decimal(try Value.decimal(parsing: "1.10"))),
+                                                           "isRead": false])
+        let removed = try context.batchDelete(FetchRequest("Book", where: "title BEGINSWITH %@", "Draft"))
+        print(repriced.objectIDs.count, removed.objectIDs.count)
+        #expect(repriced.objectIDs.count == 1 && removed.objectIDs.count == 1)
+        #expect(try context.fetch("Book", where: "title == 'Dune'").first?.value(forKey: "price") == .decimal(try Value.decimal(parsing: "4.95")))
+    }
+
     @Test func storesByURLAndTheHistory() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

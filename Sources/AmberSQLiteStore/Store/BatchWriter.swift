@@ -26,18 +26,17 @@ extension SQLiteStore {
         }
         let query = try FetchQuery(request: request, mapping: mapping, model: model, columns: columns.joined(separator: ", "),
                                    columnBindings: columnBindings)
+        let checks = computed.enumerated().map { offset, index in
+            ValueCheck(attribute: assignments[index].attribute, column: Int32(3 + 2 * offset), mapping: mapping)
+        }
         return try changing(from: inbox) { () throws(AmberError) -> BatchOutcome in
             var outcome = BatchOutcome(), versions: [Int64] = [], problems: [SaveProblem] = []
             let select = try query.prepare(on: connection)
             defer { select.reset() }
             while try select.step() {
                 let key = select.int64(0), row = (entity: Int(select.int64(2)) - 1, key: key)
-                for (offset, index) in computed.enumerated() where problems.count < Self.problemLimit {
-                    let attribute = assignments[index].attribute, column = Int32(3 + 2 * offset)
-                    if let problem = try check(select, column: column, as: attribute, operandsSet: select.int64(column + 1) != 0,
-                                               mapping: mapping, object: objectID(row)) {
-                        problems.append(problem)
-                    }
+                for check in checks where problems.count < Self.problemLimit {
+                    if let problem = try check.problem(in: select, mapping: mapping, object: objectID(row)) { problems.append(problem) }
                 }
                 outcome.rows.append(row)
                 versions.append(select.int64(1) + 1)
@@ -49,11 +48,11 @@ extension SQLiteStore {
             let setList = (zip(assignments, terms).map { "\(quote($0.attribute.name)) = \($1.sql)" } + ["_version = _version + 1"])
                 .joined(separator: ", ")
             let update: Statement
-            let keyed = request.limit != nil || request.offset != 0 || query.condition == nil
+            let keyed = request.limit != nil || request.offset != 0
             if keyed {
                 update = try connection.statement("UPDATE \(mapping.table) SET \(setList) WHERE _pk IN (SELECT value FROM json_each(?))")
             } else {
-                update = try connection.statement("UPDATE \(mapping.table) SET \(setList) WHERE \(query.condition ?? "1")")
+                update = try connection.statement("UPDATE \(mapping.table) SET \(setList)" + (query.condition.map { " WHERE \($0)" } ?? ""))
             }
             var bindings = terms.flatMap(\.bindings)
             bindings += keyed ? [.string(Self.jsonArray(outcome.rows.map(\.key)))] : query.conditionBindings
@@ -141,40 +140,6 @@ extension SQLiteStore {
     /// The ID of a row.
     private func objectID(_ row: (entity: Int, key: Int64)) -> ObjectID {
         ObjectID(entityName: model.entities[row.entity].name, store: identifier, key: .permanent(row.key))
-    }
-
-    /// Checks a computed value in column `column` of `statement` for
-    /// `attribute`: stored exactly as its type (as a fetch checks it), not
-    /// nil where the attribute is required or where its operands were set
-    /// (a number SQLite could not represent), and within its rules.
-    private func check(_ statement: Statement, column: Int32, as attribute: Attribute, operandsSet: Bool, mapping: TableMapping,
-                       object: ObjectID) throws(AmberError) -> SaveProblem?
-    {
-        func problem(_ rule: SaveProblem.Rule, _ message: String) -> SaveProblem {
-            SaveProblem(objectID: object, place: attribute.description, rule: rule, message: "the batch update's value: \(message)")
-        }
-        if statement.columnType(column) == SQLITE_NULL {
-            if operandsSet { return problem(.store, "not a number the attribute can hold exactly (an overflow, or an inexact decimal)") }
-            return attribute.isOptional ? nil : problem(.required, "nil, for a required attribute (an attribute it reads is nil)")
-        }
-        guard let index = mapping.fetchNames.firstIndex(of: attribute.name) else { return nil }
-        var cell = FetchedRows.Cell(), arena: [UInt8] = [], boxes: [Value] = []
-        do throws(AmberError) {
-            try mapping.copy(column: index, at: column, from: statement, into: &cell, arena: &arena, boxes: &boxes)
-        } catch .invalidValue(_, _, let given) {
-            // SQLite turns an integer overflow into a REAL.
-            let what = statement.columnType(column) == SQLITE_FLOAT && attribute.type.integerRange != nil ? "an overflow" : given
-            return problem(.store, "\(what), which \(attribute.type.coreDataName) cannot hold")
-        }
-        guard attribute.validation != AttributeDescription.Validation() || attribute.pattern != nil else { return nil }
-        let value: Value
-        switch cell.kind {
-        case .null: return nil
-        case .boxed: value = boxes[Int(cell.payload)]
-        case .scalar: value = mapping.layout.value(column: index, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
-        case .bytes: value = arena.withUnsafeBufferPointer { mapping.layout.value(column: index, scalar: 0, bytes: $0) }
-        }
-        return attribute.violations(of: value).first.map { problem($0.0, $0.1) }
     }
 
     /// Clears or refuses the links to the rows `keys` (a JSON array) of
@@ -312,5 +277,56 @@ extension SQLiteStore {
         case .subtract(let a, let b): return binary("-", a, b)
         case .multiply(let a, let b): return binary("*", a, b)
         }
+    }
+}
+
+/// How a batch update checks one computed value as each row is read: the
+/// select's column, the attribute's column in the fetch layout, and whether
+/// the attribute has rules (looked up once, not per row).
+private struct ValueCheck {
+    let attribute: Attribute
+    /// The value's column in the select; the next one says whether every attribute it reads was set.
+    let column: Int32
+    let layoutColumn: Int?
+    let hasRules: Bool
+
+    init(attribute: Attribute, column: Int32, mapping: TableMapping) {
+        (self.attribute, self.column) = (attribute, column)
+        layoutColumn = mapping.fetchNames.firstIndex(of: attribute.name)
+        hasRules = attribute.validation != AttributeDescription.Validation() || attribute.pattern != nil
+    }
+
+    /// What is wrong with the row's value, if anything: not stored exactly as
+    /// the attribute's type (as a fetch checks it), nil where the attribute
+    /// is required or where its operands were set (a number SQLite could not
+    /// represent), or outside its rules.
+    func problem(in statement: Statement, mapping: TableMapping, object: @autoclosure () -> ObjectID) throws(AmberError) -> SaveProblem? {
+        func problem(_ rule: SaveProblem.Rule, _ message: String) -> SaveProblem {
+            SaveProblem(objectID: object(), place: attribute.description, rule: rule, message: "the batch update's value: \(message)")
+        }
+        if statement.columnType(column) == SQLITE_NULL {
+            if statement.int64(column + 1) != 0 {
+                return problem(.store, "not a number the attribute can hold exactly (an overflow, or an inexact decimal)")
+            }
+            return attribute.isOptional ? nil : problem(.required, "nil, for a required attribute (an attribute it reads is nil)")
+        }
+        guard let index = layoutColumn else { return nil }
+        var cell = FetchedRows.Cell(), arena: [UInt8] = [], boxes: [Value] = []
+        do throws(AmberError) {
+            try mapping.copy(column: index, at: column, from: statement, into: &cell, arena: &arena, boxes: &boxes)
+        } catch .invalidValue(_, _, let given) {
+            // SQLite turns an integer overflow into a REAL.
+            let what = statement.columnType(column) == SQLITE_FLOAT && attribute.type.integerRange != nil ? "an overflow" : given
+            return problem(.store, "\(what), which \(attribute.type.coreDataName) cannot hold")
+        }
+        guard hasRules else { return nil }
+        let value: Value
+        switch cell.kind {
+        case .null: return nil
+        case .boxed: value = boxes[Int(cell.payload)]
+        case .scalar: value = mapping.layout.value(column: index, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
+        case .bytes: value = arena.withUnsafeBufferPointer { mapping.layout.value(column: index, scalar: 0, bytes: $0) }
+        }
+        return attribute.violations(of: value).first.map { problem($0.0, $0.1) }
     }
 }

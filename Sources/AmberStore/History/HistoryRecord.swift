@@ -7,24 +7,29 @@ import Foundation
 /// keeps a row per transaction (sequence, time, origin, author, context,
 /// whether links moved, and this text) and saves pay one insert for it.
 ///
-/// Entries, by entity and model name (entity numbers change in migrations):
-/// `["i", "Book", firstKey, count]` a run of inserted keys (version 1),
-/// `["u", "Book", key, version, "title", …]` an update with its changed keys,
-/// `["d", "Book", key, version]` a deletion.
+/// Each entry is a run of consecutive keys of one entity (by name: entity
+/// numbers change in migrations) that changed the same way, to the same
+/// version: `[kind, "Book", firstKey, count, version, key, …]`, kind `"i"`
+/// inserted (version 1), `"u"` updated (the changed keys follow), `"d"`
+/// deleted (at the version it had). A save of new rows, or a batch over a
+/// table, is a handful of runs however many rows it wrote.
 package struct HistoryRecord {
-    private var text = "["
-    private var first = true
-    /// The open run of inserted keys: entity index, first key, count.
-    private var run: (entity: Int, first: Int64, count: Int64)?
+    private var bytes: [UInt8] = [UInt8(ascii: "[")]
+    /// The open run, which the next change extends if it fits.
+    private var run: (kind: UInt8, entity: Int, first: Int64, count: Int64, version: Int64, keys: [String])?
     private let model: Model
 
     /// An empty record of changes to `model`'s objects; ``finished()`` gives its text.
-    package init(model: Model) { self.model = model }
+    package init(model: Model) {
+        self.model = model
+        bytes.reserveCapacity(256)
+    }
 
     /// Records what `changes` wrote (`written` says with which keys and versions).
     package init<Row: RowSource>(_ changes: ChangeSet<Row>, written: WrittenKeys, model: Model) {
         self.init(model: model)
-        for (object, key) in zip(changes.inserts, written.keys) { inserted(object.entity.index, key) }
+        let inserts = changes.inserts
+        for index in inserts.indices where index < written.keys.count { inserted(inserts[index].entity.index, written.keys[index]) }
         for object in changes.updates {
             var version = object.rowVersion + 1
             switch written.resolved[ObjectIdentifier(object)] {
@@ -43,7 +48,8 @@ package struct HistoryRecord {
 
     /// Records the rows whose derived attributes `written` says the store computed anew.
     package mutating func derived(_ written: WrittenKeys) {
-        for (row, entity) in zip(written.derived, written.derivedEntities) {
+        for index in written.derived.indices where index < written.derivedEntities.count {
+            let entity = written.derivedEntities[index], row = written.derived[index]
             let names = model.entities[entity].attributes.filter { $0.derivation != nil }.map(\.name)
             updated(entity, row.key, version: row.version, keys: names)
         }
@@ -52,7 +58,8 @@ package struct HistoryRecord {
     /// The record's text, complete.
     package mutating func finished() -> String {
         closeRun()
-        return text + "]"
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The columns of `object` whose value differs from the one it read
@@ -66,44 +73,54 @@ package struct HistoryRecord {
 
     /// Records an inserted row of entity `entity` (an index of the model).
     package mutating func inserted(_ entity: Int, _ key: Int64) {
-        if let open = run, open.entity == entity, open.first + open.count == key {
-            run = (entity, open.first, open.count + 1)
+        add(UInt8(ascii: "i"), entity, key, version: 1, keys: [])
+    }
+
+    /// Records an updated row and the keys that changed.
+    package mutating func updated(_ entity: Int, _ key: Int64, version: Int64, keys: [String]) {
+        add(UInt8(ascii: "u"), entity, key, version: version, keys: keys)
+    }
+
+    /// Records a deleted row, at the version it had.
+    package mutating func deleted(_ entity: Int, _ key: Int64, version: Int64) {
+        add(UInt8(ascii: "d"), entity, key, version: version, keys: [])
+    }
+
+    private mutating func add(_ kind: UInt8, _ entity: Int, _ key: Int64, version: Int64, keys: [String]) {
+        if let open = run, open.kind == kind, open.entity == entity, open.version == version, open.first &+ open.count == key, open.keys == keys {
+            run?.count += 1
             return
         }
         closeRun()
-        run = (entity, key, 1)
+        run = (kind, entity, key, 1, version, keys)
     }
 
     private mutating func closeRun() {
         guard let open = run else { return }
         run = nil
-        separate()
-        text += "[\"i\",\"\(model.entities[open.entity].name)\",\(open.first),\(open.count)]"
-    }
-
-    /// Records an updated row and the keys that changed.
-    package mutating func updated(_ entity: Int, _ key: Int64, version: Int64, keys: [String]) {
-        entry("u", entity, key, version: version, keys: keys)
-    }
-
-    /// Records a deleted row, at the version it had.
-    package mutating func deleted(_ entity: Int, _ key: Int64, version: Int64) {
-        entry("d", entity, key, version: version, keys: [])
-    }
-
-    private mutating func entry(_ kind: String, _ entity: Int, _ key: Int64, version: Int64, keys: [String]) {
-        closeRun()
-        separate()
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        bytes += [UInt8(ascii: "["), UInt8(ascii: "\""), open.kind, UInt8(ascii: "\""), UInt8(ascii: ",")]
         // Entity and attribute names are identifiers (letters, digits, underscores): nothing to escape.
-        text += "[\"\(kind)\",\"\(model.entities[entity].name)\",\(key),\(version)"
-        for name in keys { text += ",\"\(name)\"" }
-        text += "]"
+        name(model.entities[open.entity].name)
+        for number in [open.first, open.count, open.version] {
+            bytes.append(UInt8(ascii: ","))
+            bytes += String(number).utf8
+        }
+        for key in open.keys {
+            bytes.append(UInt8(ascii: ","))
+            name(key)
+        }
+        bytes.append(UInt8(ascii: "]"))
     }
 
-    private mutating func separate() {
-        if !first { text += "," }
-        first = false
+    private mutating func name(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes += text.utf8
+        bytes.append(UInt8(ascii: "\""))
     }
+
+    /// The most changes one transaction's record may list (16,777,216).
+    package static let changeLimit: Int64 = 1 << 24
 
     /// The changes `text` records, in `model`'s terms, for the store
     /// `store` (named `place` in errors). An entity the model no longer has
@@ -117,25 +134,30 @@ package struct HistoryRecord {
             .historyUnavailable(store: place, reason: "transaction \(sequence) is damaged: \(why)")
         }
         guard case .array(let entries) = try? JSONValue.parse(Data(text.utf8)) else { throw damaged("not a JSON array") }
-        var changes: [HistoryChange] = []
+        var changes: [HistoryChange] = [], total: Int64 = 0
         for entry in entries {
-            guard case .array(let parts) = entry, parts.count >= 4, case .string(let kind) = parts[0], case .string(let entity) = parts[1],
-                  case .int(let key) = parts[2], case .int(let number) = parts[3]
-            else { throw damaged("an entry is not [kind, entity, key, number, …]") }
-            func id(_ key: Int64) -> ObjectID { ObjectID(entityName: entity, store: store, key: .permanent(key)) }
+            guard case .array(let parts) = entry, parts.count >= 5, case .string(let kind) = parts[0], case .string(let entity) = parts[1],
+                  case .int(let first) = parts[2], case .int(let count) = parts[3], case .int(let version) = parts[4],
+                  count > 0, !first.addingReportingOverflow(count).overflow
+            else { throw damaged("an entry is not [kind, entity, first key, count, version, …]") }
+            total += count
+            // A bound on what one transaction may list, so a damaged record cannot exhaust memory.
+            guard total <= Self.changeLimit else { throw damaged("it lists more than \(Self.changeLimit) changes") }
+            let change: HistoryChange.Kind
             switch kind {
-            case "i":
-                guard number > 0, number <= 1 << 32, key.addingReportingOverflow(number).overflow == false else { throw damaged("a bad run of keys") }
-                for offset in 0..<number { changes.append(HistoryChange(kind: .inserted, objectID: id(key + offset), changedKeys: [], version: 1)) }
-            case "u", "d":
-                var keys: [String] = []
-                for part in parts.dropFirst(4) {
-                    guard case .string(let name) = part else { throw damaged("a changed key is not a name") }
-                    keys.append(name)
-                }
-                changes.append(HistoryChange(kind: kind == "u" ? .updated : .deleted, objectID: id(key), changedKeys: keys, version: number))
-            default:
-                throw damaged("unknown entry kind \"\(kind)\"")
+            case "i": change = .inserted
+            case "u": change = .updated
+            case "d": change = .deleted
+            default: throw damaged("unknown entry kind \"\(kind)\"")
+            }
+            var keys: [String] = []
+            for part in parts.dropFirst(5) {
+                guard case .string(let name) = part else { throw damaged("a changed key is not a name") }
+                keys.append(name)
+            }
+            for offset in 0..<count {
+                changes.append(HistoryChange(kind: change, objectID: ObjectID(entityName: entity, store: store, key: .permanent(first + offset)),
+                                             changedKeys: keys, version: version))
             }
         }
         return changes
