@@ -22,13 +22,13 @@ public func amber_context_batch_update(_ out_ids: UnsafeMutablePointer<UnsafeMut
             let left = BatchValue.attribute(source?.attribute.name ?? target.attribute.name)
             let value: BatchValue
             switch given.operation {
-            case Int32(AMBER_BATCH_SET.rawValue): value = .value(try constant(given, place))
+            case Int32(AMBER_BATCH_SET.rawValue): value = .value(try constant(given, target))
             case Int32(AMBER_BATCH_COPY.rawValue):
                 guard let source else { throw .null("\(place).source") }
                 value = .attribute(source.attribute.name)
-            case Int32(AMBER_BATCH_ADD.rawValue): value = left + .value(try constant(given, place))
-            case Int32(AMBER_BATCH_SUBTRACT.rawValue): value = left - .value(try constant(given, place))
-            case Int32(AMBER_BATCH_MULTIPLY.rawValue): value = left * .value(try constant(given, place))
+            case Int32(AMBER_BATCH_ADD.rawValue): value = left + .value(try constant(given, target))
+            case Int32(AMBER_BATCH_SUBTRACT.rawValue): value = left - .value(try constant(given, target))
+            case Int32(AMBER_BATCH_MULTIPLY.rawValue): value = left * .value(try constant(given, target))
             default:
                 throw CAPIError(AMBER_E_INVALID_VALUE, "\(place).operation is \(given.operation); expected an amber_batch_operation (0 to 4)",
                                 origin: "\(place).operation")
@@ -52,10 +52,10 @@ public func amber_context_batch_delete(_ out_ids: UnsafeMutablePointer<UnsafeMut
     }
 }
 
-/// The value of an assignment, as amber_object_set reads one.
-private func constant(_ assignment: amber_batch_assignment, _ place: String) throws(CAPIError) -> Value {
+/// The value of an assignment, as amber_object_set reads one; errors name the attribute it is for.
+private func constant(_ assignment: amber_batch_assignment, _ target: CAttribute) throws(CAPIError) -> Value {
     var value = assignment.value
-    return try CValue.read(&value, "\(place).value")
+    return try CValue.read(&value, target.attribute.description)
 }
 
 /// Hands a batch's object IDs to a C caller: their count, and their URIs separated by '\n'.

@@ -188,6 +188,7 @@ import Testing
             (["pages": "many"], "Book.pages"), (["pages": 0], "Book.pages"), (["title": nil], "Book.title"),
             (["pages": .attribute("title") + 1], "Book.pages"), (["nosuch": 1], "Book.nosuch"),
             (["copies": .attribute("copies") * .value(.int(Int64.max))], "Book.copies"),  // an Integer 64 overflow
+            (["title": .attribute("pages")], "same type"),
         ]
         for (assignments, place) in refusals {
             let error = amberError { try context.batchUpdate(all, set: assignments) }

@@ -123,8 +123,14 @@ package struct BatchAssignment: Sendable {
             }
             return .constant(checked)
         }
-        if case .attribute(let name) = value, case let source = try entity.attribute(named: name), source.type == target.type {
+        if case .attribute(let name) = value {
+            let source = try entity.attribute(named: name)
             if let why = unsettable(source) { throw refuse(source, "a batch update reads only stored attributes, and \(why)") }
+            // An integer goes into any number (each row checked to fit); other types only into their own.
+            guard source.type == target.type || (source.type.integerRange != nil && arithmeticTypes.contains(target.type)) else {
+                throw refuse(target, "\(source) is \(source.type.coreDataName) and it is \(target.type.coreDataName): "
+                    + "a batch update copies an attribute of the same type, or an integer into a number")
+            }
             return .column(source)
         }
         guard arithmeticTypes.contains(target.type) else {

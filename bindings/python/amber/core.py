@@ -17,7 +17,7 @@ import threading
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Optional, Sequence, Union, overload
 
-from . import _history
+from . import _batch, _history
 from ._ffi import ffi, lib
 from ._columns import ColumnFiller
 from ._history import HistoryTransaction
@@ -1655,6 +1655,69 @@ class Context(_Owner):
         self._before_merging_point()
         check(lib.amber_context_count(out, self._handle, request))
         return out[0]
+
+    # Batch changes by predicate (see amber_context_batch_update).
+
+    def batch_update(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
+                     set: Optional[Mapping[str, Any]] = None, copy: Optional[Mapping[str, str]] = None,
+                     add: Optional[Mapping[str, Any]] = None, subtract: Optional[Mapping[str, Any]] = None,
+                     multiply: Optional[Mapping[str, Any]] = None, sort: Optional[Sequence[str]] = None,
+                     limit: Optional[int] = None, offset: int = 0,
+                     variables: Optional[Mapping[str, Any]] = None) -> list[str]:
+        """Changes attributes of every object of `entity` that `predicate`
+        matches (arguments, `sort`, `limit`, `offset` and `variables` as for
+        fetch), in the store, in one transaction, without loading the objects.
+        Returns the changed objects' IDs as URIs (as `obj.uri`).
+
+            ctx.batch_update("Book", "pages > %@", 500, set={"long": True},
+                             multiply={"price": Decimal("1.1")}, copy={"subtitle": "title"})
+
+        `set` sets constants, `copy` sets each attribute to another attribute
+        of the same object (`{"subtitle": "title"}`), and `add`, `subtract`
+        and `multiply` set each attribute to itself + - * the value. Values
+        are converted as `obj.attr = value` converts them. Arithmetic is exact
+        for integers, floats and Decimals, or refused (an integer overflow, a
+        Decimal result needing more than 38 digits). Nothing is written
+        unless every changed object passes: ValidationError lists each
+        object whose new value breaks a rule or a uniqueness constraint;
+        ValueClassError names an attribute a batch cannot set (transient,
+        derived, computed, transformed, set twice) or a value it refuses.
+
+        The store's history records the batch; objects this context holds
+        show the new values (keeping values set here and not saved), other
+        contexts see them when they merge."""
+        target = self.model.entity(entity)
+        keep: list = []
+        request = self._request(entity, predicate, arguments, sort, limit, offset, keep, variables=variables)
+        array, count = _batch.assignments(target, {"set": set, "copy": copy, "add": add, "subtract": subtract,
+                                                   "multiply": multiply}, keep)
+        self._before_merging_point()
+        changed = _batch.object_ids(lambda out, count_out: lib.amber_context_batch_update(
+            out, count_out, self._handle, request, array, count))
+        self._forget_all_values()  # held objects were refreshed, derived values anywhere computed anew
+        return changed
+
+    def batch_delete(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
+                     sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
+                     variables: Optional[Mapping[str, Any]] = None) -> list[str]:
+        """Deletes every object of `entity` that `predicate` matches
+        (arguments as for fetch), in the store, in one transaction, without
+        loading the objects. Returns the deleted objects' IDs as URIs.
+
+        Delete rules hold: nullify empties the links of the objects left
+        (a required inverse refuses the batch); deny, cascade and no action
+        refuse it while a deleted object still has a destination. A refusal
+        raises ValidationError naming each relationship, and nothing is
+        deleted. Objects this context holds leave it unless changed here; the
+        history records the batch; other contexts see it when they merge."""
+        self.model.entity(entity)  # NotFoundError with the nearest name, as fetch raises
+        keep: list = []
+        request = self._request(entity, predicate, arguments, sort, limit, offset, keep, variables=variables)
+        self._before_merging_point()
+        deleted = _batch.object_ids(lambda out, count_out: lib.amber_context_batch_delete(
+            out, count_out, self._handle, request))
+        self._forget_all_values()  # links of the objects left were nullified, derived values computed anew
+        return deleted
 
     def object(self, uri: str) -> "Object":
         """The object whose ID has this URI form."""
