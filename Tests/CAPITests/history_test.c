@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -146,6 +147,151 @@ static void history_off(void) {
     OK(amber_store_close(store));
 }
 
+/* What the observer and the live query of merges_another_process saw. */
+static struct {
+    int reports, inserted, deleted, refreshed, body_keys, number_keys, other_keys;
+} seen;
+static struct {
+    int inserts, deletes, moves, updates;
+} followed;
+
+static int32_t observe(amber_changes *changes, void *userdata) {
+    (void)userdata;
+    int32_t event = 0;
+    size_t count = 0;
+    OK(amber_changes_event(&event, changes));
+    CHECK(event == AMBER_EVENT_MERGED);
+    seen.reports++;
+    OK(amber_changes_count(&count, changes, AMBER_CHANGES_INSERTED));
+    seen.inserted += (int)count;
+    OK(amber_changes_count(&count, changes, AMBER_CHANGES_DELETED));
+    seen.deleted += (int)count;
+    OK(amber_changes_count(&count, changes, AMBER_CHANGES_REFRESHED));
+    seen.refreshed += (int)count;
+    for (size_t i = 0; i < count; i++) {
+        const char *const *keys = NULL;
+        size_t key_count = 0;
+        OK(amber_changes_keys(&keys, &key_count, changes, AMBER_CHANGES_REFRESHED, i));
+        for (size_t k = 0; k < key_count; k++) {
+            if (strcmp(keys[k], "body") == 0) seen.body_keys++;
+            else if (strcmp(keys[k], "number") == 0) seen.number_keys++;
+            else seen.other_keys++;
+        }
+    }
+    return 0;
+}
+
+static int32_t follow(amber_live_query *query, const amber_index_change *changes, size_t count, void *userdata) {
+    (void)query;
+    (void)userdata;
+    for (size_t i = 0; i < count; i++) {
+        switch (changes[i].kind) {
+        case AMBER_INDEX_INSERT: followed.inserts++; break;
+        case AMBER_INDEX_DELETE: followed.deletes++; break;
+        case AMBER_INDEX_MOVE: followed.moves++; break;
+        case AMBER_INDEX_UPDATE: followed.updates++; break;
+        default: break;
+        }
+    }
+    return 0;
+}
+
+/* The one Note whose number is `number`, in `context`. */
+static amber_object *note_numbered(amber_context *context, int64_t number) {
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Note";
+    request.predicate = "number == %@";
+    amber_value argument = integer(number);
+    request.arguments = &argument;
+    request.argument_count = 1;
+    amber_object **objects = NULL;
+    size_t count = 0;
+    OK(amber_context_fetch(&objects, &count, context, &request));
+    amber_object *found = count == 1 ? objects[0] : NULL;
+    amber_free(objects);
+    return found;
+}
+
+/* The other process: two new notes, note 0's body changed, note 1 deleted,
+ * and notes 15 to 19 renumbered by one batch update; each its own save. */
+static int write_elsewhere(const char *path) {
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    if (amber_store_open_url(&store, path, model, NULL) != AMBER_OK || amber_context_new(&context, store) != AMBER_OK) return 1;
+    for (int64_t number = 100; number < 102; number++) {
+        amber_object *note = NULL;
+        amber_value value = integer(number), body = text("new");
+        if (amber_context_insert(&note, context, note_entity) != AMBER_OK || amber_object_set(note, number_attribute, &value) != AMBER_OK
+            || amber_object_set(note, body_attribute, &body) != AMBER_OK) return 2;
+    }
+    if (amber_context_save(context) != AMBER_OK) return 3;
+    amber_object *first = note_numbered(context, 0), *second = note_numbered(context, 1);
+    amber_value changed = text("changed");
+    if (!first || !second || amber_object_set(first, body_attribute, &changed) != AMBER_OK || amber_context_save(context) != AMBER_OK) return 4;
+    if (amber_context_delete(context, second) != AMBER_OK || amber_context_save(context) != AMBER_OK) return 5;
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Note";
+    request.predicate = "number >= 15 AND number < 100";
+    amber_batch_assignment renumber = {number_attribute, AMBER_BATCH_ADD, integer(1000), NULL};
+    size_t renumbered = 0;
+    if (amber_context_batch_update(NULL, &renumbered, context, &request, &renumber, 1) != AMBER_OK || renumbered != 5) return 6;
+    amber_context_free(context);
+    amber_store_close(store);
+    return 0;
+}
+
+static void merges_another_process(const char *path) {
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    OK(amber_store_open_url(&store, path, model, NULL));
+    OK(amber_context_new(&context, store));
+    for (int64_t number = 0; number < 20; number++) {
+        amber_object *note = NULL;
+        amber_value value = integer(number), body = text("note");
+        OK(amber_context_insert(&note, context, note_entity));
+        OK(amber_object_set(note, number_attribute, &value));
+        OK(amber_object_set(note, body_attribute, &body));
+    }
+    OK(amber_context_save(context));
+    amber_fetch_request all = AMBER_FETCH_REQUEST_INIT;
+    all.entity = "Note";
+    amber_object **held = NULL;
+    size_t held_count = 0;
+    OK(amber_context_fetch(&held, &held_count, context, &all));
+    CHECK(held_count == 20);
+    uint64_t token = 0;
+    OK(amber_context_add_observer(&token, context, observe, NULL, NULL));
+    amber_fetch_request upper = AMBER_FETCH_REQUEST_INIT;
+    upper.entity = "Note";
+    upper.predicate = "number >= 10";
+    amber_sort by_number = {"number", 0, 0};
+    upper.sort = &by_number;
+    upper.sort_count = 1;
+    amber_live_query *query = NULL;
+    OK(amber_live_query_new(&query, context, &upper, NULL, follow, NULL, NULL));
+
+    pid_t child = fork();
+    if (child == 0) _exit(write_elsewhere(path));
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    OK(amber_context_merge_saved_changes(context));
+    /* Exactly what the other process did: no new rows in the report (a fetch finds them), one deletion,
+     * note 0 refreshed with its body, notes 15-19 with their numbers, nothing else. */
+    CHECK(seen.reports == 1);
+    CHECK(seen.inserted == 0 && seen.deleted == 1 && seen.refreshed == 6);
+    CHECK(seen.body_keys == 1 && seen.number_keys == 5 && seen.other_keys == 0);
+    /* The live query: the two new notes joined, the renumbered five moved to the end, nothing left. */
+    CHECK(followed.inserts == 2 && followed.deletes == 0 && followed.moves + followed.updates == 5);
+    size_t count = 0;
+    OK(amber_live_query_count(&count, NULL, query));
+    CHECK(count == 12);
+    amber_free(held);
+    OK(amber_live_query_free(query));
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "history_test.amber";
     unlink(path);
@@ -154,6 +300,8 @@ int main(int argc, char **argv) {
     unlink(path);
     reads_the_history(path);
     history_off();
+    unlink(path);
+    merges_another_process(path);
     OK(amber_model_free(model));
     unlink(path);
     return report();
