@@ -63,6 +63,11 @@ for test in Tests/CAPITests/*.c; do
         --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite "$work/$name"
 done
 
+# The store-behaviour programs again on the other kind of store (AMBER_TEST_STORE names it by URL).
+rm -f "$work/batch-suite.amber"
+echo "-- batch_test on a file store"
+AMBER_TEST_STORE="file://$work/batch-suite.amber" run_c batch_test-file "$work/batch_test"
+
 step "Exported symbols match include/amber.h"
 bash scripts/check-exports.sh
 
@@ -260,6 +265,18 @@ repo=$PWD
 python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1)
 
 [ -n "$python_passed" ] || { echo "pytest did not report passing tests"; exit 1; }
+# The store-behaviour tests again on the other kind of store, named by URL in AMBER_TEST_STORE
+# ({tmp}: each test's temporary folder): those on in-memory stores on files, and the reverse.
+for store_tests in "file://{tmp}/suite.amber:test_context test_fetch test_batch test_objects test_types test_undo test_relationships" \
+                   "memory::test_derived test_observers test_history"; do
+    url=${store_tests%:*}; tests=()
+    for name in ${store_tests##*:}; do tests+=("$repo/bindings/python/tests/$name.py"); done
+    summary=$(cd "$work" && AMBER_TEST_STORE="$url" AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q -p no:cacheprovider "${tests[@]}" | tail -1)
+    echo "on $url: $summary"
+    passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<< "$summary")
+    [ -n "$passed" ] && ! grep -q failed <<< "$summary" || { echo "the store tests failed on $url"; exit 1; }
+    python_passed=$((python_passed + passed))
+done
 python_coverage=$(sed -nE 's/.*Total coverage: ([0-9.]+%).*/\1/p' "$work/pytest.log")
 echo "Python coverage of the installed amber package: $python_coverage"
 # The API reference Python users read: pydoc renders the installed package's docstrings.

@@ -259,4 +259,82 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(store.capabilities.contains(.sharedAcrossProcesses) == (kind == .file))
         #expect(try store.checkIntegrity().isEmpty)
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func subEntitiesComeWithTheirParentsFetches(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(Model(InheritanceTests.description))
+        defer { cleanup() }
+        let context = Context(store: store)
+        for (entity, name) in [("Writer", "Woolf"), ("Poet", "Plath"), ("Editor", "Perkins"), ("Poet", "Rilke")] {
+            try context.insert(entity).setValue(.string(name), forKey: "name")
+        }
+        try context.save()
+        let reader = Context(store: store)
+        let people = try reader.fetch(FetchRequest("Person", sortedBy: [.ascending("name")]))
+        #expect(people.map(\.entity.name) == ["Editor", "Poet", "Poet", "Writer"], "\(kind)")
+        #expect(try people.map { try $0.value(forKey: "name") } == ["Perkins", "Plath", "Rilke", "Woolf"], "\(kind)")
+        #expect(try reader.count(FetchRequest("Writer")) == 3 && reader.count(FetchRequest("Poet")) == 2, "\(kind)")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func undoReachesBackAcrossSaves(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(booksModel())
+        defer { cleanup() }
+        let context = Context(store: store)
+        let book = try insertBook(context, "Dune", "Herbert")
+        try context.save()
+        context.undoStack = UndoStack()
+        try book.setValue("Dune Messiah", forKey: "title")
+        try context.save()
+        #expect(try context.undo())
+        try context.save()
+        #expect(try Context(store: store).fetch("Book").first?.value(forKey: "title") == "Dune", "\(kind)")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func liveQueriesFollowOtherContextsSaves(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(booksModel())
+        defer { cleanup() }
+        let writer = Context(store: store), reader = Context(store: store)
+        try insertBook(writer, "Dune", "Herbert", pages: .int(400))
+        try insertBook(writer, "Kindred", "Butler", pages: .int(90))
+        try writer.save()
+        let query = try LiveQuery(FetchRequest("Book", predicate: try FetchPredicate("pages > 100"), sortedBy: [.ascending("title")]), in: reader)
+        #expect(try query.objects.map { try $0.value(forKey: "title") } == ["Dune"])
+        let kindred = try #require(try writer.fetch("Book", where: "title == 'Kindred'").first)
+        try kindred.setValue(.int(260), forKey: "pages")
+        try insertBook(writer, "Excession", "Banks", pages: .int(450))
+        try writer.save()
+        try reader.mergeSavedChanges()
+        #expect(try query.objects.map { try $0.value(forKey: "title") } == ["Dune", "Excession", "Kindred"], "\(kind)")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func derivedAndExtendedAttributesAreKept(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(Model(ModelDescription {
+            EntityDescription("Author") {
+                Attribute.string("name")
+                Attribute.integer64("bookCount").derived("books.@count")
+                Relationship.toMany("books", "Book", inverse: "author")
+            }
+            EntityDescription("Book") {
+                Attribute.string("title")
+                Relationship.toOne("author", "Author", inverse: "books")
+            }.extensible()
+        }))
+        defer { cleanup() }
+        let context = Context(store: store)
+        let author = try context.insert("Author")
+        for title in ["Dune", "Children of Dune"] {
+            let book = try context.insert("Book")
+            try book.setValue(.string(title), forKey: "title")
+            try book.setObject(author, forKey: "author")
+            try book.setValue(.string("shelf \(title.count)"), forExtendedKey: "shelf")
+        }
+        try context.save()
+        let reader = Context(store: store)
+        #expect(try reader.fetch("Author").first?.value(forKey: "bookCount") == .int(2), "\(kind)")
+        #expect(try Set(reader.fetch("Book").map { try $0.value(forExtendedKey: "shelf") }) == [.string("shelf 4"), .string("shelf 16")], "\(kind)")
+        #expect(try reader.count(FetchRequest("Book", where: "shelf == 'shelf 4'")) == 1, "\(kind)")
+    }
 }

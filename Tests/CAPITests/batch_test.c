@@ -2,7 +2,9 @@
  * (arithmetic, constants, copies; the count and object URIs of what changed;
  * an overflow and a rule refused with each object named and nothing
  * written; bad assignments named by position) and amber_context_batch_delete
- * (the objects gone; a deny rule refusing while linked). */
+ * (the objects gone; a deny rule refusing while linked). The store is the URL
+ * in AMBER_TEST_STORE ("memory:" when unset): the test command runs it on
+ * each kind of store. */
 #define _POSIX_C_SOURCE 200809L
 #include <amber.h>
 
@@ -67,9 +69,10 @@ static size_t integers(amber_context *context, amber_attribute *attribute, int64
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
+    const char *url = getenv("AMBER_TEST_STORE") ? getenv("AMBER_TEST_STORE") : "memory:";
     build_model();
     amber_store *store = NULL;
-    OK(amber_store_open_url(&store, "memory:", model, NULL));
+    OK(amber_store_open_url(&store, url, model, NULL));
     amber_context *context = NULL;
     OK(amber_context_new(&context, store));
     amber_object *folder = NULL;

@@ -253,6 +253,17 @@ static void merges_another_process(const char *path) {
         OK(amber_object_set(note, body_attribute, &body));
     }
     OK(amber_context_save(context));
+    /* The other process starts first and waits, so it shares none of the observer and live query made below. */
+    int go[2];
+    CHECK(pipe(go) == 0);
+    pid_t child = fork();
+    if (child == 0) {
+        char byte;
+        close(go[1]);
+        if (read(go[0], &byte, 1) != 0) _exit(9);
+        _exit(write_elsewhere(path));
+    }
+    close(go[0]);
     amber_fetch_request all = AMBER_FETCH_REQUEST_INIT;
     all.entity = "Note";
     amber_object **held = NULL;
@@ -270,8 +281,7 @@ static void merges_another_process(const char *path) {
     amber_live_query *query = NULL;
     OK(amber_live_query_new(&query, context, &upper, NULL, follow, NULL, NULL));
 
-    pid_t child = fork();
-    if (child == 0) _exit(write_elsewhere(path));
+    close(go[1]); /* the child's read returns: it writes now */
     int status = 0;
     CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 

@@ -34,14 +34,23 @@ BOOKS = {
 }
 
 
+def store_url(tmp_path, default):
+    """The store a test opens: the URL in AMBER_TEST_STORE when it is set
+    ("{tmp}" in it becomes the test's temporary folder), else `default`. The
+    test command runs the store-behaviour tests again on another store this
+    way: AMBER_TEST_STORE="file://{tmp}/suite.amber", or "memory:"."""
+    template = os.environ.get("AMBER_TEST_STORE")
+    return template.replace("{tmp}", str(tmp_path)) if template else default
+
+
 @pytest.fixture
 def model():
     return amber.Model.from_dict(BOOKS, amber.Registry())
 
 
 @pytest.fixture
-def store(model):
-    with amber.open(None, model) as opened:
+def store(model, tmp_path):
+    with amber.open(store_url(tmp_path, None), model) as opened:
         yield opened
 
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import amber
+from conftest import store_url
 
 ROWS = {"entities": [{"name": "Row", "attributes": [
     {"name": "n", "type": "integer32"},
@@ -147,8 +148,8 @@ LIBRARY = {"entities": [
 
 
 @pytest.fixture
-def store():
-    with amber.open(None, amber.Model.from_dict(LIBRARY, amber.Registry())) as opened:
+def store(tmp_path):
+    with amber.open(store_url(tmp_path, None), amber.Model.from_dict(LIBRARY, amber.Registry())) as opened:
         yield opened
 
 

@@ -8,6 +8,7 @@ import unicodedata
 import pytest
 
 import amber
+from conftest import store_url
 
 LIBRARY = {"entities": [
     {"name": "Author", "attributes": [
@@ -28,7 +29,7 @@ PIECES = ["Crème", "brûlée", "Ὀδύσσεια", "Война", "Straße", "�
 
 @pytest.fixture
 def store(tmp_path):
-    with amber.open(tmp_path / "derived.amber", amber.Model.from_dict(LIBRARY, amber.Registry())) as opened:
+    with amber.open(store_url(tmp_path, tmp_path / "derived.amber"), amber.Model.from_dict(LIBRARY, amber.Registry())) as opened:
         yield opened
 
 

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import amber
+from amber._values import kept_seconds
 
 MODEL = {"entities": [
     {"name": "Book", "extensible": True, "attributes": [{"name": "title", "type": "string"}]},
@@ -30,7 +31,9 @@ scalars = st.one_of(
     st.binary(max_size=32),
     st.uuids(),
     st.datetimes(min_value=datetime.datetime(1, 1, 2), max_value=datetime.datetime(9999, 12, 30), timezones=st.just(UTC))
-    .map(lambda d: datetime.datetime.fromtimestamp(d.timestamp(), UTC)),
+    # As a date reads back (seconds since 2001 in a double), and only those that then hold still.
+    .map(lambda d: datetime.datetime.fromtimestamp(kept_seconds(d.timestamp()), UTC))
+    .filter(lambda d: datetime.datetime.fromtimestamp(kept_seconds(d.timestamp()), UTC) == d),
     st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-10**12, max_value=10**12).map(lambda d: d.normalize()),
 )
 keys = st.from_regex(r"[a-zA-Z][a-zA-Z0-9_]{0,12}", fullmatch=True).filter(lambda k: k.lower() != "title")

@@ -8,6 +8,7 @@ import random
 import pytest
 
 import amber
+from conftest import store_url
 
 BOOKS = {"entities": [{"name": "Book", "attributes": [
     {"name": "title", "type": "string"},
@@ -19,7 +20,7 @@ BASE = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
 
 @pytest.fixture
 def store(tmp_path):
-    with amber.open(tmp_path / "observed.amber", amber.Model.from_dict(BOOKS, amber.Registry())) as opened:
+    with amber.open(store_url(tmp_path, tmp_path / "observed.amber"), amber.Model.from_dict(BOOKS, amber.Registry())) as opened:
         yield opened
 
 
