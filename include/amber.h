@@ -1212,7 +1212,7 @@ amber_status amber_context_fetch_batch(amber_batch **out, const amber_value **ou
 /** What a batch update does to one attribute (amber_context_batch_update). */
 typedef enum amber_batch_operation {
     AMBER_BATCH_SET = 0,      /**< attribute = value (a constant, checked as amber_object_set checks it) */
-    AMBER_BATCH_COPY = 1,     /**< attribute = source (another stored attribute of the same object, of the same type) */
+    AMBER_BATCH_COPY = 1,     /**< attribute = source (another stored attribute of the same object, of the same type, or an integer into any number) */
     AMBER_BATCH_ADD = 2,      /**< attribute = (source, or the attribute itself if NULL) + value */
     AMBER_BATCH_SUBTRACT = 3, /**< attribute = (source, or the attribute itself if NULL) - value */
     AMBER_BATCH_MULTIPLY = 4  /**< attribute = (source, or the attribute itself if NULL) * value */
@@ -1242,10 +1242,13 @@ typedef struct amber_batch_assignment {
  *  NUL-terminated and owned by the caller (amber_free).
  *  Errors: AMBER_E_INVALID_VALUE naming an attribute a batch cannot set
  *  (transient, derived, computed, transformed, set twice) or a value it
- *  refuses; AMBER_E_SAVE_FAILED listing each object whose new value breaks a
- *  rule or a uniqueness constraint (amber_last_error_problems; nothing
- *  written); AMBER_E_INVALID_PREDICATE; AMBER_E_UNSUPPORTED; AMBER_E_BUSY.
- *  Threads: the context's. */
+ *  refuses; AMBER_E_NOT_FOUND for an attribute handle of another entity;
+ *  AMBER_E_SAVE_FAILED listing each object whose new value breaks a rule, or
+ *  the uniqueness constraint the update broke (SQLite checks it row by row,
+ *  so a shift of unique values is refused too) (amber_last_error_problems;
+ *  nothing written); AMBER_E_OBSERVER when an observer failed (the batch is
+ *  written and *out_ids and *out_count are filled); AMBER_E_INVALID_PREDICATE;
+ *  AMBER_E_UNSUPPORTED; AMBER_E_BUSY. Threads: the context's. */
 amber_status amber_context_batch_update(char **out_ids, size_t *out_count, amber_context *context, const amber_fetch_request *request,
                                         const amber_batch_assignment *assignments, size_t assignment_count);
 
@@ -1258,8 +1261,9 @@ amber_status amber_context_batch_update(char **out_ids, size_t *out_count, amber
  *  (unless they have changes there). *out_count and *out_ids (each may be
  *  NULL) as amber_context_batch_update, for the deleted objects.
  *  Errors: AMBER_E_SAVE_FAILED naming each relationship that refused
- *  (nothing deleted); AMBER_E_INVALID_PREDICATE; AMBER_E_UNSUPPORTED;
- *  AMBER_E_BUSY. Threads: the context's. */
+ *  (nothing deleted); AMBER_E_OBSERVER when an observer failed (the batch is
+ *  written and the outputs filled); AMBER_E_INVALID_PREDICATE;
+ *  AMBER_E_UNSUPPORTED; AMBER_E_BUSY. Threads: the context's. */
 amber_status amber_context_batch_delete(char **out_ids, size_t *out_count, amber_context *context, const amber_fetch_request *request);
 
 /** Frees a batch and the memory its values point to. The batch keeps the

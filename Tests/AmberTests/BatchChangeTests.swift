@@ -154,6 +154,14 @@ import Testing
         try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 2'"), set: ["price": .value(.decimal(wide))])
         #expect(amberError { try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 2'"), set: ["price": .attribute("price") + .value(.decimal(try #require(ScaledDecimal("0.5"))))]) } != nil)
         try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 2'"), set: ["price": .attribute("price") - 1])
+        // A sum keeps the larger scale, a product the scales added, as decimal arithmetic does.
+        try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 4'"), set: ["price": .value(.decimal(try #require(ScaledDecimal("0.10"))))])
+        try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 4'"),
+                                set: ["price": .attribute("price") + .value(.decimal(try #require(ScaledDecimal("0.20"))))])
+        #expect(try Self.stored(store)["Book 4"]?["price"] == .decimal(try #require(ScaledDecimal("0.30"))))
+        try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 4'"),
+                                set: ["price": .attribute("price") * .value(.decimal(try #require(ScaledDecimal("1.5"))))])
+        #expect(try Self.stored(store)["Book 4"]?["price"] == .decimal(try #require(ScaledDecimal("0.450"))))
         #expect(try Self.stored(store)["Book 2"]?["price"] == .decimal(try #require(ScaledDecimal("9999999999999999999999999999999999998"))))
         #expect(try Self.stored(store)["Book 1"]?["price"] == .decimal(huge))
         #expect(try Self.stored(store)["Book 3"] == initial["Book 3"].map { values in
@@ -266,6 +274,46 @@ import Testing
             try context.batchDelete(FetchRequest("Book"))
             #expect(try context.batchDelete(FetchRequest("Author")).objectIDs.count == 4, "\(rule)")
         }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchDeletesLeaveNoLinkPointingAtNothing(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(Model(ModelDescription {
+            EntityDescription("Person") {
+                Attribute.string("name")
+                Relationship.toOne("passport", "Passport", inverse: "owner")
+                Relationship.toMany("friends", "Person", inverse: "friends")
+            }
+            EntityDescription("Passport") {
+                Attribute.string("number")
+                Relationship.toOne("owner", "Person", inverse: "passport")
+            }
+            EntityDescription("Club") {
+                Relationship.toMany("members", "Person")  // one-way, into Person
+            }
+        }))
+        defer { cleanup() }
+        let context = Context(store: store)
+        var people: [ManagedObject] = []
+        for name in ["Ada", "Bo", "Cy"] {
+            let person = try context.insert("Person")
+            try person.setValue(.string(name), forKey: "name")
+            let passport = try context.insert("Passport")
+            try passport.setObject(person, forKey: "owner")
+            people.append(person)
+        }
+        try people[2].setObjects([people[0], people[1]], forKey: "friends")
+        let club = try context.insert("Club")
+        try club.setObjects(people, forKey: "members")
+        try context.save()
+        let result = try context.batchDelete(FetchRequest("Person", where: "name != 'Cy'"))
+        #expect(result.objectIDs.count == 2 && result.nullified.count == 2, "\(kind)")
+        let reader = Context(store: store)
+        #expect(try reader.count(FetchRequest("Passport", where: "owner == nil")) == 2, "\(kind)")
+        let cy = try #require(try reader.fetch("Person").first)
+        #expect(try cy.objects(forKey: "friends").isEmpty, "\(kind)")
+        #expect(try reader.fetch("Club").first?.objects(forKey: "members").map { try $0.value(forKey: "name") } == ["Cy"], "\(kind)")
+        #expect(try store.checkIntegrity().isEmpty)
     }
 }
 

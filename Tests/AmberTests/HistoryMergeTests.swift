@@ -1,6 +1,8 @@
+import CSQLite
 import Foundation
 import Testing
 @testable import Amber
+@testable import AmberSQLiteStore
 @testable import AmberStore
 @testable import AmberValues
 
@@ -100,6 +102,7 @@ import Testing
         let refused: [(String, String)] = [
             ("postgres://localhost/db", "scheme postgres"), ("memory:x", "x"), ("file://example.com/x", "host example.com"),
             ("file:///x.amber?mode=ro", "?mode=ro"), ("file:///x%zz", "/x%zz"), ("", "path"), ("file://", "path"),
+            ("file:///tmp/a%00.amber", "/tmp/a%00.amber"),
         ]
         for (text, part) in refused {
             guard case .invalidStoreURL(let url, let named, _)? = amberError({ _ = try StoreURL(text) }) else {
@@ -113,5 +116,75 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(amberError { _ = try Store(url: "nosuch://" + directory.path, model: booksModel()) } != nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test func aWriterWithoutHistoryIsStillMerged() throws {
+        // Another tool (here SQLite itself) changes a row and records nothing: the reader compares what it holds.
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("tool.amber").path
+        let store = try Store(path: path, model: booksModel())
+        let writer = Context(store: store)
+        try insertBook(writer, "Dune", "Herbert", pages: .int(400))
+        try writer.save()
+        let reader = Context(store: try Store(path: path, model: booksModel()))
+        let held = try #require(try reader.fetch("Book").first)
+        var db: OpaquePointer?
+        #expect(sqlite3_open(path, &db) == SQLITE_OK)
+        #expect(sqlite3_exec(db, "UPDATE \"Book\" SET pages = 5, _version = _version + 1", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(db)
+        try reader.mergeSavedChanges()
+        #expect(try held.value(forKey: "pages") == .int(5))
+    }
+
+    @Test func aDamagedHistoryIsRefusedAndMergesCompareInstead() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("damaged.amber").path
+        let store = try Store(path: path, model: booksModel())
+        let writer = Context(store: store)
+        let dune = try insertBook(writer, "Dune", "Herbert", pages: .int(400))
+        try writer.save()
+        let reader = Context(store: try Store(path: path, model: booksModel()))
+        let held = try #require(try reader.fetch("Book").first)
+        try dune.setValue(.int(401), forKey: "pages")
+        try writer.save()
+        // Runs whose counts add up past Int64, and text that is not a record at all.
+        for damage in [#"[["i","Book",1,1,1],["i","Book",0,9223372036854775807,1]]"#, "not json", #"[["u","Book",1,-1,2]]"#] {
+            try store.connection.execute("UPDATE _amber_history SET changes = '\(damage)' WHERE sequence = (SELECT max(sequence) FROM _amber_history)")
+            guard case .historyUnavailable(_, let reason)? = amberError({ _ = try store.history() }) else {
+                Issue.record("a damaged history was read: \(damage)")
+                continue
+            }
+            #expect(reason.contains("damaged"))
+        }
+        try reader.mergeSavedChanges()
+        #expect(try held.value(forKey: "pages") == .int(401))
+    }
+
+    @Test func conflictsSettledAtSaveAreRecordedAsWritten() throws {
+        let (store, cleanup) = try StoreKind.file.open(booksModel())
+        defer { cleanup() }
+        let mine = Context(store: store), theirs = Context(store: store)
+        try insertBook(mine, "Dune", "Herbert", pages: .int(400))
+        try mine.save()
+        let book = try #require(try mine.fetch("Book").first), other = try #require(try theirs.fetch("Book").first)
+        try other.setValue("Dune (2nd ed.)", forKey: "title")
+        try theirs.save()
+        try book.setValue(.int(412), forKey: "pages")
+        mine.mergePolicy = .overwrite
+        let before = try store.lastHistoryToken()
+        try mine.save()
+        // Overwrite wrote the title back as this context read it: the history says so.
+        #expect(try store.history(after: before).first?.changes.first?.changedKeys == ["title", "pages"])
+        // A row deleted elsewhere and written again under objectWins is, to a reader of the history, a new row.
+        try theirs.refresh(other, mergeChanges: false)
+        try theirs.delete(other)
+        try theirs.save()
+        try book.setValue(.int(500), forKey: "pages")
+        mine.mergePolicy = .objectWins
+        let again = try store.lastHistoryToken()
+        try mine.save()
+        #expect(try store.history(after: again).first?.changes.map(\.kind) == [.inserted])
     }
 }

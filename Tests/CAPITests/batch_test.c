@@ -137,6 +137,8 @@ int main(int argc, char **argv) {
     amber_batch_assignment wrong = {label_attribute, AMBER_BATCH_MULTIPLY, integer(2), NULL};
     FAILS(amber_context_batch_update(NULL, NULL, context, &request, &wrong, 1), AMBER_E_INVALID_VALUE, "Note.label");
     FAILS(amber_context_batch_update(NULL, NULL, context, &request, NULL, 0), AMBER_E_INVALID_VALUE, "assignment_count");
+    amber_batch_assignment foreign = {title_attribute, AMBER_BATCH_SET, text("x"), NULL};
+    FAILS(amber_context_batch_update(NULL, NULL, context, &request, &foreign, 1), AMBER_E_NOT_FOUND, "not an attribute of Note");
 
     /* Deleting the folder is denied while it has notes; deleting its notes, then it, is not. */
     amber_fetch_request folders = AMBER_FETCH_REQUEST_INIT;

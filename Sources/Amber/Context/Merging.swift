@@ -37,29 +37,31 @@ extension Context {
     /// are saves through another connection (another store on the file,
     /// another process): the store notices them (SQLite's `data_version`)
     /// and the context merges the transactions its history recorded since the
-    /// last merge. Only when that history is not there (purged, or the writer
-    /// opened its store with ``/AmberStore/Store/Options/recordsHistory`` off)
-    /// is every object held here compared with its row's version.
+    /// last merge. Only when that history is not there (purged, damaged,
+    /// written with ``/AmberStore/Store/Options/recordsHistory`` off, or not
+    /// written at all by another tool or an older library) is every object
+    /// held here compared with its row's version.
     ///
     /// The cost follows what the others saved, not what this context holds
     /// (except when the history is not there, or after more than 1,024
     /// unmerged saves of other contexts on this store).
     public func mergeSavedChanges() throws(AmberError) {
-        var (records, compareAll) = inbox.take()
         let version = try engine.dataVersion()
+        var elsewhere: [SavedChanges] = [], compareAll = false, merged = mergedHistory
         if version != seenDataVersion {
             // Another connection or process wrote: the store's history says what, unless it keeps none or purged it.
             if let since = mergedHistory, let read = try engine.savedChanges(after: since) {
-                records += read.records
-                mergedHistory = read.through
+                (elsewhere, merged) = (read.records, read.through)
             } else {
                 compareAll = true
                 // Read before comparing: whatever is written meanwhile is merged next time.
-                mergedHistory = try engine.lastHistorySequence()
+                merged = try engine.lastHistorySequence()
             }
         }
-        seenDataVersion = version
-        try merge(records, compareAll: compareAll)
+        // Taken only once the store has answered: a failure above leaves the inbox and the marks for the next merge.
+        let (records, overflowed) = inbox.take()
+        (seenDataVersion, mergedHistory) = (version, merged)
+        try merge(records + elsewhere, compareAll: compareAll || overflowed)
     }
 
     /// Merges `records` (what other writers saved), or compares every object

@@ -34,12 +34,12 @@ extension SQLiteStore {
             let select = try query.prepare(on: connection)
             defer { select.reset() }
             while try select.step() {
-                let key = select.int64(0), row = (entity: Int(select.int64(2)) - 1, key: key)
+                let key = select.int64(0), row = (entity: entityIndex(code: select.int64(2), in: mapping), key: key)
                 for check in checks where problems.count < Self.problemLimit {
                     if let problem = try check.problem(in: select, mapping: mapping, object: objectID(row)) { problems.append(problem) }
                 }
                 outcome.rows.append(row)
-                versions.append(select.int64(1) + 1)
+                versions.append(select.int64(1) &+ 1)
             }
             guard problems.isEmpty else { throw .saveFailed(problems) }
             guard !outcome.rows.isEmpty else { return outcome }
@@ -83,7 +83,7 @@ extension SQLiteStore {
             let select = try query.prepare(on: connection)
             defer { select.reset() }
             while try select.step() {
-                outcome.rows.append((Int(select.int64(2)) - 1, select.int64(0)))
+                outcome.rows.append((entityIndex(code: select.int64(2), in: mapping), select.int64(0)))
                 versions.append(select.int64(1))
             }
             guard !outcome.rows.isEmpty else { return outcome }
@@ -183,6 +183,18 @@ extension SQLiteStore {
             }
         }
         guard problems.isEmpty else { throw .saveFailed(problems) }
+        // Join-table rows holding a deleted object at either end go, as a context's delete removes them
+        // (one-way to-many relationships of other entities into this one included).
+        var joinColumns: [TableMapping.JoinColumn] = []
+        for index in entity.subentityIndices {
+            for column in mappings[index].joinColumns where !joinColumns.contains(column) { joinColumns.append(column) }
+        }
+        for join in joinColumns {
+            let delete = try connection.statement("DELETE FROM \(join.table) WHERE \(join.column) IN (SELECT value FROM json_each(?))")
+            delete.bind(0, keys)
+            try delete.run()
+            if connection.changes > 0 { outcome.record.relinked = true }
+        }
     }
 
     /// How many links `relationship` has from the rows `keys`.
@@ -190,13 +202,21 @@ extension SQLiteStore {
         let owner = mapping(for: model.entities[relationship.entityIndex])
         switch relationship.storage {
         case .foreignKey:
-            return try countRows("SELECT count(*) FROM \(owner.table) WHERE _pk IN (SELECT value FROM json_each(?)) AND \(quote(relationship.name)) IS NOT NULL", keys)
+            let own = try countRows(
+                "SELECT count(*) FROM \(owner.table) WHERE _pk IN (SELECT value FROM json_each(?)) AND \(quote(relationship.name)) IS NOT NULL", keys)
+            // A to-one inverse keeps its own column: rows pointing back count too.
+            guard let inverse = model.inverse(of: relationship), !inverse.isToMany else { return own }
+            let back = mapping(for: model.destination(of: relationship))
+            return try own + countRows("SELECT count(*) FROM \(back.table) WHERE \(quote(inverse.name)) IN (SELECT value FROM json_each(?))", keys)
         case .inverseForeignKey:
             guard let inverse = relationship.inverseName else { return 0 }
             let members = mapping(for: model.destination(of: relationship))
             return try countRows("SELECT count(*) FROM \(members.table) WHERE \(quote(inverse)) IN (SELECT value FROM json_each(?))", keys)
-        case .joinTable(let table, let mine, _, _):
-            return try countRows("SELECT count(*) FROM \(quote(table)) WHERE \(mine) IN (SELECT value FROM json_each(?))", keys)
+        case .joinTable(let table, let mine, let theirs, _):
+            // A relationship that is its own inverse (friends) keeps each link once: either end may be a deleted row.
+            let ends = model.inverse(of: relationship) === relationship ? [mine, theirs] : [mine]
+            let condition = ends.map { "\($0) IN (SELECT value FROM json_each(?1))" }.joined(separator: " OR ")
+            return try countRows("SELECT count(*) FROM \(quote(table)) WHERE \(condition)", keys)
         }
     }
 
@@ -207,31 +227,42 @@ extension SQLiteStore {
     {
         switch relationship.storage {
         case .foreignKey:
-            break  // the column goes with the row; a to-many inverse reads its members from it
+            // The column goes with the row, and a to-many inverse reads its members from it; a to-one
+            // inverse keeps a column of its own, pointing back here.
+            guard let inverse, !inverse.isToMany else { return }
+            try nullify(inverse, of: model.destination(of: relationship), orderColumn: nil, keys: keys, into: &outcome, record: &record)
         case .inverseForeignKey(let orderColumn):
             guard let inverse else { return }
-            let destination = model.destination(of: relationship), members = mapping(for: destination)
+            try nullify(inverse, of: model.destination(of: relationship), orderColumn: orderColumn, keys: keys, into: &outcome, record: &record)
+        case .joinTable:
+            outcome.record.relinked = true  // the rows go with every other join row of the deleted objects (unlink)
+        }
+    }
+
+    /// Sets to-one `inverse` (a column of `destination`'s table) to NULL where
+    /// it points at one of `keys`, with `orderColumn` if the other side is
+    /// ordered; each row's version rises and it is recorded as updated.
+    private func nullify(_ inverse: Relationship, of destination: Entity, orderColumn: String?, keys: String,
+                         into outcome: inout BatchOutcome, record: inout HistoryRecord) throws(AmberError)
+    {
+        let members = mapping(for: destination)
+        do {
             let found = try connection.statement(
                 "SELECT _pk, _version + 1, _entity FROM \(members.table) WHERE \(quote(inverse.name)) IN (SELECT value FROM json_each(?))")
             defer { found.reset() }
             found.bind(0, keys)
             while try found.step() {
-                let row = (entity: Int(found.int64(2)) - 1, key: found.int64(0))
+                let row = (entity: entityIndex(code: found.int64(2), in: members), key: found.int64(0))
                 outcome.nullified.append(row)
                 outcome.record.updated.append(SavedChanges.Row(table: destination.rootIndex, key: row.key, version: found.int64(1)))
                 record.updated(row.entity, row.key, version: found.int64(1), keys: [inverse.name])
             }
-            let order = orderColumn.map { ", \(quote($0)) = NULL" } ?? ""
-            let update = try connection.statement("UPDATE \(members.table) SET \(quote(inverse.name)) = NULL\(order), _version = _version + 1 "
-                + "WHERE \(quote(inverse.name)) IN (SELECT value FROM json_each(?))")
-            update.bind(0, keys)
-            try update.run()
-        case .joinTable(let table, let mine, _, _):
-            let delete = try connection.statement("DELETE FROM \(quote(table)) WHERE \(mine) IN (SELECT value FROM json_each(?))")
-            delete.bind(0, keys)
-            try delete.run()
-            outcome.record.relinked = true
         }
+        let order = orderColumn.map { ", \(quote($0)) = NULL" } ?? ""
+        let update = try connection.statement("UPDATE \(members.table) SET \(quote(inverse.name)) = NULL\(order), _version = _version + 1 "
+            + "WHERE \(quote(inverse.name)) IN (SELECT value FROM json_each(?))")
+        update.bind(0, keys)
+        try update.run()
     }
 
     /// The count `sql` returns with `keys` (a JSON array) bound.
@@ -258,8 +289,12 @@ extension SQLiteStore {
         } ?? [])
         let constraint = entity.uniquenessConstraints.first { Set($0.map(\.name)) == columns }
             ?? entity.persistentAttributes.filter { columns.contains($0.name) }
+        // SQLite checks the constraint row by row as the UPDATE goes, so a shift of unique values
+        // (rank = rank + 1) is refused even where the final values would all differ.
         return SaveProblem(objectID: nil, place: TableMapping.constraintName(entity: entity, constraint), rule: .uniqueness,
-                           message: "uniqueness constraint violated: the batch update gives two objects the same values")
+                           message: "uniqueness constraint violated: as the batch update changed the objects one by one, two held "
+                               + "the same values (nothing was written; values that only collide midway, such as a shift of unique "
+                               + "values, need a save through a context)")
     }
 
     /// The SQL of `term` for an attribute of `type`, with its parameters.

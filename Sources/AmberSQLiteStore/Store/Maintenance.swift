@@ -17,7 +17,7 @@ extension SQLiteStore {
     ///   held the file locked past the busy timeout; an SQLite error that
     ///   stopped the check itself.
     package func checkIntegrity() throws(AmberError) -> [String] {
-        try serialized { () throws(AmberError) in try Self.problems(in: connection, place: path ?? ":memory:") }
+        try serialized { () throws(AmberError) in try Self.problems(in: connection, place: place) }
     }
 
     /// The problems in the store file at `path` (see ``Store/checkIntegrity(ofStoreAt:)``).

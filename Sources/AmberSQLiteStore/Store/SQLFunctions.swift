@@ -160,22 +160,31 @@ private let decimalFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutabl
 }
 
 /// amber_decimal_arithmetic(op, a, b): `a op b` (op '+', '-' or '*') for
-/// decimals stored as text (or integers), exactly: NULL when an operand is
-/// NULL or not a decimal, or when the exact result could need more than
-/// `Decimal`'s 38 digits (a batch update then refuses the row, naming the attribute).
+/// decimals stored as text (or integers), exactly and with the scale a
+/// decimal sum or product has (the larger of the operands' fraction digits
+/// for + and -, their total for *: 0.10 + 0.20 is 0.30, 1.25 * 0.8 is
+/// 1.000). NULL when an operand is NULL or not a decimal, or when the exact
+/// result could need more than `Decimal`'s 38 digits (a batch update then
+/// refuses the row, naming the attribute).
 private let decimalArithmeticFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
     context, _, args in
-    func operand(_ value: OpaquePointer?) -> Decimal? {
+    /// The operand and its written fraction digits.
+    func operand(_ value: OpaquePointer?) -> (number: Decimal, scale: Int)? {
         guard let value else { return nil }
         switch sqlite3_value_type(value) {
-        case SQLITE_INTEGER: return Decimal(sqlite3_value_int64(value))
-        case SQLITE_TEXT: return textArgument(value).flatMap(ScaledDecimal.init).map(\.number)
+        case SQLITE_INTEGER: return (Decimal(sqlite3_value_int64(value)), 0)
+        case SQLITE_TEXT:
+            guard let decimal = textArgument(value).flatMap(ScaledDecimal.init) else { return nil }
+            let text = decimal.description
+            let scale = text.contains("E") ? 0 : text.split(separator: ".", maxSplits: 1).dropFirst().first?.count ?? 0
+            return (decimal.number, scale)
         default: return nil
         }
     }
-    guard let args, let op = textArgument(args[0]), var a = operand(args[1]), var b = operand(args[2]) else {
+    guard let args, let op = textArgument(args[0]), let left = operand(args[1]), let right = operand(args[2]) else {
         return sqlite3_result_null(context)
     }
+    var (a, b) = (left.number, right.number)
     // Decimal keeps 38 digits and rounds past them without saying so here: refuse
     // any operation whose exact result could need more (a sum's aligned digits
     // plus a carry, a product's digits added).
@@ -195,7 +204,15 @@ private let decimalArithmeticFunction: @convention(c) (OpaquePointer?, Int32, Un
     default: return sqlite3_result_null(context)
     }
     guard error == .noError, !result.isNaN else { return sqlite3_result_null(context) }
-    resultText(context, ScaledDecimal(result).description)
+    // The plain text of the result, padded to the scale the operation gives; refused past 38 digits.
+    let scale = op == "*" ? left.scale + right.scale : max(left.scale, right.scale)
+    var text = result.description
+    if text.allSatisfy({ $0.isNumber || $0 == "-" || $0 == "." }) {
+        let written = text.split(separator: ".", maxSplits: 1).dropFirst().first?.count ?? 0
+        if written < scale { text += (written == 0 ? "." : "") + String(repeating: "0", count: scale - written) }
+    }
+    guard let exact = ScaledDecimal(text) else { return sqlite3_result_null(context) }
+    resultText(context, exact.description)
 }
 
 /// amber_now(): the time as Amber stores dates (seconds since 2001-01-01 UTC).

@@ -93,11 +93,16 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         kept.migrationProgress = nil
         self.options = kept
         self.mappings = model.entities.map { TableMapping(entity: $0, model: model) }
-        let place = path ?? ":memory:", mappings = self.mappings
+        let place = path ?? "memory:", mappings = self.mappings
         let metadata = try Self.retryingWhileBusy(connection) { () throws(AmberError) in
             try Self.configure(connection, inMemory: path == nil, durability: options.durability, place: place)
             let metadata = try Self.readMetadata(connection, path: place)
-            return metadata.isEmpty ? try Self.createSchema(connection, mappings: mappings, model: model, place: place) : metadata
+            guard !metadata.isEmpty else { return try Self.createSchema(connection, mappings: mappings, model: model, place: place) }
+            // A store made before the history existed gains its table; a read-only one keeps none, and records none.
+            do throws(AmberError) {
+                try connection.execute(HistoryTable.createSQL)
+            } catch .sqlite(let code, _) where code & 0xff == SQLITE_READONLY {}
+            return metadata
         }
         guard metadata["format"] == Self.formatVersion, let uuidText = metadata["store_uuid"], let uuid = UUID(uuidString: uuidText) else {
             throw .notAStore(path: place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
@@ -124,8 +129,6 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
                 try update.run()
             } catch {}
         }
-        // Stores made before the history existed gain its table (a read-only file keeps none, and records none).
-        try? connection.execute(HistoryTable.createSQL)
         let derived = try DerivedTriggers.sql(model: model, mappings: mappings)
         for sql in derived { try connection.execute(sql) }
         hasDerivedAttributes = !derived.isEmpty
@@ -603,14 +606,19 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             var sequence: Int64
             if let given { sequence = given } else { sequence = try history.purgedThrough(on: connection, metadataTable: Self.metadataTable) }
             try history.check(sequence, on: connection, metadataTable: Self.metadataTable, place: place)
-            return try history.entries(after: sequence, on: connection).map { (entry) throws(AmberError) in
-                HistoryTransaction(token: HistoryToken(storeIdentifier: identifier, sequence: entry.sequence),
-                                   timestamp: Date(timeIntervalSinceReferenceDate: entry.timestamp), author: entry.author,
-                                   contextName: entry.context,
-                                   changes: entry.changes == HistoryTable.unrecorded ? [] : try HistoryRecord.changes(
-                                       in: entry.changes, model: model, store: identifier, place: place, sequence: entry.sequence),
-                                   relinked: entry.relinked, changesRecorded: entry.changes != HistoryTable.unrecorded)
+            var transactions: [HistoryTransaction] = [], total: Int64 = 0
+            for entry in try history.entries(after: sequence, on: connection) {
+                let recorded = entry.changes != HistoryTable.unrecorded
+                // One bound for the whole read, so a damaged history cannot exhaust memory.
+                let changes = recorded ? try HistoryRecord.changes(in: entry.changes, model: model, store: identifier, place: place,
+                                                                   sequence: entry.sequence, limit: HistoryRecord.changeLimit - total) : []
+                total += Int64(changes.count)
+                transactions.append(HistoryTransaction(token: HistoryToken(storeIdentifier: identifier, sequence: entry.sequence),
+                                                       timestamp: Date(timeIntervalSinceReferenceDate: entry.timestamp), author: entry.author,
+                                                       contextName: entry.context, changes: changes, relinked: entry.relinked,
+                                                       changesRecorded: recorded))
             }
+            return transactions
         }
     }
 
@@ -636,13 +644,20 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             try connection.execute("BEGIN")
             defer { try? connection.execute("COMMIT") }
             guard try history.purgedThrough(on: connection, metadataTable: Self.metadataTable) <= sequence else { return nil }
-            var records: [SavedChanges] = [], through = sequence
-            for entry in try history.entries(after: sequence, on: connection) {
+            let entries = try history.entries(after: sequence, on: connection)
+            // The data version moved, but nothing was recorded: a writer that keeps no history (an older
+            // library, another tool). The caller then compares what it holds, as it does for the cases below.
+            guard !entries.isEmpty else { return nil }
+            var records: [SavedChanges] = [], through = sequence, total: Int64 = 0
+            for entry in entries {
                 through = entry.sequence
                 // This store's own contexts posted theirs to the inboxes already.
                 guard entry.origin != history.origin else { continue }
-                guard entry.changes != HistoryTable.unrecorded else { return nil }
-                let changes = try HistoryRecord.changes(in: entry.changes, model: model, store: identifier, place: place, sequence: entry.sequence)
+                guard entry.changes != HistoryTable.unrecorded,
+                      let changes = try? HistoryRecord.changes(in: entry.changes, model: model, store: identifier, place: place,
+                                                               sequence: entry.sequence, limit: HistoryRecord.changeLimit - total)
+                else { return nil }  // not recorded, damaged, or more than a merge reads: compare instead
+                total += Int64(changes.count)
                 records.append(HistoryRecord.savedChanges(changes, relinked: entry.relinked, model: model))
             }
             return (records, through)
@@ -689,13 +704,24 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             if connection.isInTransaction { try? connection.execute("ROLLBACK") }
             throw .busy(path: path, timeout: timeout)
         } catch {
-            problems.append(SaveProblem(objectID: nil, place: path ?? ":memory:", rule: .store, message: "\(error)"))
+            problems.append(SaveProblem(objectID: nil, place: place, rule: .store, message: "\(error)"))
         }
         guard problems.isEmpty else {
             if connection.isInTransaction { try? connection.execute("ROLLBACK") }
             throw .saveFailed(problems)
         }
         return written
+    }
+
+    /// The model index of the entity a row's `_entity` code names, for a
+    /// row of `mapping`'s hierarchy: the hierarchy's root for a code another
+    /// program wrote outside it, so a foreign row never indexes past the model.
+    func entityIndex(code: Int64, in mapping: TableMapping) -> Int {
+        let index = code &- 1
+        guard index >= 0, index < Int64(mapping.columnOfSlot.count), !mapping.columnOfSlot[Int(index)].isEmpty else {
+            return mapping.entity.rootIndex
+        }
+        return Int(index)
     }
 
     /// The rows whose derived values this transaction's triggers changed,
@@ -715,7 +741,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             versions.bind(0, Self.jsonArray(keys))
             while try versions.step() {
                 rows.append(SavedChanges.Row(table: table, key: versions.int64(0), version: versions.int64(1)))
-                entities.append(Int(versions.int64(2)) - 1)
+                entities.append(entityIndex(code: versions.int64(2), in: mappings[table]))
             }
         }
         return (rows, entities)

@@ -63,6 +63,9 @@ final class TableMapping {
     /// The condition that keeps a fetch to this entity and those below it
     /// (nil when they fill the whole table).
     let entityFilter: String?
+    /// The join-table columns (table quoted) that can hold this entity's
+    /// keys, from either end of their relationships.
+    let joinColumns: [JoinColumn]
     /// DELETEs (one `?`: the key) of every join-table row that can hold one
     /// of this entity's objects, from either end: run when one is deleted.
     let joinRowDeletes: [String]
@@ -91,18 +94,19 @@ final class TableMapping {
         let hierarchy = model.entities.filter { $0.rootIndex == entity.rootIndex }
         entityFilter = hierarchy.count == subtree.count ? nil
             : "_entity IN (\(entity.subentityIndices.map { String($0 + 1) }.joined(separator: ", ")))"
-        var deletes: [String] = []
+        var joinColumns: [JoinColumn] = []
         for relationship in model.entities.flatMap(\.relationships) {
             guard case .joinTable(let table, let mine, let theirs, _) = relationship.storage else { continue }
             // A relationship of this entity (its own or inherited), or one pointing at it or at an entity it inherits from.
             for (column, end) in [(mine, relationship.entityIndex), (theirs, relationship.destinationIndex)]
                 where entity.isKind(of: model.entities[end])
             {
-                let sql = "DELETE FROM \(quote(table)) WHERE \(column) = ?"
-                if !deletes.contains(sql) { deletes.append(sql) }
+                let found = JoinColumn(table: quote(table), column: column)
+                if !joinColumns.contains(found) { joinColumns.append(found) }
             }
         }
-        self.joinRowDeletes = deletes
+        self.joinColumns = joinColumns
+        self.joinRowDeletes = joinColumns.map { "DELETE FROM \($0.table) WHERE \($0.column) = ?" }
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version", "_entity"] + fetchNames.map(quote)).joined(separator: ", ")
         let row = "(" + Array(repeating: "?", count: names.count + 2).joined(separator: ", ") + ")"
@@ -202,6 +206,11 @@ final class TableMapping {
             return ["CREATE TABLE \(quote(table)) (\(definitions.joined(separator: ", "))) WITHOUT ROWID",
                     "CREATE INDEX \(quote("\(table)_target_index")) ON \(quote(table)) (target, source)"]
         }
+    }
+
+    /// A join table (quoted) and one of its two key columns.
+    struct JoinColumn: Equatable {
+        let table, column: String
     }
 
     /// A to-one relationship's column: `Book.author` in table `"Book"`.

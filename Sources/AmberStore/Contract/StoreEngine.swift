@@ -88,7 +88,8 @@ package protocol StoreEngine: AnyObject, Sendable {
     /// values computed, the transaction recorded in the history and posted to
     /// every inbox but `inbox`.
     ///
-    /// - Returns: the rows changed (entity index, key, new version), in key order.
+    /// - Returns: the rows changed (entity index and key) in the request's
+    ///   order, and the record of what changed for the contexts holding them.
     /// - Throws: ``/AmberValues/AmberError/saveFailed(_:)`` naming what a row broke (nothing changed).
     func batchUpdate(_ entity: Entity, matching request: FetchRequest, setting assignments: [BatchAssignment], origin: WriteOrigin,
                      from inbox: ChangeInbox?) throws(AmberError) -> BatchOutcome

@@ -63,6 +63,7 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
                 throw refuse(String(path[query...]), "a file: URL takes no query or fragment")
             }
             guard let decoded = path.removingPercentEncoding else { throw refuse(path, "bad percent-encoding") }
+            guard !decoded.utf8.contains(0) else { throw refuse(path, "it encodes a NUL character (%00)") }
             guard !decoded.isEmpty else { throw refuse("path", "the file: URL has no path") }
             self.init(kind: .file(path: decoded))
         default:

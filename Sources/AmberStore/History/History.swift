@@ -29,7 +29,10 @@ public struct HistoryToken: Sendable, Hashable, Comparable, CustomStringConverti
     /// `UUID/sequence`.
     public var description: String { "\(storeIdentifier.uuidString)/\(sequence)" }
 
-    public static func < (lhs: HistoryToken, rhs: HistoryToken) -> Bool { lhs.sequence < rhs.sequence }
+    /// Within one store, by sequence; tokens of different stores order by the store's UUID (an order, not a meaning).
+    public static func < (lhs: HistoryToken, rhs: HistoryToken) -> Bool {
+        lhs.storeIdentifier == rhs.storeIdentifier ? lhs.sequence < rhs.sequence : lhs.storeIdentifier.uuidString < rhs.storeIdentifier.uuidString
+    }
 }
 
 /// One transaction of a store's history: what one save (or one batch
@@ -72,7 +75,8 @@ public struct HistoryChange: Sendable, Equatable {
     /// The object's ID (for a deleted object, the ID it had: its entity and primary key).
     public let objectID: ObjectID
     /// For an update, the attributes and to-one relationships whose stored
-    /// values changed, in the entity's order; empty otherwise.
+    /// values changed (in the entity's order for a save; as a batch update
+    /// set them); empty otherwise.
     public let changedKeys: [String]
     /// The row's version after the transaction (for a deletion, the version deleted).
     public let version: Int64

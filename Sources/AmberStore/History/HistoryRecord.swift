@@ -10,8 +10,9 @@ import Foundation
 /// Each entry is a run of consecutive keys of one entity (by name: entity
 /// numbers change in migrations) that changed the same way, to the same
 /// version: `[kind, "Book", firstKey, count, version, key, …]`, kind `"i"`
-/// inserted (version 1), `"u"` updated (the changed keys follow), `"d"`
-/// deleted (at the version it had). A save of new rows, or a batch over a
+/// inserted (version 1, or the version a row deleted elsewhere was written
+/// again at), `"u"` updated (the keys it wrote follow), `"d"` deleted (at the
+/// version it had). A save of new rows, or a batch over a
 /// table, is a handful of runs however many rows it wrote.
 package struct HistoryRecord {
     private var bytes: [UInt8] = [UInt8(ascii: "[")]
@@ -31,16 +32,24 @@ package struct HistoryRecord {
         let inserts = changes.inserts
         for index in inserts.indices where index < written.keys.count { inserted(inserts[index].entity.index, written.keys[index]) }
         for object in changes.updates {
-            var version = object.rowVersion + 1
+            var version = object.rowVersion &+ 1
+            var keys: [String]
             switch written.resolved[ObjectIdentifier(object)] {
-            case .merged(let stored, _, _)?: version = stored.version(0) + 1
+            case .merged(let stored, let kept, let extended)?:
+                // What the writer wrote over the row it read again: the kept keys whose value differs from the stored one.
+                version = stored.version(0) &+ 1
+                let now = object.slotValues, extra = object.entity.extraSlot
+                keys = object.entity.columns.filter { column in
+                    kept[column.slot] && stored.value(0, slot: column.slot) != (column.slot == extra ? extended ?? now[column.slot] : now[column.slot])
+                }.map(\.name)
             case .writtenAgain(let again)?:
-                updated(object.entity.index, object.objectID.primaryKey ?? 0, version: again, keys: object.entity.columns.map(\.name))
+                // The row was deleted elsewhere and written again: to a reader of the history, a new row.
+                add(UInt8(ascii: "i"), object.entity.index, object.objectID.primaryKey ?? 0, version: again, keys: [])
                 continue
             case .deletedInStore?: continue
-            case nil: break
+            case nil: keys = Self.changedKeys(object)
             }
-            updated(object.entity.index, object.objectID.primaryKey ?? 0, version: version, keys: Self.changedKeys(object))
+            updated(object.entity.index, object.objectID.primaryKey ?? 0, version: version, keys: keys)
         }
         for object in changes.deletes { deleted(object.entity.index, object.objectID.primaryKey ?? 0, version: object.rowVersion) }
         derived(written)
@@ -126,8 +135,9 @@ package struct HistoryRecord {
     /// `store` (named `place` in errors). An entity the model no longer has
     /// (dropped in a migration) keeps its name in the object ID.
     ///
-    /// - Throws: ``/AmberValues/AmberError/historyUnavailable(store:reason:)`` for text that is not a history record.
-    package static func changes(in text: String, model: Model, store: UUID, place: String, sequence: Int64)
+    /// - Throws: ``/AmberValues/AmberError/historyUnavailable(store:reason:)`` for text
+    ///   that is not a history record, or one listing more than `limit` changes.
+    package static func changes(in text: String, model: Model, store: UUID, place: String, sequence: Int64, limit: Int64 = changeLimit)
         throws(AmberError) -> [HistoryChange]
     {
         func damaged(_ why: String) -> AmberError {
@@ -140,9 +150,9 @@ package struct HistoryRecord {
                   case .int(let first) = parts[2], case .int(let count) = parts[3], case .int(let version) = parts[4],
                   count > 0, !first.addingReportingOverflow(count).overflow
             else { throw damaged("an entry is not [kind, entity, first key, count, version, …]") }
+            // A bound on what one read may list, so a damaged record cannot exhaust memory.
+            guard count <= limit - total else { throw damaged("it lists more than \(limit) changes") }
             total += count
-            // A bound on what one transaction may list, so a damaged record cannot exhaust memory.
-            guard total <= Self.changeLimit else { throw damaged("it lists more than \(Self.changeLimit) changes") }
             let change: HistoryChange.Kind
             switch kind {
             case "i": change = .inserted

@@ -66,11 +66,13 @@ def object_ids(call: Callable[[Any, Any], int]) -> list[str]:
     """Runs `call(out_ids, out_count)` (a batch update or delete) and returns
     the object IDs it wrote, as URIs; the C text is freed."""
     out, count = ffi.new("char **"), ffi.new("size_t *")
-    check(call(out, count))
-    if out[0] == ffi.NULL:
-        return []
-    try:
-        text = ffi.string(out[0]).decode("utf-8")
-    finally:
-        lib.amber_free(out[0])
+    status = call(out, count)
+    # Filled also when an observer failed (the batch is written): freed before check() raises.
+    text = ""
+    if out[0] != ffi.NULL:
+        try:
+            text = ffi.string(out[0]).decode("utf-8")
+        finally:
+            lib.amber_free(out[0])
+    check(status)
     return text.split("\n") if text else []

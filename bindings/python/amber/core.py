@@ -1675,9 +1675,10 @@ class Context(_Owner):
         `set` sets constants, `copy` sets each attribute to another attribute
         of the same object (`{"subtitle": "title"}`), and `add`, `subtract`
         and `multiply` set each attribute to itself + - * the value. Values
-        are converted as `obj.attr = value` converts them. Arithmetic is exact
-        for integers, floats and Decimals, or refused (an integer overflow, a
-        Decimal result needing more than 38 digits). Nothing is written
+        are converted as `obj.attr = value` converts them. Arithmetic on
+        integers and Decimals is exact or refused (an integer overflow, a
+        Decimal result needing more than 38 digits); on floats it is IEEE
+        arithmetic, as in Python. Nothing is written
         unless every changed object passes: ValidationError lists each
         object whose new value breaks a rule or a uniqueness constraint;
         ValueClassError names an attribute a batch cannot set (transient,
@@ -1692,10 +1693,11 @@ class Context(_Owner):
         array, count = _batch.assignments(target, {"set": set, "copy": copy, "add": add, "subtract": subtract,
                                                    "multiply": multiply}, keep)
         self._before_merging_point()
-        changed = _batch.object_ids(lambda out, count_out: lib.amber_context_batch_update(
-            out, count_out, self._handle, request, array, count))
-        self._forget_all_values()  # held objects were refreshed, derived values anywhere computed anew
-        return changed
+        try:
+            return _batch.object_ids(lambda out, count_out: lib.amber_context_batch_update(
+                out, count_out, self._handle, request, array, count))
+        finally:
+            self._forget_all_values()  # held objects were refreshed, derived values anywhere computed anew (also when an observer failed)
 
     def batch_delete(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
                      sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
@@ -1714,10 +1716,11 @@ class Context(_Owner):
         keep: list = []
         request = self._request(entity, predicate, arguments, sort, limit, offset, keep, variables=variables)
         self._before_merging_point()
-        deleted = _batch.object_ids(lambda out, count_out: lib.amber_context_batch_delete(
-            out, count_out, self._handle, request))
-        self._forget_all_values()  # links of the objects left were nullified, derived values computed anew
-        return deleted
+        try:
+            return _batch.object_ids(lambda out, count_out: lib.amber_context_batch_delete(
+                out, count_out, self._handle, request))
+        finally:
+            self._forget_all_values()  # links of the objects left were nullified, derived values computed anew
 
     def object(self, uri: str) -> "Object":
         """The object whose ID has this URI form."""
