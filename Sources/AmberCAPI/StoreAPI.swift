@@ -13,16 +13,12 @@ public func amber_store_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ pat
 public func amber_store_open_with_options(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?,
                                           _ model: OpaquePointer?, _ options: UnsafePointer<amber_store_options>?) -> amber_status
 {
-    api { () throws(CAPIError) in
-        let result = try require(out, "out")
-        let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
+    openStore(out, model, options) { (model, settings) throws(CAPIError) in
         let file = try optionalName(path, "path")
-        let settings = try storeOptions(options)
-        let store = try core { () throws(AmberError) in
-            if let file, file != ":memory:" { return try Store(path: file, model: wrapper.model, options: settings) }
-            return try Store.inMemory(model: wrapper.model)
+        return try core { () throws(AmberError) in
+            if let file, file != ":memory:" { return try Store(path: file, model: model, options: settings) }
+            return try Store.inMemory(model: model, options: settings)
         }
-        result.pointee = Handles.make(CStore(store, model: wrapper), kind: .store)
     }
 }
 
@@ -30,12 +26,20 @@ public func amber_store_open_with_options(_ out: UnsafeMutablePointer<OpaquePoin
 public func amber_store_open_url(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ url: UnsafePointer<CChar>?,
                                  _ model: OpaquePointer?, _ options: UnsafePointer<amber_store_options>?) -> amber_status
 {
+    openStore(out, model, options) { (model, settings) throws(CAPIError) in
+        let text = try name(url, "url")
+        return try core { () throws(AmberError) in try Store(url: text, model: model, options: settings) }
+    }
+}
+
+/// Opens a store with a caller's model and options as `open` says, and hands out its handle.
+private func openStore(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ model: OpaquePointer?, _ options: UnsafePointer<amber_store_options>?,
+                       _ open: (Model, Store.Options) throws(CAPIError) -> Store) -> amber_status
+{
     api { () throws(CAPIError) in
         let result = try require(out, "out")
         let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
-        let text = try name(url, "url")
-        let settings = try storeOptions(options)
-        let store = try core { () throws(AmberError) in try Store(url: text, model: wrapper.model, options: settings) }
+        let store = try open(wrapper.model, try storeOptions(options))
         result.pointee = Handles.make(CStore(store, model: wrapper), kind: .store)
     }
 }

@@ -134,17 +134,20 @@ static void history_off(void) {
     amber_store_options options = AMBER_STORE_OPTIONS_INIT;
     CHECK(options.history == 1);
     options.history = 0;
-    amber_store *store = NULL;
-    OK(amber_store_open_url(&store, "memory:", model, &options));
-    save_some(store);
-    char *json = NULL;
-    size_t count = 0;
-    OK(amber_store_history(&json, &count, store, NULL));
-    CHECK(count == 2);
-    CHECK(occurrences(json, "\"recorded\":false") == 2);
-    CHECK(occurrences(json, "\"kind\"") == 0);
-    amber_free(json);
-    OK(amber_store_close(store));
+    for (int by_url = 0; by_url < 2; by_url++) {
+        amber_store *store = NULL;
+        if (by_url) OK(amber_store_open_url(&store, "memory:", model, &options));
+        else OK(amber_store_open_with_options(&store, NULL, model, &options));
+        save_some(store);
+        char *json = NULL;
+        size_t count = 0;
+        OK(amber_store_history(&json, &count, store, NULL));
+        CHECK(count == 2);
+        CHECK(occurrences(json, "\"recorded\":false") == 2);
+        CHECK(occurrences(json, "\"kind\"") == 0);
+        amber_free(json);
+        OK(amber_store_close(store));
+    }
 }
 
 /* What the observer and the live query of merges_another_process saw. */
