@@ -7,12 +7,13 @@ import Foundation
 /// The store's history in SQLite: one row per transaction in
 /// `_amber_history`, its changes as one ``HistoryRecord`` text, so a save
 /// pays one insert for it however many objects it wrote. Sequence numbers
-/// come from AUTOINCREMENT and are never reused, also after a purge; the
-/// metadata key `history_purged_through` is the last one purged.
+/// are rowids, never reused: a purge keeps the newest row (reads start after
+/// the metadata key `history_purged_through`, the last number purged), which
+/// spares every save the `sqlite_sequence` page AUTOINCREMENT would write.
 struct HistoryTable {
     static let name = "_amber_history"
     static let createSQL = """
-        CREATE TABLE IF NOT EXISTS \(name) (sequence INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, \
+        CREATE TABLE IF NOT EXISTS \(name) (sequence INTEGER PRIMARY KEY, timestamp REAL NOT NULL, \
         origin TEXT NOT NULL, author TEXT, context TEXT, relinked INTEGER NOT NULL, changes TEXT NOT NULL)
         """
     private static let purgedKey = "history_purged_through"
@@ -37,7 +38,7 @@ struct HistoryTable {
 
     /// The last sequence number handed out (0 before the first transaction).
     func lastSequence(on connection: Connection) throws(AmberError) -> Int64 {
-        let last = try connection.statement("SELECT seq FROM sqlite_sequence WHERE name = '\(Self.name)'")
+        let last = try connection.statement("SELECT coalesce(max(sequence), 0) FROM \(Self.name)")
         defer { last.reset() }
         return try last.step() ? last.int64(0) : 0
     }
@@ -93,7 +94,8 @@ struct HistoryTable {
     func purge(through sequence: Int64, on connection: Connection, metadataTable: String) throws(AmberError) {
         let purged = try purgedThrough(on: connection, metadataTable: metadataTable)
         guard sequence > purged else { return }
-        let delete = try connection.statement("DELETE FROM \(Self.name) WHERE sequence <= ?")
+        // The newest row stays, so its number is never handed out again; reads skip it as purged.
+        let delete = try connection.statement("DELETE FROM \(Self.name) WHERE sequence <= ? AND sequence < (SELECT max(sequence) FROM \(Self.name))")
         delete.bind(0, sequence)
         try delete.run()
         let mark = try connection.statement("INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES ('\(Self.purgedKey)', ?)")
