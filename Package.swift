@@ -57,8 +57,12 @@ let package = Package(
         // The store contract: what contexts ask of any store (StoreEngine), the public Store
         // handle and its URLs, the row buffer, change sets, merge policies and the history (no SQL).
         .target(name: "AmberStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel"], path: "Sources/AmberStore"),
-        // The SQLite store: every SQL statement and transaction, and the predicate-to-SQL mapping.
-        .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "CSQLite"],
+        // What SQL stores share: the predicate-to-SQL compiler, fetch queries and the table layout,
+        // with what differs between databases named by a dialect (SQLDialect). No driver.
+        .target(name: "AmberSQL", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore"],
+                path: "Sources/AmberSQL"),
+        // The SQLite store: its dialect, every statement it runs and its transactions.
+        .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "CSQLite"],
                 path: "Sources/AmberSQLiteStore"),
         // Contexts and objects, and `import Amber` for users (re-exports the layers below).
         .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQLiteStore"],

@@ -1,4 +1,5 @@
 import AmberModel
+import AmberSQL
 import AmberStore
 import AmberTransformers
 import AmberValues
@@ -76,10 +77,10 @@ struct StoreMigration {
                 }
             }
             try moveOldTablesAside()
-            for mapping in destination.entities.map({ TableMapping(entity: $0, model: destination) }) {
+            for mapping in destination.entities.map({ TableMapping(entity: $0, model: destination, dialect: SQLiteDialect()) }) {
                 for sql in mapping.createSQL { try connection.execute(sql) }
             }
-            for sql in TableMapping.joinTableSQL(model: destination) { try connection.execute(sql) }
+            for sql in TableMapping.joinTableSQL(model: destination, dialect: SQLiteDialect()) { try connection.execute(sql) }
             for root in destination.entities where root.parentIndex == nil {
                 problems += try copyRows(of: root)
             }
@@ -163,10 +164,10 @@ struct StoreMigration {
     /// attributes of an entity that no longer takes them).
     private func copyRows(of root: Entity) throws(AmberError) -> [String] {
         guard let sourceRoot = mapping.entities[root.index] else { return [] }
-        let table = TableMapping(entity: root, model: destination)
+        let table = TableMapping(entity: root, model: destination, dialect: SQLiteDialect())
         let members = root.subentityIndices.map { destination.entities[$0] }
         var problems: [String] = [], cases: [String] = [], kept: [String] = []
-        let sourceTable = TableMapping(entity: source.root(of: sourceRoot), model: source)
+        let sourceTable = TableMapping(entity: source.root(of: sourceRoot), model: source, dialect: SQLiteDialect())
         let sourceColumns = Set(sourceTable.fetchNames + sourceTable.orderColumns)
         for member in members {
             guard let old = mapping.entities[member.index] else { continue }
@@ -372,8 +373,8 @@ struct StoreMigration {
         for (entity, attribute, derivation) in destination.declaredDerivations {
             let old = mapping.attributes[entity.index][attribute.slot]
             if case .now = derivation.form, old?.derivation?.expression == derivation.expression { continue }
-            let mapping = TableMapping(entity: entity, model: destination)
-            let value = try PredicateCompiler(entity: entity, model: destination).derivedValue(derivation, as: attribute.type)
+            let mapping = TableMapping(entity: entity, model: destination, dialect: SQLiteDialect())
+            let value = try PredicateCompiler(entity: entity, model: destination, dialect: SQLiteDialect()).derivedValue(derivation, as: attribute.type)
             try connection.execute("UPDATE \(mapping.table) SET \(quote(attribute.name)) = \(value)"
                 + (mapping.entityFilter.map { " WHERE \($0)" } ?? ""))
             try report(MigrationProgress(step: "compute \(attribute)", completed: 1, total: 1))

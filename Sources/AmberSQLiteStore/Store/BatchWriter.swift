@@ -1,4 +1,5 @@
 import AmberModel
+import AmberSQL
 import AmberStore
 import AmberValues
 import CSQLite
@@ -14,7 +15,7 @@ extension SQLiteStore {
                              from inbox: ChangeInbox?) throws(AmberError) -> BatchOutcome
     {
         let mapping = mapping(for: entity)
-        let terms = assignments.map { Self.sql($0.term, as: $0.attribute.type) }
+        let terms = assignments.map { $0.term.sql(as: $0.attribute.type, dialect: dialect) }
         // Selected per computed assignment: its value, and whether every attribute it reads is set.
         var columns = ["_pk", "_version", "_entity"], columnBindings: [Value] = []
         let computed = assignments.indices.filter { assignments[$0].isComputed }
@@ -295,23 +296,6 @@ extension SQLiteStore {
                            message: "uniqueness constraint violated: as the batch update changed the objects one by one, two held "
                                + "the same values (nothing was written; values that only collide midway, such as a shift of unique "
                                + "values, need a save through a context)")
-    }
-
-    /// The SQL of `term` for an attribute of `type`, with its parameters.
-    /// Decimal arithmetic goes through `amber_decimal_arithmetic`, exact or NULL.
-    static func sql(_ term: BatchAssignment.Term, as type: AttributeType) -> (sql: String, bindings: [Value]) {
-        func binary(_ op: String, _ a: BatchAssignment.Term, _ b: BatchAssignment.Term) -> (sql: String, bindings: [Value]) {
-            let (left, right) = (sql(a, as: type), sql(b, as: type))
-            if type == .decimal { return ("amber_decimal_arithmetic('\(op)', \(left.sql), \(right.sql))", left.bindings + right.bindings) }
-            return ("(\(left.sql) \(op) \(right.sql))", left.bindings + right.bindings)
-        }
-        switch term {
-        case .constant(let value): return ("?", [value])
-        case .column(let attribute): return (quote(attribute.name), [])
-        case .add(let a, let b): return binary("+", a, b)
-        case .subtract(let a, let b): return binary("-", a, b)
-        case .multiply(let a, let b): return binary("*", a, b)
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 import AmberModel
+import AmberSQL
 import AmberTransformers
 import AmberValues
 import CSQLite

@@ -1,4 +1,5 @@
 import AmberModel
+import AmberSQL
 import AmberStore
 import AmberValues
 
@@ -44,7 +45,7 @@ enum DerivedTriggers {
 
         init(entity: Entity, attribute: Attribute, derivation: Derivation, model: Model, mapping: TableMapping) throws(AmberError) {
             let table = mapping.table, column = quote(attribute.name)
-            let value = try PredicateCompiler(entity: entity, model: model).derivedValue(derivation, as: attribute.type)
+            let value = try PredicateCompiler(entity: entity, model: model, dialect: SQLiteDialect()).derivedValue(derivation, as: attribute.type)
             let filter = mapping.entityFilter.map { " AND \($0)" } ?? ""
             name = "amber_derived_\(entity.index)_\(attribute.slot)"
             // The version moves only when the value does: a recount that finds the same number is no change.

@@ -1,4 +1,5 @@
 import AmberModel
+import AmberSQL
 import AmberStore
 import AmberTransformers
 import AmberValues
@@ -33,6 +34,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// Used only inside ``serialized(_:)``, or by the initializer before anyone else can see the store.
     let connection: Connection
     let mappings: [TableMapping]
+    /// SQLite's words for what differs between SQL databases.
+    let dialect = SQLiteDialect()
     /// Held while one caller's statements run (every package entry point takes it).
     private let lock = NSLock()
     /// The inboxes of the contexts on this store; guarded by `lock`.
@@ -92,7 +95,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         var kept = options
         kept.migrationProgress = nil
         self.options = kept
-        self.mappings = model.entities.map { TableMapping(entity: $0, model: model) }
+        self.mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: SQLiteDialect()) }
         let place = path ?? "memory:", mappings = self.mappings
         let metadata = try Self.retryingWhileBusy(connection) { () throws(AmberError) in
             try Self.configure(connection, inMemory: path == nil, durability: options.durability, place: place)
@@ -276,7 +279,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             for mapping in mappings {
                 for sql in mapping.createSQL { try connection.execute(sql) }
             }
-            for sql in TableMapping.joinTableSQL(model: model) { try connection.execute(sql) }
+            for sql in TableMapping.joinTableSQL(model: model, dialect: SQLiteDialect()) { try connection.execute(sql) }
             try connection.execute(HistoryTable.createSQL)
             let metadata = ["format": Self.formatVersion, "store_uuid": UUID().uuidString, "model_hash": model.versionHash,
                             "model": model.description.jsonText(), "created_by": "Amber \(version)"]

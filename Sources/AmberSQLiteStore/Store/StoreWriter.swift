@@ -1,4 +1,5 @@
 import AmberModel
+import AmberSQL
 import AmberStore
 import AmberTransformers
 import AmberValues

@@ -4,30 +4,6 @@ import AmberTransformers
 import AmberValues
 import Foundation
 
-/// SQL text with its parameters in order. Values only ever travel as
-/// parameters; the text holds quoted identifiers, operators and `?`.
-struct SQLFragment {
-    var sql: String
-    var bindings: [Value] = []
-    /// The attribute type the fragment yields, when it is a column (`.objectID`: a primary or foreign key).
-    var type: AttributeType?
-    /// The key path it reads, for errors (`Book.author.name`).
-    var name: String?
-    /// Folding its values already had: a `canonical:` derived attribute is
-    /// folded for case and diacritics, so `[c]`, `[d]` and `[cd]` fold only the other side.
-    var folded: ComparisonOptions = []
-    /// Whether its values may be of any type (an extended attribute): folding touches only text.
-    var mixed = false
-
-    /// The fragment folded with `amber_fold` for `flags`; a mixed one only where it is text, so a
-    /// number stays a number (its SQL then appears three times, and its bindings with it).
-    func folded(_ flags: Int64) -> SQLFragment {
-        guard mixed else { return SQLFragment(sql: "amber_fold(\(sql), \(flags))", bindings: bindings, type: type, name: name) }
-        return SQLFragment(sql: "CASE WHEN typeof(\(sql)) = 'text' THEN amber_fold(\(sql), \(flags)) ELSE \(sql) END",
-                           bindings: bindings + bindings + bindings, type: type, name: name)
-    }
-}
-
 /// Compiles a predicate for one entity into an SQL condition.
 ///
 /// Columns are qualified by the alias of the table they are read from: the
@@ -36,13 +12,15 @@ struct SQLFragment {
 /// subquery per hop; a to-many relationship becomes `EXISTS` over its members
 /// (`ANY`, `NONE`; `ALL` as "no member fails") or an aggregate (`@count`,
 /// `@sum`, …), so the fetched rows are never multiplied by a join.
-struct PredicateCompiler {
-    let entity: Entity
-    let model: Model
+package struct PredicateCompiler {
+    package let entity: Entity
+    package let model: Model
+    /// How the database spells what differs between SQL databases.
+    package let dialect: any SQLDialect
     /// The alias columns of `entity` are read through here.
-    private let alias: String
+    let alias: String
     /// Numbers subquery aliases so nested ones never clash.
-    private let counter: Counter
+    let counter: Counter
 
     final class Counter {
         var next = 0
@@ -52,23 +30,22 @@ struct PredicateCompiler {
         }
     }
 
-    init(entity: Entity, model: Model) {
-        self.init(entity: entity, model: model, alias: quote(model.root(of: entity).name), counter: Counter())
+    package init(entity: Entity, model: Model, dialect: any SQLDialect) {
+        self.init(entity: entity, model: model, dialect: dialect, alias: quote(model.root(of: entity).name), counter: Counter())
     }
 
-    private init(entity: Entity, model: Model, alias: String, counter: Counter) {
-        (self.entity, self.model, self.alias, self.counter) = (entity, model, alias, counter)
+    private init(entity: Entity, model: Model, dialect: any SQLDialect, alias: String, counter: Counter) {
+        (self.entity, self.model, self.dialect, self.alias, self.counter) = (entity, model, dialect, alias, counter)
     }
 
-    func compile(_ node: PredicateNode) throws(AmberError) -> SQLFragment {
+    package func compile(_ node: PredicateNode) throws(AmberError) -> SQLFragment {
         switch node {
         case .constant(let truth):
-            return SQLFragment(sql: truth ? "1" : "0")
+            return SQLFragment(sql: truth ? "TRUE" : "FALSE")
         case .not(let inner):
             let fragment = try compile(inner)
             // NULL-safe: NOT over a comparison with a NULL column is true, as in Core Data.
-            // (`IS NOT 1` nests one level in SQLite's parser where `NOT coalesce(…)` took two.)
-            return SQLFragment(sql: "(\(fragment.sql)) IS NOT 1", bindings: fragment.bindings)
+            return SQLFragment(sql: dialect.isNotTrue("(\(fragment.sql))"), bindings: fragment.bindings)
         case .and(let a, let b):
             return try join(a, "AND", b)
         case .or(let a, let b):
@@ -142,14 +119,15 @@ struct PredicateCompiler {
                                                  bindings: l.bindings + r.bindings + r.bindings)
             case .endsWith: return SQLFragment(sql: "substr(\(l.sql), length(\(l.sql)) - length(\(r.sql)) + 1) = \(r.sql)",
                                                bindings: l.bindings + l.bindings + r.bindings + r.bindings)
-            default: return SQLFragment(sql: "instr(\(l.sql), \(r.sql)) > 0", bindings: l.bindings + r.bindings)
+            default: return SQLFragment(sql: dialect.contains(l.sql, r.sql), bindings: l.bindings + r.bindings)
             }
         case .like:
             guard case .value(.string(let pattern), _) = c.rhs else {
                 throw .invalidPredicate(position: c.rhs.position, message: "LIKE needs a string pattern on its right")
             }
             let l = try stringOperands(c, lhsType: lhsType).0
-            return SQLFragment(sql: "\(l.sql) GLOB ?", bindings: l.bindings + [.string(Self.glob(fromLike: fold(pattern, c.options)))])
+            let like = dialect.like(l.sql, pattern: fold(pattern, c.options))
+            return SQLFragment(sql: like.sql, bindings: l.bindings + [.string(like.pattern)])
         case .matches:
             guard case .value(.string(let pattern), _) = c.rhs else {
                 throw .invalidPredicate(position: c.rhs.position, message: "MATCHES needs a regular expression string on its right")
@@ -159,10 +137,10 @@ struct PredicateCompiler {
             }
             let l = try operand(c.lhs, as: nil)
             try requireString(l, c.lhs, "MATCHES")
-            return SQLFragment(sql: "amber_matches(\(l.sql), ?, \(c.options.rawValue))", bindings: l.bindings + [.string(pattern)])
+            return SQLFragment(sql: dialect.matches(l.sql, options: c.options), bindings: l.bindings + [.string(pattern)])
         case .in:
             let items = try listItems(c.rhs, "IN")
-            guard !items.isEmpty else { return SQLFragment(sql: "0") }
+            guard !items.isEmpty else { return SQLFragment(sql: "FALSE") }
             var l = numberOnly(try operand(c.lhs, as: nil))
             var fragments = try items.map { (item) throws(AmberError) in numberOnly(try operand(item, as: lhsType)) }
             if !c.options.isEmpty {
@@ -191,7 +169,7 @@ struct PredicateCompiler {
             switch c.op {
             case .equal: return SQLFragment(sql: "\(other.sql) IS NULL", bindings: other.bindings)
             case .notEqual: return SQLFragment(sql: "\(other.sql) IS NOT NULL", bindings: other.bindings)
-            default: return SQLFragment(sql: "0") // Nothing is less or greater than nil.
+            default: return SQLFragment(sql: "FALSE") // Nothing is less or greater than nil.
             }
         }
         var l = try operand(c.lhs, as: nil)
@@ -202,8 +180,8 @@ struct PredicateCompiler {
         }
         let isOrdering = c.op != .equal && c.op != .notEqual
         (l, r) = isOrdering ? (numeric(l), numeric(r)) : (numberOnly(l), numberOnly(r))
-        // `IS NOT` keeps objects whose value is nil in a != result, as comparing objects in memory would.
-        let sqlOperator = c.op == .notEqual ? "IS NOT" : c.op == .equal ? "=" : c.op.rawValue
+        // A NULL-safe inequality keeps objects whose value is nil in a != result, as comparing objects in memory would.
+        let sqlOperator = c.op == .notEqual ? dialect.distinctFrom : c.op == .equal ? "=" : c.op.rawValue
         return SQLFragment(sql: "\(l.sql) \(sqlOperator) \(r.sql)", bindings: l.bindings + r.bindings)
     }
 
@@ -231,10 +209,10 @@ struct PredicateCompiler {
         case .equal, .notEqual:
             let value = try encode(c.rhs)
             if value.isNull { return SQLFragment(sql: "\(column) IS \(c.op == .equal ? "" : "NOT ")NULL", bindings: columnBindings) }
-            return SQLFragment(sql: "\(column) \(c.op == .equal ? "=" : "IS NOT") ?", bindings: columnBindings + [value])
+            return SQLFragment(sql: "\(column) \(c.op == .equal ? "=" : dialect.distinctFrom) ?", bindings: columnBindings + [value])
         case .in:
             let values = try listItems(c.rhs, "IN").map { (item) throws(AmberError) in try encode(item) }
-            guard !values.isEmpty else { return SQLFragment(sql: "0") }
+            guard !values.isEmpty else { return SQLFragment(sql: "FALSE") }
             return SQLFragment(sql: "\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))",
                                bindings: columnBindings + values)
         default:
@@ -246,7 +224,7 @@ struct PredicateCompiler {
     /// [c] against a constant with no cased character (digits, punctuation)
     /// changes nothing: folding case never creates, removes or splits such
     /// characters. Dropping it lets SQLite compare bytes instead of calling
-    /// amber_fold on every row. [d] is kept: it can remove marks between them.
+    /// a fold on every row. [d] is kept: it can remove marks between them.
     static func effectiveOptions(_ c: Comparison) -> ComparisonOptions {
         guard c.options == .caseInsensitive else { return c.options }
         let constants: [Value]
@@ -270,34 +248,34 @@ struct PredicateCompiler {
         guard case .objectID(let id) = value else {
             throw .invalidPredicate(position: position, message: "SELF is compared with an object ID, given \(value.valueClass) \(value)")
         }
-        guard isStored(id, as: entity), let pk = id.primaryKey else { return SQLFragment(sql: c.op == .equal ? "0" : "1") }
+        guard isStored(id, as: entity), let pk = id.primaryKey else { return SQLFragment(sql: c.op == .equal ? "FALSE" : "TRUE") }
         return SQLFragment(sql: c.op == .equal ? "\(alias)._pk = ?" : "\(alias)._pk <> ?", bindings: [.int(pk)])
     }
 
     /// `SELF IN %@` with object IDs.
     private func compileSelfIn(_ c: Comparison) throws(AmberError) -> SQLFragment {
         let keys = try keys(of: listItems(c.rhs, "IN"), in: entity)
-        guard !keys.isEmpty else { return SQLFragment(sql: "0") }
+        guard !keys.isEmpty else { return SQLFragment(sql: "FALSE") }
         return SQLFragment(sql: "\(alias)._pk IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))",
                            bindings: keys.map(Value.int))
     }
 
     /// A to-one relationship compared with objects: `author == %@`, `author != nil`, `author IN %@`.
     private func compileLink(_ c: Comparison, _ name: String, _ position: Int) throws(AmberError) -> SQLFragment {
-        guard case .link(let link, let relationship) = try resolve(name, position) else { return SQLFragment(sql: "0") }
+        guard case .link(let link, let relationship) = try resolve(name, position) else { return SQLFragment(sql: "FALSE") }
         let destination = model.destination(of: relationship)
         if case .value(.null, _) = c.rhs {
-            guard c.op == .equal || c.op == .notEqual else { return SQLFragment(sql: "0") }
+            guard c.op == .equal || c.op == .notEqual else { return SQLFragment(sql: "FALSE") }
             return SQLFragment(sql: "\(link.sql) IS \(c.op == .equal ? "" : "NOT ")NULL", bindings: link.bindings)
         }
         switch c.op {
         case .equal, .notEqual:
             // Another entity's object, or one never saved: no stored row points at it.
-            guard let pk = try key(of: c.rhs, in: destination) else { return SQLFragment(sql: c.op == .equal ? "0" : "1") }
-            return SQLFragment(sql: "\(link.sql) \(c.op == .equal ? "=" : "IS NOT") ?", bindings: link.bindings + [.int(pk)])
+            guard let pk = try key(of: c.rhs, in: destination) else { return SQLFragment(sql: c.op == .equal ? "FALSE" : "TRUE") }
+            return SQLFragment(sql: "\(link.sql) \(c.op == .equal ? "=" : dialect.distinctFrom) ?", bindings: link.bindings + [.int(pk)])
         case .in:
             let keys = try keys(of: listItems(c.rhs, "IN"), in: destination)
-            guard !keys.isEmpty else { return SQLFragment(sql: "0") }
+            guard !keys.isEmpty else { return SQLFragment(sql: "FALSE") }
             return SQLFragment(sql: "\(link.sql) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))",
                                bindings: link.bindings + keys.map(Value.int))
         default:
@@ -417,7 +395,7 @@ struct PredicateCompiler {
 
     /// Extended attribute `name` of the `entity` row whose key is `key`: its
     /// value in the row's JSON column, in the form `ExtendedValues` stores
-    /// it, read by `amber_extended` (see ``SQLFunctions``; the name is a
+    /// it, read by the dialect's ``SQLDialect/extendedValue(_:name:)`` (the name is a
     /// checked identifier, so it is plain text an expression index can match).
     private func extended(_ name: String, of entity: Entity, key: String, _ position: Int) throws(AmberError) -> Target {
         do throws(AmberError) {
@@ -425,7 +403,7 @@ struct PredicateCompiler {
         } catch {
             throw .invalidPredicate(position: position, message: "\(error)")
         }
-        var fragment = SQLFragment(sql: "amber_extended(\(column(ExtendedValues.columnName, of: entity, key: key)), '\(name)')",
+        var fragment = SQLFragment(sql: dialect.extendedValue(column(ExtendedValues.columnName, of: entity, key: key), name: name),
                                    name: "\(entity.name).\(name)")
         fragment.mixed = true
         return .extended(fragment)
@@ -453,7 +431,7 @@ struct PredicateCompiler {
 
     /// The members of to-many `relationship` of the object whose key is
     /// `owner`: a `FROM … WHERE …` over alias `member`.
-    private func members(_ relationship: Relationship, owner: String, member: String) -> String {
+    func members(_ relationship: Relationship, owner: String, member: String) -> String {
         let destination = table(of: model.destination(of: relationship))
         if case .joinTable(let table, let mine, let theirs, _) = relationship.storage {
             return "FROM \(destination) \(member) JOIN \(quote(table)) \(member)j ON \(member)j.\(theirs) = \(member)._pk "
@@ -488,7 +466,7 @@ struct PredicateCompiler {
             throw .invalidPredicate(position: position, message: "\(path): \(operation) needs numbers; \(attribute) is \(attribute.type)")
         }
         var column = "\(member).\(quote(attribute.name))"
-        if attribute.type == .decimal { column = "CAST(\(column) AS REAL)" }
+        if attribute.type == .decimal { column = dialect.approximateDecimal(column) }
         let type: AttributeType = ordered && attribute.type != .decimal ? attribute.type : .double
         return SQLFragment(sql: "(SELECT \(function)(\(column)) \(from))", type: type, name: path)
     }
@@ -505,7 +483,7 @@ struct PredicateCompiler {
             throw .invalidPredicate(position: position, message: "\(quantifier.rawValue) \(path): the key path has no to-many relationship to quantify over")
         }
         let member = counter.alias()
-        let scope = PredicateCompiler(entity: model.destination(of: relationship), model: model, alias: member, counter: counter)
+        let scope = PredicateCompiler(entity: model.destination(of: relationship), model: model, dialect: dialect, alias: member, counter: counter)
         let rest = names[(index + 1)...].joined(separator: ".")
         var inner = c
         inner.lhs = rest.isEmpty ? .this(position: position) : .keyPath(rest, position: position)
@@ -516,7 +494,7 @@ struct PredicateCompiler {
         let sql = switch quantifier {
         case .any: "EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
         case .none: "NOT EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
-        case .all: "NOT EXISTS (SELECT 1 \(from) AND NOT coalesce((\(condition.sql)), 0))"
+        case .all: "NOT EXISTS (SELECT 1 \(from) AND \(dialect.isNotTrue("(\(condition.sql))")))"
         }
         return SQLFragment(sql: sql, bindings: condition.bindings)
     }
@@ -596,7 +574,7 @@ struct PredicateCompiler {
         }
     }
 
-    /// Case/diacritic folding: constants are folded here, columns by `amber_fold` per row.
+    /// Case/diacritic folding: constants are folded here, columns by the dialect per row.
     private func wrapFold(_ fragment: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
         if fragment.folded.isSuperset(of: options) { return fragment }
         if fragment.sql == "?", fragment.bindings.count == 1 {
@@ -604,11 +582,11 @@ struct PredicateCompiler {
             guard case .string(let s) = fragment.bindings[0] else { return fragment }
             return SQLFragment(sql: "?", bindings: [.string(fold(s, options))], type: .string)
         }
-        return fragment.folded(options.rawValue)
+        return fragment.folded(options.rawValue, by: dialect)
     }
 
     private func fold(_ s: String, _ options: ComparisonOptions) -> String {
-        SQLFunctions.fold(s, flags: options.rawValue)
+        dialect.foldConstant(s, flags: options.rawValue)
     }
 
     /// Decimals are stored as exact text; ordering compares them as numbers.
@@ -617,7 +595,7 @@ struct PredicateCompiler {
         if fragment.sql == "?", case .decimal(let d) = fragment.bindings.first {
             return SQLFragment(sql: "?", bindings: [.double(NSDecimalNumber(decimal: d.number).doubleValue)])
         }
-        return SQLFragment(sql: "CAST(\(fragment.sql) AS REAL)", bindings: fragment.bindings, name: fragment.name)
+        return SQLFragment(sql: dialect.approximateDecimal(fragment.sql), bindings: fragment.bindings, name: fragment.name)
     }
     /// Decimals are stored with their written scale; equality compares the numbers alone (12.30 == 12.3), exactly.
     private func numberOnly(_ fragment: SQLFragment) -> SQLFragment {
@@ -625,11 +603,11 @@ struct PredicateCompiler {
         if fragment.sql == "?", case .decimal(let d) = fragment.bindings.first {
             return SQLFragment(sql: "?", bindings: [.string(d.number.description)], type: .decimal)
         }
-        return SQLFragment(sql: "amber_decimal(\(fragment.sql))", bindings: fragment.bindings, type: .decimal, name: fragment.name)
+        return SQLFragment(sql: dialect.exactDecimal(fragment.sql), bindings: fragment.bindings, type: .decimal, name: fragment.name)
     }
 
     /// The SQL of a sort key: an attribute, or one reached through to-one relationships.
-    func sortTerm(_ key: String) throws(AmberError) -> SQLFragment {
+    package func sortTerm(_ key: String) throws(AmberError) -> SQLFragment {
         let target: Target
         do throws(AmberError) {
             target = try resolve(key, 1)
@@ -646,180 +624,7 @@ struct PredicateCompiler {
             throw .invalidValue(place: "\(entity.name).\(key)", expected: "a stored attribute to sort by",
                                 given: "a relationship or a collection operator")
         }
-        if attribute.type == .decimal { term.sql = "CAST(\(term.sql) AS REAL)" }
+        if attribute.type == .decimal { term.sql = dialect.approximateDecimal(term.sql) }
         return term
-    }
-
-
-    /// Core Data's LIKE (`*` any run, `?` one character, `\` escapes) as an SQLite GLOB pattern.
-    static func glob(fromLike pattern: String) -> String {
-        var result = ""
-        var escaped = false
-        for c in pattern {
-            if escaped {
-                result += (c == "*" || c == "?" || c == "[") ? "[\(c)]" : String(c)
-                escaped = false
-                continue
-            }
-            switch c {
-            case "\\": escaped = true
-            case "[": result += "[[]"
-            default: result.append(c)
-            }
-        }
-        return result
-    }
-}
-
-/// A compiled fetch: SQL text and the values to bind, for one request and entity.
-struct FetchQuery {
-    let sql: String
-    let bindings: [Value]
-    /// The WHERE clause alone (nil: every row of the table) and its
-    /// parameters, for statements other than SELECT over the same rows.
-    private(set) var condition: String?
-    private(set) var conditionBindings: [Value] = []
-    /// Where the keys of `among` are bound (the last parameter), so the
-    /// same text serves any list of keys (or any one key, when compiled
-    /// for one).
-    private var keysIndex: Int32?
-    private var singleKey = false
-
-    /// With `sortColumns`, the columns are `_pk` and then one per sort key
-    /// (the value it orders by); with `keys`, only those rows are considered,
-    /// in no particular order (the caller places them by those values), and
-    /// the limit and offset do not apply.
-    init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, columnBindings: [Value] = [], counting: Bool = false,
-         sortColumns: Bool = false, among keys: [Int64]? = nil) throws(AmberError)
-    {
-        let compiler = PredicateCompiler(entity: mapping.entity, model: model)
-        var terms: [(sql: String, bindings: [Value])] = []
-        if !counting {
-            for key in request.sortKeys {
-                // A plain attribute keeps the sort's own errors (unknown, transient).
-                if !key.key.contains("."), !mapping.entity.isExtensible || mapping.entity.existingAttribute(named: key.key) != nil {
-                    let attribute = try mapping.entity.attribute(named: key.key)
-                    guard !attribute.isTransient else {
-                        throw .invalidValue(place: attribute.description, expected: "a stored attribute to sort by", given: "a transient one")
-                    }
-                }
-                var term = try compiler.sortTerm(key.key)
-                if key.caseInsensitive && (term.type == .string || term.mixed) { term = term.folded(1) }
-                terms.append((term.sql, term.bindings))
-            }
-        }
-        var bindings: [Value] = []
-        var sql = "SELECT "
-        if sortColumns {
-            // Ordered by column number below, so each term is compiled and bound once.
-            sql += (["_pk"] + terms.map(\.sql)).joined(separator: ", ")
-            bindings += terms.flatMap(\.bindings)
-        } else {
-            sql += counting ? "1" : columns
-            if !counting { bindings += columnBindings }
-        }
-        let selectBindings = bindings.count
-        sql += " FROM \(mapping.table)"
-        var conditions: [String] = []
-        // Rows of this entity (and those below it, unless asked not to) out of the hierarchy's table.
-        if !request.includesSubentities && mapping.entity.subentityIndices.count > 1 {
-            conditions.append("_entity = \(mapping.entity.index + 1)")
-        } else if let filter = mapping.entityFilter {
-            conditions.append(filter)
-        }
-        if let predicate = request.predicate {
-            if let variable = predicate.firstVariable {
-                throw .invalidSubstitution(variable: variable, message: "has no value in \"\(predicate.format)\"; "
-                    + "fill the variables with FetchPredicate.substituting(_:) or fetch through a template")
-            }
-            let condition = try compiler.compile(predicate.root)
-            conditions.append("(\(condition.sql))")
-            bindings += condition.bindings
-        }
-        if !conditions.isEmpty {
-            condition = conditions.joined(separator: " AND ")
-            conditionBindings = Array(bindings[selectBindings...])
-        }
-        if let keys {
-            keysIndex = Int32(bindings.count)
-            // One key is a rowid seek; a list costs a temporary table, about six seeks' worth.
-            if keys.count == 1 {
-                conditions.append("_pk = ?")
-                singleKey = true
-                bindings.append(.int(keys[0]))
-            } else {
-                conditions.append("_pk IN (SELECT value FROM json_each(?))")
-                bindings.append(.string(SQLiteStore.jsonArray(keys)))
-            }
-        }
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        if !counting && !(sortColumns && keys != nil) {
-            var order: [String] = []
-            for (index, (key, term)) in zip(request.sortKeys, terms).enumerated() {
-                order.append((sortColumns ? String(index + 2) : term.sql) + (key.ascending ? " ASC" : " DESC"))
-                if !sortColumns { bindings += term.bindings }
-            }
-            order.append(sortColumns ? "1 ASC" : "_pk ASC")
-            sql += " ORDER BY " + order.joined(separator: ", ")
-        }
-        if keys == nil, request.limit != nil || request.offset != 0 {
-            guard request.offset >= 0, (request.limit ?? 0) >= 0 else {
-                throw .invalidValue(place: "FetchRequest", expected: "a limit and offset of 0 or more",
-                                    given: "limit \(request.limit.map(String.init) ?? "none"), offset \(request.offset)")
-            }
-            sql += " LIMIT ? OFFSET ?"
-            bindings += [.int(Int64(request.limit ?? -1)), .int(Int64(request.offset))]
-        }
-        self.sql = counting ? "SELECT count(*) FROM (\(sql))" : sql
-        self.bindings = bindings
-    }
-
-    /// The prepared statement with every parameter bound; `keys`, if given,
-    /// replace those the query was compiled with.
-    func prepare(on connection: Connection, keys: [Int64]? = nil) throws(AmberError) -> Statement {
-        let statement = try connection.statement(sql)
-        for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: statement) }
-        if let keys, let keysIndex {
-            TableMapping.bind(singleKey ? .int(keys.first ?? 0) : .string(SQLiteStore.jsonArray(keys)), at: keysIndex, in: statement)
-        }
-        return statement
-    }
-}
-
-// MARK: - Derived values
-
-extension PredicateCompiler {
-    /// The SQL computing `derivation` for this scope's row (as attribute
-    /// `type`): a column or correlated subquery, folded or aggregated.
-    /// The model checked the expression at bind, so only SQLite can fail here.
-    func derivedValue(_ derivation: Derivation, as type: AttributeType) throws(AmberError) -> String {
-        switch derivation.form {
-        case .now:
-            return "amber_now()"
-        case .value(let path):
-            return try sortTerm(path.joined(separator: ".")).sql
-        case .function(let function, let path):
-            let source = try sortTerm(path.joined(separator: ".")).sql
-            switch function {
-            case .canonical: return "amber_fold(\(source), \(SQLFunctions.caseInsensitive | SQLFunctions.diacriticInsensitive))"
-            case .lowercase: return "amber_case(\(source), 0)"
-            case .uppercase: return "amber_case(\(source), 1)"
-            }
-        case .aggregate(let name, let operation, let key):
-            guard let relationship = entity.relationships.first(where: { $0.name == name }) else {
-                throw .invalidValue(place: "\(entity.name).\(name)", expected: "a to-many relationship", given: "none")
-            }
-            let member = counter.alias()
-            let from = members(relationship, owner: "\(alias)._pk", member: member)
-            let column = "\(member).\(quote(key ?? ""))"
-            switch operation {
-            case .count: return "(SELECT count(*) \(from))"
-            // An integer sum stays exact (SQLite reports an overflow); a floating one never overflows.
-            case .sum: return type == .integer64 ? "(SELECT coalesce(sum(\(column)), 0) \(from))" : "(SELECT total(\(column)) \(from))"
-            case .avg: return "(SELECT avg(\(column)) \(from))"
-            case .min: return "(SELECT min(\(column)) \(from))"
-            case .max: return "(SELECT max(\(column)) \(from))"
-            }
-        }
     }
 }

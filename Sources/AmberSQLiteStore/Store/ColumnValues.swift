@@ -1,0 +1,111 @@
+import AmberModel
+import AmberSQL
+import AmberStore
+import AmberValues
+import CSQLite
+import Foundation
+
+/// SQLite's side of a table mapping: values bound to parameters and read from columns.
+extension TableMapping {
+    // MARK: Values ↔ columns
+
+    /// Binds `value` (already coerced to `type`) at parameter `index`.
+    static func bind(_ value: Value, at index: Int32, in statement: Statement) {
+        switch value {
+        case .null, .objectID, .array, .dictionary: statement.bindNull(index)
+        case .custom(let c): c.withUnsafeBytes { statement.bind(index, bytes: $0) }
+        case .bool(let b): statement.bind(index, b ? Int64(1) : 0)
+        case .int(let i): statement.bind(index, i)
+        case .double(let d): statement.bind(index, d)
+        case .float(let f): statement.bind(index, Double(f))
+        case .string(let s) where s.utf8.count >= largeValueBytes: statement.bind(index, keeping: value)
+        case .string(let s): statement.bind(index, s)
+        case .binary(let d) where d.count >= largeValueBytes: statement.bind(index, keeping: value)
+        case .binary(let d): d.withUnsafeBytes { statement.bind(index, bytes: $0) }
+        case .date(let d): statement.bind(index, d.timeIntervalSinceReferenceDate)
+        case .decimal(let d): statement.bind(index, d.description)
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { statement.bind(index, bytes: $0) }
+        case .uri(let u): statement.bind(index, u.absoluteString)
+        }
+    }
+
+    /// From this size on, text and blobs are bound without a copy (``Statement/bind(_:keeping:)``)
+    /// and fetched as values of their own (``RowLayout/largeValueBytes``).
+    static let largeValueBytes = RowLayout.largeValueBytes
+
+    /// Copies column `index` of the current row into `cell` (text and blob
+    /// bytes appended to `arena`, or from ``largeValueBytes`` on boxed as
+    /// values, decimals and URIs parsed into `boxes`),
+    /// checking that it is a stored value of the column's type: a value of
+    /// the wrong storage class, out of range or malformed (written by another
+    /// tool) is an error naming the attribute.
+    func copy(column: Int, at index: Int32, from statement: Statement, into cell: inout FetchedRows.Cell,
+              arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+    {
+        let storage = statement.columnType(index)
+        if storage == SQLITE_NULL { return }
+        let type = types[column]
+        func corrupt(_ what: String) -> AmberError {
+            .invalidValue(place: "\(entity.name).\(fetchNames[column])", expected: "a stored \(type)", given: what)
+        }
+        func require(_ storages: Int32...) throws(AmberError) {
+            guard storages.contains(storage) else { throw corrupt("a value of SQLite type \(storage)") }
+        }
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean:
+            try require(SQLITE_INTEGER)
+            let value = statement.int64(index)
+            let range = type == .boolean ? 0...1 : type.integerRange ?? 0...0
+            if !range.contains(value) { throw corrupt("\(value), out of range") }
+            cell.payload = UInt64(bitPattern: value)
+            cell.kind = .scalar
+        case .double, .float, .date:
+            try require(SQLITE_FLOAT, SQLITE_INTEGER)
+            let value = statement.double(index)
+            // Exact or refused: an integer beyond 2^53, or a Double no Float equals, would read back changed.
+            if storage == SQLITE_INTEGER, Int64(exactly: value) != statement.int64(index) { throw corrupt("\(statement.int64(index)), not exact as a Double") }
+            if type == .float, !value.isNaN, Double(Float(value)) != value { throw corrupt("\(value), not exact as a Float") }
+            cell.payload = value.bitPattern
+            cell.kind = .scalar
+        case .string, .binary, .uuid:
+            try require(type == .string ? SQLITE_TEXT : SQLITE_BLOB)
+            try statement.withBytes(index) { (bytes) throws(AmberError) in
+                if type == .uuid, bytes.count != 16 { throw corrupt("\(bytes.count) bytes") }
+                if type == .string, !String.isValidUTF8(bytes) { throw corrupt("text that is not valid UTF-8") }
+                if bytes.count >= Self.largeValueBytes {
+                    // Its own value at once: read later, it is handed out without another copy.
+                    cell.payload = UInt64(boxes.count)
+                    cell.kind = .boxed
+                    boxes.append(type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Data(bytes)))
+                    return
+                }
+                cell.payload = UInt64(arena.count)
+                cell.length = UInt32(bytes.count)
+                cell.kind = .bytes
+                arena.append(contentsOf: bytes)
+            }
+        case .decimal, .uri:
+            let text = try statement.string(index)
+            let parsed = type == .decimal ? ScaledDecimal(text).map(Value.decimal) : Value.exactURI(text).map(Value.uri)
+            guard let parsed else { throw corrupt("\"\(text)\"") }
+            cell.payload = UInt64(boxes.count)
+            cell.kind = .boxed
+            boxes.append(parsed)
+        case .transformable, .undefined, .objectID:
+            throw corrupt("a column of a type this version cannot read")
+        }
+    }
+}
+
+extension FetchQuery {
+    /// The prepared statement with every parameter bound; `keys`, if given,
+    /// replace those the query was compiled with.
+    func prepare(on connection: Connection, keys: [Int64]? = nil) throws(AmberError) -> Statement {
+        let statement = try connection.statement(sql)
+        for (i, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(i), in: statement) }
+        if let keys, let keysIndex {
+            TableMapping.bind(singleKey ? .int(keys.first ?? 0) : .string(SQLiteStore.jsonArray(keys)), at: keysIndex, in: statement)
+        }
+        return statement
+    }
+}
