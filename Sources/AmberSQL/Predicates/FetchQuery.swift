@@ -20,7 +20,7 @@ package struct FetchQuery {
     /// (the value it orders by); with `keys`, only those rows are considered,
     /// in no particular order (the caller places them by those values), and
     /// the limit and offset do not apply.
-    package init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, columnBindings: [Value] = [], counting: Bool = false,
+    package init(request: FetchRequest, mapping: TableMapping, model: Model, columns: String, counting: Bool = false,
          sortColumns: Bool = false, among keys: [Int64]? = nil) throws(AmberError)
     {
         let compiler = PredicateCompiler(entity: mapping.entity, model: model, dialect: mapping.dialect)
@@ -47,7 +47,6 @@ package struct FetchQuery {
             bindings += terms.flatMap(\.bindings)
         } else {
             sql += counting ? "1" : columns
-            if !counting { bindings += columnBindings }
         }
         let selectBindings = bindings.count
         sql += " FROM \(mapping.table)"

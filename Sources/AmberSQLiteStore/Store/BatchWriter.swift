@@ -6,68 +6,69 @@ import CSQLite
 import Foundation
 
 /// Batch changes by predicate: one statement per entity inside one
-/// transaction, without reading objects. The rows are found first (keys,
-/// versions, entities and each computed value, checked as a fetch checks a
-/// stored value and against the attribute's rules), so nothing is written
-/// unless every row can take its new value.
+/// transaction, without reading objects. A batch update is one `UPDATE`
+/// whose version column goes through `amber_batch_row`, which collects each
+/// row's key, entity and new version and checks each computed value (as a
+/// fetch checks a stored one, and against the attribute's rules) as SQLite
+/// writes it; a value that fails rolls the transaction back, so nothing is
+/// written unless every row can take its new value.
 extension SQLiteStore {
     package func batchUpdate(_ entity: Entity, matching request: FetchRequest, setting assignments: [BatchAssignment], origin: WriteOrigin,
                              from inbox: ChangeInbox?) throws(AmberError) -> BatchOutcome
     {
         let mapping = mapping(for: entity)
         let terms = assignments.map { $0.term.sql(as: $0.attribute.type, dialect: dialect) }
-        // Selected per computed assignment: its value, and whether every attribute it reads is set.
-        var columns = ["_pk", "_version", "_entity"], columnBindings: [Value] = []
+        // Passed to amber_batch_row per computed assignment: its value, and whether every attribute it reads is set.
+        var arguments = ["_pk", "_entity", "_version"], argumentBindings: [Value] = []
         let computed = assignments.indices.filter { assignments[$0].isComputed }
         for index in computed {
-            columns.append(terms[index].sql)
-            columnBindings += terms[index].bindings
+            arguments.append(terms[index].sql)
+            argumentBindings += terms[index].bindings
             let read = assignments[index].term.columns.map { "\(quote($0.name)) IS NOT NULL" }
-            columns.append(read.isEmpty ? "1" : read.joined(separator: " AND "))
+            arguments.append(read.isEmpty ? "1" : read.joined(separator: " AND "))
         }
-        let query = try FetchQuery(request: request, mapping: mapping, model: model, columns: columns.joined(separator: ", "),
-                                   columnBindings: columnBindings)
-        let checks = computed.enumerated().map { offset, index in
-            ValueCheck(attribute: assignments[index].attribute, column: Int32(3 + 2 * offset), mapping: mapping)
+        let rows = BatchRows(checks: computed.map { ValueCheck(attribute: assignments[$0].attribute, mapping: mapping) },
+                             mapping: mapping, store: self)
+        let setList = (zip(assignments, terms).map { "\(quote($0.attribute.name)) = \($1.sql)" }
+            + ["_version = amber_batch_row(\(arguments.joined(separator: ", ")))"]).joined(separator: ", ")
+        var sql = "UPDATE \(mapping.table) SET \(setList)", bindings = terms.flatMap(\.bindings) + argumentBindings
+        if request.limit != nil || request.offset != 0 {
+            // The rows the request's order, limit and offset pick, by key.
+            let keys = try FetchQuery(request: request, mapping: mapping, model: model, columns: "_pk")
+            sql += " WHERE _pk IN (\(keys.sql))"
+            bindings += keys.bindings
+        } else {
+            let query = try FetchQuery(request: request, mapping: mapping, model: model, columns: "_pk")
+            sql += query.condition.map { " WHERE \($0)" } ?? ""
+            bindings += query.conditionBindings
         }
         return try changing(from: inbox) { () throws(AmberError) -> BatchOutcome in
-            var outcome = BatchOutcome(), versions: [Int64] = [], problems: [SaveProblem] = []
-            let select = try query.prepare(on: connection)
-            defer { select.reset() }
-            while try select.step() {
-                let key = select.int64(0), row = (entity: entityIndex(code: select.int64(2), in: mapping), key: key)
-                for check in checks where problems.count < Self.problemLimit {
-                    if let problem = try check.problem(in: select, mapping: mapping, object: objectID(row)) { problems.append(problem) }
-                }
-                outcome.rows.append(row)
-                versions.append(select.int64(1) &+ 1)
-            }
-            guard problems.isEmpty else { throw .saveFailed(problems) }
-            guard !outcome.rows.isEmpty else { return outcome }
-            // Without a limit or an offset the predicate picks the same rows again (the write lock is held);
-            // with one, the keys do.
-            let setList = (zip(assignments, terms).map { "\(quote($0.attribute.name)) = \($1.sql)" } + ["_version = _version + 1"])
-                .joined(separator: ", ")
-            let update: Statement
-            let keyed = request.limit != nil || request.offset != 0
-            if keyed {
-                update = try connection.statement("UPDATE \(mapping.table) SET \(setList) WHERE _pk IN (SELECT value FROM json_each(?))")
-            } else {
-                update = try connection.statement("UPDATE \(mapping.table) SET \(setList)" + (query.condition.map { " WHERE \($0)" } ?? ""))
-            }
-            var bindings = terms.flatMap(\.bindings)
-            bindings += keyed ? [.string(Self.jsonArray(outcome.rows.map(\.key)))] : query.conditionBindings
-            for (index, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(index), in: update) }
             do throws(AmberError) {
-                try update.run()
-            } catch .sqlite(let code, let message) where code == SQLITE_CONSTRAINT | (8 << 8) {
-                throw .saveFailed([uniquenessProblem(entity, sqliteMessage: message)])
+                try connection.collecting(rows) { () throws(AmberError) in
+                    // Prepared once the function exists (its removal expires the statement for the next batch).
+                    let update = try connection.statement(sql)
+                    for (index, value) in bindings.enumerated() { TableMapping.bind(value, at: Int32(index), in: update) }
+                    try update.run()
+                }
+            } catch {
+                // Refused values stop the statement (their problems say why) before SQLite meets a duplicate.
+                if !rows.problems.isEmpty { throw .saveFailed(rows.problems) }
+                if case .sqlite(let code, let message) = error, code == SQLITE_CONSTRAINT | (8 << 8) {
+                    throw .saveFailed([uniquenessProblem(entity, sqliteMessage: message)])
+                }
+                throw error
             }
+            guard rows.problems.isEmpty else { throw .saveFailed(rows.problems) }
+            var outcome = BatchOutcome()
+            guard !rows.keys.isEmpty else { return outcome }
             let table = entity.rootIndex, keys = assignments.map(\.attribute.name)
             var record = HistoryRecord(model: model)
-            for (row, version) in zip(outcome.rows, versions) {
-                outcome.record.updated.append(SavedChanges.Row(table: table, key: row.key, version: version))
-                record.updated(row.entity, row.key, version: version, keys: keys)
+            outcome.rows.reserveCapacity(rows.keys.count)
+            outcome.record.updated.reserveCapacity(rows.keys.count)
+            for ((key, entity), version) in zip(zip(rows.keys, rows.entities), rows.versions) {
+                outcome.rows.append((entity, key))
+                outcome.record.updated.append(SavedChanges.Row(table: table, key: key, version: version))
+                record.updated(entity, key, version: version, keys: keys)
             }
             try finish(&outcome, &record, origin: origin)
             return outcome
@@ -105,9 +106,6 @@ extension SQLiteStore {
         }
     }
 
-    /// At most this many problems are listed from one batch.
-    private static let problemLimit = 100
-
     /// Runs `body` in a write transaction, committed if it returns, and
     /// posts what it changed to every inbox but `inbox`; on any error nothing changed.
     private func changing(from inbox: ChangeInbox?, _ body: () throws(AmberError) -> BatchOutcome) throws(AmberError) -> BatchOutcome {
@@ -136,11 +134,6 @@ extension SQLiteStore {
         }
         let text = options.recordsHistory ? record.finished() : HistoryTable.unrecorded
         try history.record(text, origin: origin, relinked: outcome.record.relinked, on: connection)
-    }
-
-    /// The ID of a row.
-    private func objectID(_ row: (entity: Int, key: Int64)) -> ObjectID {
-        ObjectID(entityName: model.entities[row.entity].name, store: identifier, key: .permanent(row.key))
     }
 
     /// Clears or refuses the links to the rows `keys` (a JSON array) of
@@ -299,53 +292,51 @@ extension SQLiteStore {
     }
 }
 
-/// How a batch update checks one computed value as each row is read: the
-/// select's column, the attribute's column in the fetch layout, and whether
-/// the attribute has rules (looked up once, not per row).
-private struct ValueCheck {
+/// How a batch update checks one computed value as SQLite writes it: the
+/// attribute's column in the fetch layout, and whether the attribute has
+/// rules (looked up once, not per row).
+struct ValueCheck {
     let attribute: Attribute
-    /// The value's column in the select; the next one says whether every attribute it reads was set.
-    let column: Int32
     let layoutColumn: Int?
     let hasRules: Bool
 
-    init(attribute: Attribute, column: Int32, mapping: TableMapping) {
-        (self.attribute, self.column) = (attribute, column)
+    init(attribute: Attribute, mapping: TableMapping) {
+        self.attribute = attribute
         layoutColumn = mapping.fetchNames.firstIndex(of: attribute.name)
         hasRules = attribute.validation != AttributeDescription.Validation() || attribute.pattern != nil
     }
 
-    /// What is wrong with the row's value, if anything: not stored exactly as
-    /// the attribute's type (as a fetch checks it), nil where the attribute
-    /// is required or where its operands were set (a number SQLite could not
-    /// represent), or outside its rules.
-    func problem(in statement: Statement, mapping: TableMapping, object: @autoclosure () -> ObjectID) throws(AmberError) -> SaveProblem? {
+    /// What is wrong with the row's new `value`, if anything: not stored
+    /// exactly as the attribute's type (as a fetch checks it), nil where the
+    /// attribute is required or where its operands were set (`operandsSet`:
+    /// a number SQLite could not represent), or outside its rules.
+    func problem(_ value: ArgumentCell, operandsSet: Bool, mapping: TableMapping, object: @autoclosure () -> ObjectID)
+        throws(AmberError) -> SaveProblem?
+    {
         func problem(_ rule: SaveProblem.Rule, _ message: String) -> SaveProblem {
             SaveProblem(objectID: object(), place: attribute.description, rule: rule, message: "the batch update's value: \(message)")
         }
-        if statement.columnType(column) == SQLITE_NULL {
-            if statement.int64(column + 1) != 0 {
-                return problem(.store, "not a number the attribute can hold exactly (an overflow, or an inexact decimal)")
-            }
+        if value.storageClass == SQLITE_NULL {
+            if operandsSet { return problem(.store, "not a number the attribute can hold exactly (an overflow, or an inexact decimal)") }
             return attribute.isOptional ? nil : problem(.required, "nil, for a required attribute (an attribute it reads is nil)")
         }
         guard let index = layoutColumn else { return nil }
         var cell = FetchedRows.Cell(), arena: [UInt8] = [], boxes: [Value] = []
         do throws(AmberError) {
-            try mapping.copy(column: index, at: column, from: statement, into: &cell, arena: &arena, boxes: &boxes)
+            try mapping.copy(column: index, from: value, into: &cell, arena: &arena, boxes: &boxes)
         } catch .invalidValue(_, _, let given) {
             // SQLite turns an integer overflow into a REAL.
-            let what = statement.columnType(column) == SQLITE_FLOAT && attribute.type.integerRange != nil ? "an overflow" : given
+            let what = value.storageClass == SQLITE_FLOAT && attribute.type.integerRange != nil ? "an overflow" : given
             return problem(.store, "\(what), which \(attribute.type.coreDataName) cannot hold")
         }
         guard hasRules else { return nil }
-        let value: Value
+        let read: Value
         switch cell.kind {
         case .null: return nil
-        case .boxed: value = boxes[Int(cell.payload)]
-        case .scalar: value = mapping.layout.value(column: index, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
-        case .bytes: value = arena.withUnsafeBufferPointer { mapping.layout.value(column: index, scalar: 0, bytes: $0) }
+        case .boxed: read = boxes[Int(cell.payload)]
+        case .scalar: read = mapping.layout.value(column: index, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
+        case .bytes: read = arena.withUnsafeBufferPointer { mapping.layout.value(column: index, scalar: 0, bytes: $0) }
         }
-        return attribute.violations(of: value).first.map { problem($0.0, $0.1) }
+        return attribute.violations(of: read).first.map { problem($0.0, $0.1) }
     }
 }

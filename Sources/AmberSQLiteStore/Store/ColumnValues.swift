@@ -42,7 +42,15 @@ extension TableMapping {
     func copy(column: Int, at index: Int32, from statement: Statement, into cell: inout FetchedRows.Cell,
               arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
     {
-        let storage = statement.columnType(index)
+        try copy(column: column, from: StatementCell(statement: statement, index: index), into: &cell, arena: &arena, boxes: &boxes)
+    }
+
+    /// ``copy(column:at:from:into:arena:boxes:)`` from any SQLite value: a
+    /// column of a row, or an SQL function's argument.
+    func copy<Source: SQLiteCell>(column: Int, from source: Source, into cell: inout FetchedRows.Cell,
+                                  arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+    {
+        let storage = source.storageClass
         if storage == SQLITE_NULL { return }
         let type = types[column]
         func corrupt(_ what: String) -> AmberError {
@@ -54,22 +62,22 @@ extension TableMapping {
         switch type {
         case .integer16, .integer32, .integer64, .boolean:
             try require(SQLITE_INTEGER)
-            let value = statement.int64(index)
+            let value = source.int64
             let range = type == .boolean ? 0...1 : type.integerRange ?? 0...0
             if !range.contains(value) { throw corrupt("\(value), out of range") }
             cell.payload = UInt64(bitPattern: value)
             cell.kind = .scalar
         case .double, .float, .date:
             try require(SQLITE_FLOAT, SQLITE_INTEGER)
-            let value = statement.double(index)
+            let value = source.double
             // Exact or refused: an integer beyond 2^53, or a Double no Float equals, would read back changed.
-            if storage == SQLITE_INTEGER, Int64(exactly: value) != statement.int64(index) { throw corrupt("\(statement.int64(index)), not exact as a Double") }
+            if storage == SQLITE_INTEGER, Int64(exactly: value) != source.int64 { throw corrupt("\(source.int64), not exact as a Double") }
             if type == .float, !value.isNaN, Double(Float(value)) != value { throw corrupt("\(value), not exact as a Float") }
             cell.payload = value.bitPattern
             cell.kind = .scalar
         case .string, .binary, .uuid:
             try require(type == .string ? SQLITE_TEXT : SQLITE_BLOB)
-            try statement.withBytes(index) { (bytes) throws(AmberError) in
+            try source.withBytes { (bytes) throws(AmberError) in
                 if type == .uuid, bytes.count != 16 { throw corrupt("\(bytes.count) bytes") }
                 if type == .string, !String.isValidUTF8(bytes) { throw corrupt("text that is not valid UTF-8") }
                 if bytes.count >= Self.largeValueBytes {
@@ -85,7 +93,7 @@ extension TableMapping {
                 arena.append(contentsOf: bytes)
             }
         case .decimal, .uri:
-            let text = try statement.string(index)
+            let text = try source.withBytes { String(decoding: $0, as: UTF8.self) }
             let parsed = type == .decimal ? ScaledDecimal(text).map(Value.decimal) : Value.exactURI(text).map(Value.uri)
             guard let parsed else { throw corrupt("\"\(text)\"") }
             cell.payload = UInt64(boxes.count)
@@ -94,6 +102,45 @@ extension TableMapping {
         case .transformable, .undefined, .objectID:
             throw corrupt("a column of a type this version cannot read")
         }
+    }
+}
+
+/// A value SQLite holds: a column of the current row, or an SQL function's argument.
+protocol SQLiteCell {
+    /// SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+    var storageClass: Int32 { get }
+    var int64: Int64 { get }
+    var double: Double { get }
+    /// Borrows the bytes of text or a blob (empty for NULL).
+    ///
+    /// - Throws: SQLite's out-of-memory error if it could not produce them.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R
+}
+
+/// Column `index` of a statement's current row.
+struct StatementCell: SQLiteCell {
+    let statement: Statement
+    let index: Int32
+    var storageClass: Int32 { statement.columnType(index) }
+    var int64: Int64 { statement.int64(index) }
+    var double: Double { statement.double(index) }
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R {
+        try statement.withBytes(index, body)
+    }
+}
+
+/// An SQL function's argument.
+struct ArgumentCell: SQLiteCell {
+    let value: OpaquePointer
+    var storageClass: Int32 { sqlite3_value_type(value) }
+    var int64: Int64 { sqlite3_value_int64(value) }
+    var double: Double { sqlite3_value_double(value) }
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R {
+        let blob = sqlite3_value_blob(value)
+        if blob == nil, sqlite3_value_bytes(value) > 0 {
+            throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading an SQL function's argument")
+        }
+        return try body(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_value_bytes(value))))
     }
 }
 
