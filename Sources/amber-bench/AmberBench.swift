@@ -36,6 +36,14 @@ struct AmberBench: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: workspace) }
         let bench = try Workloads(pluginPath: pluginPath, n: n, workspace: workspace)
 
+        if profile == "durability" {
+            // W14 alone, both sides, for A/B runs: `--profile durability`.
+            for durability in [Store.Durability.normal, .full] {
+                let result = try DurabilityWorkload(workspace: workspace).run(durability, repetitions: repetitions)
+                Swift.print(DurabilityWorkload.name(durability), result.amber_ms, result.raw_ms, result.ratio)
+            }
+            return
+        }
         if profile == "contract" {
             // W15-W17 alone, for A/B runs: `--profile contract`.
             let batch = try BatchUpdateWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
