@@ -21,6 +21,24 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             return (try Store(url: url, model: model, options: options), { try? FileManager.default.removeItem(at: directory) })
         }
     }
+
+    /// Whether the store outlives its `Store` object, so that opening its
+    /// URL again finds what was saved (a file does; `memory:` names a new,
+    /// empty store each time it is opened).
+    var persists: Bool {
+        switch self {
+        case .file: true
+        case .memory: false
+        }
+    }
+
+    /// Opens the store `store` was opened on again, with `model` (migrating
+    /// it when `model` differs from the one it was made with); nil for a
+    /// kind that does not persist, which has no such store to open.
+    func reopen(_ store: Store, model: Model, options: Store.Options = Store.Options()) throws -> Store? {
+        guard persists else { return nil }
+        return try Store(url: store.url, model: model, options: options)
+    }
 }
 
 /// The behaviours every store keeps, run against each store through the
@@ -336,5 +354,261 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(try reader.fetch("Author").first?.value(forKey: "bookCount") == .int(2), "\(kind)")
         #expect(try Set(reader.fetch("Book").map { try $0.value(forExtendedKey: "shelf") }) == [.string("shelf 4"), .string("shelf 16")], "\(kind)")
         #expect(try reader.count(FetchRequest("Book", where: "shelf == 'shelf 4'")) == 1, "\(kind)")
+    }
+
+    /// Random operations on a graph of authors, books and tags (new books,
+    /// moves from either side, deletes, many-to-many links and unlinks from
+    /// either side, saves, rollbacks, fresh contexts), seeded, against a
+    /// plain reference: after every step both sides of every relationship in
+    /// the working context match the reference, and after every save a new
+    /// context reads exactly the saved reference back from the store.
+    @Test(arguments: StoreKind.allCases)
+    func randomGraphOperationsMatchAPlainReference(kind: StoreKind) throws {
+        var description = libraryDescription()
+        description.entities[1].relationships[0] = description.entities[1].relationships[0].optional()
+        description.entities[0].relationships[0] = description.entities[0].relationships[0].deleteRule(.nullify)
+        let (store, cleanup) = try kind.open(try Model(description))
+        defer { cleanup() }
+        let authorEntity = try store.model.entity(named: "Author"), bookEntity = try store.model.entity(named: "Book")
+        let tagEntity = try store.model.entity(named: "Tag")
+        let books = try authorEntity.relationship(named: "books"), writer = try bookEntity.relationship(named: "author")
+        let tags = try bookEntity.relationship(named: "tags"), tagged = try tagEntity.relationship(named: "books")
+        var random = SplitMix64(seed: 12)
+        // The reference: by title, the author's name (or nil) and the tag labels, as saved and as pending.
+        typealias Graph = [String: (author: String?, tags: Set<String>)]
+        var saved: Graph = [:], current: Graph = [:]
+        let authorNames = ["A0", "A1", "A2", "A3"], tagLabels = ["t0", "t1", "t2"]
+        var context = Context(store: store)
+        for name in authorNames { try context.insert(authorEntity).setValue(.string(name), forKey: "name") }
+        for label in tagLabels { try context.insert(tagEntity).setValue(.string(label), forKey: "label") }
+        try context.save()
+        var nextTitle = 0
+        func text(_ object: ManagedObject, _ key: String) throws -> String {
+            guard case .string(let value) = try object.value(forKey: key) else { return "?" }
+            return value
+        }
+        func find(_ entity: String, _ key: String, _ value: String) throws -> ManagedObject {
+            // A fetch reads saved rows; new objects are found among the inserted ones.
+            if let new = try context.insertedObjects.first(where: { try $0.entity.name == entity && $0.value(forKey: key) == .string(value) }) {
+                return new
+            }
+            return try #require(try context.fetch(entity, where: "\(key) == %@", .string(value)).first)
+        }
+        /// Both sides of every relationship `context` holds against `graph`.
+        func check(_ context: Context, _ graph: Graph, _ place: String) throws {
+            for author in try context.fetch("Author") {
+                let name = try text(author, "name")
+                let expected = graph.filter { $0.value.author == name }.keys.sorted()
+                #expect(try author.objects(for: books).map { try text($0, "title") }.sorted() == expected, "\(kind) \(place) \(name)")
+                #expect(try author.count(of: books) == expected.count, "\(kind) \(place) count of \(name)")
+            }
+            for tag in try context.fetch("Tag") {
+                let label = try text(tag, "label")
+                let expected = graph.filter { $0.value.tags.contains(label) }.keys.sorted()
+                #expect(try tag.objects(for: tagged).map { try text($0, "title") }.sorted() == expected, "\(kind) \(place) \(label)")
+            }
+            for book in try context.fetch("Book") + context.insertedObjects.filter({ $0.entity === bookEntity }) {
+                let title = try text(book, "title")
+                #expect(try book.object(for: writer).map { try text($0, "name") } == graph[title]?.author, "\(kind) \(place) \(title)")
+                #expect(try Set(book.objects(for: tags).map { try text($0, "label") }) == graph[title]?.tags ?? [], "\(kind) \(place) \(title) tags")
+            }
+        }
+        /// What a new context reads from `store`: exactly the saved graph, every object and link.
+        func checkStored(in store: Store, _ place: String) throws {
+            let fresh = Context(store: store)
+            #expect(try fresh.fetch("Book").map { try text($0, "title") }.sorted() == saved.keys.sorted(), "\(kind) \(place) books")
+            #expect(try fresh.fetch("Author").map { try text($0, "name") }.sorted() == authorNames, "\(kind) \(place) authors")
+            #expect(try fresh.fetch("Tag").map { try text($0, "label") }.sorted() == tagLabels, "\(kind) \(place) tags")
+            try check(fresh, saved, place)
+        }
+        for step in 0..<400 {
+            let titles = current.keys.sorted()
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0, 1:  // a new book, maybe with an author
+                let title = "B\(nextTitle)"
+                nextTitle += 1
+                let book = try context.insert(bookEntity)
+                try book.setValue(.string(title), forKey: "title")
+                let author = Bool.random(using: &random) ? authorNames.randomElement(using: &random) : nil
+                if let author { try book.setObject(try find("Author", "name", author), for: writer) }
+                current[title] = (author, [])
+            case 2, 3:  // move a book, from either side
+                guard let title = titles.randomElement(using: &random) else { continue }
+                let book = try find("Book", "title", title)
+                let author = Int.random(in: 0...authorNames.count, using: &random)
+                if author == authorNames.count {
+                    try book.setObject(nil, for: writer)
+                    current[title]?.author = nil
+                } else {
+                    try find("Author", "name", authorNames[author]).add(book, to: books)
+                    current[title]?.author = authorNames[author]
+                }
+            case 4:  // delete a book
+                guard let title = titles.randomElement(using: &random) else { continue }
+                try context.delete(try find("Book", "title", title))
+                current[title] = nil
+            case 5, 6:  // link or unlink a tag, from either side
+                guard let title = titles.randomElement(using: &random), let label = tagLabels.randomElement(using: &random) else { continue }
+                let book = try find("Book", "title", title), tag = try find("Tag", "label", label)
+                if current[title]?.tags.contains(label) == true {
+                    if Bool.random(using: &random) { try book.remove(tag, from: tags) } else { try tag.remove(book, from: tagged) }
+                    current[title]?.tags.remove(label)
+                } else {
+                    if Bool.random(using: &random) { try book.add(tag, to: tags) } else { try tag.add(book, to: tagged) }
+                    current[title]?.tags.insert(label)
+                }
+            case 7, 8:
+                try context.save()
+                saved = current
+                try checkStored(in: store, "step \(step) saved")
+            default:
+                if Bool.random(using: &random) {
+                    context.rollback()
+                } else {
+                    // What was not saved is gone; where the store persists, the new context is on the store opened again.
+                    context = Context(store: try kind.reopen(store, model: store.model) ?? store)
+                }
+                current = saved
+            }
+            try check(context, current, "step \(step)")
+        }
+        #expect(nextTitle > 50 && !saved.isEmpty, "\(kind): the operations built a graph")
+        if let reopened = try kind.reopen(store, model: store.model) { try checkStored(in: reopened, "reopened") }
+    }
+
+    /// Version 1 of the migration row: authors and their notes.
+    static func migrationVersion1() throws -> Model {
+        try Model(ModelDescription {
+            EntityDescription("Author") {
+                Attribute.string("name").required()
+                Relationship.toMany("notes", "Note", inverse: "author")
+            }
+            EntityDescription("Note") {
+                Attribute.string("title").required()
+                Attribute.string("body")
+                Attribute.integer32("pages")
+                Attribute.double("rating")
+                Attribute.string("draftOnly")
+                Relationship.toOne("author", "Author", inverse: "notes")
+            }
+        })
+    }
+
+    /// Version 2: `body` renamed to `text`, `draftOnly` removed, `status`
+    /// added with a default and `summary` added without one.
+    static func migrationVersion2() throws -> Model {
+        try Model(ModelDescription {
+            EntityDescription("Author") {
+                Attribute.string("name").required()
+                Relationship.toMany("notes", "Note", inverse: "author")
+            }
+            EntityDescription("Note") {
+                Attribute.string("title").required()
+                Attribute.string("text").renamed(from: "body")
+                Attribute.integer32("pages")
+                Attribute.double("rating")
+                Attribute.string("status").defaultValue("draft")
+                Attribute.string("summary")
+                Relationship.toOne("author", "Author", inverse: "notes")
+            }
+        })
+    }
+
+    /// A store made with one model and opened again with the next keeps
+    /// every object: each value reads back (a renamed attribute under its
+    /// new name), an added attribute holds its default (or nil without
+    /// one), a removed one is gone, links survive, and the migrated store
+    /// saves as any other. A store that does not persist has nothing to
+    /// migrate: opening its URL with the new model is a new, empty store,
+    /// and the store that was open keeps its model and objects.
+    @Test(arguments: StoreKind.allCases)
+    func reopeningWithTheNextModelMigratesEveryObject(kind: StoreKind) throws {
+        let version1 = try Self.migrationVersion1(), version2 = try Self.migrationVersion2()
+        let (first, cleanup) = try kind.open(version1)
+        defer { cleanup() }
+        var random = SplitMix64(seed: 41)
+        let authorNames = ["Borges", "Cortázar", "Lispector"]
+        // The reference: by title, the values written with version 1.
+        var written: [String: (body: Value, pages: Value, rating: Value, author: String?)] = [:]
+        do {
+            let context = Context(store: first)
+            let authors = try authorNames.map { (name) throws -> ManagedObject in
+                let author = try context.insert("Author")
+                try author.setValue(.string(name), forKey: "name")
+                return author
+            }
+            for index in 0..<60 {
+                let title = "N\(index)"
+                let body: Value = Bool.random(using: &random) ? .string("body of \(title) " + String(repeating: "é", count: index % 7)) : .null
+                let pages: Value = Bool.random(using: &random) ? .int(Int64(Int32.random(in: .min ... .max, using: &random))) : .null
+                let rating: Value = Bool.random(using: &random) ? .double(Double(Int.random(in: -1000...1000, using: &random)) / 8) : .null
+                let author = Bool.random(using: &random) ? Int.random(in: authors.indices, using: &random) : nil
+                let note = try context.insert("Note")
+                try note.setValue(.string(title), forKey: "title")
+                try note.setValue(body, forKey: "body")
+                try note.setValue(pages, forKey: "pages")
+                try note.setValue(rating, forKey: "rating")
+                try note.setValue(.string("scratch \(index)"), forKey: "draftOnly")
+                try note.setObject(author.map { authors[$0] }, forKey: "author")
+                written[title] = (body, pages, rating, author.map { authorNames[$0] })
+            }
+            try context.save()
+        }
+        guard kind.persists else {
+            #expect(try kind.reopen(first, model: version2) == nil, "\(kind)")
+            let other = try Store(url: first.url, model: version2)
+            #expect(other.identifier != first.identifier && other.model.versionHash == version2.versionHash, "\(kind)")
+            #expect(try Context(store: other).count(FetchRequest("Note")) == 0, "\(kind): a new store is empty")
+            #expect(try Context(store: other).count(FetchRequest("Author")) == 0, "\(kind): a new store is empty")
+            let kept = Context(store: first)
+            #expect(first.model.versionHash == version1.versionHash)
+            #expect(try kept.count(FetchRequest("Note")) == written.count, "\(kind): the open store keeps its objects")
+            #expect(try kept.fetch("Note", where: "title == 'N0'").first?.value(forKey: "draftOnly") == "scratch 0", "\(kind)")
+            return
+        }
+        let identifier = first.identifier
+        let store = try #require(try kind.reopen(first, model: version2))
+        #expect(store.identifier == identifier && store.model.versionHash == version2.versionHash, "\(kind)")
+        func readBack(_ store: Store, _ place: String) throws {
+            let context = Context(store: store)
+            let notes = try context.fetch("Note")
+            #expect(notes.count == written.count, "\(kind) \(place)")
+            for note in notes {
+                guard case .string(let title) = try note.value(forKey: "title"), let expected = written[title] else {
+                    Issue.record("\(kind) \(place): a note no one wrote: \(try note.value(forKey: "title"))")
+                    continue
+                }
+                #expect(try note.value(forKey: "text") == expected.body, "\(kind) \(place) \(title).text")
+                #expect(try note.value(forKey: "pages") == expected.pages, "\(kind) \(place) \(title).pages")
+                #expect(try note.value(forKey: "rating") == expected.rating, "\(kind) \(place) \(title).rating")
+                #expect(try note.value(forKey: "status") == "draft", "\(kind) \(place) \(title).status")
+                #expect(try note.value(forKey: "summary") == .null, "\(kind) \(place) \(title).summary")
+                #expect(try note.object(forKey: "author")?.value(forKey: "name") == expected.author.map(Value.string), "\(kind) \(place) \(title).author")
+                #expect(amberError { _ = try note.value(forKey: "body") } != nil, "\(kind) \(place): the old name is gone")
+                #expect(amberError { _ = try note.value(forKey: "draftOnly") } != nil, "\(kind) \(place): a removed attribute is gone")
+            }
+            for author in try context.fetch("Author") {
+                let name = try author.value(forKey: "name")
+                let expected = written.filter { $0.value.author.map(Value.string) == name }.count
+                #expect(try author.objects(forKey: "notes").count == expected, "\(kind) \(place) \(name)'s notes")
+            }
+        }
+        try readBack(store, "migrated")
+        // The migrated store saves as any other: a new note takes the default, a changed one keeps its change.
+        let context = Context(store: store)
+        let added = try context.insert("Note")
+        try added.setValue("N60", forKey: "title")
+        let changed = try #require(try context.fetch("Note", where: "title == 'N1'").first)
+        try changed.setValue("done", forKey: "status")
+        try context.save()
+        let reader = Context(store: store)
+        #expect(try reader.fetch("Note", where: "title == 'N60'").first?.value(forKey: "status") == "draft", "\(kind)")
+        #expect(try reader.fetch("Note", where: "title == 'N1'").first?.value(forKey: "status") == "done", "\(kind)")
+        #expect(try reader.count(FetchRequest("Note", where: "status == 'draft'")) == written.count, "\(kind)")
+        // Opened once more with version 2, nothing is migrated again and every value is still there.
+        try changed.setValue("draft", forKey: "status")
+        try context.delete(added)
+        try context.save()
+        try readBack(try #require(try kind.reopen(store, model: version2)), "opened again")
     }
 }
