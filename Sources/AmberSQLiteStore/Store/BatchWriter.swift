@@ -95,7 +95,7 @@ extension SQLiteStore {
             let delete = try connection.statement("DELETE FROM \(mapping.table) WHERE _pk IN (SELECT value FROM json_each(?))")
             delete.bind(0, keys)
             try delete.run()
-            try keepDeletedKey(outcome.rows.map(\.key).max() ?? 0, of: mapping)
+            try keepDeletedKey(outcome.rows.map(\.key).max() ?? 0, ofTable: mapping.table)
             let table = entity.rootIndex
             for (row, version) in zip(outcome.rows, versions) {
                 outcome.record.deleted.append(SavedChanges.Row(table: table, key: row.key, version: version))
@@ -267,22 +267,9 @@ extension SQLiteStore {
         return try statement.step() ? Int(statement.int64(0)) : 0
     }
 
-    /// Records `key` as deleted from `mapping`'s table, so no new row takes it again.
-    private func keepDeletedKey(_ key: Int64, of mapping: TableMapping) throws(AmberError) {
-        let statement = try connection.statement("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?) "
-            + "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))")
-        statement.bind(0, Self.deletedKeyName(table: mapping.table))
-        statement.bind(1, String(key))
-        try statement.run()
-    }
-
     /// Names the constraint a batch update broke, from SQLite's "UNIQUE constraint failed: Book.title, Book.author".
     private func uniquenessProblem(_ entity: Entity, sqliteMessage: String) -> SaveProblem {
-        let columns = Set(sqliteMessage.split(separator: ":").last?.split(separator: ",").map {
-            String($0.split(separator: ".").last ?? "").trimmingCharacters(in: .whitespaces)
-        } ?? [])
-        let constraint = entity.uniquenessConstraints.first { Set($0.map(\.name)) == columns }
-            ?? entity.persistentAttributes.filter { columns.contains($0.name) }
+        let constraint = Self.violatedConstraint(of: entity, sqliteMessage: sqliteMessage)
         // SQLite checks the constraint row by row as the UPDATE goes, so a shift of unique values
         // (rank = rank + 1) is refused even where the final values would all differ.
         return SaveProblem(objectID: nil, place: TableMapping.constraintName(entity: entity, constraint), rule: .uniqueness,

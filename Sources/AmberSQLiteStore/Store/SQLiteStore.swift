@@ -45,6 +45,26 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// The metadata key holding the largest deleted key of table `table` (quoted):
     /// written by saves, carried over by migrations.
     static func deletedKeyName(table: String) -> String { "deleted-key.\(table)" }
+
+    /// Records `key` as deleted from `table` (quoted) unless a larger one
+    /// is, so no new row takes it again; inside the caller's transaction.
+    func keepDeletedKey(_ key: Int64, ofTable table: String) throws(AmberError) {
+        let statement = try connection.statement("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?) "
+            + "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))")
+        statement.bind(0, Self.deletedKeyName(table: table))
+        statement.bind(1, String(key))
+        try statement.run()
+    }
+
+    /// The attributes of the constraint SQLite's "UNIQUE constraint failed:
+    /// Book.title, Book.author" names, as `entity` declares them.
+    static func violatedConstraint(of entity: Entity, sqliteMessage: String) -> [Attribute] {
+        let columns = Set(sqliteMessage.split(separator: ":").last?.split(separator: ",").map {
+            String($0.split(separator: ".").last ?? "").trimmingCharacters(in: .whitespaces)
+        } ?? [])
+        return entity.uniquenessConstraints.first { Set($0.map(\.name)) == columns }
+            ?? entity.persistentAttributes.filter { columns.contains($0.name) }
+    }
     private static let formatVersion = "1"
 
     /// Opens the store at `path` with `model`, creating the file and its
@@ -613,8 +633,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             for entry in try history.entries(after: sequence, on: connection) {
                 let recorded = entry.changes != HistoryTable.unrecorded
                 // One bound for the whole read, so a damaged history cannot exhaust memory.
-                let changes = recorded ? try HistoryRecord.changes(in: entry.changes, model: model, store: identifier, place: place,
-                                                                   sequence: entry.sequence, limit: HistoryRecord.changeLimit - total) : []
+                let changes = recorded ? HistoryRecord.changes(try HistoryRecord.runs(in: entry.changes, place: place, sequence: entry.sequence,
+                                                                                      limit: HistoryRecord.changeLimit - total),
+                                                               store: identifier) : []
                 total += Int64(changes.count)
                 transactions.append(HistoryTransaction(token: HistoryToken(storeIdentifier: identifier, sequence: entry.sequence),
                                                        timestamp: Date(timeIntervalSinceReferenceDate: entry.timestamp), author: entry.author,
@@ -657,11 +678,11 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
                 // This store's own contexts posted theirs to the inboxes already.
                 guard entry.origin != history.origin else { continue }
                 guard entry.changes != HistoryTable.unrecorded,
-                      let changes = try? HistoryRecord.changes(in: entry.changes, model: model, store: identifier, place: place,
-                                                               sequence: entry.sequence, limit: HistoryRecord.changeLimit - total)
+                      let runs = try? HistoryRecord.runs(in: entry.changes, place: place, sequence: entry.sequence,
+                                                         limit: HistoryRecord.changeLimit - total)
                 else { return nil }  // not recorded, damaged, or more than a merge reads: compare instead
-                total += Int64(changes.count)
-                records.append(HistoryRecord.savedChanges(changes, relinked: entry.relinked, model: model))
+                total += runs.reduce(0) { $0 + $1.count }
+                records.append(HistoryRecord.savedChanges(runs, relinked: entry.relinked, model: model))
             }
             return (records, through)
         }

@@ -69,7 +69,7 @@ final class StoreWriter<Row: RowSource> {
             "SELECT max(coalesce((SELECT max(_pk) FROM \(store.mappings[table].table)), 0), "
                 + "coalesce((SELECT CAST(value AS INTEGER) FROM \(SQLiteStore.metadataTable) WHERE key = ?), 0))")
         defer { statement.reset() }
-        statement.bind(0, Self.deletedKeyName(store.mappings[table]))
+        statement.bind(0, SQLiteStore.deletedKeyName(table: store.mappings[table].table))
         let key = max(try statement.step() ? statement.int64(0) &+ 1 : 1, (ownKeys[table] ?? 0) &+ 1)
         next[table] = key
         return key
@@ -359,18 +359,8 @@ final class StoreWriter<Row: RowSource> {
     /// Records, per table this write deleted rows of, the largest key deleted,
     /// so no later row takes it (``firstKey(of:)``).
     func keepDeletedKeys() throws(AmberError) {
-        for (table, key) in deletedKeys {
-            let statement = try store.connection.statement(
-                "INSERT INTO \(SQLiteStore.metadataTable) (key, value) VALUES (?, ?) "
-                    + "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))")
-            statement.bind(0, Self.deletedKeyName(store.mappings[table]))
-            statement.bind(1, String(key))
-            try statement.run()
-        }
+        for (table, key) in deletedKeys { try store.keepDeletedKey(key, ofTable: store.mappings[table].table) }
     }
-
-    /// The metadata key holding the largest deleted key of `mapping`'s table.
-    private static func deletedKeyName(_ mapping: TableMapping) -> String { SQLiteStore.deletedKeyName(table: mapping.table) }
 
     /// The links this write leaves pointing at rows that are not there, run
     /// last, inside the transaction, so no other save can come between.
@@ -514,12 +504,8 @@ final class StoreWriter<Row: RowSource> {
     /// Names the constraint from SQLite's "UNIQUE constraint failed: Book.title, Book.author"
     /// and shows the values that collided.
     private func uniquenessProblem(_ object: Row, sqliteMessage: String) -> SaveProblem {
-        let columns = Set(sqliteMessage.split(separator: ":").last?.split(separator: ",").map {
-            String($0.split(separator: ".").last ?? "").trimmingCharacters(in: .whitespaces)
-        } ?? [])
         let entity = object.entity
-        let constraint = entity.uniquenessConstraints.first { Set($0.map(\.name)) == columns }
-            ?? entity.persistentAttributes.filter { columns.contains($0.name) }
+        let constraint = SQLiteStore.violatedConstraint(of: entity, sqliteMessage: sqliteMessage)
         let values = constraint.map { "\($0.name) = \(object.slotValues[$0.codec?.encodedSlot ?? $0.slot])" }.joined(separator: ", ")
         return SaveProblem(objectID: object.objectID, place: TableMapping.constraintName(entity: entity, constraint),
                            rule: .uniqueness,

@@ -131,20 +131,25 @@ package struct HistoryRecord {
     /// The most changes one transaction's record may list (16,777,216).
     package static let changeLimit: Int64 = 1 << 24
 
-    /// The changes `text` records, in `model`'s terms, for the store
-    /// `store` (named `place` in errors). An entity the model no longer has
-    /// (dropped in a migration) keeps its name in the object ID.
+    /// A run of a record: `count` keys from `first` of `entity`, changed the same way.
+    package struct Run {
+        package let kind: HistoryChange.Kind
+        package let entity: String
+        package let first, count, version: Int64
+        package let changedKeys: [String]
+    }
+
+    /// The runs `text` records (the transaction `sequence` of the store
+    /// named `place` in errors), listing at most `limit` changes in all.
     ///
     /// - Throws: ``/AmberValues/AmberError/historyUnavailable(store:reason:)`` for text
     ///   that is not a history record, or one listing more than `limit` changes.
-    package static func changes(in text: String, model: Model, store: UUID, place: String, sequence: Int64, limit: Int64 = changeLimit)
-        throws(AmberError) -> [HistoryChange]
-    {
+    package static func runs(in text: String, place: String, sequence: Int64, limit: Int64 = changeLimit) throws(AmberError) -> [Run] {
         func damaged(_ why: String) -> AmberError {
             .historyUnavailable(store: place, reason: "transaction \(sequence) is damaged: \(why)")
         }
         guard case .array(let entries) = try? JSONValue.parse(Data(text.utf8)) else { throw damaged("not a JSON array") }
-        var changes: [HistoryChange] = [], total: Int64 = 0
+        var runs: [Run] = [], total: Int64 = 0
         for entry in entries {
             guard case .array(let parts) = entry, parts.count >= 5, case .string(let kind) = parts[0], case .string(let entity) = parts[1],
                   case .int(let first) = parts[2], case .int(let count) = parts[3], case .int(let version) = parts[4],
@@ -165,29 +170,42 @@ package struct HistoryRecord {
                 guard case .string(let name) = part else { throw damaged("a changed key is not a name") }
                 keys.append(name)
             }
-            for offset in 0..<count {
-                changes.append(HistoryChange(kind: change, objectID: ObjectID(entityName: entity, store: store, key: .permanent(first + offset)),
-                                             changedKeys: keys, version: version))
+            runs.append(Run(kind: change, entity: entity, first: first, count: count, version: version, changedKeys: keys))
+        }
+        return runs
+    }
+
+    /// The changes `runs` list, one per object, for the store `store`. An
+    /// entity the model no longer has (dropped in a migration) keeps its name in the object ID.
+    package static func changes(_ runs: [Run], store: UUID) -> [HistoryChange] {
+        var changes: [HistoryChange] = []
+        changes.reserveCapacity(Int(runs.reduce(0) { $0 + $1.count }))
+        for run in runs {
+            for offset in 0..<run.count {
+                changes.append(HistoryChange(kind: run.kind, objectID: ObjectID(entityName: run.entity, store: store, key: .permanent(run.first + offset)),
+                                             changedKeys: run.changedKeys, version: run.version))
             }
         }
         return changes
     }
 
-    /// `changes` as a record a context merges (entities the model does not have are left out).
-    package static func savedChanges(_ changes: [HistoryChange], relinked: Bool, model: Model) -> SavedChanges {
+    /// `runs` as a record a context merges (entities the model does not have are left out).
+    package static func savedChanges(_ runs: [Run], relinked: Bool, model: Model) -> SavedChanges {
         var saved = SavedChanges()
         saved.relinked = relinked
         var tables: [String: Int] = [:]
         for entity in model.entities { tables[entity.name] = entity.rootIndex }
-        let inserted = changes.lazy.filter { $0.kind == .inserted }.count
+        let inserted = runs.lazy.filter { $0.kind == .inserted }.reduce(0) { $0 + $1.count }
         saved.insertedUnlisted = inserted > SavedChanges.insertedLimit
-        for change in changes {
-            guard let table = tables[change.objectID.entityName], let key = change.objectID.primaryKey else { continue }
-            let row = SavedChanges.Row(table: table, key: key, version: change.version)
-            switch change.kind {
-            case .inserted: if !saved.insertedUnlisted { saved.inserted.append(row) }
-            case .updated: saved.updated.append(row)
-            case .deleted: saved.deleted.append(row)
+        for run in runs {
+            guard let table = tables[run.entity] else { continue }
+            for key in run.first..<(run.first + run.count) {
+                let row = SavedChanges.Row(table: table, key: key, version: run.version)
+                switch run.kind {
+                case .inserted: if !saved.insertedUnlisted { saved.inserted.append(row) }
+                case .updated: saved.updated.append(row)
+                case .deleted: saved.deleted.append(row)
+                }
             }
         }
         return saved
