@@ -38,6 +38,8 @@ let package = Package(
     targets: [
         // System SQLite (libsqlite3-dev); no wrapper package.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        // System libpq (libpq-dev): PostgreSQL's own client library, synchronous like the rest of Amber.
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ"),
         // System libffi (libffi-dev): lays out struct value classes as the C compiler does.
         .systemLibrary(name: "CFFI", path: "Sources/CFFI"),
         // Makes include/amber.h visible to Swift so `@c @implementation`
@@ -64,6 +66,9 @@ let package = Package(
         // The SQLite store: its dialect, every statement it runs and its transactions.
         .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "CSQLite"],
                 path: "Sources/AmberSQLiteStore"),
+        // The PostgreSQL store (growing): its dialect and its libpq connection.
+        .target(name: "AmberPostgreSQLStore", dependencies: ["AmberValues", "AmberModel", "AmberStore", "AmberSQL", "CLibPQ"],
+                path: "Sources/AmberPostgreSQLStore"),
         // Contexts and objects, and `import Amber` for users (re-exports the layers below).
         .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQLiteStore"],
                 path: "Sources/Amber"),
@@ -98,6 +103,6 @@ let package = Package(
             name: "amber-fuzz",
             dependencies: ["Amber", "AmberPluginABI", "AmberTransformers", "AmberValues", "AmberFuzzDriver"],
             path: "Sources/amber-fuzz"),
-        .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberPluginABI", "AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQLiteStore", "CSQLite"], path: "Tests/AmberTests"),
+        .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberPluginABI", "AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "AmberSQLiteStore", "AmberPostgreSQLStore", "CSQLite"], path: "Tests/AmberTests"),
     ]
 )

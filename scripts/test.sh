@@ -3,7 +3,9 @@
 # include/amber.h and linked to the shared library, also under valgrind);
 # the check that the release library exports exactly the functions the
 # header declares; the install and the README's C example; the CLI; Python
-# (pytest, against the pip-installed bindings). Installs what it needs.
+# (pytest, against the pip-installed bindings). The PostgreSQL tests run
+# against a throwaway server it starts (scripts/postgres.sh) and stops when
+# it ends, also on failure. Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,11 +18,25 @@ export AMBER_DWARF4=1
 step "System packages"
 bash scripts/install-deps.sh
 
+# What the run leaves behind goes when it ends, on failure too: a throwaway
+# PostgreSQL cluster (the PostgreSQL tests' server), temporary folders.
+cleanups=()
+cleanup() { for command in "${cleanups[@]}"; do eval "$command" || true; done; }
+trap cleanup EXIT
+
+step "A throwaway PostgreSQL server for the PostgreSQL tests"
+postgres_dir=$(mktemp -d /tmp/amber-postgres.XXXXXX)
+cleanups+=("bash scripts/postgres.sh stop '$postgres_dir'")
+AMBER_TEST_POSTGRES=$(bash scripts/postgres.sh start "$postgres_dir")
+export AMBER_TEST_POSTGRES
+echo "server: $AMBER_TEST_POSTGRES"
+
 step "Swift build and tests"
 swift build
 swift test 2>&1 | tee .build/swift-test.log
 swift_passed=$(sed -nE 's/.*Test run with ([0-9]+) tests? in .* passed.*/\1/p' .build/swift-test.log | tail -1)
 [ -n "$swift_passed" ] || { echo "swift test did not report a passing run"; exit 1; }
+grep -q "Suite PostgreSQLTests passed" .build/swift-test.log || { echo "the PostgreSQL tests did not run against the server"; exit 1; }
 
 step "Swift API documentation: DocC builds the reference of every module Amber exports, and the articles"
 docs=$(mktemp -d)
@@ -40,7 +56,7 @@ step "C API tests"
 bin=$(swift build --show-bin-path)
 lib=AmberC
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+cleanups+=("rm -rf '$work'")
 # The header alone must compile as strict C11 and as C++.
 printf '#include <amber.h>\nint main(void) { return 0; }\n' > "$work/header.c"
 cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -c "$work/header.c" -o "$work/header.o"

@@ -66,6 +66,7 @@ struct CAPIError: Error, CustomStringConvertible {
         case .invalidStoreURL(_, let part, _): self.init(AMBER_E_INVALID_URL, message, origin: part)
         case .unsupported(_, let capability): self.init(AMBER_E_UNSUPPORTED, message, origin: capability)
         case .historyUnavailable(let store, _): self.init(AMBER_E_HISTORY, message, origin: store)
+        case .server(_, let state, _): self.init(AMBER_E_SERVER, message, origin: state)
         }
     }
 

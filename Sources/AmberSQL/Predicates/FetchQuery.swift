@@ -101,7 +101,7 @@ package struct FetchQuery {
             sql += " LIMIT ? OFFSET ?"
             bindings += mapping.dialect.limitParameters(limit: request.limit, offset: request.offset)
         }
-        self.sql = counting ? "SELECT count(*) FROM (\(sql))" : sql
+        self.sql = counting ? "SELECT count(*) FROM (\(sql)) AS counted" : sql
         self.bindings = bindings
     }
 }

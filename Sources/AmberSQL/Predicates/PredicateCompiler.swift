@@ -451,7 +451,7 @@ package struct PredicateCompiler {
             guard name.isEmpty else { throw .invalidPredicate(position: position, message: "\(path): nothing may follow @count") }
             return SQLFragment(sql: "(SELECT count(*) \(from))", type: .integer64, name: path)
         }
-        let functions = ["@sum": "total", "@avg": "avg", "@min": "min", "@max": "max"]
+        let functions = ["@sum": "sum", "@avg": "avg", "@min": "min", "@max": "max"]
         guard let function = functions[operation] else {
             throw .invalidPredicate(position: position, message: "\(path): unknown collection operator \(operation)"
                 + AmberError.hint(nearestName(to: operation, in: ["@count"] + functions.keys.sorted())))
@@ -468,7 +468,9 @@ package struct PredicateCompiler {
         var column = "\(member).\(quote(attribute.name))"
         if attribute.type == .decimal { column = dialect.approximateDecimal(column) }
         let type: AttributeType = ordered && attribute.type != .decimal ? attribute.type : .double
-        return SQLFragment(sql: "(SELECT \(function)(\(column)) \(from))", type: type, name: path)
+        // A sum of no members is 0 (the dialect's floating sum), as in memory.
+        let value = operation == "@sum" ? dialect.floatingSum(column) : "\(function)(\(column))"
+        return SQLFragment(sql: "(SELECT \(value) \(from))", type: type, name: path)
     }
 
     /// `ANY books.price > 10`: the comparison compiled for the members (in their

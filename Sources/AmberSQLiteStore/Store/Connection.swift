@@ -81,10 +81,12 @@ final class Connection {
     func statement(_ sql: String) throws(AmberError) -> Statement {
         statementCount &+= 1
         tick &+= 1
-        if let cached = cache[sql] {
-            cache[sql]?.used = tick
-            cached.statement.reset()
-            return cached.statement
+        if let index = cache.index(forKey: sql) {
+            // One hash of the text per lookup: the hot path of every save and fetch.
+            cache.values[index].used = tick
+            let cached = cache.values[index].statement
+            cached.reset()
+            return cached
         }
         var handle: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)

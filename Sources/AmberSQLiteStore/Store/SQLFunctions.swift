@@ -1,4 +1,5 @@
 import AmberModel
+import AmberSQL
 import AmberTransformers
 import AmberValues
 import CSQLite
@@ -32,13 +33,6 @@ enum SQLFunctions {
         return SQLITE_OK
     }
 
-    /// Folds `text` for comparison: lower case with flag 1, without diacritics with flag 2.
-    static func fold(_ text: String, flags: Int64) -> String {
-        var options: String.CompareOptions = []
-        if flags & caseInsensitive != 0 { options.insert(.caseInsensitive) }
-        if flags & diacriticInsensitive != 0 { options.insert(.diacriticInsensitive) }
-        return options.isEmpty ? text : text.folding(options: options, locale: nil)
-    }
 }
 
 /// amber_fold(text, flags): NULL stays NULL. ASCII text folded for case only
@@ -68,7 +62,7 @@ private let foldFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePo
         }
         return
     }
-    resultText(context, SQLFunctions.fold(String(decoding: bytes, as: UTF8.self), flags: flags))
+    resultText(context, TextFolding.fold(String(decoding: bytes, as: UTF8.self), flags: flags))
 }
 
 extension Connection {
@@ -241,7 +235,7 @@ private let matchesFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutabl
     if let cached = sqlite3_get_auxdata(context, 1) {
         regex = Unmanaged<CompiledRegex>.fromOpaque(cached).takeUnretainedValue().regex
     } else {
-        let pattern = SQLFunctions.fold(String(cString: sqlite3_value_text(patternArg)), flags: flags & SQLFunctions.diacriticInsensitive)
+        let pattern = TextFolding.fold(String(cString: sqlite3_value_text(patternArg)), flags: flags & SQLFunctions.diacriticInsensitive)
         let options: NSRegularExpression.Options = flags & SQLFunctions.caseInsensitive != 0 ? [.caseInsensitive] : []
         guard let compiled = try? NSRegularExpression(pattern: "^(?:\(pattern))$", options: options) else {
             sqlite3_result_error(context, "MATCHES: invalid regular expression", -1)
@@ -253,7 +247,7 @@ private let matchesFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutabl
             if let pointer { Unmanaged<CompiledRegex>.fromOpaque(pointer).release() }
         }
     }
-    let text = SQLFunctions.fold(String(cString: sqlite3_value_text(textArg)), flags: flags & SQLFunctions.diacriticInsensitive)
+    let text = TextFolding.fold(String(cString: sqlite3_value_text(textArg)), flags: flags & SQLFunctions.diacriticInsensitive)
     let matched = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
     sqlite3_result_int(context, matched ? 1 : 0)
 }

@@ -33,7 +33,7 @@ struct SQLiteDialect: SQLDialect {
     // MARK: Comparisons
 
     func fold(_ sql: String, flags: Int64) -> String { "amber_fold(\(sql), \(flags))" }
-    func foldConstant(_ text: String, flags: Int64) -> String { SQLFunctions.fold(text, flags: flags) }
+    func foldConstant(_ text: String, flags: Int64) -> String { TextFolding.fold(text, flags: flags) }
     func isText(_ sql: String) -> String { "typeof(\(sql)) = 'text'" }
     var distinctFrom: String { "IS NOT" }
     /// `IS NOT 1` nests one level in SQLite's parser where `NOT coalesce(…)` takes two

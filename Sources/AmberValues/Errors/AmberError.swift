@@ -83,6 +83,10 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The history asked for cannot be read: a token of another store, a
     /// range already purged, or a store that keeps no history.
     case historyUnavailable(store: String, reason: String)
+    /// A database server (PostgreSQL) refused a statement or could not be
+    /// reached: `state` is its SQLSTATE (`23505`, `08006`), `message` its
+    /// words with the place Amber adds. Nothing a failed save wrote stays.
+    case server(store: String, state: String, message: String)
 
     public var description: String {
         switch self {
@@ -153,6 +157,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(url): \(part): \(reason)"
         case .unsupported(let store, let capability):
             return "\(store): this store does not support \(capability); nothing was done"
+        case .server(let store, let state, let message):
+            return "\(store): the server reported \(state): \(message)"
         case .historyUnavailable(let store, let reason):
             return "\(store): the history cannot be read: \(reason)"
         }

@@ -228,6 +228,11 @@ class HistoryError(StoreError):
     not a token at all raises ValueClassError instead."""
 
 
+class ServerError(StoreError):
+    """A database server (PostgreSQL) refused a statement or could not be
+    reached; `origin` is its SQLSTATE ("08006": the connection was lost)."""
+
+
 class ObserverError(Error):
     """An observer or live query callback raised while being told of a save,
     merge or refresh. What the call did is done (a save is written) and every
@@ -264,6 +269,7 @@ _BY_CODE = {
     lib.AMBER_E_INVALID_URL: StoreURLError,
     lib.AMBER_E_UNSUPPORTED: UnsupportedError,
     lib.AMBER_E_HISTORY: HistoryError,
+    lib.AMBER_E_SERVER: ServerError,
 }
 
 # Exceptions Python callbacks raised during the current C call, per thread:

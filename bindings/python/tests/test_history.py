@@ -270,7 +270,9 @@ def test_every_new_code_has_its_exception():
     assert errors._BY_CODE[lib.AMBER_E_INVALID_URL] is amber.StoreURLError
     assert errors._BY_CODE[lib.AMBER_E_UNSUPPORTED] is amber.UnsupportedError
     assert errors._BY_CODE[lib.AMBER_E_HISTORY] is amber.HistoryError
-    assert all(issubclass(cls, amber.StoreError) for cls in (amber.StoreURLError, amber.UnsupportedError, amber.HistoryError))
+    assert errors._BY_CODE[lib.AMBER_E_SERVER] is amber.ServerError
+    assert all(issubclass(cls, amber.StoreError)
+               for cls in (amber.StoreURLError, amber.UnsupportedError, amber.HistoryError, amber.ServerError))
 
 
 # Two stores on one file

@@ -1,0 +1,215 @@
+import AmberValues
+import CLibPQ
+import Foundation
+
+/// One libpq connection to a PostgreSQL server. Synchronous, as the rest of
+/// Amber; used from one thread at a time (the store serializes its calls).
+/// Every result is checked: a statement the server refuses, or a connection
+/// that is gone, is an ``/AmberValues/AmberError/server(store:state:message:)``
+/// with PostgreSQL's SQLSTATE.
+package final class PGConnection {
+    private let handle: OpaquePointer
+    /// Where the connection goes, for errors: `host:port/database`, never a password.
+    package let place: String
+
+    /// Connects with libpq's `conninfo` (keywords or a `postgresql://` URI).
+    ///
+    /// - Throws: ``/AmberValues/AmberError/server(store:state:message:)`` with
+    ///   SQLSTATE 08001 and libpq's reason (no server there, a refused
+    ///   password, an unknown database).
+    package init(conninfo: String, place: String) throws(AmberError) {
+        self.place = place
+        guard let handle = PQconnectdb(conninfo) else {
+            throw .server(store: place, state: "08001", message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let reason = Self.text(PQerrorMessage(handle))
+            PQfinish(handle)
+            throw .server(store: place, state: "08001", message: "cannot connect: \(reason)")
+        }
+        self.handle = handle
+        // The server's notices ("relation already exists, skipping") are not errors; libpq would print them.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Runs `sql`, one or more statements without parameters and rows.
+    package func execute(_ sql: String) throws(AmberError) {
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+    }
+
+    /// Runs one statement with `bindings` for its `?` parameters (numbered
+    /// for the server here) and returns its rows, in text form.
+    package func query(_ sql: String, _ bindings: [Value] = []) throws(AmberError) -> PGRows {
+        var parameters = [PGParameter](), formats = [Int32](), lengths = [Int32]()
+        for value in bindings {
+            let parameter = try PGParameter(value, place: place)
+            parameters.append(parameter)
+            formats.append(parameter.isBinary ? 1 : 0)
+            lengths.append(Int32(parameter.bytes?.count ?? 0))
+        }
+        let numbered = Self.numberingParameters(sql)
+        let result = withPointers(to: parameters) { pointers in
+            PQexecParams(handle, numbered, Int32(parameters.count), nil, pointers, lengths, formats, 0)
+        }
+        do throws(AmberError) {
+            try check(result, sql: sql)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        guard let result else { throw .server(store: place, state: "08006", message: "no result") }
+        return PGRows(result)
+    }
+
+    /// Fails unless `result` is a success; its SQLSTATE and message otherwise.
+    private func check(_ result: OpaquePointer?, sql: String) throws(AmberError) {
+        guard let result else {
+            throw .server(store: place, state: "08006", message: "the server went away: \(Self.text(PQerrorMessage(handle)))")
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return
+        default:
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let message = Self.text(PQresultErrorMessage(result))
+            let lost = PQstatus(handle) != CONNECTION_OK
+            throw .server(store: place, state: state ?? (lost ? "08006" : "XX000"),
+                          message: lost ? "the server went away: \(message)" : message)
+        }
+    }
+
+    /// libpq's message, without its trailing newline.
+    private static func text(_ message: UnsafePointer<CChar>?) -> String {
+        message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+    }
+
+    /// `sql` with its `?` parameters written `$1`, `$2`, … as PostgreSQL
+    /// numbers them. Shared SQL holds `?` only as parameters; quoted text
+    /// and identifiers are skipped all the same.
+    package static func numberingParameters(_ sql: String) -> String {
+        var result = "", number = 0, quote: Character?
+        result.reserveCapacity(sql.utf8.count + 16)
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+                result.append(character)
+            } else if character == "'" || character == "\"" {
+                quote = character
+                result.append(character)
+            } else if character == "?" {
+                number += 1
+                result += "$\(number)"
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Calls `body` with C pointers to each parameter's bytes (NULL for SQL NULL), valid during the call.
+    private func withPointers<R>(to parameters: [PGParameter], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        let storage = parameters.map { parameter -> UnsafeMutablePointer<CChar>? in
+            guard let bytes = parameter.bytes else { return nil }
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+            bytes.withUnsafeBufferPointer { source in
+                source.withMemoryRebound(to: CChar.self) { copy.update(from: $0.baseAddress ?? UnsafePointer(copy), count: bytes.count) }
+            }
+            return copy
+        }
+        defer { storage.forEach { $0?.deallocate() } }
+        return body(storage.map { pointer in pointer.map { UnsafePointer($0) } })
+    }
+}
+
+/// A parameter as libpq sends it: text (the type's input form, NUL-ended)
+/// or, for binary values, raw bytes; nil bytes for SQL NULL.
+struct PGParameter {
+    let bytes: [UInt8]?
+    let isBinary: Bool
+
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
+    ///   for text holding NUL, which PostgreSQL's text cannot store.
+    init(_ value: Value, place: String) throws(AmberError) {
+        func text(_ string: String) -> [UInt8] { Array(string.utf8) + [0] }
+        isBinary = value.isBinaryParameter
+        switch value {
+        case .null, .objectID, .array, .dictionary: bytes = nil
+        case .bool(let b): bytes = text(b ? "true" : "false")
+        case .int(let i): bytes = text(String(i))
+        // Shortest text that reads back as the same Double (Swift's description), as the server parses it.
+        case .double(let d): bytes = text(d.isFinite ? d.description : d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity")
+        case .float(let f): bytes = text(f.isFinite ? f.description : f.isNaN ? "NaN" : f > 0 ? "Infinity" : "-Infinity")
+        case .string(let s):
+            guard !s.utf8.contains(0) else {
+                throw .invalidValue(place: place, expected: "text without NUL characters (PostgreSQL's text cannot hold them)",
+                                    given: "text with a NUL character")
+            }
+            bytes = text(s)
+        case .binary(let data): bytes = Array(data)
+        case .custom(let custom): bytes = custom.withUnsafeBytes { Array($0) }
+        case .decimal(let d): bytes = text(d.description)
+        case .uuid(let u): bytes = text(u.uuidString)
+        case .uri(let u): bytes = text(u.absoluteString)
+        case .date(let d): bytes = text(PGTimestamp.text(d))
+        }
+    }
+}
+
+private extension Value {
+    /// Values sent as raw bytes (bytea), not as text.
+    var isBinaryParameter: Bool {
+        switch self {
+        case .binary, .custom: true
+        default: false
+        }
+    }
+}
+
+/// Rows of one result, read in text form; the result is freed with this object.
+package final class PGRows {
+    private let result: OpaquePointer
+    package let count: Int
+    package let columnCount: Int
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+        count = Int(PQntuples(result))
+        columnCount = Int(PQnfields(result))
+    }
+
+    deinit { PQclear(result) }
+
+    package func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
+
+    /// The value's text (empty for NULL).
+    package func text(_ row: Int, _ column: Int) -> String {
+        guard let value = PQgetvalue(result, Int32(row), Int32(column)) else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: value, count: Int(PQgetlength(result, Int32(row), Int32(column)))),
+                      as: UTF8.self)
+    }
+
+    /// The value as a 64-bit integer (0 for NULL or text that is not one).
+    package func int64(_ row: Int, _ column: Int) -> Int64 { Int64(text(row, column)) ?? 0 }
+
+    /// Rows affected by an INSERT, UPDATE or DELETE.
+    package var affected: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+}
+
+/// Dates as PostgreSQL's `timestamptz` text, in UTC to the microsecond.
+package enum PGTimestamp {
+    /// `2001-01-01 00:00:00.000000+00` for the reference date.
+    package static func text(_ date: Date) -> String {
+        let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let seconds = (microseconds / 1_000_000).rounded(.down)
+        let fraction = Int64(microseconds - seconds * 1_000_000)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: seconds))
+        func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
+        return String(format: "%04d", parts.year ?? 1) + "-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)):"
+            + two(parts.second) + "." + String(format: "%06lld", fraction) + "+00"
+    }
+}

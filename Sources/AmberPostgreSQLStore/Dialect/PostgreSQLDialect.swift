@@ -1,0 +1,107 @@
+import AmberModel
+import AmberSQL
+import AmberValues
+
+/// PostgreSQL's words for what differs between SQL databases: its own types
+/// (`numeric` keeps a decimal's scale, `uuid`, `bytea`, `timestamptz`,
+/// `jsonb`), standard NULL-safe comparisons, `LIKE` with an escape,
+/// regular expressions with `~`, and `unaccent` (the extension the store
+/// creates) for diacritic-insensitive comparisons.
+///
+/// Columns are folded by the server (`lower`, `unaccent`) and constants by
+/// ``TextFolding`` before they are bound: the two agree for the Latin,
+/// Greek and Cyrillic letters; a character whose folding differs between
+/// Foundation and the server's locale (the Turkish dotless i, ß) may
+/// compare differently than on SQLite.
+package struct PostgreSQLDialect: SQLDialect {
+    package init() {}
+
+    package var name: String { "PostgreSQL" }
+
+    // MARK: Layout
+
+    package func columnType(_ type: AttributeType) -> String {
+        switch type {
+        case .integer16: "smallint"
+        case .integer32: "integer"
+        case .integer64: "bigint"
+        case .boolean: "boolean"
+        case .double: "double precision"
+        case .float: "real"
+        case .date: "timestamptz"
+        case .string, .uri: "text"
+        case .decimal: "numeric"
+        case .uuid: "uuid"
+        case .binary, .transformable, .undefined, .objectID: "bytea"
+        }
+    }
+
+    package var primaryKeyDefinition: String { "bigint PRIMARY KEY" }
+    package var joinTableOptions: String { "" }
+    /// The protocol's limit: parameter numbers are 16-bit.
+    package var maximumParameters: Int { 65_535 }
+
+    // MARK: Comparisons
+
+    package func fold(_ sql: String, flags: Int64) -> String {
+        var folded = sql
+        if flags & ComparisonOptions.diacriticInsensitive.rawValue != 0 { folded = "unaccent(\(folded))" }
+        if flags & ComparisonOptions.caseInsensitive.rawValue != 0 { folded = "lower(\(folded))" }
+        return folded
+    }
+
+    package func foldConstant(_ text: String, flags: Int64) -> String { TextFolding.fold(text, flags: flags) }
+    package func isText(_ sql: String) -> String { "jsonb_typeof(\(sql)) = 'string'" }
+    package var distinctFrom: String { "IS DISTINCT FROM" }
+    package func isNotTrue(_ sql: String) -> String { "\(sql) IS NOT TRUE" }
+    package func contains(_ haystack: String, _ needle: String) -> String { "strpos(\(haystack), \(needle)) > 0" }
+
+    /// `LIKE` with `\` as its escape: `*` becomes `%`, `?` `_`, and a
+    /// literal `%`, `_` or `\` is escaped.
+    package func like(_ sql: String, pattern: String) -> (sql: String, pattern: String) {
+        var like = "", escaped = false
+        for c in pattern {
+            if escaped {
+                like += (c == "%" || c == "_" || c == "\\") ? "\\\(c)" : String(c)
+                escaped = false
+                continue
+            }
+            switch c {
+            case "\\": escaped = true
+            case "*": like += "%"
+            case "?": like += "_"
+            case "%", "_": like += "\\\(c)"
+            default: like.append(c)
+            }
+        }
+        return ("\(sql) LIKE ? ESCAPE '\\'", like)
+    }
+
+    /// The whole text must match, as Core Data's MATCHES: the pattern is anchored.
+    package func matches(_ sql: String, options: ComparisonOptions) -> String {
+        let diacritics = options.contains(.diacriticInsensitive)
+        let subject = diacritics ? "unaccent(\(sql))" : sql
+        let pattern = diacritics ? "unaccent(?)" : "?"
+        return "\(subject) \(options.contains(.caseInsensitive) ? "~*" : "~") ('^(?:' || \(pattern) || ')$')"
+    }
+
+    // MARK: Values
+
+    /// `numeric` compares numbers, whatever their scale.
+    package func exactDecimal(_ sql: String) -> String { "(\(sql))::numeric" }
+    /// `numeric` orders exactly; nothing to approximate.
+    package func approximateDecimal(_ sql: String) -> String { sql }
+    package func extendedValue(_ column: String, name: String) -> String { "(\(column) -> '\(name)')" }
+    package var keyListSubquery: String { "SELECT unnest(?::bigint[])" }
+    package func keyList(_ keys: [Int64]) -> Value { .string("{" + keys.map(String.init).joined(separator: ",") + "}") }
+    /// A NULL limit is none.
+    package func limitParameters(limit: Int?, offset: Int) -> [Value] { [limit.map { .int(Int64($0)) } ?? .null, .int(Int64(offset))] }
+
+    // MARK: Derived values and batch changes
+
+    package var now: String { "now()" }
+    package func changeCase(_ sql: String, upper: Bool) -> String { upper ? "upper(\(sql))" : "lower(\(sql))" }
+    package func floatingSum(_ column: String) -> String { "coalesce(sum(\(column)), 0)::double precision" }
+    /// `numeric` arithmetic is exact and keeps the scale decimal arithmetic gives.
+    package func decimalArithmetic(_ op: String, _ left: String, _ right: String) -> String { "(\(left) \(op) \(right))" }
+}
