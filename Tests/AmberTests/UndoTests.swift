@@ -254,3 +254,74 @@ private struct Library {
         #expect(try shape.value(forKey: "cover") == blue)
     }
 }
+
+/// What new users found (issue 43): undoing a saved deletion must not change data.
+@Suite struct UndoOfSavedDeletionTests {
+    /// `book.tags = [c, a, b]`, save, delete the book, save, undo, save: the
+    /// tags come back in that order, in this context and in the store.
+    @Test func anOrderedToManyComesBackInItsOrder() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var description = libraryDescription()
+        description.entities[1].relationships[0] = description.entities[1].relationships[0].optional()
+        let store = try Store(path: directory.appendingPathComponent("library.amber").path, model: try Model(description))
+        let context = Context(store: store)
+        let tags = try ["a", "b", "c"].map { label in
+            let tag = try context.insert("Tag")
+            try tag.setValue(.string(label), forKey: "label")
+            return tag
+        }
+        let book = try context.insert("Book")
+        try book.setValue("Dune", forKey: "title")
+        try book.setObjects([tags[2], tags[0], tags[1]], forKey: "tags")
+        try context.save()
+        context.undoStack = UndoStack()
+        try context.delete(book)
+        try context.save()
+        #expect(try context.undo())
+        func labels(_ object: ManagedObject) throws -> [Value] { try object.objects(forKey: "tags").map { try $0.value(forKey: "label") } }
+        #expect(try labels(book) == ["c", "a", "b"])
+        try context.save()
+        #expect(try labels(book) == ["c", "a", "b"])
+        let reader = Context(store: store)
+        let read = try #require(try reader.fetch("Book").first)
+        #expect(try labels(read) == ["c", "a", "b"])
+    }
+
+    /// The same for an ordered to-many whose inverse is a to-one (positions
+    /// in the members' rows), its owner deleted with a nullify rule.
+    @Test func membersPositionsComeBackWithTheirOwner() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try Model(ModelDescription {
+            EntityDescription("Author") {
+                Attribute.string("name")
+                Relationship.toMany("books", "Book", inverse: "author").ordered().deleteRule(.nullify)
+            }
+            EntityDescription("Book") {
+                Attribute.string("title")
+                Relationship.toOne("author", "Author", inverse: "books")
+            }
+        })
+        let store = try Store(path: directory.appendingPathComponent("authors.amber").path, model: model)
+        let context = Context(store: store)
+        let author = try context.insert("Author")
+        let books = try ["a", "b", "c"].map { title in
+            let book = try context.insert("Book")
+            try book.setValue(.string(title), forKey: "title")
+            return book
+        }
+        try author.setObjects([books[1], books[2], books[0]], forKey: "books")
+        try context.save()
+        context.undoStack = UndoStack()
+        try context.delete(author)
+        try context.save()
+        #expect(try context.undo())
+        func titles(_ object: ManagedObject) throws -> [Value] { try object.objects(forKey: "books").map { try $0.value(forKey: "title") } }
+        #expect(try titles(author) == ["b", "c", "a"])
+        try context.save()
+        let reader = Context(store: store)
+        let read = try #require(try reader.fetch("Author").first)
+        #expect(try titles(read) == ["b", "c", "a"])
+    }
+}

@@ -568,8 +568,10 @@ extension Context {
                 try self.destinations(of: next, relationship)
             }
             if let undo = undoStack {
-                // Its join-table rows go at the save: undo links it again after bringing it back.
                 for (relationship, ends) in zip(next.entity.relationships, allEnds) {
+                    // Recorded first, so replayed last: once the links are back, the order they had.
+                    if relationship.isOrdered, !ends.isEmpty { undo.record(.order(next, relationship, ends)) }
+                    // Its join-table rows go at the save: undo links it again after bringing it back.
                     guard case .joinTable = relationship.storage else { continue }
                     for end in ends { undo.record(.link(next, end, relationship, linked: true)) }
                 }

@@ -66,3 +66,27 @@ def test_levels_limit_redo_cleared_and_misuse(ctx):
     with pytest.raises(amber.Error, match="undo is not enabled"):
         with ctx.undo_group("x"):
             pass
+
+
+def test_undo_of_a_saved_deletion_keeps_an_ordered_to_many_in_its_order(tmp_path):
+    tagged = {"entities": [
+        {"name": "Book", "attributes": [{"name": "title", "type": "string"}],
+         "relationships": [{"name": "tags", "destination": "Tag", "toMany": True, "ordered": True, "inverse": "books"}]},
+        {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
+         "relationships": [{"name": "books", "destination": "Book", "toMany": True, "inverse": "tags"}]},
+    ]}
+    store = amber.open(tmp_path / "tags.amber", amber.Model.from_dict(tagged, amber.Registry()))
+    with store.context() as ctx:
+        a, b, c = (ctx.insert("Tag", label=label) for label in "abc")
+        book = ctx.insert("Book", title="Dune")
+        book.tags = [c, a, b]
+        ctx.save()
+        ctx.enable_undo()
+        ctx.delete(book)
+        ctx.save()
+        assert ctx.undo() is True
+        assert [tag.label for tag in book.tags] == ["c", "a", "b"]
+        ctx.save()
+    with store.context() as reader:
+        (read,) = reader.fetch("Book")
+        assert [tag.label for tag in read.tags] == ["c", "a", "b"]
