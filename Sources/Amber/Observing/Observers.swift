@@ -42,9 +42,12 @@ extension Context {
                 report.deleted.append(object)
             } else {
                 // Attributes through changedValues: before a save, encoded forms are not current yet.
-                let changed = object.changedValues()
-                var keys = object.entity.attributes.map(\.name).filter { changed[$0] != nil }
+                // In the order a save's report lists them: attributes, to-ones, extended keys (sorted), to-manys.
+                var changed = object.changedValues()
+                var keys: [String] = []
+                for attribute in object.entity.attributes where changed.removeValue(forKey: attribute.name) != nil { keys.append(attribute.name) }
                 if let committed = object.committed { keys += object.changedToOneKeys(from: committed, to: object.values) }
+                keys += changed.keys.sorted()  // what is left: extended attributes
                 keys += relinkedKeys(of: object)
                 if !keys.isEmpty { report.updated.append(ChangeReport.Update(object: object, keys: keys)) }
             }

@@ -174,3 +174,24 @@ def test_insert_with_extended_keys_is_one_undo_step_and_all_or_nothing(model):
         assert ctx.inserted == []
         ctx.save()
         assert ctx.count("Book") == 0
+
+
+def test_pending_changes_list_extended_keys_as_the_save_does(tmp_path, model):
+    with amber.open(tmp_path / "p.amber", model) as store, store.context() as ctx:
+        book = ctx.insert("Book", title="Dune", shelf="S1")
+        ctx.save()
+        ctx.enable_undo()
+        saved = []
+        ctx.add_observer(saved.append)
+        book.shelf = "S2"
+        book.copies = 3
+        book.title = "Dune Messiah"
+        pending = ctx.pending_changes()
+        assert [(change.object, change.keys) for change in pending.updated] == [(book, ("title", "copies", "shelf"))]
+        ctx.save()
+        assert saved[-1].updated[0].keys == pending.updated[0].keys
+        # Undoing the group that changed one makes it pending again, and it is listed.
+        ctx.undo()  # the title
+        ctx.undo()  # copies
+        ctx.undo()  # the shelf
+        assert book.shelf == "S1" and ctx.pending_changes().updated[0].keys == ("title", "copies", "shelf")
