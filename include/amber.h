@@ -1305,9 +1305,13 @@ amber_status amber_context_has_changes(int32_t *out, amber_context *context);
  *  every other attribute; what is saved becomes what the next save compares
  *  with. Objects they deleted leave the context (their handles then fail
  *  with AMBER_E_UNAVAILABLE) unless they have changes here; new rows appear
- *  in the next fetch. Saves through another connection (another store
- *  handle on the file, another process) are noticed too, by comparing every
- *  held object's row version. Call it on the context's thread.
+ *  in the next fetch, and observers hear them as inserted (read by key, only
+ *  while an observer listens; not for a save of more than 4,096 new
+ *  objects). Saves through another connection (another store handle on the
+ *  file, another process) are noticed too and merged from the store's
+ *  history; only where it is not there (purged, or a writer that keeps
+ *  none) is every held object's row version compared. Call it on the
+ *  context's thread.
  *  Errors: AMBER_E_SQLITE, AMBER_E_BUSY, AMBER_E_WRONG_THREAD. */
 amber_status amber_context_merge_saved_changes(amber_context *context);
 
@@ -1323,7 +1327,10 @@ amber_status amber_context_refresh(amber_context *context, amber_object *object,
 /** With `enabled` 1, the context merges other contexts' saves (as
  *  amber_context_merge_saved_changes) before each fetch, count, object
  *  lookup and save; a save then keeps every value set here over values
- *  saved meanwhile instead of failing with a conflict. 0 (the default)
+ *  saved meanwhile instead of failing with a conflict, also for a save
+ *  another writer makes between that merge and the write (settled so under
+ *  the write lock; a row deleted meanwhile that has changes here is still a
+ *  conflict under AMBER_MERGE_ERROR). 0 (the default)
  *  merges only when asked. Errors: AMBER_E_INVALID_VALUE (not 0 or 1). */
 amber_status amber_context_set_automatic_merging(amber_context *context, int32_t enabled);
 

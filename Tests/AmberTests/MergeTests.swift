@@ -190,6 +190,75 @@ private struct TwoConnections {
         #expect(try pair.shape.value(forKey: "size") == .int(10))
     }
 
+    /// A save by another writer between the merge a save makes first and
+    /// its write (here, from inside that merge's observer, so the race is
+    /// certain) is settled as the merge would have settled it: no conflict,
+    /// the values set here over the stored row, the others' values kept.
+    /// A row deleted meanwhile is still a conflict (issue 43, item 6).
+    @Test func automaticMergingSettlesASaveMadeAfterItsMerge() throws {
+        let pair = try Pair()
+        defer { pair.remove() }
+        pair.here.automaticallyMergesChanges = true
+        pair.there.automaticallyMergesChanges = true
+        var racing: [(String, Value)] = [("size", .int(7)), ("color", .string("green"))]
+        pair.here.addObserver { report in
+            guard report.event == .merged, !racing.isEmpty else { return }
+            let (key, value) = racing.removeFirst()
+            try pair.saveThere(key, value)  // after the merge, before the write
+        }
+        try pair.saveThere("size", .int(5))  // something for the pre-save merge, so the observer runs
+        try pair.shape.setValue(.string("blue"), forKey: "color")
+        try pair.here.save()
+        let reader = Context(store: pair.store)
+        let stored = try #require(try reader.fetch("Shape").first)
+        #expect(try stored.value(forKey: "color") == .string("blue") && stored.value(forKey: "size") == .int(7))
+        #expect(try pair.shape.value(forKey: "size") == .int(7) && !pair.here.hasChanges)
+        // The same key set on both sides: the value set here wins, as a merge keeps it.
+        try pair.shape.setValue(.int(3), forKey: "size")
+        try pair.saveThere("size", .int(4))
+        try pair.here.save()
+        #expect(try Context(store: pair.store).fetch("Shape").first?.value(forKey: "size") == .int(3))
+        // Deleted by the other writer after the merge: still a conflict, nothing written.
+        racing = []
+        try pair.shape.setValue(.string("red"), forKey: "color")
+        pair.here.addObserver { report in
+            guard report.event == .merged, pair.other.context != nil, !pair.other.isDeleted else { return }
+            try pair.there.delete(pair.other)
+            try pair.there.save()
+        }
+        try pair.saveThere("size", .int(11))
+        #expect(throws: AmberError.self) { try pair.here.save() }
+    }
+
+    /// Observers hear the objects other contexts inserted, on this store and
+    /// through another connection (from the history), with their values; one
+    /// inserted and deleted again before the merge is not listed.
+    @Test func observersHearWhatOthersInserted() throws {
+        let pair = try Pair()
+        defer { pair.remove() }
+        var reports: [ChangeReport] = []
+        pair.here.addObserver { reports.append($0) }
+        func insert(_ context: Context, _ color: String) throws -> ManagedObject {
+            let shape = try context.insert("Shape")
+            try shape.setValue(.string(color), forKey: "color")
+            return shape
+        }
+        for color in ["cyan", "magenta"] { _ = try insert(pair.there, color) }
+        let gone = try insert(pair.there, "yellow")
+        try pair.there.save()
+        try pair.there.delete(gone)
+        try pair.there.save()
+        try pair.here.mergeSavedChanges()
+        var colors = try reports.last?.inserted.map { try $0.value(forKey: "color") }
+        #expect(colors == ["cyan", "magenta"] && reports.last?.inserted.allSatisfy { $0.context === pair.here } == true)
+        let elsewhere = Context(store: try Store(path: pair.store.path ?? "", model: pair.store.model))
+        _ = try insert(elsewhere, "black")
+        try elsewhere.save()
+        try pair.here.mergeSavedChanges()
+        colors = try reports.last?.inserted.map { try $0.value(forKey: "color") }
+        #expect(colors == ["black"])
+    }
+
     /// Another connection to the file (another store object, as another
     /// process has) is noticed through data_version.
     @Test func savesThroughAnotherConnectionAreNoticed() throws {

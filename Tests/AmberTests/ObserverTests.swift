@@ -63,13 +63,16 @@ struct ObserverTests {
         #expect(reports[0].deleted.map(\.objectID) == [b.objectID] && b.context == nil)
     }
 
-    @Test("a merge reports the objects held here that took other contexts' values, and those deleted elsewhere")
+    @Test("a merge reports the objects others inserted, those held here that took their values, and those deleted elsewhere")
     func mergeReports() throws {
         let watched = try Watched()
         for title in ["A", "B", "C"] { try insertBook(watched.there, title, "X") }
         try watched.there.save()
         try watched.here.mergeSavedChanges()
-        #expect(watched.take().isEmpty)  // nothing held here changed
+        // Nothing held here changed; the new books are heard (issue 43: observers missed other contexts' inserts).
+        let inserted = watched.take()
+        let titles = try inserted.first?.inserted.map { try $0.value(forKey: "title") } ?? []
+        #expect(inserted.count == 1 && inserted.first?.updated.isEmpty == true && Set(titles) == ["A", "B", "C"])
         let held = try watched.here.fetch("Book", sortedBy: [.ascending("title")])
         let theirs = try watched.there.fetch("Book", sortedBy: [.ascending("title")])
         try theirs[0].setValue(.int(99), forKey: "pages")

@@ -65,7 +65,11 @@ public final class Context {
     /// or on the same file through other connections and processes) before
     /// each fetch, count, object lookup and save, as ``mergeSavedChanges()``
     /// does. Merging before a save keeps every value set here, so a value
-    /// another context saved meanwhile no longer makes the save conflict.
+    /// another context saved meanwhile no longer makes the save conflict;
+    /// a row another writer changes between that merge and the write is
+    /// settled the same way under the store's write lock (under
+    /// ``MergePolicy/error``: values set here over the stored row, a deletion
+    /// here stands). A row deleted elsewhere that has changes here is still a conflict.
     public var automaticallyMergesChanges = false
 
     /// What a save does when another context or process changed or deleted
@@ -416,6 +420,7 @@ public final class Context {
             }
         }
         var changes = ChangeSet<ManagedObject>()
+        changes.settlesAsAMerge = automaticallyMergesChanges
         var problems: [SaveProblem] = []
         // One pass over the pending objects for every per-object step: a pass per step missed the cache per object each time.
         for object in pending {

@@ -33,7 +33,9 @@ extension Context {
     /// (``refresh(_:mergeChanges:)`` with `mergeChanges` true); objects they
     /// deleted leave the context unless they have changes here; new rows are
     /// found by the next fetch, and to-many relationships read their members
-    /// again. Saves of other contexts on this store are known exactly, and so
+    /// again. Observers hear all three: the objects others inserted are
+    /// listed too (read by key, only when an observer listens; not for a
+    /// save of more than 4,096 new objects). Saves of other contexts on this store are known exactly, and so
     /// are saves through another connection (another store on the file,
     /// another process): the store notices them (SQLite's `data_version`)
     /// and the context merges the transactions its history recorded since the
@@ -107,6 +109,7 @@ extension Context {
                 }
             }
         }
+        if change != nil, !compareAll { change?.report.inserted = try insertedObjects(in: records) }
         try refresh(stale, keepingChanges: true, reporting: &change)
         for object in gone where !object.isDetached {
             if forgetDeleted(object, keepingChanges: true) { change?.report.deleted.append(object) }
@@ -114,6 +117,25 @@ extension Context {
         // Members and inverses may have moved with any of it: to-many relationships read again.
         generation += 1
         if let change { try notify(change) }
+    }
+
+    /// The objects other writers inserted, as `records` list them, for an
+    /// observer's report: read by key (one query per table), so a row
+    /// deleted again since is left out. A save of more than 4,096 new
+    /// objects lists none (live queries fetch again instead).
+    private func insertedObjects(in records: [SavedChanges]) throws(AmberError) -> [ManagedObject] {
+        var keys: [Int: [Int64]] = [:], objects: [ManagedObject] = []
+        for record in records {
+            for row in record.inserted {
+                // One held here already (fetched before this merge) is listed as it is; the refresh below brings it up to date.
+                if let held = registered(model.entities[row.table], row.key) { objects.append(held) } else { keys[row.table, default: []].append(row.key) }
+            }
+        }
+        for (table, keys) in keys.sorted(by: { $0.key < $1.key }) {
+            let root = model.entities[table]
+            objects += self.objects(from: try engine.fetchRows(of: root, where: .primaryKey, in: keys), of: root)
+        }
+        return objects
     }
 
     /// Re-reads the rows of `objects` (one query per entity) and refreshes

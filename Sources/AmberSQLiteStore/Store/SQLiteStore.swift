@@ -561,7 +561,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         throws(AmberError) -> WrittenKeys
     {
         try serialized { () throws(AmberError) in
-            let written = try write(changes, StoreWriter<Row>(store: self, policy: policy), trial: false, origin: origin)
+            let written = try write(changes, StoreWriter<Row>(store: self, policy: policy, settlesAsAMerge: changes.settlesAsAMerge),
+                                    trial: false, origin: origin)
             inboxes.post(SavedChanges(changes, written), skipping: inbox)
             return written
         }

@@ -37,9 +37,13 @@ final class StoreWriter<Row: RowSource> {
     /// moved into `linked` once it wrote its row (``keepLinks(_:)``).
     private var bound: [(table: Int, key: Int64, object: Row, column: Int)] = []
 
-    init(store: SQLiteStore, policy: MergePolicy) {
+    /// ``ChangeSet/settlesAsAMerge``: conflicts of a context that merges automatically are settled as its merge would.
+    private let settlesAsAMerge: Bool
+
+    init(store: SQLiteStore, policy: MergePolicy, settlesAsAMerge: Bool = false) {
         self.store = store
         self.policy = policy
+        self.settlesAsAMerge = settlesAsAMerge
         next = [Int64?](repeating: nil, count: store.mappings.count)
         linked = Array(repeating: [:], count: store.mappings.count)
     }
@@ -262,7 +266,9 @@ final class StoreWriter<Row: RowSource> {
     /// are written over it, and the object takes the stored derived values.
     private func settleUpdateConflict(_ object: Row, problems: inout [SaveProblem]) throws(AmberError) {
         let stored = try storedRow(of: object)
-        guard policy != .error || onlyDerivedValuesMoved(object, stored) else { return problems.append(conflict(object, stored)) }
+        guard policy != .error || onlyDerivedValuesMoved(object, stored) || (settlesAsAMerge && stored.count == 1) else {
+            return problems.append(conflict(object, stored))
+        }
         guard stored.count == 1 else {
             if policy == .storeWins {
                 resolved[ObjectIdentifier(object)] = .deletedInStore
@@ -345,7 +351,7 @@ final class StoreWriter<Row: RowSource> {
                 continue
             }
             let stored = try storedRow(of: object)
-            if policy == .error && !onlyDerivedValuesMoved(object, stored, deleting: true) {
+            if policy == .error && !onlyDerivedValuesMoved(object, stored, deleting: true) && !(settlesAsAMerge && stored.count == 1) {
                 problems.append(conflict(object, stored, deletedHere: true))
             } else {
                 let anyVersion = try store.connection.statement("DELETE FROM \(mapping.table) WHERE _pk = ?")

@@ -127,6 +127,12 @@ package struct ChangeSet<Row: RowSource> {
     /// Per table, the largest key of a new row that keeps its own (an
     /// object whose deleted row is written again): keys handed out start above it.
     package private(set) var ownKeys: [Int: Int64] = [:]
+    /// The saving context merges automatically: under ``MergePolicy/error`` a
+    /// row another writer changed between that merge and this write is
+    /// settled as the merge would have settled it (per key, values set here
+    /// over the stored row; a deletion here stands), under the write lock.
+    /// A row deleted elsewhere is still a conflict, as after a merge.
+    package var settlesAsAMerge = false
 
     package init() {}
 

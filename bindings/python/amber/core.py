@@ -1752,7 +1752,8 @@ class Context(_Owner):
         through other stores on the file, or in other processes): objects held
         here that they updated keep every value set here and take the saved
         value of every other attribute; objects they deleted leave the context
-        unless changed here; new rows appear in the next fetch."""
+        unless changed here; new rows appear in the next fetch, and observers
+        get them as `inserted` (not for a save of more than 4,096 objects)."""
         check(lib.amber_context_merge_saved_changes(self._handle))
         self._forget_all_values()
 
@@ -1766,7 +1767,8 @@ class Context(_Owner):
     def automatically_merges_changes(self) -> bool:
         """Whether the context merges other contexts' saves before each fetch,
         count, lookup and save (then a value set here wins over one saved
-        meanwhile instead of the save failing with a conflict)."""
+        meanwhile instead of the save failing with a conflict, also one saved
+        between that merge and the write)."""
         return self._merges_automatically
 
     @automatically_merges_changes.setter
