@@ -264,6 +264,9 @@ expect '"ok" : true' cli model check "$work/demo.json" --json
 expect '"ok" : false' cli model check "$work/misspelled.xml" --json
 expect "$(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' Sources/AmberValues/Version.swift | head -1)" cli --version
 expect "_amber()" cli --generate-completion-script bash
+expect "--model-version <model-version>" cli model check --help
+# One --version per command: Amber's own (the Xcode model version is --model-version).
+[ "$(cli model import --help | grep -c -- '--version')" -eq 1 ] || { echo "CLI: model import lists --version twice"; exit 1; }
 cc -std=c11 -shared -fPIC -w -Iinclude Tests/PluginCorpus/newer_abi.c -o "$work/libfuture.so"
 expect "libfuture.so: ABI 2 is newer than this host's 1" cli plugin inspect "$work/libfuture.so"
 if cli query "$work/books.amber" Bok 2>/dev/null; then echo "CLI: an error must exit non-zero"; exit 1; fi

@@ -19,7 +19,7 @@ public func amber_context_batch_update(_ out_ids: UnsafeMutablePointer<UnsafeMut
         func attribute(_ handle: OpaquePointer?, _ parameter: String) throws(CAPIError) -> CAttribute {
             let found: CAttribute = try Handles.resolve(handle, as: .attribute, parameter)
             guard entity.attributes.indices.contains(found.attribute.slot), entity.attributes[found.attribute.slot] === found.attribute else {
-                throw CAPIError(AMBER_E_NOT_FOUND, "\(parameter) is \(found.attribute), not an attribute of \(entity.name)",
+                throw CAPIError(AMBER_E_NOT_FOUND, "\(parameter) is \(entity.describe(foreign: found.attribute)), not an attribute of \(entity.name)",
                                 origin: found.attribute.description)
             }
             return found

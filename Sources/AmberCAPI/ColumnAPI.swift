@@ -62,7 +62,7 @@ private struct ColumnReader {
         self.rows = rows
         let wrapper: CAttribute = try Handles.resolve(column.attribute, as: .attribute, "columns[\(index)].attribute")
         guard let attribute = entity.own(wrapper.attribute) else {
-            throw CAPIError(AMBER_E_NOT_FOUND, "columns[\(index)].attribute is \(wrapper.attribute), not an attribute of \(entity.name)",
+            throw CAPIError(AMBER_E_NOT_FOUND, "columns[\(index)].attribute is \(entity.describe(foreign: wrapper.attribute)), not an attribute of \(entity.name)",
                             origin: wrapper.attribute.description)
         }
         self.attribute = attribute

@@ -229,7 +229,7 @@ private func attributeList(_ attributes: UnsafePointer<OpaquePointer?>?, _ attri
     for i in 0..<checked {
         let wrapper: CAttribute = try Handles.resolve(attributes[i], as: .attribute, "attributes[\(i)]")
         guard entity.attributes.indices.contains(wrapper.attribute.slot), entity.attributes[wrapper.attribute.slot] === wrapper.attribute else {
-            throw CAPIError(AMBER_E_NOT_FOUND, "attributes[\(i)] is \(wrapper.attribute), not an attribute of \(entity.name)",
+            throw CAPIError(AMBER_E_NOT_FOUND, "attributes[\(i)] is \(entity.describe(foreign: wrapper.attribute)), not an attribute of \(entity.name)",
                             origin: wrapper.attribute.description)
         }
         result.append(wrapper.attribute)

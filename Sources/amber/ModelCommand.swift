@@ -9,7 +9,7 @@ struct ModelCommand: ParsableCommand {
         abstract: "Import Xcode data models and check model files.",
         discussion: """
             A model file is a JSON model file (docs/model-json.md) or an Xcode data model: a .xcdatamodeld
-            bundle (its current version, or --version), a .xcdatamodel folder, or its contents file.
+            bundle (its current version, or --model-version), a .xcdatamodel folder, or its contents file.
             What Amber does differently from an Xcode model is printed as notes (docs/xcode-models.md).
               amber model import Notes.xcdatamodeld -o notes.json
               amber model check notes.json --plugin libcolor.so
@@ -98,9 +98,10 @@ struct ModelCommand: ParsableCommand {
     }
 }
 
-/// How Xcode models are read: `--version` and `--secure-unarchiver`.
+/// How Xcode models are read: `--model-version` and `--secure-unarchiver`.
 struct XcodeOptions: ParsableArguments {
-    @Option(name: .customLong("version"), help: "For a .xcdatamodeld bundle: the version to read (default: its current version).")
+    // Not `--version`: every command has that one, printing Amber's version.
+    @Option(name: .customLong("model-version"), help: "For a .xcdatamodeld bundle: the model version to read (default: its current version).")
     var version: String?
 
     @Option(name: .customLong("secure-unarchiver"),
@@ -155,7 +156,7 @@ enum ModelFile {
     private static func xcode(_ url: URL, options: XcodeOptions) throws(AmberError) -> XcodeModelImport {
         guard let version = options.version else { return try XcodeModelImport(contentsOf: url, options: options.importOptions) }
         guard url.pathExtension == "xcdatamodeld" else {
-            throw .invalidXcodeModel(file: url.path, line: 0, element: "model", message: "--version applies to a .xcdatamodeld bundle")
+            throw .invalidXcodeModel(file: url.path, line: 0, element: "model", message: "--model-version applies to a .xcdatamodeld bundle")
         }
         return try XcodeModelImport(contentsOf: url, version: version, options: options.importOptions)
     }

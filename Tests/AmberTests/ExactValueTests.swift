@@ -359,3 +359,16 @@ private extension Value {
         }
     }
 }
+
+/// A decimal refused says which limit it broke (issue 43, item 10).
+@Test func refusedDecimalsSayWhichLimitTheyBroke() throws {
+    #expect(ScaledDecimal.refusal(of: String(repeating: "9", count: 39)) == "has 39 significant digits; a decimal holds at most 38")
+    #expect(ScaledDecimal.refusal(of: "1E-129")?.contains("exponent is -129") == true)
+    #expect(ScaledDecimal.refusal(of: "1E+123456")?.contains("an exponent of 6 digits") == true)
+    #expect(ScaledDecimal.refusal(of: "12,5")?.hasPrefix("is not a decimal number") == true)
+    #expect(ScaledDecimal.refusal(of: "12.30") == nil && ScaledDecimal.refusal(of: "1E+127") == nil)
+    #expect(throws: AmberError.invalidValue(place: "decimal text", expected: "a decimal number",
+                                            given: "\"\(String(repeating: "1", count: 40))\", which has 40 significant digits; a decimal holds at most 38")) {
+        try Value.decimal(parsing: String(repeating: "1", count: 40))
+    }
+}

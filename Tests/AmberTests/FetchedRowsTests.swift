@@ -119,7 +119,8 @@ import Testing
         }
     }
 
-    /// Each case writes one column with a plain SQL UPDATE that Amber would never write; the fetch is refused, naming the attribute.
+    /// Each case writes one column with a plain SQL UPDATE that Amber would never write; the fetch is refused,
+    /// naming the attribute and the row (its key: the row to mend or delete).
     @Test(arguments: [
         ("name", "CAST(x'C328' AS TEXT)", "not valid UTF-8"),
         ("weight", "0.1", "not exact as a Float"),
@@ -150,7 +151,7 @@ import Testing
             Issue.record("expected invalidValue, got \(String(describing: error))")
             return
         }
-        #expect(place == "Sample.\(column)")
+        #expect(place == "Sample.\(column) of row 1")
         #expect(found.contains(given), "\(found)")
     }
 

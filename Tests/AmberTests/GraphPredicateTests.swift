@@ -183,5 +183,10 @@ import Testing
         #expect(message("Book", "author == %@", .int(3)) == "predicate, position 11: an object is compared with an object ID, given Integer 3")
         #expect(amberError { _ = try context.fetch(FetchRequest("Book", sortedBy: [SortKey("author.nope")])) }?.description
             == "Book.author.nope: expected a stored attribute to sort by, given author.nope: Author.nope: no such attribute or relationship; did you mean name?")
+        // A relationship is no sort key, and the error says so rather than "no such attribute" (issue 43).
+        #expect(amberError { _ = try context.fetch(FetchRequest("Book", sortedBy: [SortKey("author")])) }?.description
+            == "Book.author: expected a stored attribute to sort by, given a relationship (sort by one of its destination's attributes: author.name, say)")
+        #expect(amberError { _ = try context.fetch(FetchRequest("Author", sortedBy: [SortKey("books")])) }?.description
+            == "Author.books: expected a stored attribute to sort by, given a to-many relationship")
     }
 }

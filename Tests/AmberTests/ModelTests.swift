@@ -203,3 +203,18 @@ import Testing
             == .notAStore(path: directory.appendingPathComponent("missing").path, reason: "no such file"))
     }
 }
+
+/// An attribute handle of another model that names the object's own
+/// attribute says "of another model", as an entity handle does; one of
+/// another entity is named as it is (issue 43, item 10).
+@Test func anAttributeHandleOfAnotherModelIsNamedSo() throws {
+    let context = Context(store: try Store.inMemory(model: try booksModel()))
+    let book = try context.insert("Book")
+    let twin = try booksModel().entity(named: "Book").attribute(named: "title")
+    #expect(amberError { try book.setValue("Dune", for: twin) }?.description
+        == "Book.title (of another model) is not an attribute of \(book.description)")
+    #expect(amberError { _ = try book.value(for: twin) }?.description.hasPrefix("Book.title (of another model) is not") == true)
+    let other = try Model(ModelDescription { EntityDescription("Shelf") { Attribute.string("label") } })
+    let label = try other.entity(named: "Shelf").attribute(named: "label")
+    #expect(amberError { try book.setValue("A", for: label) }?.description == "Shelf.label is not an attribute of \(book.description)")
+}

@@ -507,7 +507,7 @@ static void test_lock_free_lookups(void) {
     OK(amber_model_from_json(&twin, model_json, sizeof model_json - 1, NULL));
     OK(amber_model_entity(&twin_book, twin, "Book"));
     OK(amber_entity_attribute(&twin_pages, twin_book, "pages"));
-    FAILS(amber_object_get(&v, object, twin_pages), AMBER_E_NOT_FOUND, "Book.pages is not an attribute of");
+    FAILS(amber_object_get(&v, object, twin_pages), AMBER_E_NOT_FOUND, "Book.pages (of another model) is not an attribute of");
     OK(amber_model_free(twin));
 
     /* A released object handle is stale at once, and stays so when its slot is reused. */

@@ -35,7 +35,7 @@ extension Context {
         var attributes = attributes
         for (index, attribute) in attributes.enumerated() {
             guard let own = entity.own(attribute) else {
-                throw .foreignAttribute(attribute: attribute.description, object: "an object of \(entity.name)")
+                throw entity.foreign(attribute, object: "an object of \(entity.name)")
             }
             if let derivation = own.derivation { throw ManagedObject.derived(own, derivation, .null) }
             attributes[index] = own

@@ -68,7 +68,7 @@ public final class Context {
     /// another context saved meanwhile no longer makes the save conflict;
     /// a row another writer changes between that merge and the write is
     /// settled the same way under the store's write lock (under
-    /// ``MergePolicy/error``: values set here over the stored row, a deletion
+    /// ``/AmberStore/MergePolicy/error``: values set here over the stored row, a deletion
     /// here stands). A row deleted elsewhere that has changes here is still a conflict.
     public var automaticallyMergesChanges = false
 

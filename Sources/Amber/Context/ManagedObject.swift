@@ -283,7 +283,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     ///   if the stored form cannot be decoded (other attributes stay readable).
     @inline(__always)
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
-        guard let attribute = entity.own(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
+        guard let attribute = entity.own(attribute) else { throw entity.foreign(attribute, object: description) }
         // A pending deletion can still be read (observers, undo); once saved, the object is gone.
         if isDetached, deletedFlag { throw .objectUnavailable(objectID, reason: Self.deletedAndSaved) }
         if isFault { try fire() }
@@ -318,7 +318,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     ///   ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` for a deleted object.
     @inline(__always)
     public func setValue(_ value: Value, for attribute: Attribute) throws(AmberError) {
-        guard let attribute = entity.own(attribute) else { throw .foreignAttribute(attribute: attribute.description, object: description) }
+        guard let attribute = entity.own(attribute) else { throw entity.foreign(attribute, object: description) }
         guard !deletedFlag, !isDetached else {
             throw .objectUnavailable(objectID, reason: deletedFlag ? "the object is deleted" : Self.noContext)
         }

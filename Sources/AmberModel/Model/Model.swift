@@ -296,6 +296,20 @@ public final class Entity: Sendable, CustomStringConvertible {
         return ancestors.contains { $0.owns(attribute) } ? attributes[attribute.slot] : nil
     }
 
+    /// The error for `attribute`, a handle this entity does not own, used with `object`.
+    package func foreign(_ attribute: Attribute, object: String) -> AmberError {
+        .foreignAttribute(attribute: describe(foreign: attribute), object: object)
+    }
+
+    /// `Book.title` for a handle this entity does not own, `Book.title (of
+    /// another model)` for one of another model that names this entity's own
+    /// attribute (as an entity of another model is named).
+    package func describe(foreign attribute: Attribute) -> String {
+        let names = [name] + ancestors.map(\.name)
+        let twin = names.contains(attribute.entityName) && attributes.contains { $0.name == attribute.name }
+        return attribute.description + (twin ? " (of another model)" : "")
+    }
+
     /// ``own(_:)`` for relationships.
     package func own(_ relationship: Relationship) -> Relationship? {
         if owns(relationship) { return relationship }

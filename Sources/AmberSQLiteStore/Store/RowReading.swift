@@ -30,8 +30,13 @@ extension FetchedRows {
             }
             for column in 0..<width {
                 var cell = Cell()
-                try mapping.copy(column: column, at: Int32(column) + TableMapping.bookkeepingCount, from: statement,
-                                 into: &cell, arena: &arena, boxes: &boxes)
+                do throws(AmberError) {
+                    try mapping.copy(column: column, at: Int32(column) + TableMapping.bookkeepingCount, from: statement,
+                                     into: &cell, arena: &arena, boxes: &boxes)
+                } catch .invalidValue(let place, let expected, let given) {
+                    // Which row: the one another tool wrote wrongly, to mend or delete.
+                    throw .invalidValue(place: "\(place) of row \(statement.int64(0))", expected: expected, given: given)
+                }
                 cells.append(cell)
             }
         }

@@ -51,7 +51,9 @@ package enum CValueBridge {
         case AMBER_PLUGIN_VALUE_BINARY: return .binary(Data(try bytes(parts)))
         case AMBER_PLUGIN_VALUE_DECIMAL:
             let literal = try text(parts)
-            guard let decimal = ScaledDecimal(literal) else { throw problem("\"\(literal)\" is not a decimal number") }
+            guard let decimal = ScaledDecimal(literal) else {
+                throw problem("\"\(literal)\" \(ScaledDecimal.refusal(of: literal) ?? "is not a decimal number")")
+            }
             return .decimal(decimal)
         case AMBER_PLUGIN_VALUE_UUID:
             let raw = try bytes(parts)

@@ -30,11 +30,37 @@ public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
     /// Parses `[+-]digits[.digits][(e|E)[+-]digits]` strictly: the whole text
     /// must be the number (no spaces), within the limits above. Returns nil otherwise.
     public init?(_ text: String) {
-        guard let parts = Parts(text),
+        guard let parts = try? Parts(text),
               let number = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !number.isNaN
         else { return nil }
         self.number = number
         self.description = parts.canonicalText
+    }
+
+    /// Why ``init(_:)`` refuses `text`, in words for an error ("has 39
+    /// significant digits; a decimal holds at most 38"), or nil if it takes it.
+    public static func refusal(of text: String) -> String? {
+        do {
+            _ = try Parts(text)
+        } catch {
+            return error.reason
+        }
+        return ScaledDecimal(text) == nil ? "is not a decimal number" : nil
+    }
+
+    /// What a decimal's text breaks.
+    private enum Refusal: Error {
+        case notDecimal
+        case tooManyDigits(Int)
+        case exponent(String)
+
+        var reason: String {
+            switch self {
+            case .notDecimal: "is not a decimal number (digits, an optional point and fraction, an optional exponent)"
+            case .tooManyDigits(let count): "has \(count) significant digits; a decimal holds at most 38"
+            case .exponent(let why): "is out of range: \(why) (the last digit's exponent must be within -128...127)"
+            }
+        }
     }
 
     /// The pieces of decimal text: sign, digits and the exponent of the last one.
@@ -43,7 +69,7 @@ public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
         var digits = ""
         var exponent = 0
 
-        init?(_ text: String) {
+        init(_ text: String) throws(Refusal) {
             var bytes = text.utf8[...]
             func sign() -> Bool {
                 guard let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") else { return false }
@@ -62,7 +88,7 @@ public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
                 bytes = bytes.dropFirst()
                 fraction = run()
             }
-            guard whole.count + fraction.count > 0 else { return nil }
+            guard whole.count + fraction.count > 0 else { throw .notDecimal }
             var written = 0
             if let e = bytes.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
                 bytes = bytes.dropFirst()
@@ -70,18 +96,20 @@ public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
                 let exponentDigits = run()
                 // Five significant digits are ample for the range below and keep Int from overflowing.
                 let significantExponent = exponentDigits.drop { $0 == UInt8(ascii: "0") }
-                guard !exponentDigits.isEmpty, significantExponent.count <= 5 else { return nil }
+                guard !exponentDigits.isEmpty else { throw .notDecimal }
+                guard significantExponent.count <= 5 else { throw .exponent("an exponent of \(exponentDigits.count) digits") }
                 let magnitude = Int(String(decoding: significantExponent, as: UTF8.self)) ?? 0
                 written = negativeExponent ? -magnitude : magnitude
             }
-            guard bytes.isEmpty else { return nil }
+            guard bytes.isEmpty else { throw .notDecimal }
             let all = String(decoding: whole, as: UTF8.self) + String(decoding: fraction, as: UTF8.self)
             digits = String(all.drop { $0 == "0" })
             if digits.isEmpty { digits = "0" }
             exponent = written - fraction.count
             // Decimal holds 38 significant digits; more would be rounded silently.
             let significant = digits.reversed().drop { $0 == "0" }.count
-            guard significant <= 38, (-128...127).contains(exponent) else { return nil }
+            guard significant <= 38 else { throw .tooManyDigits(significant) }
+            guard (-128...127).contains(exponent) else { throw .exponent("its last digit's exponent is \(exponent)") }
         }
 
         var canonicalText: String {

@@ -7,7 +7,8 @@ extension Value {
     /// - Throws: ``AmberError/invalidValue(place:expected:given:)``.
     public static func decimal(parsing text: String) throws(AmberError) -> ScaledDecimal {
         guard let decimal = ScaledDecimal(text) else {
-            throw .invalidValue(place: "decimal text", expected: "a decimal number", given: "\"\(text)\"")
+            throw .invalidValue(place: "decimal text", expected: "a decimal number",
+                                given: "\"\(text)\", which \(ScaledDecimal.refusal(of: text) ?? "is not one")")
         }
         return decimal
     }

@@ -1551,6 +1551,9 @@ class Context(_Owner):
                 slot.descending = 1 if descending else 0
             request.sort = keys
             request.sort_count = len(sort)
+        # C reads 0 and below as "no limit": refused here, so limit=0 or -1 never fetches everything in silence.
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise argument_error(f"limit {limit!r}: a fetch limit is a positive int (None: no limit)")
         request.limit = limit or 0
         request.offset = offset
         request.exclude_subentities = 0 if subentities else 1

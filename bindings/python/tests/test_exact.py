@@ -167,6 +167,11 @@ def test_decimals_that_cannot_be_kept_exactly_are_refused(tmp_path):
             for bad in [Decimal("1" * 39), Decimal("1E-129"), Decimal("1E+200"), Decimal("NaN"), Decimal("-Infinity")]:
                 with pytest.raises(amber.ValueClassError, match="Sample.price"):
                     obj.price = bad
+            # The error says which limit the number broke.
+            for bad, limit in [(Decimal("1" * 39), "39 significant digits; a decimal holds at most 38"),
+                               (Decimal("1E-129"), "exponent is -129"), (Decimal("1E+200"), "exponent is 200")]:
+                with pytest.raises(amber.ValueClassError, match=limit):
+                    obj.price = bad
             obj.price = Decimal("-0.00")
             assert str(obj.price) == "-0.00"
 

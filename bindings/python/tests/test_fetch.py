@@ -180,3 +180,14 @@ def test_a_values_array_it_cannot_read_by_its_layout_is_refused():
 
     with pytest.raises(ImportError, match=r"amber_value.type \(4 bytes at offset 0 of \d+\) cannot be read"):
         Wider()
+
+
+def test_a_limit_below_one_is_refused_not_read_as_no_limit(context):
+    for title in ("A", "B", "C"):
+        context.insert("Book", title=title)
+    context.save()
+    assert len(context.fetch("Book", limit=2)) == 2 and len(context.fetch("Book", limit=None)) == 3
+    # C reads 0 and below as "no limit": from Python they would have fetched every object.
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(amber.ArgumentError, match="limit"):
+            context.fetch("Book", limit=bad)
