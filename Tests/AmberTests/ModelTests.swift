@@ -218,3 +218,22 @@ import Testing
     let label = try other.entity(named: "Shelf").attribute(named: "label")
     #expect(amberError { try book.setValue("A", for: label) }?.description == "Shelf.label is not an attribute of \(book.description)")
 }
+
+/// A model file over the documented limits is refused before it is parsed,
+/// naming its size, as JSON text, as a file and as an Xcode model; so is a
+/// model of more entities than the limit (issue 43, item 9).
+@Test func modelsOverTheLimitsAreRefusedBeforeParsing() throws {
+    // A userInfo-like string just over the limit: valid JSON that parsing would have grown many times.
+    let huge = Data("{\"entities\": [], \"pad\": \"".utf8) + Data(count: ModelLimits.fileBytes) + Data("\"}".utf8)
+    #expect(amberError { _ = try ModelDescription(json: huge) }?.description
+        == "$: the model is \(huge.count) bytes; a model file may have at most \(ModelLimits.fileBytes) (64 MiB)")
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("huge.json")
+    try huge.write(to: file)
+    #expect(amberError { _ = try ModelDescription(contentsOf: file) }?.description.contains("a model file may have at most") == true)
+    #expect(amberError { _ = try XcodeModelImport(xml: huge) }?.description.contains("a model file may have at most") == true)
+    let many = "{\"entities\": [" + Array(repeating: "{}", count: ModelLimits.entities + 1).joined(separator: ",") + "]}"
+    #expect(amberError { _ = try ModelDescription(json: Data(many.utf8)) }?.description
+        == "$.entities: \(ModelLimits.entities + 1) entities; a model may have at most \(ModelLimits.entities)")
+}

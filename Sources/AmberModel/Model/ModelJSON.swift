@@ -12,13 +12,18 @@ extension ModelDescription {
     ///   of the first problem (`$.entities[0].attributes[2].type`), with the
     ///   nearest known word for a misspelled key or type.
     public init(json: Data) throws(AmberError) {
+        if let refusal = ModelLimits.refusal(bytes: json.count) { throw .invalidJSON(path: "$", message: refusal) }
         let root = try JSONValue.parse(json)
         let reader = JSONReader(root, path: "$")
         try reader.allowOnly(["format", "valueClasses", "entities", "templates"])
         if let format = try reader.optionalString("format"), format != "amber-model/1" {
             throw .invalidJSON(path: "$.format", message: "unsupported format \"\(format)\" (this version reads amber-model/1)")
         }
-        self.entities = try reader.array("entities").map { (entity: JSONReader) throws(AmberError) in
+        let entities = try reader.array("entities")
+        guard entities.count <= ModelLimits.entities else {
+            throw .invalidJSON(path: "$.entities", message: "\(entities.count) entities; a model may have at most \(ModelLimits.entities)")
+        }
+        self.entities = try entities.map { (entity: JSONReader) throws(AmberError) in
             try EntityDescription(json: entity)
         }
         self.valueClasses = try reader.optionalArray("valueClasses")?.map { (item: JSONReader) throws(AmberError) in
@@ -32,6 +37,7 @@ extension ModelDescription {
     /// Reads a model from a JSON file.
     public init(contentsOf url: URL) throws(AmberError) {
         let data: Data
+        if let refusal = ModelLimits.refusal(fileAt: url) { throw .invalidJSON(path: url.path, message: refusal) }
         do {
             data = try Data(contentsOf: url)
         } catch {

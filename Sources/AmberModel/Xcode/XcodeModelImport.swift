@@ -65,6 +65,7 @@ public struct XcodeModelImport: Sendable {
     /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   as ``init(contentsOf:options:)`` does.
     public init(xml data: Data, file: String = "contents", options: XcodeImportOptions = XcodeImportOptions()) throws(AmberError) {
+        if let refusal = ModelLimits.refusal(bytes: data.count) { throw .invalidXcodeModel(file: file, line: 0, element: "model", message: refusal) }
         let root = try XMLTree.parse(data, file: file)
         let context = XcodeReadContext(file: file, options: options)
         self.model = try XcodeModelReader(context).read(root)
@@ -73,6 +74,7 @@ public struct XcodeModelImport: Sendable {
 
     /// The bytes of `file`, or an error naming it.
     static func read(_ file: URL) throws(AmberError) -> Data {
+        if let refusal = ModelLimits.refusal(fileAt: file) { throw .invalidXcodeModel(file: file.path, line: 0, element: "model", message: refusal) }
         do {
             return try Data(contentsOf: file)
         } catch {

@@ -91,3 +91,10 @@ def test_opaque_classes_take_bytes_of_their_size():
         assert holder.blob == b"\x01\x02\x03\x04"
         with pytest.raises(amber.ValueClassError):
             holder.blob = b"\x01"
+
+
+def test_a_model_over_the_size_limit_is_refused_before_parsing():
+    # 64 MiB of userInfo: parsed, it would have grown memory many times its size.
+    huge = {"entities": [{"name": "Book", "userInfo": {"note": "x" * (64 << 20)}, "attributes": [{"name": "title", "type": "string"}]}]}
+    with pytest.raises(amber.ModelError, match=r"a model file may have at most 67108864 \(64 MiB\)"):
+        amber.Model.from_dict(huge).bind()
