@@ -37,7 +37,7 @@ public struct ScaledDecimal: Sendable, Hashable, CustomStringConvertible {
         self.description = parts.canonicalText
     }
 
-    /// Why ``init(_:)`` refuses `text`, in words for an error ("has 39
+    /// Why ``init(_:)-(String)`` refuses `text`, in words for an error ("has 39
     /// significant digits; a decimal holds at most 38"), or nil if it takes it.
     public static func refusal(of text: String) -> String? {
         do {
