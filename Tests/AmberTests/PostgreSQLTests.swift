@@ -3,6 +3,7 @@ import Testing
 @testable import Amber
 @testable import AmberPostgreSQLStore
 @testable import AmberSQL
+@testable import AmberSQLiteStore
 
 /// The server the PostgreSQL tests use: `AMBER_TEST_POSTGRES`, which the test
 /// command sets to a throwaway cluster (scripts/postgres.sh). Without it the
@@ -210,4 +211,11 @@ struct PostgreSQLTests {
         #expect(PGConnection.numberingParameters(#"SELECT '?', "a?" FROM t WHERE x = ? AND y IN (?, 'it''s ?')"#)
             == #"SELECT '?', "a?" FROM t WHERE x = $1 AND y IN ($2, 'it''s ?')"#)
     }
+}
+
+/// Core Data's LIKE read once for every dialect: wildcards, escapes, and each dialect's own syntax for them.
+@Test func likePatternsAreReadOnceAndWrittenPerDialect() {
+    #expect(LikePattern.parts(of: #"a\*b?c*[\"#) == [.literal("a"), .literal("*"), .literal("b"), .oneCharacter, .literal("c"), .anyRun, .literal("[")])
+    #expect(PostgreSQLDialect().like("t", pattern: #"100% *_\?"#).pattern == #"100\% %\_?"#)
+    #expect(SQLiteDialect().like("t", pattern: #"a\*b?[c]"#).pattern == "a[*]b?[[]c]")
 }

@@ -59,22 +59,7 @@ package struct PostgreSQLDialect: SQLDialect {
     /// `LIKE` with `\` as its escape: `*` becomes `%`, `?` `_`, and a
     /// literal `%`, `_` or `\` is escaped.
     package func like(_ sql: String, pattern: String) -> (sql: String, pattern: String) {
-        var like = "", escaped = false
-        for c in pattern {
-            if escaped {
-                like += (c == "%" || c == "_" || c == "\\") ? "\\\(c)" : String(c)
-                escaped = false
-                continue
-            }
-            switch c {
-            case "\\": escaped = true
-            case "*": like += "%"
-            case "?": like += "_"
-            case "%", "_": like += "\\\(c)"
-            default: like.append(c)
-            }
-        }
-        return ("\(sql) LIKE ? ESCAPE '\\'", like)
+        ("\(sql) LIKE ? ESCAPE '\\'", LikePattern.written(pattern, anyRun: "%", oneCharacter: "_", escaping: ["%", "_", "\\"]) { "\\\($0)" })
     }
 
     /// The whole text must match, as Core Data's MATCHES: the pattern is anchored.

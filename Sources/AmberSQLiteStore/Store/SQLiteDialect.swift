@@ -43,20 +43,8 @@ struct SQLiteDialect: SQLDialect {
 
     /// GLOB: case-sensitive as Core Data's LIKE without `[c]` (folding is done on both sides).
     func like(_ sql: String, pattern: String) -> (sql: String, pattern: String) {
-        var glob = "", escaped = false
-        for c in pattern {
-            if escaped {
-                glob += (c == "*" || c == "?" || c == "[") ? "[\(c)]" : String(c)
-                escaped = false
-                continue
-            }
-            switch c {
-            case "\\": escaped = true
-            case "[": glob += "[[]"
-            default: glob.append(c)
-            }
-        }
-        return ("\(sql) GLOB ?", glob)
+        // A literal *, ? or [ is a one-character class in GLOB.
+        ("\(sql) GLOB ?", LikePattern.written(pattern, anyRun: "*", oneCharacter: "?", escaping: ["*", "?", "["]) { "[\($0)]" })
     }
 
     func matches(_ sql: String, options: ComparisonOptions) -> String { "amber_matches(\(sql), ?, \(options.rawValue))" }
