@@ -3,6 +3,7 @@ import AmberSQL
 import AmberStore
 import AmberValues
 import CSQLite
+import Foundation
 
 /// What a batch update's `amber_batch_row` collects as SQLite writes each
 /// row: its key, entity and new version, and the problems of its computed
@@ -12,13 +13,22 @@ final class BatchRows {
     private(set) var problems: [SaveProblem] = []
     private let checks: [ValueCheck]
     private let mapping: TableMapping
-    private unowned let store: SQLiteStore
+    /// By `_entity` code less one, the entity index it names (``SQLiteStore/entityIndex(code:in:)``), looked up once.
+    private let entityOfCode: [Int]
+    private let root: Int
+    /// Entity names and the store's identity, for the object a problem names.
+    private let entityNames: [String]
+    private let storeIdentifier: UUID
 
     /// At most this many problems are listed from one batch.
     static let problemLimit = 100
 
     init(checks: [ValueCheck], mapping: TableMapping, store: SQLiteStore) {
-        (self.checks, self.mapping, self.store) = (checks, mapping, store)
+        (self.checks, self.mapping) = (checks, mapping)
+        entityOfCode = mapping.columnOfSlot.indices.map { store.entityIndex(code: Int64($0) + 1, in: mapping) }
+        root = mapping.entity.rootIndex
+        entityNames = store.model.entities.map(\.name)
+        storeIdentifier = store.identifier
     }
 
     /// One row: `arguments` are its key, entity code and version, then per
@@ -27,12 +37,16 @@ final class BatchRows {
     /// could not be read, or as many problems as a batch lists.
     fileprivate func add(_ arguments: UnsafeMutablePointer<OpaquePointer?>) -> Int64? {
         guard let key = arguments[0], let code = arguments[1], let version = arguments[2] else { return nil }
-        let row = (key: sqlite3_value_int64(key), entity: store.entityIndex(code: sqlite3_value_int64(code), in: mapping))
-        for (index, check) in checks.enumerated() {
+        // Per row: no reference counting on the store, no generic read for a plain number (the common case).
+        let index = Int(truncatingIfNeeded: sqlite3_value_int64(code) &- 1)
+        let row = (key: sqlite3_value_int64(key), entity: entityOfCode.indices.contains(index) ? entityOfCode[index] : root)
+        for index in checks.indices {
             guard let value = arguments[3 + 2 * index], let operands = arguments[4 + 2 * index] else { return nil }
+            if checks[index].plainlyFits(value) { continue }
+            let check = checks[index]
             do {
                 let problem = try check.problem(ArgumentCell(value: value), operandsSet: sqlite3_value_int64(operands) != 0, mapping: mapping,
-                                                object: ObjectID(entityName: store.model.entities[row.entity].name, store: store.identifier,
+                                                object: ObjectID(entityName: entityNames[row.entity], store: storeIdentifier,
                                                                  key: .permanent(row.key)))
                 if let problem {
                     problems.append(problem)

@@ -18,14 +18,16 @@ extension SQLiteStore {
     {
         let mapping = mapping(for: entity)
         let terms = assignments.map { $0.term.sql(as: $0.attribute.type, dialect: dialect) }
-        // Passed to amber_batch_row per computed assignment: its value, and whether every attribute it reads is set.
+        // Passed to amber_batch_row per computed assignment: its value, and whether every attribute it reads
+        // is set. Only decimal arithmetic gives NULL for set operands (an inexact result); integer and
+        // floating arithmetic give NULL only for a NULL operand, so they pass 0 and spare the test per row.
         var arguments = ["_pk", "_entity", "_version"], argumentBindings: [Value] = []
         let computed = assignments.indices.filter { assignments[$0].isComputed }
         for index in computed {
             arguments.append(terms[index].sql)
             argumentBindings += terms[index].bindings
             let read = assignments[index].term.columns.map { "\(quote($0.name)) IS NOT NULL" }
-            arguments.append(read.isEmpty ? "1" : read.joined(separator: " AND "))
+            arguments.append(assignments[index].attribute.type != .decimal ? "0" : read.isEmpty ? "1" : read.joined(separator: " AND "))
         }
         let rows = BatchRows(checks: computed.map { ValueCheck(attribute: assignments[$0].attribute, mapping: mapping) },
                              mapping: mapping, store: self)
@@ -286,11 +288,22 @@ struct ValueCheck {
     let attribute: Attribute
     let layoutColumn: Int?
     let hasRules: Bool
+    /// For an integer or Boolean attribute without rules, the range a stored value must be in.
+    private let plainRange: ClosedRange<Int64>?
 
     init(attribute: Attribute, mapping: TableMapping) {
         self.attribute = attribute
         layoutColumn = mapping.fetchNames.firstIndex(of: attribute.name)
         hasRules = attribute.validation != AttributeDescription.Validation() || attribute.pattern != nil
+        plainRange = hasRules || layoutColumn == nil ? nil : attribute.type == .boolean ? 0...1 : attribute.type.integerRange
+    }
+
+    /// Whether `value` is an integer the attribute holds with no rule to
+    /// try: the common case, decided without reading the value generically.
+    /// False means only "look closer" (``problem(_:operandsSet:mapping:object:)``).
+    func plainlyFits(_ value: OpaquePointer) -> Bool {
+        guard let plainRange, sqlite3_value_type(value) == SQLITE_INTEGER else { return false }
+        return plainRange.contains(sqlite3_value_int64(value))
     }
 
     /// What is wrong with the row's new `value`, if anything: not stored

@@ -56,8 +56,9 @@ extension TableMapping {
         func corrupt(_ what: String) -> AmberError {
             .invalidValue(place: "\(entity.name).\(fetchNames[column])", expected: "a stored \(type)", given: what)
         }
-        func require(_ storages: Int32...) throws(AmberError) {
-            guard storages.contains(storage) else { throw corrupt("a value of SQLite type \(storage)") }
+        // Two storage classes at most, not a variadic list: an array per cell read costs the fetch.
+        func require(_ storage1: Int32, or storage2: Int32 = SQLITE_NULL) throws(AmberError) {
+            guard storage == storage1 || storage == storage2 else { throw corrupt("a value of SQLite type \(storage)") }
         }
         switch type {
         case .integer16, .integer32, .integer64, .boolean:
@@ -68,7 +69,7 @@ extension TableMapping {
             cell.payload = UInt64(bitPattern: value)
             cell.kind = .scalar
         case .double, .float, .date:
-            try require(SQLITE_FLOAT, SQLITE_INTEGER)
+            try require(SQLITE_FLOAT, or: SQLITE_INTEGER)
             let value = source.double
             // Exact or refused: an integer beyond 2^53, or a Double no Float equals, would read back changed.
             if storage == SQLITE_INTEGER, Int64(exactly: value) != source.int64 { throw corrupt("\(source.int64), not exact as a Double") }
