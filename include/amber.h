@@ -520,7 +520,10 @@ amber_status amber_registry_load_plugin(amber_registry *registry, const char *pa
 
 /** Loads every "*.so" file of `directory`, in name order, as
  *  amber_registry_load_plugin does; stops at the first refusal (plugins
- *  loaded before it stay loaded). *out_count receives how many loaded. */
+ *  loaded before it stay loaded). *out_count receives how many loaded, on
+ *  success and after a refusal alike (0 when the directory cannot be read).
+ *  Errors: AMBER_E_PLUGIN_REFUSED, as amber_registry_load_plugin (origin:
+ *  the refused file), or for a directory that cannot be listed. */
 amber_status amber_registry_load_plugin_directory(size_t *out_count, amber_registry *registry, const char *directory,
                                                   const char *configuration);
 

@@ -307,7 +307,10 @@ public func amber_registry_load_plugin_directory(_ out_count: UnsafeMutablePoint
         let target = try Handles.registry(registry)
         let folder = try name(directory, "directory")
         let settings = try optionalName(configuration, "configuration")
-        count.pointee = try core { () throws(AmberError) in try target.loadPlugins(inDirectory: folder, configuration: settings).count }
+        // Set on a refusal too: the plugins loaded before it stay loaded, and the caller learns how many.
+        var loaded: [PluginInfo] = []
+        defer { count.pointee = loaded.count }
+        try core { () throws(AmberError) in try target.loadPlugins(inDirectory: folder, configuration: settings, into: &loaded) }
     }
 }
 

@@ -1,11 +1,14 @@
 /* Plugins through the C API: load the sample plugins that `swift build`
  * made (AMBER_PLUGIN_DIR), use them in a model, and see refusals. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <amber.h>
 #include <amber_plugin.h>
 
 #include <malloc.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -110,6 +113,41 @@ static void test_empty_bytes(const char *directory) {
     OK(amber_registry_free(registry));
 }
 
+/* A directory whose second plugin (by name) is refused: the first stays
+ * loaded, and the count says so rather than being left as it was. */
+static void test_a_refusal_in_a_directory_counts_what_loaded(const char *directory) {
+    char folder[] = "/tmp/amber-plugins-XXXXXX", source[1024], copy[1200], bad[1200];
+    CHECK(mkdtemp(folder) != NULL);
+    snprintf(source, sizeof source, "%s/libAmberRectPlugin.so", directory);
+    snprintf(copy, sizeof copy, "%s/a_rect.so", folder);
+    snprintf(bad, sizeof bad, "%s/b_not_a_library.so", folder);
+    FILE *in = fopen(source, "rb"), *out = fopen(copy, "wb"), *junk = fopen(bad, "wb");
+    CHECK(in != NULL && out != NULL && junk != NULL);
+    if (in == NULL || out == NULL || junk == NULL) return;
+    char buffer[65536];
+    size_t got;
+    while ((got = fread(buffer, 1, sizeof buffer, in)) > 0) CHECK(fwrite(buffer, 1, got, out) == got);
+    fputs("not a shared library", junk);
+    fclose(in);
+    fclose(out);
+    fclose(junk);
+    amber_registry *registry = NULL;
+    OK(amber_registry_new(&registry));
+    size_t count = 99;
+    FAILS(amber_registry_load_plugin_directory(&count, registry, folder, NULL), AMBER_E_PLUGIN_REFUSED, "b_not_a_library.so");
+    CHECK(count == 1);
+    amber_transformer *rect = NULL;
+    OK(amber_registry_transformer(&rect, registry, "RectToString"));
+    OK(amber_transformer_free(rect));
+    count = 99;
+    FAILS(amber_registry_load_plugin_directory(&count, registry, "/nonexistent/plugins", NULL), AMBER_E_PLUGIN_REFUSED, "cannot list");
+    CHECK(count == 0);
+    OK(amber_registry_free(registry));
+    remove(copy);
+    remove(bad);
+    rmdir(folder);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -186,6 +224,7 @@ int main(int argc, char **argv) {
     OK(amber_model_free(model));
     test_direct_calls(registry);
     test_empty_bytes(directory);
+    test_a_refusal_in_a_directory_counts_what_loaded(directory);
     char library_path[1024];
     snprintf(library_path, sizeof library_path, "%s/libAmberC.so", directory);
     test_loads_do_not_add_up(registry, color_path, library_path);

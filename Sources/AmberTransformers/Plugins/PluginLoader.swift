@@ -55,17 +55,24 @@ extension Registry {
     /// Loads every `*.so` file in `directory` (in name order); stops at the first refusal.
     @discardableResult
     public func loadPlugins(inDirectory directory: String, configuration: String? = nil) throws(AmberError) -> [PluginInfo] {
+        var loaded: [PluginInfo] = []
+        try loadPlugins(inDirectory: directory, configuration: configuration, into: &loaded)
+        return loaded
+    }
+
+    /// ``loadPlugins(inDirectory:configuration:)``, appending each plugin to
+    /// `loaded` as it loads, so a caller still knows which ones did when a
+    /// later one is refused.
+    package func loadPlugins(inDirectory directory: String, configuration: String?, into loaded: inout [PluginInfo]) throws(AmberError) {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".so") }.sorted()
         } catch {
             throw .pluginRefused(path: directory, message: "cannot list the directory: \(error.localizedDescription)")
         }
-        var loaded: [PluginInfo] = []
         for name in names {
             loaded.append(try loadPlugin(at: (directory as NSString).appendingPathComponent(name), configuration: configuration))
         }
-        return loaded
     }
 }
 
