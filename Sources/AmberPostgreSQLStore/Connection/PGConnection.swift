@@ -172,17 +172,13 @@ private extension Value {
 package final class PGRows {
     private let result: OpaquePointer
     package let count: Int
-    package let columnCount: Int
 
     init(_ result: OpaquePointer) {
         self.result = result
         count = Int(PQntuples(result))
-        columnCount = Int(PQnfields(result))
     }
 
     deinit { PQclear(result) }
-
-    package func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
 
     /// The value's text (empty for NULL).
     package func text(_ row: Int, _ column: Int) -> String {
@@ -193,9 +189,6 @@ package final class PGRows {
 
     /// The value as a 64-bit integer (0 for NULL or text that is not one).
     package func int64(_ row: Int, _ column: Int) -> Int64 { Int64(text(row, column)) ?? 0 }
-
-    /// Rows affected by an INSERT, UPDATE or DELETE.
-    package var affected: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
 }
 
 /// Dates as PostgreSQL's `timestamptz` text, in UTC to the microsecond.
