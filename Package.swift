@@ -66,11 +66,11 @@ let package = Package(
         // The SQLite store: its dialect, every statement it runs and its transactions.
         .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "CSQLite"],
                 path: "Sources/AmberSQLiteStore"),
-        // The PostgreSQL store (growing): its dialect and its libpq connection.
+        // The PostgreSQL store: its dialect, its libpq connection, its writer and history.
         .target(name: "AmberPostgreSQLStore", dependencies: ["AmberValues", "AmberModel", "AmberStore", "AmberSQL", "CLibPQ"],
                 path: "Sources/AmberPostgreSQLStore"),
         // Contexts and objects, and `import Amber` for users (re-exports the layers below).
-        .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQLiteStore"],
+        .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQLiteStore", "AmberPostgreSQLStore"],
                 path: "Sources/Amber"),
         // Puts back the host's crash signals the Swift runtime took when libamber loaded.
         // AMBER_DWARF4=1 (scripts/test.sh sets it) writes DWARF 4, as Swift does: valgrind

@@ -76,7 +76,7 @@ import Testing
         return found
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.withBatchChanges)
     func updatesMatchAReferenceOverRandomPredicates(kind: StoreKind) throws {
         let (store, cleanup, initial) = try Self.library(kind)
         defer { cleanup() }
@@ -124,7 +124,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.withBatchChanges)
     func decimalArithmeticIsExactOrRefused(kind: StoreKind) throws {
         let (store, cleanup, initial) = try Self.library(kind, count: 50)
         defer { cleanup() }
@@ -171,7 +171,7 @@ import Testing
         })
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.withBatchChanges)
     func rulesUniquenessAndUnsettableAttributesAreRefusedNamed(kind: StoreKind) throws {
         let (store, cleanup, _) = try Self.library(kind, count: 20)
         defer { cleanup() }
@@ -205,7 +205,7 @@ import Testing
         #expect(try Self.stored(store) == before)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.withBatchChanges)
     func heldObjectsOtherContextsTheHistoryAndDerivedValuesFollow(kind: StoreKind) throws {
         let (store, cleanup, _) = try Self.library(kind, count: 40)
         defer { cleanup() }
@@ -240,7 +240,7 @@ import Testing
         #expect(try Context(store: store).count(FetchRequest("Book")) == 30)
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.withBatchChanges)
     func deleteRulesAreHonouredInTheStore(kind: StoreKind) throws {
         // Nullify: the books stay, without an author.
         do {
@@ -276,7 +276,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.withBatchChanges)
     func batchDeletesLeaveNoLinkPointingAtNothing(kind: StoreKind) throws {
         let (store, cleanup) = try kind.open(Model(ModelDescription {
             EntityDescription("Person") {

@@ -99,8 +99,12 @@ import Testing
         #expect(try StoreURL("file:relative.amber").kind == .file(path: "relative.amber"))
         #expect(try StoreURL("memory:").kind == .memory)
         #expect(try StoreURL("MEMORY:").kind == .memory)
+        // A server's URL goes to libpq whole; how errors name it never shows the password.
+        #expect(try StoreURL("postgres://amber:secret@db.example:5433/books?schema=shop").kind
+            == .postgresql(url: "postgres://amber:secret@db.example:5433/books?schema=shop"))
+        #expect(try StoreURL("postgresql://amber:secret@db.example/books").description == "postgresql://amber@db.example/books")
         let refused: [(String, String)] = [
-            ("postgres://localhost/db", "scheme postgres"), ("memory:x", "x"), ("file://example.com/x", "host example.com"),
+            ("mysql://localhost/db", "scheme mysql"), ("postgresql:db", "URL"), ("memory:x", "x"), ("file://example.com/x", "host example.com"),
             ("file:///x.amber?mode=ro", "?mode=ro"), ("file:///x%zz", "/x%zz"), ("", "path"), ("file://", "path"),
             ("file:///tmp/a%00.amber", "/tmp/a%00.amber"),
         ]

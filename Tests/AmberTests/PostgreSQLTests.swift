@@ -12,6 +12,17 @@ enum TestServer {
     static let url = ProcessInfo.processInfo.environment["AMBER_TEST_POSTGRES"]
     static let required = url != nil || ProcessInfo.processInfo.environment["CI"] != nil
 
+    /// The URL of a new store on the test server, in a schema of its own
+    /// (`cleanup` drops it and everything in it).
+    static func storeURL() throws -> (url: String, cleanup: () -> Void) {
+        let url = try #require(url, "AMBER_TEST_POSTGRES names no server: the test command starts one (scripts/postgres.sh)")
+        let schema = "amber_store_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
+        return (url + (url.contains("?") ? "&" : "?") + "schema=\(schema)", {
+            let connection = try? PGConnection(conninfo: url, place: "test server")
+            try? connection?.execute("DROP SCHEMA IF EXISTS \(schema) CASCADE")
+        })
+    }
+
     /// A connection to the test server, in a schema of its own (dropped by `cleanup`).
     static func connect() throws -> (connection: PGConnection, cleanup: () -> Void) {
         let url = try #require(url, "AMBER_TEST_POSTGRES names no server: the test command starts one (scripts/postgres.sh)")

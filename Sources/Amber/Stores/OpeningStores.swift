@@ -1,4 +1,5 @@
 import AmberModel
+import AmberPostgreSQLStore
 import AmberSQLiteStore
 import AmberStore
 import AmberTransformers
@@ -20,11 +21,18 @@ extension Store {
         try self.init(url: StoreURL(url), model: model, options: options)
     }
 
-    /// Opens the store `url` names with `model`.
+    /// Opens the store `url` names with `model`. A PostgreSQL store's
+    /// schema gets its tables when it has none.
+    ///
+    /// - Throws: for a PostgreSQL store, ``/AmberValues/AmberError/server(store:state:message:)``
+    ///   with the server's SQLSTATE when it cannot be reached or refuses
+    ///   (a wrong password, an unknown database).
     public convenience init(url: StoreURL, model: Model, options: Options = Options()) throws(AmberError) {
         switch url.kind {
         case .file(let path): self.init(engine: try SQLiteStore(path: path, model: model, options: options), url: url, options: options)
         case .memory: self.init(engine: try SQLiteStore(inMemory: model, options: options), url: url, options: options)
+        case .postgresql(let text):
+            self.init(engine: try PostgreSQLStore(address: PGAddress(text), model: model, options: options), url: url, options: options)
         }
     }
 

@@ -42,18 +42,23 @@ package final class PGConnection {
     }
 
     /// Runs one statement with `bindings` for its `?` parameters (numbered
-    /// for the server here) and returns its rows, in text form.
+    /// for the server here) and returns its rows, in text form. The
+    /// statement is prepared on first use and kept, by its text, for the
+    /// connection's life: a save runs the same few statements many times.
     package func query(_ sql: String, _ bindings: [Value] = []) throws(AmberError) -> PGRows {
-        var parameters = [PGParameter](), formats = [Int32](), lengths = [Int32]()
-        for value in bindings {
-            let parameter = try PGParameter(value, place: place)
-            parameters.append(parameter)
-            formats.append(parameter.isBinary ? 1 : 0)
-            lengths.append(Int32(parameter.bytes?.count ?? 0))
-        }
-        let numbered = Self.numberingParameters(sql)
+        var parameters = [PGParameter]()
+        parameters.reserveCapacity(bindings.count)
+        for value in bindings { parameters.append(try PGParameter(value, place: place)) }
+        return try query(sql, parameters: parameters)
+    }
+
+    /// ``query(_:_:)`` with parameters already in libpq's form.
+    package func query(_ sql: String, parameters: [PGParameter]) throws(AmberError) -> PGRows {
+        let name = try prepared(sql, parameterCount: parameters.count)
+        statementCount += 1
+        let formats = parameters.map { $0.isBinary ? Int32(1) : 0 }, lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
         let result = withPointers(to: parameters) { pointers in
-            PQexecParams(handle, numbered, Int32(parameters.count), nil, pointers, lengths, formats, 0)
+            PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
         }
         do throws(AmberError) {
             try check(result, sql: sql)
@@ -63,6 +68,44 @@ package final class PGConnection {
         }
         guard let result else { throw .server(store: place, state: "08006", message: "no result") }
         return PGRows(result)
+    }
+
+    /// Statements run so far (for tests that count round trips).
+    package private(set) var statementCount = 0
+    /// Prepared statements by their text (as callers write it, with `?`).
+    private var statements: [String: String] = [:]
+
+    /// The name of `sql`'s prepared statement, preparing it on first use.
+    private func prepared(_ sql: String, parameterCount: Int) throws(AmberError) -> String {
+        if let name = statements[sql] { return name }
+        let name = "amber\(statements.count + 1)"
+        let result = PQprepare(handle, name, Self.numberingParameters(sql), Int32(parameterCount), nil)
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+        statements[sql] = name
+        return name
+    }
+
+    /// Whether a transaction is open (or failed and waits for ROLLBACK).
+    package var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
+    /// Connects again if the connection was lost (a server restarted, a
+    /// network cut): prepared statements are gone with the old session and
+    /// are prepared again on use; `setup` (search path, time zone) runs again.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/server(store:state:message:)``
+    ///   with SQLSTATE 08006 when the server still cannot be reached.
+    package func reconnectIfLost(setup: String) throws(AmberError) {
+        guard PQstatus(handle) != CONNECTION_OK else { return }
+        PQreset(handle)
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw .server(store: place, state: "08006", message: "the server went away and cannot be reached again: \(Self.text(PQerrorMessage(handle)))")
+        }
+        statements.removeAll()
+        try execute(setup)
     }
 
     /// Fails unless `result` is a success; its SQLSTATE and message otherwise.
@@ -126,13 +169,13 @@ package final class PGConnection {
 
 /// A parameter as libpq sends it: text (the type's input form, NUL-ended)
 /// or, for binary values, raw bytes; nil bytes for SQL NULL.
-struct PGParameter {
-    let bytes: [UInt8]?
-    let isBinary: Bool
+package struct PGParameter {
+    package let bytes: [UInt8]?
+    package let isBinary: Bool
 
     /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
     ///   for text holding NUL, which PostgreSQL's text cannot store.
-    init(_ value: Value, place: String) throws(AmberError) {
+    package init(_ value: Value, place: String) throws(AmberError) {
         func text(_ string: String) -> [UInt8] { Array(string.utf8) + [0] }
         isBinary = value.isBinaryParameter
         switch value {
@@ -140,8 +183,8 @@ struct PGParameter {
         case .bool(let b): bytes = text(b ? "true" : "false")
         case .int(let i): bytes = text(String(i))
         // Shortest text that reads back as the same Double (Swift's description), as the server parses it.
-        case .double(let d): bytes = text(d.isFinite ? d.description : d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity")
-        case .float(let f): bytes = text(f.isFinite ? f.description : f.isNaN ? "NaN" : f > 0 ? "Infinity" : "-Infinity")
+        case .double(let d): bytes = text(Self.real(d))
+        case .float(let f): bytes = text(f.isFinite ? f.description : Self.real(Double(f)))
         case .string(let s):
             guard !s.utf8.contains(0) else {
                 throw .invalidValue(place: place, expected: "text without NUL characters (PostgreSQL's text cannot hold them)",
@@ -153,9 +196,15 @@ struct PGParameter {
         case .decimal(let d): bytes = text(d.description)
         case .uuid(let u): bytes = text(u.uuidString)
         case .uri(let u): bytes = text(u.absoluteString)
-        case .date(let d): bytes = text(PGTimestamp.text(d))
+        // Seconds since 2001-01-01 UTC: the columns hold dates as Amber does.
+        case .date(let d): bytes = text(Self.real(d.timeIntervalSinceReferenceDate))
         }
     }
+}
+
+extension PGParameter {
+    /// A Double as the server reads it back exactly: its shortest text, or PostgreSQL's words for what is not finite.
+    static func real(_ d: Double) -> String { d.isFinite ? d.description : d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity" }
 }
 
 private extension Value {
@@ -183,26 +232,27 @@ package final class PGRows {
     /// The value's text (empty for NULL).
     package func text(_ row: Int, _ column: Int) -> String {
         guard let value = PQgetvalue(result, Int32(row), Int32(column)) else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: value, count: Int(PQgetlength(result, Int32(row), Int32(column)))),
-                      as: UTF8.self)
+        return String(decoding: UnsafeRawBufferPointer(start: value, count: Int(PQgetlength(result, Int32(row), Int32(column)))), as: UTF8.self)
+    }
+
+    /// Calls `body` with the bytes of the value's text form (empty for NULL), valid during the call.
+    package func withBytes<R>(_ row: Int, _ column: Int, _ body: (UnsafeBufferPointer<UInt8>) throws(AmberError) -> R) throws(AmberError) -> R {
+        guard let value = PQgetvalue(result, Int32(row), Int32(column)) else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+        return try value.withMemoryRebound(to: UInt8.self, capacity: length) { (pointer) throws(AmberError) -> R in
+            try body(UnsafeBufferPointer(start: pointer, count: length))
+        }
     }
 
     /// The value as a 64-bit integer (0 for NULL or text that is not one).
     package func int64(_ row: Int, _ column: Int) -> Int64 { Int64(text(row, column)) ?? 0 }
-}
 
-/// Dates as PostgreSQL's `timestamptz` text, in UTC to the microsecond.
-package enum PGTimestamp {
-    /// `2001-01-01 00:00:00.000000+00` for the reference date.
-    package static func text(_ date: Date) -> String {
-        let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        let seconds = (microseconds / 1_000_000).rounded(.down)
-        let fraction = Int64(microseconds - seconds * 1_000_000)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: seconds))
-        func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
-        return String(format: "%04d", parts.year ?? 1) + "-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)):"
-            + two(parts.second) + "." + String(format: "%06lld", fraction) + "+00"
-    }
+    /// Whether the value is SQL NULL.
+    package func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
+
+    /// The type (its OID) of column `column`.
+    package func type(_ column: Int) -> UInt32 { PQftype(result, Int32(column)) }
+
+    /// How many rows an INSERT, UPDATE or DELETE changed.
+    package var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
 }

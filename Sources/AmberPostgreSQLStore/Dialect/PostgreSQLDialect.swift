@@ -3,8 +3,8 @@ import AmberSQL
 import AmberValues
 
 /// PostgreSQL's words for what differs between SQL databases: its own types
-/// (`numeric` keeps a decimal's scale, `uuid`, `bytea`, `timestamptz`,
-/// `jsonb`), standard NULL-safe comparisons, `LIKE` with an escape,
+/// (`numeric` keeps a decimal's scale, `uuid`, `bytea`; dates as
+/// `double precision` seconds since 2001, exact), standard NULL-safe comparisons, `LIKE` with an escape,
 /// regular expressions with `~`, and `unaccent` (the extension the store
 /// creates) for diacritic-insensitive comparisons.
 ///
@@ -28,7 +28,9 @@ package struct PostgreSQLDialect: SQLDialect {
         case .boolean: "boolean"
         case .double: "double precision"
         case .float: "real"
-        case .date: "timestamptz"
+        // Seconds since 2001-01-01 UTC, as Amber's dates are (and SQLite's store keeps them):
+        // exact for every Date, where timestamptz would round to the microsecond.
+        case .date: "double precision"
         case .string, .uri: "text"
         case .decimal: "numeric"
         case .uuid: "uuid"
@@ -38,6 +40,7 @@ package struct PostgreSQLDialect: SQLDialect {
 
     package var primaryKeyDefinition: String { "bigint PRIMARY KEY" }
     package var joinTableOptions: String { "" }
+    package var declaresForeignKeysInTable: Bool { false }
     /// The protocol's limit: parameter numbers are 16-bit.
     package var maximumParameters: Int { 65_535 }
 
@@ -84,7 +87,8 @@ package struct PostgreSQLDialect: SQLDialect {
 
     // MARK: Derived values and batch changes
 
-    package var now: String { "now()" }
+    /// Now as dates are stored: seconds since 2001-01-01 UTC.
+    package var now: String { "(extract(epoch FROM clock_timestamp())::double precision - 978307200)" }
     package func changeCase(_ sql: String, upper: Bool) -> String { upper ? "upper(\(sql))" : "lower(\(sql))" }
     package func floatingSum(_ column: String) -> String { "coalesce(sum(\(column)), 0)::double precision" }
     /// `numeric` arithmetic is exact and keeps the scale decimal arithmetic gives.

@@ -27,6 +27,11 @@ package protocol SQLDialect: Sendable {
     /// What follows a join table's column list (SQLite: `WITHOUT ROWID`, so
     /// the rows live in the primary key's B-tree).
     var joinTableOptions: String { get }
+    /// Whether foreign keys are declared inside CREATE TABLE (SQLite, which
+    /// cannot add them later and checks them only when used) rather than
+    /// added once every table exists (PostgreSQL, which checks that the
+    /// table referred to exists: two tables may refer to each other).
+    var declaresForeignKeysInTable: Bool { get }
     /// The most parameters one statement may bind (multi-row inserts are sized by it).
     var maximumParameters: Int { get }
 

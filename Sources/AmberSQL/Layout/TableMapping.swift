@@ -181,7 +181,7 @@ package final class TableMapping {
             }
             // Declared for `amber check` and migrations; the writer checks links inside each save.
             for relationship in ownRelationships where relationship.slot != nil {
-                definitions.append("FOREIGN KEY (\(quote(relationship.name))) REFERENCES \(quote(model.root(of: model.destination(of: relationship)).name)) (_pk) DEFERRABLE INITIALLY DEFERRED")
+                if dialect.declaresForeignKeysInTable { definitions.append(foreignKey(relationship)) }
                 sql.append("CREATE INDEX \(quote("\(member.name)_\(relationship.name)_index")) ON \(table) (\(quote(relationship.name)))")
             }
             for attribute in ownAttributes where attribute.isIndexed {
@@ -192,6 +192,23 @@ package final class TableMapping {
             }
         }
         return ["CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))"] + sql
+    }
+
+    /// The foreign key of to-one `relationship`'s column, as a table constraint.
+    private func foreignKey(_ relationship: Relationship) -> String {
+        "FOREIGN KEY (\(quote(relationship.name))) REFERENCES \(quote(model.root(of: model.destination(of: relationship)).name)) (_pk) "
+            + "DEFERRABLE INITIALLY DEFERRED"
+    }
+
+    /// For a dialect that does not declare foreign keys inside CREATE TABLE,
+    /// the statements adding them to the hierarchy's table, run once every
+    /// table exists; none otherwise, and none for an entity below a root.
+    package var foreignKeySQL: [String] {
+        guard entity.parentIndex == nil, !dialect.declaresForeignKeysInTable else { return [] }
+        var seen: Set<String> = []
+        return entity.subentityIndices.flatMap { model.entities[$0].relationships }
+            .filter { $0.slot != nil && seen.insert($0.name).inserted }
+            .map { "ALTER TABLE \(table) ADD \(foreignKey($0))" }
     }
 
     /// CREATE statements for every join table of `model` (one per

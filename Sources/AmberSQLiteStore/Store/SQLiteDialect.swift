@@ -27,6 +27,7 @@ struct SQLiteDialect: SQLDialect {
     /// The rowid itself: a key lookup is one B-tree seek.
     var primaryKeyDefinition: String { "INTEGER PRIMARY KEY" }
     var joinTableOptions: String { "WITHOUT ROWID" }
+    var declaresForeignKeysInTable: Bool { true }
     /// The lowest limit a SQLite build has (SQLITE_MAX_VARIABLE_NUMBER before 3.32).
     var maximumParameters: Int { 999 }
 

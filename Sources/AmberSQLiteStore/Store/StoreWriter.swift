@@ -86,7 +86,7 @@ final class StoreWriter<Row: RowSource> {
     /// - Returns: their primary keys, in order.
     func insert(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
         let listed = problems.count
-        defer { if problems.count > listed + 1 { inObjectOrder(&problems, from: listed, objects) } }
+        defer { if problems.count > listed + 1 { WriteRules.inObjectOrder(&problems, from: listed, objects) } }
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
         // By entity index (no hashing per row): the objects waiting for a full batch, and its statement.
@@ -159,18 +159,6 @@ final class StoreWriter<Row: RowSource> {
         return wrote
     }
 
-    /// Puts the problems from `start` on in the order of their objects in
-    /// `objects` (batches run per entity, and leftovers last).
-    private func inObjectOrder(_ problems: inout [SaveProblem], from start: Int, _ objects: [Row]) {
-        var position: [ObjectID: Int] = [:]
-        for index in objects.indices { position[objects[index].objectID] = index }
-        let sorted = problems[start...].enumerated().sorted { a, b in
-            let (x, y) = (a.element.objectID.flatMap { position[$0] } ?? .max, b.element.objectID.flatMap { position[$0] } ?? .max)
-            return x != y ? x < y : a.offset < b.offset
-        }
-        problems.replaceSubrange(start..., with: sorted.map(\.element))
-    }
-
     /// Binds `object`'s row under `key` to the parameters of `statement`
     /// from `first` on (key, entity, then `mapping`'s columns).
     /// Inlined: the insert loops run it per row.
@@ -200,11 +188,7 @@ final class StoreWriter<Row: RowSource> {
             bound.append((table, key, object, column))
             return statement.bind(parameter, key)
         }
-        guard let saved = provisional[key] else {
-            // The context checks links before writing; this is its backstop.
-            throw .saveFailed([SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)",
-                                           rule: .relationship, message: "points at a new object that is not being saved")])
-        }
+        guard let saved = provisional[key] else { throw WriteRules.unsavedTarget(object, column: column, mapping: mapping) }
         statement.bind(parameter, saved)
     }
 
@@ -265,9 +249,9 @@ final class StoreWriter<Row: RowSource> {
     /// book added to an author elsewhere) is no conflict: the changes here
     /// are written over it, and the object takes the stored derived values.
     private func settleUpdateConflict(_ object: Row, problems: inout [SaveProblem]) throws(AmberError) {
-        let stored = try storedRow(of: object)
-        guard policy != .error || onlyDerivedValuesMoved(object, stored) || (settlesAsAMerge && stored.count == 1) else {
-            return problems.append(conflict(object, stored))
+        let stored = try storedRow(of: object), mapping = store.mapping(for: object.entity)
+        guard !WriteRules.reportsUpdateConflict(object, stored, policy: policy, mapping: mapping, settlesAsAMerge: settlesAsAMerge) else {
+            return problems.append(WriteRules.conflict(object, stored, mapping: mapping))
         }
         guard stored.count == 1 else {
             if policy == .storeWins {
@@ -277,46 +261,11 @@ final class StoreWriter<Row: RowSource> {
             }
             return
         }
-        var values = object.slotValues
-        let read = object.savedSlotValues
-        var kept = [Bool](repeating: false, count: values.count)
-        let mapping = store.mapping(for: object.entity)
-        // Derived values are the store's: the object takes the stored ones under every policy.
-        for (slot, derived) in zip(mapping.slots, mapping.derived) where !derived {
-            let storeChanged = read.map { stored.value(0, slot: slot) != $0[slot] } ?? true
-            // Extended attributes are one column but many keys, settled one by one below.
-            if slot == object.entity.extraSlot {
-                kept[slot] = object.isSetHere(slot: slot) || policy == .overwrite
-                continue
-            }
-            switch policy {
-            case .error, .objectWins: kept[slot] = object.isSetHere(slot: slot)
-            case .storeWins: kept[slot] = object.isSetHere(slot: slot) && !storeChanged
-            case .overwrite: kept[slot] = true
-            }
-        }
-        // Extended attributes are one column but many keys: the keys set here go over the stored ones.
-        var extended: Value?
-        if let slot = object.entity.extraSlot, kept[slot], let now = stored.value(0, slot: slot) {
-            if policy != .overwrite {
-                values[slot] = ExtendedValues.merge(stored: now, read: read?[slot] ?? values[slot], current: values[slot],
-                                                    storeWins: policy == .storeWins)
-            }
-            extended = values[slot]
-        }
+        let (values, kept, extended) = WriteRules.settlement(of: object, against: stored, policy: policy, mapping: mapping)
         let written = try update(object, version: stored.version(0), values: values, problems: &problems) { slot in
             kept[slot] && stored.value(0, slot: slot) != values[slot]
         }
         if written == true { resolved[ObjectIdentifier(object)] = .merged(stored: stored, kept: kept, extended: extended) }
-    }
-
-    private func onlyDerivedValuesMoved(_ object: Row, _ stored: FetchedRows, deleting: Bool = false) -> Bool {
-        // An object deleted without a change first holds the values it read.
-        let mapping = store.mapping(for: object.entity)
-        guard stored.count == 1, mapping.derived.contains(true), let read = object.savedSlotValues ?? (deleting ? object.slotValues : nil) else {
-            return false
-        }
-        return zip(mapping.slots, mapping.derived).allSatisfy { slot, derived in derived || stored.value(0, slot: slot) == read[slot] }
     }
 
     /// Inserts the row of `object` again, under its own key, after another
@@ -351,8 +300,8 @@ final class StoreWriter<Row: RowSource> {
                 continue
             }
             let stored = try storedRow(of: object)
-            if policy == .error && !onlyDerivedValuesMoved(object, stored, deleting: true) && !(settlesAsAMerge && stored.count == 1) {
-                problems.append(conflict(object, stored, deletedHere: true))
+            if WriteRules.reportsDeleteConflict(object, stored, policy: policy, mapping: mapping, settlesAsAMerge: settlesAsAMerge) {
+                problems.append(WriteRules.conflict(object, stored, mapping: mapping, deletedHere: true))
             } else {
                 let anyVersion = try store.connection.statement("DELETE FROM \(mapping.table) WHERE _pk = ?")
                 anyVersion.bind(0, key)
@@ -389,11 +338,8 @@ final class StoreWriter<Row: RowSource> {
             missing.bind(0, SQLiteStore.jsonArray(keys))
             while try missing.step() {
                 for (object, column) in linked[table][missing.int64(0)] ?? [] {
-                    let mapping = store.mapping(for: object.entity)
-                    problems.append(SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)",
-                                                rule: .relationship,
-                                                message: "points at \(destination.entity.name) \(missing.int64(0)), which is no longer in the store "
-                                                    + "(another save deleted it since it was read)"))
+                    problems.append(WriteRules.danglingLink(object, column: column, mapping: store.mapping(for: object.entity),
+                                                            destination: destination, key: missing.int64(0)))
                 }
             }
         }
@@ -407,10 +353,8 @@ final class StoreWriter<Row: RowSource> {
                 while try left.step() {
                     let entity = Int(left.int64(1)) - 1
                     let name = store.model.entities.indices.contains(entity) ? store.model.entities[entity].name : referrer.place
-                    problems.append(SaveProblem(objectID: ObjectID(entityName: name, store: store.identifier, key: .permanent(left.int64(0))),
-                                                place: referrer.place, rule: .relationship,
-                                                message: "points at \(deleted.entity.name) \(left.int64(2)), which this save deletes "
-                                                    + "(a link another save made since it was read)"))
+                    problems.append(WriteRules<Row>.linkToDeleted(entityName: name, key: left.int64(0), store: store.identifier, referrer: referrer,
+                                                             deleted: deleted, target: left.int64(2)))
                 }
             }
         }
@@ -461,37 +405,8 @@ final class StoreWriter<Row: RowSource> {
     /// A key as stored: a provisional one becomes its new object's primary key.
     private func saved(_ key: Int64) throws(AmberError) -> Int64 {
         guard key < 0 else { return key }
-        guard let pk = provisional[key] else {
-            throw .saveFailed([SaveProblem(objectID: nil, place: "link", rule: .relationship, message: "links a new object that is not being saved")])
-        }
+        guard let pk = provisional[key] else { throw WriteRules<Row>.unsavedTarget(nil, column: nil, mapping: nil) }
         return pk
-    }
-
-    /// The conflict of `object` with its row as stored now (`stored`, empty
-    /// if deleted): the versions, and each key changed on either side, with
-    /// the value read, the value stored now and (unless `deletedHere`) the
-    /// value here.
-    private func conflict(_ object: Row, _ stored: FetchedRows, deletedHere: Bool = false) -> SaveProblem {
-        let read = "since it was read at version \(object.rowVersion)"
-        guard stored.count == 1 else {
-            return SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .conflict,
-                               message: "was deleted in the store \(read)")
-        }
-        let mapping = store.mapping(for: object.entity), values = object.slotValues
-        // An object deleted without a change first holds the values it read.
-        let before = object.savedSlotValues ?? (deletedHere ? values : nil)
-        var keys: [String] = []
-        for (column, slot) in mapping.slots.enumerated() {
-            guard let now = stored.value(0, slot: slot) else { continue }
-            let storeChanged = before.map { $0[slot] != now } ?? true
-            guard storeChanged || (!deletedHere && object.isSetHere(slot: slot)) else { continue }
-            let wasRead = before.map { "read \($0[slot]), " } ?? ""
-            keys.append("\(mapping.columns[column].name): \(wasRead)stored \(now)" + (deletedHere ? "" : ", here \(values[slot])"))
-        }
-        let detail = keys.isEmpty ? "" : ": " + keys.joined(separator: "; ")
-        return SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .conflict,
-                           message: "was changed in the store \(read) (now version \(stored.version(0)))"
-                               + (deletedHere ? " and is deleted here" : "") + detail)
     }
 
     /// Runs one row's statement. A constraint violation becomes a problem
@@ -507,14 +422,8 @@ final class StoreWriter<Row: RowSource> {
         throw statement.error(rc)
     }
 
-    /// Names the constraint from SQLite's "UNIQUE constraint failed: Book.title, Book.author"
-    /// and shows the values that collided.
+    /// Names the constraint from SQLite's "UNIQUE constraint failed: Book.title, Book.author".
     private func uniquenessProblem(_ object: Row, sqliteMessage: String) -> SaveProblem {
-        let entity = object.entity
-        let constraint = SQLiteStore.violatedConstraint(of: entity, sqliteMessage: sqliteMessage)
-        let values = constraint.map { "\($0.name) = \(object.slotValues[$0.codec?.encodedSlot ?? $0.slot])" }.joined(separator: ", ")
-        return SaveProblem(objectID: object.objectID, place: TableMapping.constraintName(entity: entity, constraint),
-                           rule: .uniqueness,
-                           message: "uniqueness constraint violated: another \(entity.name) already has \(values)")
+        WriteRules.uniquenessProblem(object, constraint: SQLiteStore.violatedConstraint(of: object.entity, sqliteMessage: sqliteMessage))
     }
 }

@@ -6,7 +6,11 @@ import Foundation
 /// - a path (`library.amber`, `/data/library.amber`, `./a:b.amber`) or a
 ///   `file:` URL (`file:///data/library.amber`, percent-encoded) for an
 ///   SQLite file;
-/// - `memory:` for an in-memory store, gone when its ``Store`` goes.
+/// - `memory:` for an in-memory store, gone when its ``Store`` goes;
+/// - `postgresql://user@host:port/database?schema=name` (or `postgres://`)
+///   for a store on a PostgreSQL server: libpq's URI, whose options it
+///   reads (`sslmode`, `connect_timeout`, …), plus `schema`, the schema
+///   holding the store's tables (`public` unless given).
 ///
 /// Text that starts with a scheme (letters, digits, `+`, `-`, `.` and a
 /// colon, before any `/`) is read as a URL; write a path with a colon
@@ -18,10 +22,12 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         case file(path: String)
         /// An in-memory store.
         case memory
+        /// A store on a PostgreSQL server: the whole URL, as libpq reads it (with `schema=`, if given).
+        case postgresql(url: String)
     }
 
     /// The schemes this build opens.
-    public static let schemes = ["file", "memory"]
+    public static let schemes = ["file", "memory", "postgresql", "postgres"]
 
     /// What the URL names.
     public let kind: Kind
@@ -66,6 +72,11 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
             guard !decoded.utf8.contains(0) else { throw refuse(path, "it encodes a NUL character (%00)") }
             guard !decoded.isEmpty else { throw refuse("path", "the file: URL has no path") }
             self.init(kind: .file(path: decoded))
+        case "postgresql", "postgres":
+            guard rest.hasPrefix("//"), let components = URLComponents(string: text), components.scheme != nil else {
+                throw refuse("URL", "write postgresql://user@host:port/database (libpq's URI form)")
+            }
+            self.init(kind: .postgresql(url: text))
         default:
             throw refuse("scheme \(scheme)", "no store for it in this build (schemes: \(Self.schemes.joined(separator: ", ")), or a path)")
         }
@@ -89,11 +100,18 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         return path
     }
 
-    /// The path for a file, `memory:` for an in-memory store: how errors name the store.
+    /// The path for a file, `memory:` for an in-memory store, the URL
+    /// without its password for a server: how errors name the store.
     public var description: String {
         switch kind {
-        case .file(let path): path
-        case .memory: "memory:"
+        case .file(let path): return path
+        case .memory: return "memory:"
+        case .postgresql(let url):
+            if var components = URLComponents(string: url), components.password != nil {
+                components.password = nil
+                return components.string ?? "postgresql://"
+            }
+            return url
         }
     }
 }

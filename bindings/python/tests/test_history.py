@@ -84,10 +84,10 @@ def test_a_colon_before_the_first_slash_makes_a_url(model, tmp_path, monkeypatch
 
 def test_an_unknown_scheme_is_named_and_nothing_is_created(model, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(amber.StoreURLError, match="postgres") as refused:
-        amber.open("postgres://x", model)
+    with pytest.raises(amber.StoreURLError, match="mysql") as refused:
+        amber.open("mysql://x", model)
     error = refused.value
-    assert error.origin == "scheme postgres" and error.code == lib.AMBER_E_INVALID_URL
+    assert error.origin == "scheme mysql" and error.code == lib.AMBER_E_INVALID_URL
     assert isinstance(error, amber.StoreError) and isinstance(error, ValueError) and isinstance(error, amber.Error)
     assert os.listdir(tmp_path) == []
 

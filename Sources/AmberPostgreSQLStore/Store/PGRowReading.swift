@@ -1,0 +1,162 @@
+import AmberModel
+import AmberSQL
+import AmberStore
+import AmberValues
+import Foundation
+
+extension FetchedRows {
+    /// Reads every row of `rows` (selecting ``TableMapping/selectColumns``), in the server's text form.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming the
+    ///   attribute and row, for a stored value that does not fit its
+    ///   attribute (a row another program wrote, a column altered behind Amber's back).
+    convenience init(reading rows: PGRows, mapping: TableMapping) throws(AmberError) {
+        var primaryKeys: [Int64] = [], versions: [Int64] = [], entities: [Int32] = [], cells: [Cell] = []
+        var arena: [UInt8] = [], boxes: [Value] = []
+        let width = mapping.types.count
+        let mixed = mapping.entity.subentityIndices.count > 1
+        let known = Int64(mapping.columnOfSlot.count)
+        primaryKeys.reserveCapacity(rows.count)
+        versions.reserveCapacity(rows.count)
+        cells.reserveCapacity(rows.count * width)
+        for row in 0..<rows.count {
+            let key = rows.int64(row, 0)
+            primaryKeys.append(key)
+            versions.append(rows.int64(row, 1))
+            if mixed {
+                let code = rows.int64(row, 2) - 1
+                guard code >= 0, code < known, !mapping.columnOfSlot[Int(code)].isEmpty else {
+                    throw .invalidValue(place: "\(mapping.entity.name) row \(key)", expected: "an entity of this hierarchy",
+                                        given: "entity number \(code + 1)")
+                }
+                entities.append(Int32(code))
+            }
+            for column in 0..<width {
+                var cell = Cell()
+                let index = column + Int(TableMapping.bookkeepingCount)
+                if !rows.isNull(row, index) {
+                    do throws(AmberError) {
+                        try rows.withBytes(row, index) { (text) throws(AmberError) in
+                            try mapping.copy(text: text, column: column, into: &cell, arena: &arena, boxes: &boxes)
+                        }
+                    } catch .invalidValue(let place, let expected, let given) {
+                        throw .invalidValue(place: "\(place) of row \(key)", expected: expected, given: given)
+                    }
+                }
+                cells.append(cell)
+            }
+        }
+        self.init(layout: mapping.layout, primaryKeys: primaryKeys, versions: versions, entities: entities, cells: cells,
+                  arena: arena, boxes: boxes)
+    }
+}
+
+extension TableMapping {
+    /// Values this long or longer are kept as their own ``Value`` at once.
+    static let largeValueBytes = 256
+
+    /// Copies a value in PostgreSQL's text form into `cell`, checked against
+    /// column `column`'s type: exact or refused, as from SQLite.
+    func copy(text: UnsafeBufferPointer<UInt8>, column: Int, into cell: inout FetchedRows.Cell,
+              arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+    {
+        let type = types[column]
+        func corrupt(_ what: String) -> AmberError {
+            .invalidValue(place: "\(entity.name).\(fetchNames[column])", expected: "a stored \(type)", given: what)
+        }
+        var string: String { String(decoding: text, as: UTF8.self) }
+        func keep(_ bytes: some Collection<UInt8>, boxed: @autoclosure () -> Value) {
+            if bytes.count >= Self.largeValueBytes {
+                cell.payload = UInt64(boxes.count)
+                cell.kind = .boxed
+                boxes.append(boxed())
+                return
+            }
+            cell.payload = UInt64(arena.count)
+            cell.length = UInt32(bytes.count)
+            cell.kind = .bytes
+            arena.append(contentsOf: bytes)
+        }
+        switch type {
+        case .boolean:
+            guard text.count == 1, text[0] == UInt8(ascii: "t") || text[0] == UInt8(ascii: "f") else { throw corrupt("\"\(string)\"") }
+            cell.payload = text[0] == UInt8(ascii: "t") ? 1 : 0
+            cell.kind = .scalar
+        case .integer16, .integer32, .integer64:
+            guard let value = Int64(string), (type.integerRange ?? 0...0).contains(value) else { throw corrupt("\"\(string)\"") }
+            cell.payload = UInt64(bitPattern: value)
+            cell.kind = .scalar
+        case .double, .float, .date:
+            // A real's text is the shortest that reads back as the same Float, so it is read as one.
+            guard let value = type == .float ? Float(string).map(Double.init) : Double(string) else { throw corrupt("\"\(string)\"") }
+            cell.payload = value.bitPattern
+            cell.kind = .scalar
+        case .string:
+            keep(text, boxed: .string(string))
+        case .uuid:
+            guard let uuid = UUID(uuidString: string) else { throw corrupt("\"\(string)\"") }
+            keep(withUnsafeBytes(of: uuid.uuid) { Array($0) }, boxed: .uuid(uuid))
+        case .binary:
+            guard let bytes = Self.bytea(text) else { throw corrupt("bytea text that is not hex") }
+            keep(bytes, boxed: .binary(Data(bytes)))
+        case .decimal, .uri:
+            let parsed = type == .decimal ? ScaledDecimal(string).map(Value.decimal) : Value.exactURI(string).map(Value.uri)
+            guard let parsed else { throw corrupt("\"\(string)\"") }
+            cell.payload = UInt64(boxes.count)
+            cell.kind = .boxed
+            boxes.append(parsed)
+        case .transformable, .undefined, .objectID:
+            throw corrupt("a column of a type this version cannot read")
+        }
+    }
+
+    /// The bytes of `bytea`'s hex text form (`\x0a1b…`), or nil for other text.
+    static func bytea(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard text.count >= 2, text.count % 2 == 0, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else { return nil }
+        func nibble(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count / 2 - 1)
+        var index = 2
+        while index < text.count {
+            guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+}
+
+extension SortValue {
+    /// Column `column` of row `row` of `rows`, ordered as PostgreSQL
+    /// orders its type: numbers (and dates) by value, text by its bytes
+    /// (the store sorts text with the "C" collation), binary values by theirs.
+    init(_ rows: PGRows, row: Int, column: Int) {
+        guard !rows.isNull(row, column) else {
+            self = .null
+            return
+        }
+        let text = rows.text(row, column)
+        switch rows.type(column) {
+        case PGType.bool: self = .integer(text == "t" ? 1 : 0)
+        case PGType.int2, PGType.int4, PGType.int8: self = .integer(Int64(text) ?? 0)
+        case PGType.float4, PGType.float8, PGType.numeric: self = .real(Double(text) ?? .nan)
+        case PGType.bytea:
+            self = .blob(text.utf8.withContiguousStorageIfAvailable { TableMapping.bytea($0) ?? [] } ?? [])
+        case PGType.uuid: self = .blob(UUID(uuidString: text).map { u in withUnsafeBytes(of: u.uuid) { Array($0) } } ?? [])
+        default: self = .text(Array(text.utf8))
+        }
+    }
+}
+
+/// The type OIDs of PostgreSQL's built-in types Amber's columns use (`pg_type.h`).
+enum PGType {
+    static let bool: UInt32 = 16, bytea: UInt32 = 17, int8: UInt32 = 20, int2: UInt32 = 21, int4: UInt32 = 23
+    static let float4: UInt32 = 700, float8: UInt32 = 701, numeric: UInt32 = 1700, uuid: UInt32 = 2950
+}

@@ -1,0 +1,176 @@
+import Foundation
+import Testing
+@testable import Amber
+@testable import AmberPostgreSQLStore
+
+/// What the PostgreSQL store does beyond the store suite (which runs on it
+/// too): several connections on one store as several processes or hosts
+/// would hold them, concurrent writers, the server going away, addresses
+/// that name no store, and what it refuses by name.
+@Suite(.serialized, .enabled(if: TestServer.required, "no PostgreSQL server: set AMBER_TEST_POSTGRES (the test command does)"))
+struct PostgreSQLStoreTests {
+    /// A new store on the test server and a second `Store` on the same
+    /// schema: another connection, as another process or host has.
+    func twoConnections(_ model: Model) throws -> (Store, Store, () -> Void) {
+        let (url, cleanup) = try TestServer.storeURL()
+        let first = try Store(url: url, model: model)
+        return (first, try Store(url: url, model: model), cleanup)
+    }
+
+    @Test func anotherConnectionMergesExactlyWhatWasSaved() throws {
+        let (here, there, cleanup) = try twoConnections(booksModel())
+        defer { cleanup() }
+        #expect(here.identifier == there.identifier, "one store, two connections")
+        let writer = Context(store: here)
+        let dune = try insertBook(writer, "Dune", "Herbert", pages: .int(400))
+        try insertBook(writer, "Kindred", "Butler")
+        try writer.save()
+        let reader = Context(store: there)
+        let held = try reader.fetch(FetchRequest("Book", sortedBy: [.ascending("title")]))
+        var reports: [ChangeReport] = []
+        let token = reader.addObserver { reports.append($0) }
+        defer { reader.removeObserver(token) }
+        try reader.mergeSavedChanges()
+        #expect(reports.isEmpty, "nothing was saved since the fetch")
+        try dune.setValue(.int(412), forKey: "pages")
+        try insertBook(writer, "Excession", "Banks")
+        try writer.save()
+        try reader.mergeSavedChanges()
+        // The history said what changed: one update (with its key) and one insert, not a comparison of everything held.
+        #expect(reports.count == 1)
+        #expect(reports.first?.refreshed.map(\.object.objectID) == [dune.objectID])
+        #expect(reports.first?.refreshed.map(\.keys) == [["pages"]])
+        #expect(reports.first?.inserted.count == 1)
+        #expect(try held[0].value(forKey: "pages") == .int(412))
+        #expect(try reader.count(FetchRequest("Book")) == 3)
+    }
+
+    /// Four writers, each with its own connection, add one to the same
+    /// counter 25 times, refreshing and trying again on a conflict: optimistic
+    /// locking through row versions loses no increment.
+    @Test func concurrentIncrementsAreNeverLost() throws {
+        let model = try Model(ModelDescription {
+            EntityDescription("Counter") {
+                Attribute.string("name").required()
+                Attribute.integer64("value").required().defaultValue(0)
+            }
+        })
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        do {
+            let context = Context(store: try Store(url: url, model: model))
+            try context.insert("Counter").setValue(.string("hits"), forKey: "name")
+            try context.save()
+        }
+        let writers = 4, increments = 25
+        let conflicts = Locked(0), failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: writers) { _ in
+            do {
+                let context = Context(store: try Store(url: url, model: model))
+                let counter = try #require(try context.fetch("Counter").first)
+                for _ in 0..<increments {
+                    while true {
+                        guard case .int(let value) = try counter.value(forKey: "value") else { return failures.mutate { $0.append("no value") } }
+                        try counter.setValue(.int(value + 1), forKey: "value")
+                        guard let error = amberError({ try context.save() }) else { break }
+                        guard case .saveFailed(let problems) = error, problems.allSatisfy({ $0.rule == .conflict }) else { throw error }
+                        conflicts.mutate { $0 += 1 }
+                        try context.refresh(counter, mergeChanges: false)
+                    }
+                }
+            } catch {
+                failures.mutate { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.value.isEmpty, "\(failures.value)")
+        let stored = try Context(store: try Store(url: url, model: model)).fetch("Counter").first
+        #expect(try stored?.value(forKey: "value") == .int(Int64(writers * increments)))
+        #expect(conflicts.value > 0, "the writers never met: the test proved nothing")
+    }
+
+    /// A connection the server dropped (a restart, a network cut): the call
+    /// that finds it gone fails saying so and the context keeps its changes;
+    /// the next call connects again and the save goes through, once.
+    @Test func aDroppedConnectionFailsOneCallThenReconnects() throws {
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        let store = try Store(url: url, model: booksModel())
+        let context = Context(store: store)
+        try insertBook(context, "Dune", "Herbert")
+        try context.save()
+        try insertBook(context, "Kindred", "Butler")
+        // Every other session on the database is ended, as a server restart would end them.
+        let admin = try PGConnection(conninfo: try #require(TestServer.url), place: "admin")
+        _ = try admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        let error = amberError { try context.save() }
+        #expect("\(error.map { "\($0)" } ?? "saved")".contains("went away"), "\(String(describing: error))")
+        #expect(context.hasChanges, "the context keeps what it could not save")
+        try context.save()
+        #expect(try Context(store: try Store(url: url, model: booksModel())).count(FetchRequest("Book")) == 2)
+    }
+
+    @Test func addressesThatNameNoStoreSayWhy() throws {
+        let base = try #require(TestServer.url)
+        guard case .server(_, let state, let message)? = amberError({
+            _ = try Store(url: base.replacingOccurrences(of: "/amber", with: "/no_such_database"), model: booksModel())
+        }) else { Issue.record("an unknown database opened"); return }
+        #expect(state == "08001" && message.contains("no_such_database"), "\(message)")
+        // The password is never part of how the store is named.
+        let withPassword = base.replacingOccurrences(of: "amber@", with: "amber:hunter2@") + "?schema=Bad-Name"
+        guard case .invalidStoreURL(let named, let part, _)? = amberError({ _ = try Store(url: withPassword, model: booksModel()) }) else {
+            Issue.record("a schema name that needs quoting was taken"); return
+        }
+        #expect(part == "schema=Bad-Name" && !named.contains("hunter2"))
+        // A schema holding other tables is not taken for a store.
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        let admin = try PGConnection(conninfo: base, place: "admin")
+        let schema = try #require(url.split(separator: "=").last)
+        try admin.execute("CREATE SCHEMA \(schema); CREATE TABLE \(schema).orders (id int)")
+        #expect(throws: AmberError.self) { _ = try Store(url: url, model: booksModel()) }
+    }
+
+    @Test func aTableAlteredBehindAmbersBackIsNamed() throws {
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        let store = try Store(url: url, model: booksModel())
+        let context = Context(store: store)
+        try insertBook(context, "Dune", "Herbert")
+        try context.save()
+        let admin = try PGConnection(conninfo: try #require(TestServer.url), place: "admin")
+        let schema = try #require(url.split(separator: "=").last)
+        try admin.execute("ALTER TABLE \(schema).\"Book\" ALTER COLUMN pages TYPE text; UPDATE \(schema).\"Book\" SET pages = 'many'")
+        guard case .invalidValue(let place, _, let given)? = amberError({ _ = try Context(store: store).fetch("Book") }) else {
+            Issue.record("a column of the wrong type was read"); return
+        }
+        #expect(place == "Book.pages of row 1" && given.contains("many"), "\(place): \(given)")
+    }
+
+    @Test func hostileTextIsStoredAsText() throws {
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        let store = try Store(url: url, model: booksModel())
+        let context = Context(store: store)
+        let hostile = ["'); DROP TABLE \"Book\"; --", "$1", "?", "\\x00", "' OR '1'='1", "é\u{301}🙂"]
+        for title in hostile { try insertBook(context, title, "O'Brien") }
+        try context.save()
+        let reader = Context(store: store)
+        #expect(try Set(reader.fetch("Book").map { try $0.value(forKey: "title") }) == Set(hostile.map(Value.string)))
+        #expect(try reader.count(FetchRequest("Book", where: "title == %@", .string(hostile[0]))) == 1)
+        // NUL cannot be kept by PostgreSQL's text: refused, naming the attribute, nothing written.
+        try insertBook(context, "a\u{0}b", "Nobody")
+        #expect { try context.save() } throws: { "\($0)".contains("Book.title") && "\($0)".contains("NUL") }
+        #expect(try reader.count(FetchRequest("Book")) == hostile.count)
+    }
+
+    @Test func batchChangesAndDerivedAttributesAreRefusedByName() throws {
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        let store = try Store(url: url, model: booksModel())
+        let context = Context(store: store)
+        #expect(!store.capabilities.contains(.batchChanges))
+        #expect { _ = try context.batchUpdate(FetchRequest("Book"), set: ["pages": .value(.int(1))]) } throws: {
+            "\($0)".contains("batch updates")
+        }
+    }
+}
