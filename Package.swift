@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "CSQLite"],
                 path: "Sources/AmberSQLiteStore"),
         // The PostgreSQL store: its dialect, its libpq connection, its writer and history.
-        .target(name: "AmberPostgreSQLStore", dependencies: ["AmberValues", "AmberModel", "AmberStore", "AmberSQL", "CLibPQ"],
+        .target(name: "AmberPostgreSQLStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "CLibPQ"],
                 path: "Sources/AmberPostgreSQLStore"),
         // Contexts and objects, and `import Amber` for users (re-exports the layers below).
         .target(name: "Amber", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQLiteStore", "AmberPostgreSQLStore"],

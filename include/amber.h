@@ -899,12 +899,20 @@ amber_status amber_store_open_with_options(amber_store **out, const char *path, 
  *  defaults), the same names every language and the CLI take: a path or a
  *  "file:" URL ("file:///data/library.amber", percent-encoded) for an SQLite
  *  file, created with its tables when missing or empty; "memory:" for a new
- *  in-memory store. Text starting with a scheme before any '/' is a URL:
- *  write a path with a colon before its first slash as "./a:b".
+ *  in-memory store; "postgresql://user@host:port/db?schema=NAME" (or
+ *  "postgres://", libpq's URI and options) for a store on a PostgreSQL
+ *  server, its tables made in schema NAME ("public" by default) when it has
+ *  none. Text starting with a scheme before any '/' is a URL: write a path
+ *  with a colon before its first slash as "./a:b".
  *  *out is owned by the caller (amber_store_close).
+ *  On PostgreSQL, derived attributes, migrations, batch changes, backups to
+ *  a file and checkpoints are refused with AMBER_E_UNSUPPORTED naming them.
  *  Errors: AMBER_E_INVALID_URL naming the part that is wrong (an unknown
  *  scheme, a file: URL with a host, a query or bad percent-encoding, text
- *  after "memory:"), nothing created; otherwise as
+ *  after "memory:", a schema name that is not a plain lower-case
+ *  identifier), nothing created; AMBER_E_SERVER when the server cannot be
+ *  reached or refuses (the origin is the SQLSTATE, 08001 for a refused
+ *  connection; the message never holds the password); otherwise as
  *  amber_store_open_with_options. Threads: any. */
 amber_status amber_store_open_url(amber_store **out, const char *url, amber_model *model, const amber_store_options *options);
 

@@ -82,9 +82,12 @@ for test in Tests/CAPITests/*.c; do
 done
 
 # The store-behaviour programs again on the other kind of store (AMBER_TEST_STORE names it by URL).
-rm -f "$work/batch-suite.amber"
+rm -f "$work/batch-suite.amber" "$work/kinds-suite.amber"
 echo "-- batch_test on a file store"
 AMBER_TEST_STORE="file://$work/batch-suite.amber" run_c batch_test-file "$work/batch_test"
+echo "-- store_kinds_test on a file store, and on the PostgreSQL server (a schema of its own)"
+AMBER_TEST_STORE="file://$work/kinds-suite.amber" run_c store_kinds_test-file "$work/store_kinds_test"
+AMBER_TEST_STORE="$AMBER_TEST_POSTGRES?schema=c_kinds" run_c store_kinds_test-postgresql "$work/store_kinds_test"
 
 step "Exported symbols match include/amber.h"
 bash scripts/check-exports.sh
@@ -164,7 +167,9 @@ expect "entity Book (extensible)" cli schema "$work/books.amber"
 # STORE is named as in every language: a path or a file: URL; memory: and unknown schemes are refused, naming the part.
 expect "(2 objects)" cli query "file://$work/books.amber" Book --where "shelf == 'M'"
 expect "scheme memory: an in-memory store starts empty" cli query memory: Book
-expect "scheme postgres: no store for it in this build" cli check "postgres://localhost/books"
+expect "scheme mysql: no store for it in this build" cli check "mysql://localhost/books"
+expect "scheme postgresql: this command works on SQLite files" cli migrate "$AMBER_TEST_POSTGRES" --to "$work/none.json"
+expect "the schema nothing_here holds no tables" cli check "$AMBER_TEST_POSTGRES?schema=nothing_here"
 expect "  extended keys: shelf (12)" cli schema "$work/books.amber"
 expect "(2 objects)" cli query "$work/books.amber" Book --where "shelf == 'M'"
 expect "shelf=W" cli query "$work/books.amber" Book --where "shelf BEGINSWITH 'W' AND pages > 300"
@@ -287,9 +292,11 @@ python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1
 
 [ -n "$python_passed" ] || { echo "pytest did not report passing tests"; exit 1; }
 # The store-behaviour tests again on the other kind of store, named by URL in AMBER_TEST_STORE
-# ({tmp}: each test's temporary folder): those on in-memory stores on files, and the reverse.
+# ({tmp}: each test's temporary folder; {unique}: a new name): those on in-memory stores on files, and the
+# reverse; and on the PostgreSQL server, each test in a schema of its own (no batch changes or derived attributes there yet).
 for store_tests in "file://{tmp}/suite.amber:test_context test_fetch test_batch test_objects test_types test_undo test_relationships" \
-                   "memory::test_derived test_observers test_history"; do
+                   "memory::test_derived test_observers test_history" \
+                   "$AMBER_TEST_POSTGRES?schema=py_{unique}:test_context test_fetch test_objects test_types test_undo test_relationships test_observers test_history"; do
     url=${store_tests%:*}; tests=()
     for name in ${store_tests##*:}; do tests+=("$repo/bindings/python/tests/$name.py"); done
     summary=$(cd "$work" && AMBER_TEST_STORE="$url" AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q -p no:cacheprovider "${tests[@]}" | tail -1)
@@ -298,6 +305,22 @@ for store_tests in "file://{tmp}/suite.amber:test_context test_fetch test_batch 
     [ -n "$passed" ] && ! grep -q failed <<< "$summary" || { echo "the store tests failed on $url"; exit 1; }
     python_passed=$((python_passed + passed))
 done
+# The CLI on a PostgreSQL store that Python made: schema, query and check by URL (the password never printed).
+pg_store="$AMBER_TEST_POSTGRES?schema=cli_books"
+(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 - "$pg_store" <<'PY'
+import sys, amber
+model = amber.Model.from_dict({"entities": [{"name": "Book", "attributes": [
+    {"name": "title", "type": "string", "optional": False}, {"name": "pages", "type": "integer32"}]}]}, amber.Registry())
+with amber.open(sys.argv[1], model) as store, store.context() as ctx:
+    for title, pages in [("Dune", 412), ("Kindred", 264)]:
+        ctx.insert("Book", title=title, pages=pages)
+    ctx.save()
+PY
+)
+expect "entity Book" cli schema "$pg_store"
+expect "(1 object)" cli query "$pg_store" Book --where "pages > 300"
+expect "cli_books: ok" cli check "$pg_store"
+expect "use pg_dump --schema=cli_books" cli backup "$pg_store" "$work/never.amber"
 python_coverage=$(sed -nE 's/.*Total coverage: ([0-9.]+%).*/\1/p' "$work/pytest.log")
 echo "Python coverage of the installed amber package: $python_coverage"
 # The API reference Python users read: pydoc renders the installed package's docstrings.

@@ -37,14 +37,46 @@ func display(_ value: Value) -> String {
 }
 
 /// The file a STORE argument names, as every Amber language names stores
-/// (`StoreURL`): a path or a `file:` URL. `memory:` names a new, empty store,
-/// which no command has anything to do with; other text is refused naming
-/// the part that is wrong.
+/// (`StoreURL`), for commands that work on SQLite files only (`migrate`):
+/// a path or a `file:` URL. `memory:` and server stores are refused naming
+/// the scheme.
 func storeFile(_ text: String) throws -> String {
     let url = try StoreURL(text)
-    guard let path = url.filePath else {
-        throw AmberError.invalidStoreURL(url: text, part: "scheme memory", reason: "an in-memory store starts empty and ends with its program; "
-            + "the CLI reads and changes stores that exist, so give a path or a file: URL")
+    switch url.kind {
+    case .file(let path): return path
+    case .memory: throw memoryRefusal(text)
+    case .postgresql:
+        throw AmberError.invalidStoreURL(url: url.description, part: "scheme postgresql",
+                                         reason: "this command works on SQLite files; PostgreSQL stores do not migrate yet")
     }
-    return path
+}
+
+/// The store a STORE argument names: a file's path (a `file:` URL decoded),
+/// or a server's URL as given. `memory:` names a new, empty store, which no
+/// command has anything to do with; other text is refused naming the part that is wrong.
+func storeName(_ text: String) throws -> String {
+    let url = try StoreURL(text)
+    switch url.kind {
+    case .file(let path): return path
+    case .memory: throw memoryRefusal(text)
+    case .postgresql: return text
+    }
+}
+
+/// Whether a STORE argument (after ``storeName(_:)``) names a store on a server rather than a file.
+func isServer(_ name: String) -> Bool { (try? StoreURL(name))?.filePath == nil }
+
+/// How output names a STORE argument: a server's URL without its password.
+func displayName(_ name: String) -> String { (try? StoreURL(name))?.description ?? name }
+
+private func memoryRefusal(_ text: String) -> AmberError {
+    .invalidStoreURL(url: text, part: "scheme memory", reason: "an in-memory store starts empty and ends with its program; "
+        + "the CLI reads and changes stores that exist, so give a path, a file: URL or a postgresql:// URL")
+}
+
+extension Store {
+    /// The existing store a STORE argument (after ``storeName(_:)``) names, with the model it carries.
+    convenience init(existing name: String) throws {
+        try self.init(openingExisting: StoreURL(name))
+    }
 }

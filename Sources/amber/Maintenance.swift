@@ -8,7 +8,7 @@ struct Check: ParsableCommand {
         abstract: "Check a store: every page, index, constraint and link, and its metadata.",
         discussion: "Prints each problem and exits with status 2 if there are any. The model is not bound, so plugins are not needed.")
 
-    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
+    @Argument(help: "The store: a path, a file: URL or a postgresql:// URL.", transform: storeName)
     var store: String
 
     @Flag(help: "Print the result as JSON: {\"store\": …, \"problems\": […]}.")
@@ -16,13 +16,16 @@ struct Check: ParsableCommand {
 
     func run() throws {
         var problems: [String] = []
-        try reportingErrors { problems = try Store.checkIntegrity(ofStoreAt: store) }
+        try reportingErrors {
+            // A file is checked without binding its model; a server's store with it.
+            problems = isServer(store) ? try Store(existing: store).checkIntegrity() : try Store.checkIntegrity(ofStoreAt: store)
+        }
         if json {
-            try printJSON(["store": store, "problems": problems])
+            try printJSON(["store": displayName(store), "problems": problems])
         } else if problems.isEmpty {
-            print("\(store): ok")
+            print("\(displayName(store)): ok")
         } else {
-            print("\(store): \(problems.count) problem\(problems.count == 1 ? "" : "s")")
+            print("\(displayName(store)): \(problems.count) problem\(problems.count == 1 ? "" : "s")")
             for problem in problems { print("  \(problem)") }
         }
         if !problems.isEmpty { throw ExitCode(2) }
@@ -35,7 +38,7 @@ struct Backup: ParsableCommand {
         abstract: "Copy a store, as of its last save, to a new file; other programs may go on saving meanwhile.",
         discussion: "DEST must not exist. The copy is written beside it and renamed into place when whole.")
 
-    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
+    @Argument(help: "The store: a path, a file: URL or a postgresql:// URL.", transform: storeName)
     var store: String
 
     @Argument(help: "The new file to write.")
@@ -46,8 +49,8 @@ struct Backup: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try plugins.load()
-            try Store(openingExisting: store).backup(to: destination)
-            print("backed up \(store) to \(destination)")
+            try Store(existing: store).backup(to: destination)
+            print("backed up \(displayName(store)) to \(destination)")
         }
     }
 }
@@ -57,7 +60,7 @@ struct Vacuum: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rebuild a store's file without the space deleted objects left, and fold its log into it.")
 
-    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
+    @Argument(help: "The store: a path, a file: URL or a postgresql:// URL.", transform: storeName)
     var store: String
 
     @OptionGroup var plugins: PluginOptions
@@ -65,8 +68,12 @@ struct Vacuum: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try plugins.load()
+            guard !isServer(store) else {
+                try Store(existing: store).vacuum()
+                return print("vacuumed \(displayName(store)) (VACUUM ANALYZE of its tables on the server)")
+            }
             let before = Self.size(store)
-            try Store(openingExisting: store).vacuum()
+            try Store(existing: store).vacuum()
             print("vacuumed \(store): \(before) bytes before (with its log), \(Self.size(store)) after")
         }
     }

@@ -18,7 +18,7 @@ struct Query: ParsableCommand {
             nil/null, or else text (quote it, --var "CODE='42'", to keep a number or a word as text).
             """)
 
-    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
+    @Argument(help: "The store: a path, a file: URL or a postgresql:// URL.", transform: storeName)
     var store: String
 
     @OptionGroup var plugins: PluginOptions
@@ -114,7 +114,7 @@ struct Query: ParsableCommand {
             let bar = progress.bar()  // from the start: auto mode's half second counts the fetch too
             defer { bar.finish() }    // also when reading an object fails
             try plugins.load()
-            let context = Context(store: try Store(openingExisting: store))
+            let context = Context(store: try Store(existing: store))
             let request = try request(model: context.model)
             let described = try context.model.entity(named: request.entityName)
             let links = described.relationships.filter { !$0.isToMany }

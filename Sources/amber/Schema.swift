@@ -7,8 +7,8 @@ struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the model a store carries, or a model file's (JSON or Xcode).")
 
-    @Argument(help: "The store (a path or a file: URL), or a model file: JSON, or an Xcode .xcdatamodeld, .xcdatamodel or contents file.",
-              transform: storeFile)
+    @Argument(help: "The store (a path, a file: URL or a postgresql:// URL), or a model file: JSON, or an Xcode .xcdatamodeld, .xcdatamodel or contents file.",
+              transform: storeName)
     var store: String
 
     @OptionGroup var plugins: PluginOptions
@@ -21,7 +21,7 @@ struct Schema: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try plugins.load()
-            let opened = ModelFile.kind(of: store) == .store ? try Store(openingExisting: store) : nil
+            let opened = isServer(store) || ModelFile.kind(of: store) == .store ? try Store(existing: store) : nil
             let model: Model
             if let opened {
                 model = opened.model

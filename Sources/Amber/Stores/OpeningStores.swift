@@ -58,6 +58,23 @@ extension Store {
         self.init(engine: try SQLiteStore(openingExisting: path, registry: registry, options: options), url: .file(path), options: options)
     }
 
+    /// Opens the existing store `url` names with the model it carries (see
+    /// ``init(openingExisting:registry:options:)``): an SQLite file or a
+    /// PostgreSQL store.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a store
+    ///   that is missing or has no readable model, and for `memory:`, which names a new, empty store.
+    public convenience init(openingExisting url: StoreURL, registry: Registry = .shared, options: Options = Options()) throws(AmberError) {
+        switch url.kind {
+        case .file(let path): try self.init(openingExisting: path, registry: registry, options: options)
+        case .memory: throw .notAStore(path: "memory:", reason: "memory: names a new, empty store, not one that exists")
+        case .postgresql(let text):
+            let address = try PGAddress(text)
+            let model = try PostgreSQLStore.storedModel(at: address, registry: registry)
+            self.init(engine: try PostgreSQLStore(address: address, model: model, options: options), url: url, options: options)
+        }
+    }
+
     /// An in-memory store with `model` (an SQLite database in memory, the
     /// store ``/AmberStore/StoreURL/memory`` names); it lives as long as this object.
     public static func inMemory(model: Model, options: Options = Options()) throws(AmberError) -> Store {

@@ -1,6 +1,7 @@
 import AmberModel
 import AmberSQL
 import AmberStore
+import AmberTransformers
 import AmberValues
 import Foundation
 
@@ -87,6 +88,25 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
             throw .modelMismatch(store: address.place, differences: (differences.isEmpty
                 ? ["model version hash \(metadata["model_hash"] ?? "(none)") in the store, \(model.versionHash) in the model"] : differences)
                 + ["(PostgreSQL stores do not migrate yet: export with `amber query`, or open with the model the store was made with)"])
+        }
+    }
+
+    /// The model the store at `address` was made with, bound against
+    /// `registry`, so a program (such as the `amber` CLI) can open a store it did not make.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a schema
+    ///   without a store or a stored model that cannot be read; the server's errors.
+    package static func storedModel(at address: PGAddress, registry: Registry) throws(AmberError) -> Model {
+        let connection = try PGConnection(conninfo: address.conninfo, place: address.place)
+        try connection.execute(setup(address))
+        guard let metadata = try readMetadata(connection, place: address.place) else {
+            throw .notAStore(path: address.place, reason: "the schema \(address.schema) holds no tables")
+        }
+        guard let json = metadata["model"] else { throw .notAStore(path: address.place, reason: "no model in the metadata table") }
+        do throws(AmberError) {
+            return try Model(ModelDescription(json: Data(json.utf8)), registry: registry)
+        } catch {
+            throw .notAStore(path: address.place, reason: "the stored model cannot be read: \(error)")
         }
     }
 

@@ -1,5 +1,6 @@
 """Fixtures: models used across the tests and the sample plugins `swift build` made."""
 import os
+import uuid
 
 import pytest
 
@@ -36,11 +37,15 @@ BOOKS = {
 
 def store_url(tmp_path, default):
     """The store a test opens: the URL in AMBER_TEST_STORE when it is set
-    ("{tmp}" in it becomes the test's temporary folder), else `default`. The
-    test command runs the store-behaviour tests again on another store this
-    way: AMBER_TEST_STORE="file://{tmp}/suite.amber", or "memory:"."""
+    ("{tmp}" in it becomes the test's temporary folder, "{unique}" a name no
+    other test uses), else `default`. The test command runs the
+    store-behaviour tests again on other stores this way:
+    AMBER_TEST_STORE="file://{tmp}/suite.amber", "memory:", or
+    "postgresql://…?schema=py_{unique}" (a new schema on the test server)."""
     template = os.environ.get("AMBER_TEST_STORE")
-    return template.replace("{tmp}", str(tmp_path)) if template else default
+    if not template:
+        return default
+    return template.replace("{tmp}", str(tmp_path)).replace("{unique}", uuid.uuid4().hex[:16])
 
 
 @pytest.fixture
