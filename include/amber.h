@@ -1326,6 +1326,19 @@ amber_status amber_context_has_changes(int32_t *out, amber_context *context);
  *  Errors: AMBER_E_SQLITE, AMBER_E_BUSY, AMBER_E_WRONG_THREAD. */
 amber_status amber_context_merge_saved_changes(amber_context *context);
 
+/** Waits until others saved something `context` has not merged yet
+ *  (another context on the store, another connection, process or host), or
+ *  until timeout_ms milliseconds pass (0: looks and returns). *out_changed
+ *  is 1 if they had (amber_context_merge_saved_changes then takes it), else
+ *  0; at once if they already had. A PostgreSQL store waits for the server's
+ *  notice of each save (LISTEN/NOTIFY, on a connection of its own); an
+ *  SQLite store looks at its data version every few milliseconds. Call it
+ *  on the context's thread, which it blocks.
+ *  Errors: AMBER_E_INVALID_VALUE (a negative timeout), AMBER_E_SERVER (the
+ *  server went away: the next call listens on a new connection),
+ *  AMBER_E_SQLITE, AMBER_E_WRONG_THREAD. */
+amber_status amber_context_wait_for_saved_changes(int32_t *out_changed, amber_context *context, int64_t timeout_ms);
+
 /** Reads `object` again from the store. merge_changes 0 drops its pending
  *  value changes; 1 keeps every value set here and takes the rest as saved
  *  (as amber_context_merge_saved_changes does). A deletion mark and transient

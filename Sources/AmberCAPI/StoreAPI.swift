@@ -435,6 +435,20 @@ public func amber_context_merge_saved_changes(_ context: OpaquePointer?) -> ambe
 }
 
 @c @implementation
+public func amber_context_wait_for_saved_changes(_ out_changed: UnsafeMutablePointer<Int32>?, _ context: OpaquePointer?,
+                                                 _ timeout_ms: Int64) -> amber_status {
+    api { () throws(CAPIError) in
+        let changed = try require(out_changed, "out_changed")
+        let wrapper = try Handles.context(context)
+        guard timeout_ms >= 0 else {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "timeout_ms is \(timeout_ms); expected 0 or more", origin: "timeout_ms")
+        }
+        let saved = try core { () throws(AmberError) in try wrapper.context.waitForSavedChanges(timeout: .milliseconds(timeout_ms)) }
+        changed.pointee = saved ? 1 : 0
+    }
+}
+
+@c @implementation
 public func amber_context_refresh(_ context: OpaquePointer?, _ object: OpaquePointer?, _ merge_changes: Int32) -> amber_status {
     api { () throws(CAPIError) in
         let wrapper = try Handles.context(context)

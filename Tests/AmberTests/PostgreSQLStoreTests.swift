@@ -63,11 +63,23 @@ struct PostgreSQLStoreTests {
             try context.save()
         }
         let writers = 4, increments = 25
-        let conflicts = Locked(0), failures = Locked<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: writers) { _ in
+        let conflicts = Locked(0), failures = Locked<[String]>([]), ready = Locked(0)
+        // Threads of their own: the barrier below needs all writers running at once, whatever the cores.
+        let finished = Locked(0)
+        @Sendable func writer() {
+            defer { finished.mutate { $0 += 1 } }
+            var held: (Context, ManagedObject)?
             do {
                 let context = Context(store: try Store(url: url, model: model))
-                let counter = try #require(try context.fetch("Counter").first)
+                held = (context, try #require(try context.fetch("Counter").first))
+            } catch {
+                failures.mutate { $0.append("\(error)") }
+            }
+            // Every writer holds the counter at the same version before any writes: the first saves must collide.
+            ready.mutate { $0 += 1 }
+            while ready.value < writers { usleep(200) }
+            guard let (context, counter) = held else { return }
+            do {
                 for _ in 0..<increments {
                     while true {
                         guard case .int(let value) = try counter.value(forKey: "value") else { return failures.mutate { $0.append("no value") } }
@@ -82,6 +94,8 @@ struct PostgreSQLStoreTests {
                 failures.mutate { $0.append("\(error)") }
             }
         }
+        for _ in 0..<writers { Thread { writer() }.start() }
+        while finished.value < writers { usleep(1_000) }
         #expect(failures.value.isEmpty, "\(failures.value)")
         let stored = try Context(store: try Store(url: url, model: model)).fetch("Counter").first
         #expect(try stored?.value(forKey: "value") == .int(Int64(writers * increments)))
@@ -92,16 +106,19 @@ struct PostgreSQLStoreTests {
     /// that finds it gone fails saying so and the context keeps its changes;
     /// the next call connects again and the save goes through, once.
     @Test func aDroppedConnectionFailsOneCallThenReconnects() throws {
-        let (url, cleanup) = try TestServer.storeURL()
+        let (base, cleanup) = try TestServer.storeURL()
         defer { cleanup() }
+        // libpq names the session, so only this store's is ended (other tests run beside this one).
+        let name = "dropped_\(UUID().uuidString.prefix(8))", url = base + "&application_name=\(name)"
         let store = try Store(url: url, model: booksModel())
         let context = Context(store: store)
         try insertBook(context, "Dune", "Herbert")
         try context.save()
         try insertBook(context, "Kindred", "Butler")
-        // Every other session on the database is ended, as a server restart would end them.
+        // The store's session is ended, as a server restart or a network cut would end it.
         let admin = try PGConnection(conninfo: try #require(TestServer.url), place: "admin")
-        _ = try admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        let ended = try admin.query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = ?", [.string(name)])
+        #expect(ended.int64(0, 0) == 1)
         let error = amberError { try context.save() }
         #expect("\(error.map { "\($0)" } ?? "saved")".contains("went away"), "\(String(describing: error))")
         #expect(context.hasChanges, "the context keeps what it could not save")
@@ -161,6 +178,15 @@ struct PostgreSQLStoreTests {
         try insertBook(context, "a\u{0}b", "Nobody")
         #expect { try context.save() } throws: { "\($0)".contains("Book.title") && "\($0)".contains("NUL") }
         #expect(try reader.count(FetchRequest("Book")) == hostile.count)
+    }
+
+    @Test func extensibleEntitiesAreRefusedByName() throws {
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        let model = try Model(ModelDescription {
+            EntityDescription("Book") { Attribute.string("title") }.extensible()
+        })
+        #expect { _ = try Store(url: url, model: model) } throws: { "\($0)".contains("extended attributes (Book is extensible)") }
     }
 
     @Test func batchChangesAndDerivedAttributesAreRefusedByName() throws {

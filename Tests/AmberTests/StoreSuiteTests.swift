@@ -207,6 +207,39 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(try held.first { try $0.value(forKey: "title") == .string("Dune") }?.value(forKey: "pages") == .int(412))
     }
 
+    /// A context waits for others' saves: another context on the store, and
+    /// (where the store persists) another connection saving from another thread.
+    @Test(arguments: StoreKind.allCases)
+    func waitingWakesWhenOthersSave(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(booksModel())
+        defer { cleanup() }
+        let reader = Context(store: store)
+        #expect(try !reader.waitForSavedChanges(timeout: .milliseconds(50)), "\(kind): nothing was saved")
+        let others = try [store] + (kind.reopen(store, model: store.model).map { [$0] } ?? [])
+        for (index, other) in others.enumerated() {
+            let failure = Locked<String?>(nil)
+            let saver = Thread {
+                usleep(100_000)
+                do {
+                    let context = Context(store: other)
+                    try insertBook(context, "Book \(index)", "Someone")
+                    try context.save()
+                } catch {
+                    failure.mutate { $0 = "\(error)" }
+                }
+            }
+            saver.start()
+            let start = ContinuousClock.now
+            #expect(try reader.waitForSavedChanges(timeout: .seconds(30)), "\(kind), saver \(index)")
+            #expect(ContinuousClock.now - start < .seconds(20), "\(kind): woke by the save, not the timeout")
+            while saver.isExecuting { usleep(1_000) }
+            #expect(failure.value == nil, "\(failure.value ?? "")")
+            try reader.mergeSavedChanges()
+            #expect(try reader.count(FetchRequest("Book")) == index + 1, "\(kind), saver \(index)")
+            #expect(try !reader.waitForSavedChanges(timeout: .milliseconds(30)), "\(kind): everything was merged")
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func historyListsWhatEachSaveDid(kind: StoreKind) throws {
         let (store, cleanup) = try kind.open(booksModel())

@@ -103,6 +103,11 @@ int main(void) {
 
     amber_context *reader = NULL;
     OK(amber_context_new(&reader, store));
+    /* A context made after the save has nothing to wait for; a negative timeout is named. */
+    int32_t changed = -1;
+    OK(amber_context_wait_for_saved_changes(&changed, reader, 10));
+    CHECK(changed == 0);
+    FAILS(amber_context_wait_for_saved_changes(&changed, reader, -1), AMBER_E_INVALID_VALUE, "timeout_ms");
     for (int i = 0; i < 6; i++) {
         amber_object *read = note(reader, i);
         amber_value ratio;
@@ -135,6 +140,8 @@ int main(void) {
     amber_value first = text("first"), second = text("second");
     OK(amber_object_set(mine, label_attribute, &first));
     OK(amber_context_save(writer));
+    OK(amber_context_wait_for_saved_changes(&changed, reader, 5000));
+    CHECK(changed == 1);
     OK(amber_object_set(theirs, label_attribute, &second));
     FAILS(amber_context_save(reader), AMBER_E_SAVE_FAILED, "was changed in the store");
     OK(amber_context_set_merge_policy(reader, AMBER_MERGE_OBJECT_WINS));

@@ -66,6 +66,29 @@ extension Context {
         try merge(records + elsewhere, compareAll: compareAll || overflowed)
     }
 
+    /// Waits until others saved something this context has not merged yet
+    /// (another context on this store, another connection, another process
+    /// or host), or until `timeout` passes; returns at once if they already
+    /// had. A program that shows or processes what others save loops on it:
+    ///
+    /// ```swift
+    /// while running {
+    ///     if try context.waitForSavedChanges(timeout: .seconds(1)) { try context.mergeSavedChanges() }
+    /// }
+    /// ```
+    ///
+    /// A PostgreSQL store is told of other saves by the server (LISTEN and
+    /// NOTIFY) and waits on its socket; an SQLite store looks at its data
+    /// version every few milliseconds. Call it on the context's thread; it
+    /// blocks that thread.
+    ///
+    /// - Returns: whether there is something to merge (``mergeSavedChanges()`` takes it).
+    public func waitForSavedChanges(timeout: Duration) throws(AmberError) -> Bool {
+        // Without a version from the last merge, a merge compares everything held: there is something to do.
+        guard let seen = seenDataVersion else { return true }
+        return try engine.waitForChanges(from: seen, inbox: inbox, timeout: timeout)
+    }
+
     /// Merges `records` (what other writers saved), or compares every object
     /// held here with the store when `compareAll`, and tells observers.
     func merge(_ records: [SavedChanges], compareAll: Bool) throws(AmberError) {

@@ -30,10 +30,10 @@ package struct PGAddress: Sendable, Hashable {
         let schema = schemas.last?.value ?? "public"
         // A plain identifier: it is written into SQL (search_path), so nothing that needs quoting is let through.
         guard let first = schema.unicodeScalars.first, first == "_" || ("a"..."z").contains(first),
-              schema.unicodeScalars.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }), schema.count <= 63
+              schema.unicodeScalars.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }), schema.count <= 57
         else {
             throw .invalidStoreURL(url: Self.withoutPassword(url), part: "schema=\(schema)",
-                                   reason: "a schema is a lower-case name of letters, digits and _ (up to 63), starting with a letter or _")
+                                   reason: "a schema is a lower-case name of letters, digits and _ (up to 57, so its notice channel amber.<schema> fits), starting with a letter or _")
         }
         components.queryItems = items.isEmpty ? nil : items
         self.schema = schema

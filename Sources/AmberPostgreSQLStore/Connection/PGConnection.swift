@@ -86,6 +86,29 @@ package final class PGConnection {
         return name
     }
 
+    /// The payloads of the notifications (NOTIFY) that arrived since the
+    /// last call, read from the socket without waiting.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/server(store:state:message:)`` (08006) if the connection is gone.
+    package func notifications() throws(AmberError) -> [String] {
+        guard PQconsumeInput(handle) == 1 else {
+            throw .server(store: place, state: "08006", message: "the server went away: \(Self.text(PQerrorMessage(handle)))")
+        }
+        var payloads: [String] = []
+        while let notice = PQnotifies(handle) {
+            payloads.append(notice.pointee.extra.map { String(cString: $0) } ?? "")
+            PQfreemem(notice)
+        }
+        return payloads
+    }
+
+    /// Waits until something arrives on the connection's socket or `timeout` passes.
+    package func waitForInput(timeout: Duration) {
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { return }
+        _ = poll(&descriptor, 1, Int32(max(0, timeout / .milliseconds(1))))
+    }
+
     /// Whether a transaction is open (or failed and waits for ROLLBACK).
     package var isInTransaction: Bool {
         let status = PQtransactionStatus(handle)

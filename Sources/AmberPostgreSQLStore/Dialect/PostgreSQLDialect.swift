@@ -31,7 +31,8 @@ package struct PostgreSQLDialect: SQLDialect {
         // Seconds since 2001-01-01 UTC, as Amber's dates are (and SQLite's store keeps them):
         // exact for every Date, where timestamptz would round to the microsecond.
         case .date: "double precision"
-        case .string, .uri: "text"
+        // Bytewise, as SQLite compares text and as live queries place rows, whatever the database's locale.
+        case .string, .uri: "text COLLATE \"C\""
         case .decimal: "numeric"
         case .uuid: "uuid"
         case .binary, .transformable, .undefined, .objectID: "bytea"
@@ -49,7 +50,8 @@ package struct PostgreSQLDialect: SQLDialect {
     package func fold(_ sql: String, flags: Int64) -> String {
         var folded = sql
         if flags & ComparisonOptions.diacriticInsensitive.rawValue != 0 { folded = "unaccent(\(folded))" }
-        if flags & ComparisonOptions.caseInsensitive.rawValue != 0 { folded = "lower(\(folded))" }
+        // Text columns sort by bytes (COLLATE "C"), whose lower() folds ASCII only: fold by the database's own rules.
+        if flags & ComparisonOptions.caseInsensitive.rawValue != 0 { folded = "lower((\(folded)) COLLATE \"default\")" }
         return folded
     }
 
@@ -70,7 +72,8 @@ package struct PostgreSQLDialect: SQLDialect {
         let diacritics = options.contains(.diacriticInsensitive)
         let subject = diacritics ? "unaccent(\(sql))" : sql
         let pattern = diacritics ? "unaccent(?)" : "?"
-        return "\(subject) \(options.contains(.caseInsensitive) ? "~*" : "~") ('^(?:' || \(pattern) || ')$')"
+        let caseInsensitive = options.contains(.caseInsensitive)
+        return "(\(subject))\(caseInsensitive ? " COLLATE \"default\" ~*" : " ~") ('^(?:' || \(pattern) || ')$')"
     }
 
     // MARK: Values
@@ -79,7 +82,8 @@ package struct PostgreSQLDialect: SQLDialect {
     package func exactDecimal(_ sql: String) -> String { "(\(sql))::numeric" }
     /// `numeric` orders exactly; nothing to approximate.
     package func approximateDecimal(_ sql: String) -> String { sql }
-    package func extendedValue(_ column: String, name: String) -> String { "(\(column) -> '\(name)')" }
+    /// The stored document is JSON text; extensible entities are not yet opened on PostgreSQL (the store refuses them by name).
+    package func extendedValue(_ column: String, name: String) -> String { "(\(column)::jsonb -> '\(name)')" }
     package var keyListSubquery: String { "SELECT unnest(?::bigint[])" }
     package func keyList(_ keys: [Int64]) -> Value { .string("{" + keys.map(String.init).joined(separator: ",") + "}") }
     /// A NULL limit is none.
@@ -89,7 +93,7 @@ package struct PostgreSQLDialect: SQLDialect {
 
     /// Now as dates are stored: seconds since 2001-01-01 UTC.
     package var now: String { "(extract(epoch FROM clock_timestamp())::double precision - 978307200)" }
-    package func changeCase(_ sql: String, upper: Bool) -> String { upper ? "upper(\(sql))" : "lower(\(sql))" }
+    package func changeCase(_ sql: String, upper: Bool) -> String { "\(upper ? "upper" : "lower")((\(sql)) COLLATE \"default\")" }
     package func floatingSum(_ column: String) -> String { "coalesce(sum(\(column)), 0)::double precision" }
     /// `numeric` arithmetic is exact and keeps the scale decimal arithmetic gives.
     package func decimalArithmetic(_ op: String, _ left: String, _ right: String) -> String { "(\(left) \(op) \(right))" }

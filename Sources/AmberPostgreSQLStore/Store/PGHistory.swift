@@ -21,11 +21,16 @@ struct PGHistory {
     /// This store's mark on the transactions it writes: a context skips its own store's (its inbox had them).
     let origin = UUID().uuidString
 
-    /// Appends a transaction, inside the caller's write transaction.
-    func record(_ changes: String, origin writer: WriteOrigin, relinked: Bool, on connection: PGConnection) throws(AmberError) {
-        _ = try connection.query("INSERT INTO \(Self.name) (timestamp, origin, author, context, relinked, changes) VALUES (?, ?, ?, ?, ?, ?)",
-                                 [.double(Date().timeIntervalSinceReferenceDate), .string(origin), writer.author.map(Value.string) ?? .null,
-                                  writer.contextName.map(Value.string) ?? .null, .bool(relinked), .string(changes)])
+    /// Appends a transaction, inside the caller's write transaction, and
+    /// tells the store's listeners (``PostgreSQLStore/waitForChanges(from:inbox:timeout:)``):
+    /// PostgreSQL delivers the notice only once the transaction commits, and
+    /// only its sequence number and this store's mark, small as a notice should be.
+    func record(_ changes: String, origin writer: WriteOrigin, relinked: Bool, channel: String, on connection: PGConnection) throws(AmberError) {
+        let sequence = try connection.query(
+            "INSERT INTO \(Self.name) (timestamp, origin, author, context, relinked, changes) VALUES (?, ?, ?, ?, ?, ?) RETURNING sequence",
+            [.double(Date().timeIntervalSinceReferenceDate), .string(origin), writer.author.map(Value.string) ?? .null,
+             writer.contextName.map(Value.string) ?? .null, .bool(relinked), .string(changes)]).int64(0, 0)
+        _ = try connection.query("SELECT pg_notify(?, ?)", [.string(channel), .string("\(sequence) \(origin)")])
     }
 
     /// The last sequence number handed out (0 before the first transaction).

@@ -80,7 +80,8 @@ final class PGWriter<Row: RowSource> {
                         var record = HistoryRecord(changes, written: written, model: store.model)
                         text = record.finished()
                     }
-                    try store.history.record(text, origin: origin, relinked: !changes.links.isEmpty || !changes.positions.isEmpty, on: connection)
+                    try store.history.record(text, origin: origin, relinked: !changes.links.isEmpty || !changes.positions.isEmpty,
+                                             channel: store.channel, on: connection)
                     _ = try connection.query("UPDATE \(PostgreSQLStore.metadataTable) SET value = (value::bigint + 1)::text WHERE key = ?",
                                              [.string(PostgreSQLStore.writesKey)])
                 }

@@ -33,6 +33,11 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     var inboxes = InboxList()
     /// Transactions this store committed, so ``dataVersion()`` moves for others' only.
     var ownWrites: Int64 = 0
+    /// The channel saves notify (`amber.<schema>`), which ``waitForChanges(from:inbox:timeout:)`` listens on.
+    var channel: String { "amber.\(address.schema)" }
+    /// A connection of its own that listens on ``channel``, made on the first wait; guarded by `listenerLock`.
+    private var listener: PGConnection?
+    private let listenerLock = NSLock()
 
     static let metadataTable = "_amber_metadata"
     /// The metadata key counting committed writes, for ``dataVersion()``.
@@ -63,7 +68,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     ///   made with a model of another shape (PostgreSQL stores do not migrate
     ///   yet); ``/AmberValues/AmberError/notAStore(path:reason:)`` for a schema
     ///   holding other tables; ``/AmberValues/AmberError/unsupported(store:capability:)``
-    ///   for a model with derived attributes.
+    ///   for a model with derived attributes or an extensible entity.
     package init(address: PGAddress, model: Model, options: Store.Options) throws(AmberError) {
         self.address = address
         self.model = model
@@ -72,6 +77,9 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         self.options = kept
         if let derived = model.entities.flatMap(\.attributes).first(where: { $0.derivation != nil }) {
             throw .unsupported(store: address.place, capability: "derived attributes (\(derived.description)) on PostgreSQL")
+        }
+        if let extensible = model.entities.first(where: \.isExtensible) {
+            throw .unsupported(store: address.place, capability: "extended attributes (\(extensible.name) is extensible) on PostgreSQL")
         }
         connection = try PGConnection(conninfo: address.conninfo, place: address.place)
         mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: PostgreSQLDialect()) }
@@ -351,6 +359,45 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
             let writes = try connection.query("SELECT value FROM \(Self.metadataTable) WHERE key = ?", [.string(Self.writesKey)])
             return (writes.count == 1 ? writes.int64(0, 0) : 0) - ownWrites
         }
+    }
+
+    /// Waits for other writers' notices on a connection of its own (the
+    /// store's connection stays free for other callers meanwhile): a notice
+    /// from another store (its mark is not this one's) means a commit, as
+    /// does a data version that moved. The listener listens before the
+    /// version is read, so no commit falls between the two.
+    package func waitForChanges(from version: Int64, inbox: ChangeInbox?, timeout: Duration) throws(AmberError) -> Bool {
+        listenerLock.lock()
+        defer { listenerLock.unlock() }
+        let listener = try listening()
+        let deadline = ContinuousClock.now + timeout
+        if try dataVersion() != version { return true }
+        while true {
+            if inbox?.hasRecords == true { return true }
+            do throws(AmberError) {
+                // A notice can outlive the merge that took its save: the version says whether it is news.
+                if try listener.notifications().contains(where: { !$0.hasSuffix(" \(history.origin)") }), try dataVersion() != version {
+                    return true
+                }
+            } catch {
+                // The server went away: the next wait listens on a new connection, and the caller hears why now.
+                self.listener = nil
+                throw error
+            }
+            let left = deadline - .now
+            guard left > .zero else { return false }
+            // A context on this store posts to its inbox without a notice here: look again now and then.
+            listener.waitForInput(timeout: min(left, .milliseconds(50)))
+        }
+    }
+
+    /// The listening connection, connected and listening on first use.
+    private func listening() throws(AmberError) -> PGConnection {
+        if let listener { return listener }
+        let connection = try PGConnection(conninfo: address.conninfo, place: address.place)
+        try connection.execute("LISTEN \"\(channel)\"")
+        listener = connection
+        return connection
     }
 
     package func versions(in table: Int, of keys: [Int64]) throws(AmberError) -> [Int64: Int64] {

@@ -82,6 +82,13 @@ package final class ChangeInbox: @unchecked Sendable {
         }
     }
 
+    /// Whether something was posted since the last ``take()``.
+    package var hasRecords: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return !records.isEmpty || overflowed
+    }
+
     /// The records posted since the last call, and whether some were lost (then compare everything).
     package func take() -> (records: [SavedChanges], overflowed: Bool) {
         lock.lock()

@@ -104,6 +104,12 @@ package protocol StoreEngine: AnyObject, Sendable {
 
     /// A number that changes when another connection or process wrote, and only then.
     func dataVersion() throws(AmberError) -> Int64
+    /// Waits until ``dataVersion()`` differs from `version` (another
+    /// connection or process committed a write) or `inbox` has a post
+    /// (another context on this store saved), or `timeout` passes.
+    ///
+    /// - Returns: whether one of them happened (at once if one already had).
+    func waitForChanges(from version: Int64, inbox: ChangeInbox?, timeout: Duration) throws(AmberError) -> Bool
     /// The stored versions of the rows of `table` with one of `keys`; a missing key is a deleted row.
     func versions(in table: Int, of keys: [Int64]) throws(AmberError) -> [Int64: Int64]
 
@@ -158,6 +164,19 @@ extension StoreEngine {
     package func batchDelete(_ entity: Entity, matching request: FetchRequest, origin: WriteOrigin, from inbox: ChangeInbox?)
         throws(AmberError) -> BatchOutcome {
         throw .unsupported(store: place, capability: "batch deletes")
+    }
+
+    /// The default: asks ``dataVersion()`` every few milliseconds (a store
+    /// that is told of other writers, as a server is, waits for that instead).
+    package func waitForChanges(from version: Int64, inbox: ChangeInbox?, timeout: Duration) throws(AmberError) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if inbox?.hasRecords == true { return true }
+            if try dataVersion() != version { return true }
+            let left = deadline - .now
+            guard left > .zero else { return false }
+            usleep(UInt32(min(left, .milliseconds(5)) / .microseconds(1)))
+        }
     }
 
     /// The default for stores that keep no history.

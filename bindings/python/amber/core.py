@@ -1760,6 +1760,18 @@ class Context(_Owner):
         check(lib.amber_context_merge_saved_changes(self._handle))
         self._forget_all_values()
 
+    def wait_for_saved_changes(self, timeout: float) -> bool:
+        """Waits until others saved something this context has not merged
+        yet (another context, connection, process or host), or `timeout`
+        seconds pass; returns whether they had (then `merge_saved_changes()`
+        takes it). A PostgreSQL store is told of saves by the server; an SQLite
+        store looks every few milliseconds. Blocks the calling thread."""
+        if timeout < 0:
+            raise ValueError(f"timeout is {timeout}; expected 0 or more seconds")
+        changed = ffi.new("int32_t *")
+        check(lib.amber_context_wait_for_saved_changes(changed, self._handle, int(timeout * 1000)))
+        return bool(changed[0])
+
     def refresh(self, obj: "Object", merge_changes: bool = True) -> None:
         """Reads `obj` again from the store: keeping every value set here
         (`merge_changes`), or dropping its pending value changes."""

@@ -4,6 +4,8 @@ whose index changes, applied to a copy of its old results, equal a fresh
 fetch after each of 150 random steps in two contexts."""
 import datetime
 import random
+import threading
+import time
 
 import pytest
 
@@ -223,3 +225,31 @@ def test_a_nested_failing_call_does_not_swallow_an_earlier_callback_exception(st
         here.insert("Book", title="A", pages=1)
         with pytest.raises(KeyboardInterrupt):
             here.save()
+
+
+def test_waiting_wakes_when_another_thread_saves(store):
+    with store.context() as reader:
+        assert reader.wait_for_saved_changes(0.05) is False
+        failures = []
+
+        def save_elsewhere():
+            time.sleep(0.1)
+            try:
+                with store.context() as writer:
+                    writer.insert("Book", title="Waited", pages=1, published=BASE)
+                    writer.save()
+            except amber.Error as error:  # pragma: no cover - reported below
+                failures.append(error)
+
+        saver = threading.Thread(target=save_elsewhere)
+        started = time.monotonic()
+        saver.start()
+        assert reader.wait_for_saved_changes(30.0) is True
+        assert time.monotonic() - started < 20, "woke by the save, not the timeout"
+        saver.join()
+        assert failures == []
+        reader.merge_saved_changes()
+        assert [book.title for book in reader.fetch("Book")] == ["Waited"]
+        assert reader.wait_for_saved_changes(0.03) is False
+        with pytest.raises(ValueError, match="timeout"):
+            reader.wait_for_saved_changes(-1)
