@@ -37,6 +37,9 @@ swift test 2>&1 | tee .build/swift-test.log
 swift_passed=$(sed -nE 's/.*Test run with ([0-9]+) tests? in .* passed.*/\1/p' .build/swift-test.log | tail -1)
 [ -n "$swift_passed" ] || { echo "swift test did not report a passing run"; exit 1; }
 grep -q "Suite PostgreSQLTests passed" .build/swift-test.log || { echo "the PostgreSQL tests did not run against the server"; exit 1; }
+echo "-- the server crashing during a save, alone (it cuts every connection to the server)"
+AMBER_TEST_POSTGRES_DIR="$postgres_dir" swift test --skip-build --filter PostgreSQLCrashTests 2>&1 | tee .build/swift-crash.log
+grep -q "Suite PostgreSQLCrashTests passed" .build/swift-crash.log || { echo "the crash test did not pass"; exit 1; }
 
 step "Swift API documentation: DocC builds the reference of every module Amber exports, and the articles"
 docs=$(mktemp -d)

@@ -200,3 +200,46 @@ struct PostgreSQLStoreTests {
         }
     }
 }
+
+/// The server stopped as a power cut would stop it (`scripts/postgres.sh
+/// crash`) while a large save is in flight, and started again. Alone in its
+/// own run (the test command runs it after the others, naming the server's
+/// folder in `AMBER_TEST_POSTGRES_DIR`): it cuts every connection.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["AMBER_TEST_POSTGRES_DIR"] != nil,
+                "run alone by the test command, with AMBER_TEST_POSTGRES_DIR naming the server's folder"))
+struct PostgreSQLCrashTests {
+    @Test func aServerKilledDuringASaveLosesNothingAndKeepsTheChanges() throws {
+        let directory = try #require(ProcessInfo.processInfo.environment["AMBER_TEST_POSTGRES_DIR"])
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        let store = try Store(url: url, model: booksModel())
+        let context = Context(store: store)
+        try insertBook(context, "Before", "Anyone")
+        try context.save()
+        let count = 20_000
+        for index in 0..<count { try insertBook(context, "Book \(index)", "Author \(index % 97)", pages: .int(Int64(index % 900 + 1))) }
+        // The server goes down a moment into the save, and comes back.
+        let crashed = Locked<String?>(nil)
+        let crasher = Thread {
+            usleep(150_000)
+            // system(3), not Process: Foundation's waitUntilExit never returned on this thread here.
+            let status = system("bash scripts/postgres.sh crash '\(directory)'")
+            crashed.mutate { $0 = status == 0 ? "" : "postgres.sh crash exited with \(status)" }
+        }
+        crasher.start()
+        let failure = amberError { try context.save() }
+        while crashed.value == nil { usleep(10_000) }
+        #expect(crashed.value == "", "\(crashed.value ?? "")")
+        // Nothing partial: the store holds the first save alone, or every book.
+        let stored = try Context(store: try Store(url: url, model: booksModel())).count(FetchRequest("Book"))
+        if let failure {
+            #expect("\(failure)".contains("went away") || "\(failure)".contains("08006") || "\(failure)".contains("57P01"), "\(failure)")
+            #expect(stored == 1, "a failed save left \(stored - 1) of its books")
+            #expect(context.hasChanges, "the context keeps what it could not save")
+            try context.save()
+        } else {
+            Issue.record("the save finished before the server went down: the crash came too late to test anything")
+        }
+        #expect(try Context(store: try Store(url: url, model: booksModel())).count(FetchRequest("Book")) == count + 1)
+    }
+}
