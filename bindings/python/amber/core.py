@@ -1138,8 +1138,13 @@ def open(url: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, 
     """Opens (creating if needed) the store `url` names with `model`, after
     loading `plugins` into the model's registry. `url` is what every Amber
     language and the CLI take (amber_store_open_url): a path or a "file:"
-    URL ("file:///data/books.amber", percent-encoded) for a store file, or
-    "memory:" (or None) for a new in-memory store. A str with a scheme
+    URL ("file:///data/books.amber", percent-encoded) for a store file,
+    "memory:" (or None) for a new in-memory store, or
+    "postgresql://user@host:port/db?schema=NAME" for a store on a PostgreSQL
+    server (its tables made in schema NAME, "public" by default, when it has
+    none; a server that refuses or cannot be reached raises ServerError with
+    its SQLSTATE as `origin`; derived and extended attributes, batch changes
+    and migrations raise UnsupportedError there for now). A str with a scheme
     before any "/" is a URL: write a path with a colon there as "./a:b". A
     pathlib.Path or bytes is always a path. Text that names no store (an
     unknown scheme, a file: URL with a host or a query, text after

@@ -6,6 +6,7 @@ first saved."""
 import dataclasses
 import datetime
 import os
+import uuid
 
 import pytest
 
@@ -317,3 +318,31 @@ def test_a_second_store_merges_exactly_what_the_first_saved(model, tmp_path):
         assert sorted(book.title for book in reader.fetch("Book")) == ["Dune!", "Fox"]
         reader.close()
         writer.close()
+
+
+def _postgres_server() -> str:
+    """The test server's URL (the test command starts one); skipped without it, except in CI, where it fails."""
+    url = os.environ.get("AMBER_TEST_POSTGRES")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("AMBER_TEST_POSTGRES names no server: the test command starts one")
+        pytest.skip("no PostgreSQL server: set AMBER_TEST_POSTGRES (the test command does)")
+    return url
+
+
+def test_a_postgresql_url_opens_a_shared_store_and_names_what_is_wrong(model):
+    server = _postgres_server()
+    url = f"{server}?schema=py_url_{uuid.uuid4().hex[:12]}"
+    with amber.open(url, model) as store, store.context() as ctx:
+        ctx.insert("Book", title="Dune", pages=412)
+        ctx.save()
+    # Another connection to the same schema finds what was saved, exactly.
+    with amber.open(url, model) as again, again.context() as ctx:
+        assert [(book.title, book.pages) for book in ctx.fetch("Book")] == [("Dune", 412)]
+    with pytest.raises(amber.ServerError) as refused:
+        amber.open(server.replace("/amber", "/no_such_db"), model)
+    assert refused.value.origin == "08001" and "no_such_db" in str(refused.value)
+    assert isinstance(refused.value, amber.StoreError)
+    with pytest.raises(amber.StoreURLError) as named:
+        amber.open(server.replace("amber@", "amber:hunter2@") + "?schema=Bad-Name", model)
+    assert named.value.origin == "schema=Bad-Name" and "hunter2" not in str(named.value)
