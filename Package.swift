@@ -90,8 +90,8 @@ let package = Package(
         .target(name: "AESGCMPlugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/AESGCM",
                 linkerSettings: [.linkedLibrary("crypto")]),
         .target(name: "Base64Plugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/Base64"),
-        // Raw SQLite workloads in C: the baseline the benchmark measures Amber against.
-        .target(name: "AmberBenchRaw", dependencies: ["AmberPluginABI", "CSQLite"], path: "Sources/AmberBenchRaw",
+        // Raw SQLite and raw libpq workloads in C: the baselines the benchmark measures Amber against.
+        .target(name: "AmberBenchRaw", dependencies: ["AmberPluginABI", "CSQLite", "CLibPQ"], path: "Sources/AmberBenchRaw",
                 linkerSettings: [.linkedLibrary("dl")]),
         .executableTarget(
             name: "amber-bench",

@@ -2,7 +2,8 @@
 # Runs Amber's benchmark: the Swift API, the C API and the Python bindings,
 # each against raw SQLite (C for the first two, Python's sqlite3 for the
 # last) in the same run. Arguments go to amber-bench (--quick, --n, --repetitions,
-# --json FILE). Needs a release build; the Python part needs the bindings
+# --json FILE, --postgres URL for the PostgreSQL rows against raw libpq on that
+# server). Needs a release build; the Python part needs the bindings
 # installed (pip install ./bindings/python), and is skipped otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,7 @@
 /* Raw SQLite workloads for the benchmark; see amber_bench_raw.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "amber_bench_raw.h"
+#include "plugin_calls.h"
 
 #include <amber_plugin.h>
 #include <dlfcn.h>
@@ -70,6 +71,14 @@ bench_plugin *bench_plugin_open(const char *path) {
         return NULL;
     }
     return plugin;
+}
+
+int32_t bench_plugin_forward(bench_plugin *plugin, const amber_plugin_value *in, amber_plugin_value *out) {
+    return plugin->forward(NULL, in, out);
+}
+
+int32_t bench_plugin_reverse(bench_plugin *plugin, const amber_plugin_value *in, amber_plugin_value *out) {
+    return plugin->reverse(NULL, in, out);
 }
 
 bench_color bench_color_for(int64_t i) {

@@ -18,6 +18,7 @@ struct AmberBench: ParsableCommand {
     @Option(help: "The C API benchmark program to run too (its JSON is merged).") var capi: String?
     @Option(help: "The Python benchmark script to run too (its JSON is merged).") var python: String?
     @Option(help: "Write {workload: {amber_ms, raw_ms, ratio}} to this file.") var json: String?
+    @Option(help: "A PostgreSQL server (libpq URI) for the PostgreSQL rows, against raw libpq on it; none: no such rows.") var postgres: String?
     @Option(help: .hidden) var memoryChild: String?
     @Option(help: .hidden) var profile: String?
     @Option(help: .hidden) var mergeWriter: String?
@@ -41,6 +42,15 @@ struct AmberBench: ParsableCommand {
             for durability in [Store.Durability.normal, .full] {
                 let result = try DurabilityWorkload(workspace: workspace).run(durability, repetitions: repetitions)
                 Swift.print(DurabilityWorkload.name(durability), result.amber_ms, result.raw_ms, result.ratio)
+            }
+            return
+        }
+        if profile == "postgresql", let postgres {
+            // The PostgreSQL rows alone, both sides: `--profile postgresql --postgres URL`.
+            let workloads = PostgreSQLWorkloads(bench: bench, url: postgres)
+            Swift.print(workloads.settings())
+            for (name, result) in try workloads.run(repetitions: repetitions).sorted(by: { $0.key < $1.key }) {
+                Swift.print(name, result.amber_ms, result.raw_ms, result.ratio)
             }
             return
         }
@@ -108,6 +118,12 @@ struct AmberBench: ParsableCommand {
         for durability in [Store.Durability.normal, .full] {
             results[DurabilityWorkload.name(durability)] = try DurabilityWorkload(workspace: workspace).run(durability, repetitions: repetitions)
         }
+        var server: String?
+        if let postgres {
+            let workloads = PostgreSQLWorkloads(bench: bench, url: postgres)
+            server = workloads.settings()
+            for (name, result) in try workloads.run(repetitions: repetitions) { results[name] = result }
+        }
         results["peak memory W1+W2 (MiB)"] = try bench.peakMemory(pluginPath: pluginPath, n: n)
         for (program, arguments) in [(capi, ["--round-trips", "\(roundTrips)"]), (python.map { _ in "python3" }, [python ?? ""])] {
             guard let program else { continue }
@@ -115,7 +131,7 @@ struct AmberBench: ParsableCommand {
                                                                         "--plugin", pluginPath])
             for (name, result) in try JSONDecoder().decode([String: Result].self, from: Data(output.utf8)) { results[name] = result }
         }
-        Report(results: results, n: n, repetitions: repetitions, roundTrips: roundTrips).print()
+        Report(results: results, n: n, repetitions: repetitions, roundTrips: roundTrips, server: server).print()
         if let json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -345,6 +361,8 @@ struct Workloads {
 struct Report {
     let results: [String: Result]
     let n, repetitions, roundTrips: Int
+    /// The PostgreSQL server's version and settings, when the PostgreSQL rows ran.
+    var server: String?
 
     /// Every row in print order with its target: the Swift API's own; the C
     /// API's are 1.2 times the Swift API's (the issue's "within 1.2x");
@@ -359,6 +377,8 @@ struct Report {
         (DurabilityWorkload.name(.normal), 1.5), (DurabilityWorkload.name(.full), 1.5),
         (HistoryWorkload.name, 1.15), (BatchUpdateWorkload.name, 1.3), (BatchUpdateWorkload.againstContextName, 0.5),
         (CrossProcessMergeWorkload.name, 0.5),
+        (PostgreSQLWorkloads.names[0], 1.5), (PostgreSQLWorkloads.names[1], 2.0), (PostgreSQLWorkloads.names[2], 2.0),
+        (PostgreSQLWorkloads.names[3], 1.5),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
@@ -374,7 +394,8 @@ struct Report {
             Swift.print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates)")
+        if let server { Swift.print("(PostgreSQL rows: \(server))") }
     }
 }
 
@@ -414,9 +435,14 @@ final class AmberSide {
     private var reader: Context?
     private var books: [ManagedObject] = []
 
-    init(_ bench: Workloads, _ repetition: Int) throws {
+    convenience init(_ bench: Workloads, _ repetition: Int) throws {
+        self.init(bench, store: try Store(path: bench.workspace.appendingPathComponent("amber\(repetition).amber").path, model: bench.model))
+    }
+
+    /// The same workloads on `store` (a PostgreSQL store, say).
+    init(_ bench: Workloads, store: Store) {
         self.bench = bench
-        store = try Store(path: bench.workspace.appendingPathComponent("amber\(repetition).amber").path, model: bench.model)
+        self.store = store
     }
 
     func run(_ step: Int) throws -> Double {

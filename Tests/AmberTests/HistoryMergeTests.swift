@@ -103,6 +103,8 @@ import Testing
         #expect(try StoreURL("postgres://amber:secret@db.example:5433/books?schema=shop").kind
             == .postgresql(url: "postgres://amber:secret@db.example:5433/books?schema=shop"))
         #expect(try StoreURL("postgresql://amber:secret@db.example/books").description == "postgresql://amber@db.example/books")
+        #expect(try StoreURL("postgresql://amber@db.example/books?password=secret&sslmode=require").description
+            == "postgresql://amber@db.example/books?sslmode=require")
         let refused: [(String, String)] = [
             ("mysql://localhost/db", "scheme mysql"), ("postgresql:db", "URL"), ("memory:x", "x"), ("file://example.com/x", "host example.com"),
             ("file:///x.amber?mode=ro", "?mode=ro"), ("file:///x%zz", "/x%zz"), ("", "path"), ("file://", "path"),

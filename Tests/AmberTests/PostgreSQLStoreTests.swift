@@ -180,6 +180,26 @@ struct PostgreSQLStoreTests {
         #expect(try reader.count(FetchRequest("Book")) == hostile.count)
     }
 
+    /// numeric keeps a decimal's scale but writes no exponent and no
+    /// negative zero: those two are refused, naming the attribute, and the rest read back as written.
+    @Test func decimalsNumericCannotKeepAreRefusedNamed() throws {
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        let store = try Store(url: url, model: booksModel())
+        let context = Context(store: store)
+        for (index, text) in ["12.30", "0.00100", "999.9"].enumerated() {
+            try insertBook(context, "Kept \(index)", "A", price: .decimal(try Value.decimal(parsing: text)))
+        }
+        try context.save()
+        let kept = try Context(store: store).fetch(FetchRequest("Book", sortedBy: [SortKey("title")])).map { try $0.value(forKey: "price").description }
+        #expect(kept == ["12.30", "0.00100", "999.9"])
+        for (text, why) in [("9E+2", "exponent"), ("-0.00", "negative zero")] {
+            let refused = Context(store: store)
+            try insertBook(refused, "Refused \(text)", "A", price: .decimal(try Value.decimal(parsing: text)))
+            #expect { try refused.save() } throws: { "\($0)".contains("Book.price") && "\($0)".contains(why) }
+        }
+    }
+
     @Test func extensibleEntitiesAreRefusedByName() throws {
         let (url, cleanup) = try TestServer.storeURL()
         defer { cleanup() }

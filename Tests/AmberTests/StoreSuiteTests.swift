@@ -207,6 +207,40 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(try held.first { try $0.value(forKey: "title") == .string("Dune") }?.value(forKey: "pages") == .int(412))
     }
 
+    /// Sorting puts nil first going up and last going down, and a
+    /// case-insensitive sort orders folded text by its bytes, on every
+    /// store: a live query places changed rows by those rules without
+    /// asking the store, so it must end equal to a fresh fetch.
+    @Test(arguments: StoreKind.allCases)
+    func sortsOrderNilAndFoldedTextAsLiveQueriesPlaceThem(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(Model(ModelDescription {
+            EntityDescription("Item") {
+                Attribute.string("name")
+                Attribute.integer32("rank")
+            }
+        }))
+        defer { cleanup() }
+        let writer = Context(store: store), reader = Context(store: store)
+        let names: [String?] = ["b", "B", "a", "É", "e", "Zoë", "zoe", nil, "äpfel", "Apfel"]
+        func add(_ index: Int, _ name: String?) throws {
+            let item = try writer.insert("Item")
+            try item.setValue(name.map(Value.string) ?? .null, forKey: "name")
+            try item.setValue(index % 3 == 0 ? .null : .int(Int64(index % 4)), forKey: "rank")
+        }
+        for (index, name) in names.prefix(5).enumerated() { try add(index, name) }
+        try writer.save()
+        let byName = FetchRequest("Item", sortedBy: [SortKey("name", caseInsensitive: true), SortKey("rank", ascending: false)])
+        let query = try LiveQuery(byName, in: reader)
+        for (index, name) in names.enumerated().dropFirst(5) { try add(index, name) }
+        try writer.save()
+        try reader.mergeSavedChanges()
+        let fresh = try Context(store: store).fetch(byName)
+        #expect(try query.objects.map { try $0.value(forKey: "name") } == fresh.map { try $0.value(forKey: "name") }, "\(kind)")
+        #expect(try fresh.first?.value(forKey: "name") == .null, "\(kind): nil first going up")
+        let ranks = try Context(store: store).fetch(FetchRequest("Item", sortedBy: [SortKey("rank", ascending: false)]))
+        #expect(try ranks.last?.value(forKey: "rank") == .null && ranks.first?.value(forKey: "rank") == .int(3), "\(kind): nil last going down")
+    }
+
     /// A context waits for others' saves: another context on the store, and
     /// (where the store persists) another connection saving from another thread.
     @Test(arguments: StoreKind.allCases)

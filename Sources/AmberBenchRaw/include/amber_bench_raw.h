@@ -61,6 +61,23 @@ double bench_raw_w14(const char *path, int64_t saves, int full);
  *  then, timed, one UPDATE raising every row's number by one (and its
  *  version) where number >= 0. Returns milliseconds. */
 double bench_raw_w16(const char *path, int64_t n);
+/** A raw PostgreSQL database (libpq): table "Book" in `schema` (made fresh), laid out as Amber's PostgreSQL store lays it out. */
+typedef struct bench_pg bench_pg;
+
+/** Connects with libpq's `conninfo` and makes `schema` afresh; NULL on failure (message on stderr). */
+bench_pg *bench_pg_create(const char *conninfo, const char *schema, bench_plugin *plugin);
+void bench_pg_close(bench_pg *pg);
+/** W1 on the server: COPY of n rows in one transaction. Returns ms. */
+double bench_pg_w1(bench_pg *pg, int64_t n);
+/** W2 on the server: one query, every row into structs. Returns ms. */
+double bench_pg_w2(bench_pg *pg, double *checksum);
+/** W3 on the server: titles containing "42" ignoring case; sums price. Returns ms. */
+double bench_pg_w3(bench_pg *pg, double *sum);
+/** W4 on the server: every 10th row's price, pipelined prepared updates in one transaction. Returns ms. */
+double bench_pg_w4(bench_pg *pg, int64_t n);
+/** Runs `sql` on a connection of its own; copies the first value of its result (if any) into first_value. Returns 1 on success. */
+int bench_pg_execute(const char *conninfo, const char *sql, char *first_value, size_t size);
+
 /** The price of book i in the graph workloads. */
 double bench_book_price(int64_t i);
 

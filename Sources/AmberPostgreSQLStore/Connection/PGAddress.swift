@@ -39,7 +39,8 @@ package struct PGAddress: Sendable, Hashable {
         self.schema = schema
         conninfo = components.string ?? url
         components.password = nil
-        components.queryItems = items + [URLQueryItem(name: "schema", value: schema)]
+        // A password can come as an option too: never part of how errors name the store.
+        components.queryItems = items.filter { !["password", "sslpassword"].contains($0.name) } + [URLQueryItem(name: "schema", value: schema)]
         place = components.string ?? "postgresql://"
     }
 

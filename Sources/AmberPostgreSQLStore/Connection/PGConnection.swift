@@ -70,15 +70,96 @@ package final class PGConnection {
         return PGRows(result)
     }
 
+    /// A statement and its parameters, for ``pipeline(_:)``.
+    package typealias Pipelined = (sql: String, parameters: [PGParameter])
+
+    /// Statements a pipeline sends before it reads their results. Their
+    /// results (a few dozen bytes each for the writes it carries) then fit
+    /// the socket's buffers, so the server never waits for this side to read
+    /// while this side waits for it to take more.
+    static let pipelineChunk = 256
+
+    /// Runs `statements` in libpq's pipeline mode, in order: a chunk at a
+    /// time is sent and then its results read, so a save of many rows pays
+    /// a round trip per chunk rather than per row.
+    ///
+    /// - Returns: each statement's rows, in order.
+    /// - Throws: the first statement's failure, with its SQLSTATE; the ones
+    ///   after it in its chunk were not run (and the transaction around them
+    ///   is aborted, as after any failed statement).
+    package func pipeline(_ statements: [Pipelined]) throws(AmberError) -> [PGRows] {
+        if statements.count == 1 { return [try query(statements[0].sql, parameters: statements[0].parameters)] }
+        var names: [String] = []
+        names.reserveCapacity(statements.count)
+        for statement in statements { names.append(try prepared(statement.sql, parameterCount: statement.parameters.count)) }
+        guard PQenterPipelineMode(handle) == 1 else { throw lost("cannot enter pipeline mode") }
+        defer { PQexitPipelineMode(handle) }
+        var results: [PGRows] = []
+        results.reserveCapacity(statements.count)
+        var start = 0
+        while start < statements.count {
+            let end = min(start + Self.pipelineChunk, statements.count)
+            for index in start..<end {
+                let parameters = statements[index].parameters
+                let formats = parameters.map { $0.isBinary ? Int32(1) : 0 }, lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
+                let sent = withPointers(to: parameters) { pointers in
+                    PQsendQueryPrepared(handle, names[index], Int32(parameters.count), pointers, lengths, formats, 0)
+                }
+                guard sent == 1 else { throw lost("a statement could not be sent") }
+            }
+            guard PQpipelineSync(handle) == 1 else { throw lost("the pipeline could not be sent") }
+            statementCount += end - start
+            var failure: AmberError?
+            for index in start..<end {
+                guard let result = PQgetResult(handle) else { throw lost("a result went missing") }
+                // Each statement's results end with NULL.
+                defer { while let extra = PQgetResult(handle) { PQclear(extra) } }
+                if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                    PQclear(result)
+                    continue
+                }
+                do throws(AmberError) {
+                    try check(result, sql: statements[index].sql)
+                    results.append(PGRows(result))
+                } catch {
+                    PQclear(result)
+                    failure = failure ?? error
+                }
+            }
+            // The sync's own result closes the chunk.
+            if let sync = PQgetResult(handle) { PQclear(sync) }
+            if let failure { throw failure }
+            start = end
+        }
+        return results
+    }
+
+    /// The connection broke in the middle of a pipeline: the server went away, or libpq could not go on.
+    private func lost(_ what: String) -> AmberError {
+        .server(store: place, state: "08006", message: "\(what): \(Self.text(PQerrorMessage(handle)))")
+    }
+
     /// Statements run so far (for tests that count round trips).
     package private(set) var statementCount = 0
     /// Prepared statements by their text (as callers write it, with `?`).
     private var statements: [String: String] = [:]
+    /// Statements prepared so far, for their names (never reused within a session).
+    private var preparedCount = 0
+
+    /// Prepared statements a connection keeps before it lets them all go:
+    /// texts that differ per call (an `IN` list of each length) would
+    /// otherwise grow both sides without bound.
+    static let preparedLimit = 512
 
     /// The name of `sql`'s prepared statement, preparing it on first use.
     private func prepared(_ sql: String, parameterCount: Int) throws(AmberError) -> String {
         if let name = statements[sql] { return name }
-        let name = "amber\(statements.count + 1)"
+        if statements.count >= Self.preparedLimit {
+            try execute("DEALLOCATE ALL")
+            statements.removeAll()
+        }
+        preparedCount += 1
+        let name = "amber\(preparedCount)"
         let result = PQprepare(handle, name, Self.numberingParameters(sql), Int32(parameterCount), nil)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -214,7 +295,12 @@ package struct PGParameter {
                                     given: "text with a NUL character")
             }
             bytes = text(s)
-        case .binary(let data): bytes = Array(data)
+        case .binary(let data):
+            // libpq's lengths are 32-bit (and the server's values 1 GiB at most).
+            guard data.count < Int(Int32.max) else {
+                throw .invalidValue(place: place, expected: "binary data under 1 GiB (what PostgreSQL's bytea holds)", given: "\(data.count) bytes")
+            }
+            bytes = Array(data)
         case .custom(let custom): bytes = custom.withUnsafeBytes { Array($0) }
         case .decimal(let d): bytes = text(d.description)
         case .uuid(let u): bytes = text(u.uuidString)

@@ -42,16 +42,30 @@ package struct PostgreSQLDialect: SQLDialect {
     package var primaryKeyDefinition: String { "bigint PRIMARY KEY" }
     package var joinTableOptions: String { "" }
     package var declaresForeignKeysInTable: Bool { false }
+    /// PostgreSQL puts NULLs last in ascending order: said otherwise, to order as SQLite and SortValue do.
+    package func direction(ascending: Bool) -> String { ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST" }
     /// The protocol's limit: parameter numbers are 16-bit.
     package var maximumParameters: Int { 65_535 }
+
+    /// Why `numeric` would not give decimal text `text` back as written
+    /// (it keeps the scale, but writes no exponent and no negative zero);
+    /// nil when it would.
+    package static func numericRefusal(_ text: String) -> String? {
+        if text.uppercased().contains("E+") { return "\(text), whose exponent numeric would write out (write it without one)" }
+        if text.hasPrefix("-"), !text.contains(where: { ("1"..."9").contains($0) }) {
+            return "\(text), a negative zero, which numeric keeps as \(text.dropFirst())"
+        }
+        return nil
+    }
 
     // MARK: Comparisons
 
     package func fold(_ sql: String, flags: Int64) -> String {
         var folded = sql
         if flags & ComparisonOptions.diacriticInsensitive.rawValue != 0 { folded = "unaccent(\(folded))" }
-        // Text columns sort by bytes (COLLATE "C"), whose lower() folds ASCII only: fold by the database's own rules.
-        if flags & ComparisonOptions.caseInsensitive.rawValue != 0 { folded = "lower((\(folded)) COLLATE \"default\")" }
+        // Text columns sort by bytes (COLLATE "C"), whose lower() folds ASCII only: fold by the database's own
+        // rules, then compare and sort the folded text by its bytes again.
+        if flags & ComparisonOptions.caseInsensitive.rawValue != 0 { folded = "lower((\(folded)) COLLATE \"default\") COLLATE \"C\"" }
         return folded
     }
 

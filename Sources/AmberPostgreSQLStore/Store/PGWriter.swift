@@ -59,8 +59,18 @@ final class PGWriter<Row: RowSource> {
         var problems: [SaveProblem] = []
         var written = WrittenKeys()
         do throws(AmberError) {
-            try connection.execute("BEGIN")
-            _ = try connection.query("SELECT pg_advisory_xact_lock(\(store.lockKey))")
+            // READ COMMITTED whatever the server's default: each statement then sees every save committed before it,
+            // under the lock (a snapshot taken before the lock was granted would miss the last writer's rows).
+            try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+            if trial {
+                // A trial never waits for another writer: with one writing, it finds nothing, as on SQLite.
+                guard try connection.query("SELECT pg_try_advisory_xact_lock(\(store.lockKey))").text(0, 0) == "t" else {
+                    try connection.execute("ROLLBACK")
+                    return written
+                }
+            } else {
+                _ = try connection.query("SELECT pg_advisory_xact_lock(\(store.lockKey))")
+            }
             written.provisional = try assignKeys(changes)
             written.keys = try insert(changes.inserts, problems: &problems)
             try update(changes.updates, problems: &problems)
@@ -137,7 +147,8 @@ final class PGWriter<Row: RowSource> {
 
     // MARK: Rows
 
-    /// Inserts `objects`, per entity ``TableMapping/batchRows`` rows to a statement.
+    /// Inserts `objects`, per entity ``TableMapping/batchRows`` rows to a
+    /// statement, every statement of the save in one pipeline.
     ///
     /// - Returns: their primary keys, in order.
     private func insert(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
@@ -145,7 +156,7 @@ final class PGWriter<Row: RowSource> {
         defer { if problems.count > listed + 1 { WriteRules.inObjectOrder(&problems, from: listed, objects) } }
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
-        var waiting = [[Int]](repeating: [], count: store.mappings.count)
+        var waiting = [[Int]](repeating: [], count: store.mappings.count), batches: [[Int]] = []
         for index in objects.indices {
             let object = objects[index], entityIndex = object.entity.index
             if let own = object.objectID.primaryKey {
@@ -157,55 +168,67 @@ final class PGWriter<Row: RowSource> {
             }
             waiting[entityIndex].append(index)
             if waiting[entityIndex].count == store.mappings[entityIndex].batchRows {
-                try insertRows(waiting[entityIndex], of: objects, keys: keys, problems: &problems)
+                batches.append(waiting[entityIndex])
                 waiting[entityIndex].removeAll(keepingCapacity: true)
             }
         }
-        for batch in waiting where !batch.isEmpty { try insertRows(batch, of: objects, keys: keys, problems: &problems) }
+        batches += waiting.filter { !$0.isEmpty }
+        try insertRows(batches, of: objects, keys: keys, problems: &problems)
         return keys
     }
 
-    /// Inserts the rows of `objects` at `batch` (all of one entity) in one
-    /// statement; in a guarded table, rows a uniqueness constraint refuses
-    /// are skipped and each becomes a problem naming its constraint.
-    private func insertRows(_ batch: [Int], of objects: [Row], keys: [Int64], problems: inout [SaveProblem]) throws(AmberError) {
-        let mapping = store.mapping(for: objects[batch[0]].entity)
-        let guarded = guarded[mapping.entity.index]
-        let row = "(" + Array(repeating: "?", count: mapping.slots.count + 2).joined(separator: ", ") + ")"
-        let sql = "INSERT INTO \(mapping.table) (\((["_pk", "_entity"] + mapping.columns.map { quote($0.name) }).joined(separator: ", "))) VALUES "
-            + Array(repeating: row, count: batch.count).joined(separator: ", ") + (guarded ? " ON CONFLICT DO NOTHING RETURNING _pk" : "")
-        var parameters: [PGParameter] = []
-        parameters.reserveCapacity(batch.count * (mapping.slots.count + 2))
-        var bound: [(table: Int, key: Int64, object: Row, column: Int)] = [], owners: [Int64] = []
-        for index in batch {
-            let object = objects[index]
-            defer { owners += repeatElement(keys[index], count: bound.count - owners.count) }
-            parameters.append(try PGParameter(.int(keys[index]), place: store.place))
-            parameters.append(try PGParameter(.int(Int64(object.entity.index + 1)), place: store.place))
-            let values = object.slotValues
-            for column in mapping.slots.indices {
-                parameters.append(try parameter(values[mapping.slots[column]], column: column, mapping, object, links: &bound))
+    /// Inserts the rows of `objects` at each of `batches` (each all of one
+    /// entity) with one statement a batch, in one pipeline; in a guarded
+    /// table, rows a uniqueness constraint refuses are skipped and each
+    /// becomes a problem naming its constraint.
+    private func insertRows(_ batches: [[Int]], of objects: [Row], keys: [Int64], problems: inout [SaveProblem]) throws(AmberError) {
+        var statements: [PGConnection.Pipelined] = []
+        // Per statement, the stored keys its to-one columns hold and whose row holds each.
+        var links: [[(link: (table: Int, key: Int64, object: Row, column: Int), owner: Int64)]] = []
+        for batch in batches {
+            let mapping = store.mapping(for: objects[batch[0]].entity)
+            let row = "(" + Array(repeating: "?", count: mapping.slots.count + 2).joined(separator: ", ") + ")"
+            let sql = "INSERT INTO \(mapping.table) (\((["_pk", "_entity"] + mapping.columns.map { quote($0.name) }).joined(separator: ", "))) VALUES "
+                + Array(repeating: row, count: batch.count).joined(separator: ", ")
+                + (guarded[mapping.entity.index] ? " ON CONFLICT DO NOTHING RETURNING _pk" : "")
+            var parameters: [PGParameter] = []
+            parameters.reserveCapacity(batch.count * (mapping.slots.count + 2))
+            var bound: [(table: Int, key: Int64, object: Row, column: Int)] = [], owners: [Int64] = []
+            for index in batch {
+                let object = objects[index]
+                defer { owners += repeatElement(keys[index], count: bound.count - owners.count) }
+                parameters.append(try PGParameter(.int(keys[index]), place: store.place))
+                parameters.append(try PGParameter(.int(Int64(object.entity.index + 1)), place: store.place))
+                let values = object.slotValues
+                for column in mapping.slots.indices {
+                    parameters.append(try parameter(values[mapping.slots[column]], column: column, mapping, object, links: &bound))
+                }
             }
+            statements.append((sql, parameters))
+            links.append(Array(zip(bound, owners).map { (link: $0, owner: $1) }))
         }
-        let result = try connection.query(sql, parameters: parameters)
-        var inserted: Set<Int64>?
-        if guarded { inserted = Set((0..<result.count).map { result.int64($0, 0) }) }
-        for (link, owner) in zip(bound, owners) where inserted?.contains(owner) ?? true {
-            linked[link.table][link.key, default: []].append((link.object, link.column))
-        }
-        guard let inserted else { return }
-        for index in batch where !inserted.contains(keys[index]) {
-            let object = objects[index]
-            refused[object.entity.rootIndex, default: []].insert(keys[index])
-            problems.append(try uniquenessProblem(object, key: keys[index]))
+        let results = try connection.pipeline(statements)
+        for (number, batch) in batches.enumerated() {
+            let result = results[number], entity = objects[batch[0]].entity
+            var inserted: Set<Int64>?
+            if guarded[entity.index] { inserted = Set((0..<result.count).map { result.int64($0, 0) }) }
+            for (link, owner) in links[number] where inserted?.contains(owner) ?? true {
+                linked[link.table][link.key, default: []].append((link.object, link.column))
+            }
+            guard let inserted else { continue }
+            for index in batch where !inserted.contains(keys[index]) {
+                refused[entity.rootIndex, default: []].insert(keys[index])
+                problems.append(try uniquenessProblem(objects[index], key: keys[index]))
+            }
         }
     }
 
-    /// The problem of `object`, whose row (under `key`) a uniqueness
-    /// constraint refused: the first of its entity's constraints another
-    /// row already holds its values for.
-    private func uniquenessProblem(_ object: Row, key: Int64) throws(AmberError) -> SaveProblem {
-        let mapping = store.mapping(for: object.entity), values = object.slotValues
+    /// The problem of `object`, whose row (under `key`, with its slots
+    /// `values`: the object's own unless a merge settled others) a
+    /// uniqueness constraint refused: the first of its entity's constraints
+    /// another row already holds its values for, or the key itself.
+    private func uniquenessProblem(_ object: Row, key: Int64, values given: [Value]? = nil) throws(AmberError) -> SaveProblem {
+        let mapping = store.mapping(for: object.entity), values = given ?? object.slotValues
         for constraint in object.entity.uniquenessConstraints {
             let terms = constraint.map { "\(quote($0.name)) = ?" }.joined(separator: " AND ")
             var parameters: [PGParameter] = []
@@ -215,8 +238,9 @@ final class PGWriter<Row: RowSource> {
                 return WriteRules.uniquenessProblem(object, constraint: constraint)
             }
         }
-        return SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .uniqueness,
-                           message: "another row already has its key \(key) or its unique values")
+        // No declared constraint collides: the row's own key does (a row another program wrote), which is no uniqueness rule.
+        return SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .store,
+                           message: "the key \(key) is taken by a row another program wrote")
     }
 
     /// One column's value as a parameter: a foreign key that stands for a
@@ -226,6 +250,9 @@ final class PGWriter<Row: RowSource> {
                            links: inout [(table: Int, key: Int64, object: Row, column: Int)]) throws(AmberError) -> PGParameter
     {
         let place = "\(object.entity.name).\(mapping.columns[column].name)"
+        if case .decimal(let decimal) = value, let problem = PostgreSQLDialect.numericRefusal(decimal.description) {
+            throw .invalidValue(place: place, expected: "a decimal PostgreSQL's numeric keeps as written", given: problem)
+        }
         guard let table = mapping.foreignKeys[column], case .int(let key) = value else { return try PGParameter(value, place: place) }
         guard key < 0 else {
             links.append((table, key, object, column))
@@ -237,23 +264,36 @@ final class PGWriter<Row: RowSource> {
 
     /// Updates the changed columns of `objects` whose row still has the
     /// version they were read at; a row that moved is settled by ``policy``.
+    /// Rows of unguarded tables go in one pipeline, their conflicts settled
+    /// after it; a guarded table's rows one at a time, each in a savepoint.
     private func update(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) {
+        var statements: [PGConnection.Pipelined] = [], pending: [(object: Row, links: [(table: Int, key: Int64, object: Row, column: Int)])] = []
         for object in objects {
             let values = object.slotValues, saved = object.savedSlotValues
-            let written = try update(object, version: object.rowVersion, values: values, problems: &problems) { slot in
+            let statement = try updateStatement(object, version: object.rowVersion, values: values) { slot in
                 saved.map { $0[slot] != values[slot] } ?? true
             }
-            if written == false { try settleUpdateConflict(object, problems: &problems) }
+            if guarded[object.entity.index] {
+                if try run(statement, of: object, problems: &problems) == false { try settleUpdateConflict(object, problems: &problems) }
+            } else {
+                statements.append((statement.sql, statement.parameters))
+                pending.append((object, statement.links))
+            }
+        }
+        for (result, (object, links)) in zip(try connection.pipeline(statements), pending) {
+            if result.affectedRows > 0 {
+                for link in links { linked[link.table][link.key, default: []].append((link.object, link.column)) }
+            } else {
+                try settleUpdateConflict(object, problems: &problems)
+            }
         }
     }
 
-    /// Writes the columns of `object` whose slots `write` picks over its
-    /// row at `version`, raising the version.
-    ///
-    /// - Returns: whether the row was found at that version; nil if a
-    ///   uniqueness constraint refused it (a problem is listed).
-    private func update(_ object: Row, version: Int64, values: [Value], problems: inout [SaveProblem], writing write: (Int) -> Bool)
-        throws(AmberError) -> Bool?
+    /// The UPDATE writing the columns of `object` whose slots `write` picks
+    /// over its row at `version`, raising the version: its text, its
+    /// parameters, and the stored keys its to-one columns will hold.
+    private func updateStatement(_ object: Row, version: Int64, values: [Value], writing write: (Int) -> Bool) throws(AmberError)
+        -> (sql: String, parameters: [PGParameter], links: [(table: Int, key: Int64, object: Row, column: Int)], values: [Value])
     {
         let mapping = store.mapping(for: object.entity)
         let columns = mapping.slots.indices.filter { !mapping.derived[$0] && write(mapping.slots[$0]) }
@@ -261,23 +301,31 @@ final class PGWriter<Row: RowSource> {
         for column in columns { parameters.append(try parameter(values[mapping.slots[column]], column: column, mapping, object, links: &bound)) }
         parameters.append(try PGParameter(.int(object.objectID.primaryKey ?? 0), place: store.place))
         parameters.append(try PGParameter(.int(version), place: store.place))
-        let sql = mapping.updateSQL(columns: columns)
+        return (mapping.updateSQL(columns: columns), parameters, bound, values)
+    }
+
+    /// Runs one update alone, in a savepoint when its table is guarded.
+    ///
+    /// - Returns: whether the row was found at its version; nil if a
+    ///   uniqueness constraint refused it (a problem is listed).
+    private func run(_ statement: (sql: String, parameters: [PGParameter], links: [(table: Int, key: Int64, object: Row, column: Int)], values: [Value]),
+                     of object: Row, problems: inout [SaveProblem]) throws(AmberError) -> Bool? {
         let changed: Int
-        if guarded[mapping.entity.index] {
+        if guarded[object.entity.index] {
             try connection.execute("SAVEPOINT amber_row")
             do throws(AmberError) {
-                changed = try connection.query(sql, parameters: parameters).affectedRows
+                changed = try connection.query(statement.sql, parameters: statement.parameters).affectedRows
                 try connection.execute("RELEASE SAVEPOINT amber_row")
             } catch .server(_, "23505", _) {
-                try connection.execute("ROLLBACK TO SAVEPOINT amber_row")
-                problems.append(try uniquenessProblem(object, key: object.objectID.primaryKey ?? 0))
+                try connection.execute("ROLLBACK TO SAVEPOINT amber_row; RELEASE SAVEPOINT amber_row")
+                problems.append(try uniquenessProblem(object, key: object.objectID.primaryKey ?? 0, values: statement.values))
                 return nil
             }
         } else {
-            changed = try connection.query(sql, parameters: parameters).affectedRows
+            changed = try connection.query(statement.sql, parameters: statement.parameters).affectedRows
         }
         if changed > 0 {
-            for link in bound { linked[link.table][link.key, default: []].append((link.object, link.column)) }
+            for link in statement.links { linked[link.table][link.key, default: []].append((link.object, link.column)) }
         }
         return changed > 0
     }
@@ -297,10 +345,10 @@ final class PGWriter<Row: RowSource> {
             return
         }
         let (values, kept, extended) = WriteRules.settlement(of: object, against: stored, policy: policy, mapping: mapping)
-        let written = try update(object, version: stored.version(0), values: values, problems: &problems) { slot in
+        let statement = try updateStatement(object, version: stored.version(0), values: values) { slot in
             kept[slot] && stored.value(0, slot: slot) != values[slot]
         }
-        if written == true { resolved[ObjectIdentifier(object)] = .merged(stored: stored, kept: kept, extended: extended) }
+        if try run(statement, of: object, problems: &problems) == true { resolved[ObjectIdentifier(object)] = .merged(stored: stored, kept: kept, extended: extended) }
     }
 
     /// Inserts `object`'s row again under its own key after another save
@@ -308,7 +356,7 @@ final class PGWriter<Row: RowSource> {
     private func writeAgain(_ object: Row, problems: inout [SaveProblem]) throws(AmberError) -> Bool {
         let key = object.objectID.primaryKey ?? 0, table = object.entity.rootIndex
         let before = problems.count
-        try insertRows([0], of: [object], keys: [key], problems: &problems)
+        try insertRows([[0]], of: [object], keys: [key], problems: &problems)
         guard problems.count == before else { return false }
         _ = try connection.query("UPDATE \(store.mappings[table].table) SET _version = ? WHERE _pk = ?", [.int(object.rowVersion + 1), .int(key)])
         return true

@@ -37,6 +37,8 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     var channel: String { "amber.\(address.schema)" }
     /// A connection of its own that listens on ``channel``, made on the first wait; guarded by `listenerLock`.
     private var listener: PGConnection?
+    /// Notices from other stores read so far, by any waiter; guarded by `listenerLock`.
+    private var notices = 0
     private let listenerLock = NSLock()
 
     static let metadataTable = "_amber_metadata"
@@ -50,9 +52,15 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     static let attempts = 4
     private static let formatVersion = "1"
     /// What every session of the store runs first: its schema, UTC dates, exact floating-point text.
-    var setup: String { Self.setup(address) }
-    static func setup(_ address: PGAddress) -> String {
-        "SET search_path TO \(address.schema), public; SET TIME ZONE 'UTC'; SET extra_float_digits = 3"
+    var setup: String { Self.setup(address, durability: options.durability) }
+    /// Whatever the server's or role's defaults: values travel as Amber reads them (UTF-8, hex `bytea`, exact
+    /// floating point, backslashes as written in quoted text), dates in UTC, and a save returns once the
+    /// server's log holds it (`local`), or also its synchronous standbys' (`on`, for full durability):
+    /// a commit the server acknowledged survives the server crashing.
+    static func setup(_ address: PGAddress, durability: Store.Durability = .normal) -> String {
+        "SET search_path TO \"\(address.schema)\", public; SET TIME ZONE 'UTC'; SET extra_float_digits = 3; SET client_encoding = 'UTF8'; "
+            + "SET bytea_output = 'hex'; SET standard_conforming_strings = on; "
+            + "SET synchronous_commit = \(durability == .full ? "on" : "local")"
     }
     /// The advisory lock key that serializes this store's writers: the schema's, so stores in other schemas do not wait.
     static let lockKey = "hashtext('amber:' || current_schema())"
@@ -83,8 +91,12 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         }
         connection = try PGConnection(conninfo: address.conninfo, place: address.place)
         mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: PostgreSQLDialect()) }
-        try connection.execute("CREATE SCHEMA IF NOT EXISTS \(address.schema)")
-        try connection.execute(Self.setup(address))
+        do throws(AmberError) {
+            try connection.execute("CREATE SCHEMA IF NOT EXISTS \"\(address.schema)\"")
+        } catch .server(_, "23505", _) {
+            // Another process made it in the same instant (IF NOT EXISTS does not lock): it is there.
+        }
+        try connection.execute(Self.setup(address, durability: options.durability))
         let metadata = try Self.metadataCreatingSchema(connection, mappings: mappings, model: model, lockKey: Self.lockKey, place: address.place)
         guard metadata["format"] == Self.formatVersion, let text = metadata["store_uuid"], let uuid = UUID(uuidString: text) else {
             throw .notAStore(path: address.place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
@@ -123,7 +135,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     private static func metadataCreatingSchema(_ connection: PGConnection, mappings: [TableMapping], model: Model, lockKey: String,
                                                place: String) throws(AmberError) -> [String: String] {
         if let metadata = try readMetadata(connection, place: place) { return metadata }
-        try connection.execute("BEGIN")
+        try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         do throws(AmberError) {
             _ = try connection.query("SELECT pg_advisory_xact_lock(\(lockKey))")
             if let metadata = try readMetadata(connection, place: place) {
@@ -365,30 +377,38 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     /// store's connection stays free for other callers meanwhile): a notice
     /// from another store (its mark is not this one's) means a commit, as
     /// does a data version that moved. The listener listens before the
-    /// version is read, so no commit falls between the two.
+    /// version is read, so no commit falls between the two. Several contexts
+    /// may wait at once: whoever reads a notice counts it for all.
     package func waitForChanges(from version: Int64, inbox: ChangeInbox?, timeout: Duration) throws(AmberError) -> Bool {
-        listenerLock.lock()
-        defer { listenerLock.unlock() }
-        let listener = try listening()
         let deadline = ContinuousClock.now + timeout
+        let (listener, seen) = try listened { () throws(AmberError) in (try listening(), notices) }
         if try dataVersion() != version { return true }
         while true {
             if inbox?.hasRecords == true { return true }
-            do throws(AmberError) {
-                // A notice can outlive the merge that took its save: the version says whether it is news.
-                if try listener.notifications().contains(where: { !$0.hasSuffix(" \(history.origin)") }), try dataVersion() != version {
-                    return true
+            let heard = try listened { () throws(AmberError) -> Int in
+                do throws(AmberError) {
+                    notices += try listener.notifications().filter { !$0.hasSuffix(" \(history.origin)") }.count
+                } catch {
+                    // The server went away: the next wait listens on a new connection, and the caller hears why now.
+                    if self.listener === listener { self.listener = nil }
+                    throw error
                 }
-            } catch {
-                // The server went away: the next wait listens on a new connection, and the caller hears why now.
-                self.listener = nil
-                throw error
+                return notices
             }
+            // A notice can outlive the merge that took its save: the version says whether it is news.
+            if heard != seen, try dataVersion() != version { return true }
             let left = deadline - .now
             guard left > .zero else { return false }
             // A context on this store posts to its inbox without a notice here: look again now and then.
             listener.waitForInput(timeout: min(left, .milliseconds(50)))
         }
+    }
+
+    /// Runs `body` holding the listener's lock.
+    private func listened<T>(_ body: () throws(AmberError) -> T) throws(AmberError) -> T {
+        listenerLock.lock()
+        defer { listenerLock.unlock() }
+        return try body()
     }
 
     /// The listening connection, connected and listening on first use.
@@ -440,7 +460,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
 
     package func purgeHistory(through sequence: Int64) throws(AmberError) {
         try serialized { () throws(AmberError) in
-            try connection.execute("BEGIN")
+            try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
             do throws(AmberError) {
                 _ = try connection.query("SELECT pg_advisory_xact_lock(\(lockKey))")
                 let last = try history.lastSequence(on: connection)

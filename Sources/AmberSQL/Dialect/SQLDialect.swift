@@ -71,6 +71,9 @@ package protocol SQLDialect: Sendable {
     var keyListSubquery: String { get }
     /// Keys as one parameter, for ``keyListSubquery``: one statement whatever their number.
     func keyList(_ keys: [Int64]) -> Value
+    /// What follows an ORDER BY term: its direction, with NULLs first when
+    /// ascending and last when descending, as ``/AmberStore/SortValue`` orders them.
+    func direction(ascending: Bool) -> String
     /// The two parameters of `LIMIT ? OFFSET ?` for a fetch's limit (nil: none) and offset.
     func limitParameters(limit: Int?, offset: Int) -> [Value]
 

@@ -92,7 +92,7 @@ package struct FetchQuery {
         if !counting && !(sortColumns && keys != nil) {
             var order: [String] = []
             for (index, (key, term)) in zip(request.sortKeys, terms).enumerated() {
-                order.append((sortColumns ? String(index + 2) : term.sql) + (key.ascending ? " ASC" : " DESC"))
+                order.append((sortColumns ? String(index + 2) : term.sql) + mapping.dialect.direction(ascending: key.ascending))
                 if !sortColumns { bindings += term.bindings }
             }
             order.append(sortColumns ? "1 ASC" : "_pk ASC")

@@ -28,6 +28,8 @@ struct SQLiteDialect: SQLDialect {
     var primaryKeyDefinition: String { "INTEGER PRIMARY KEY" }
     var joinTableOptions: String { "WITHOUT ROWID" }
     var declaresForeignKeysInTable: Bool { true }
+    /// SQLite puts NULLs first in ascending order, last in descending, as SortValue does.
+    func direction(ascending: Bool) -> String { ascending ? " ASC" : " DESC" }
     /// The lowest limit a SQLite build has (SQLITE_MAX_VARIABLE_NUMBER before 3.32).
     var maximumParameters: Int { 999 }
 

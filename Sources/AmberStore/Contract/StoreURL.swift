@@ -107,11 +107,14 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
         case .file(let path): return path
         case .memory: return "memory:"
         case .postgresql(let url):
-            if var components = URLComponents(string: url), components.password != nil {
-                components.password = nil
-                return components.string ?? "postgresql://"
-            }
-            return url
+            // A password, in the user part or as an option, is never part of how errors name the store.
+            let secret = ["password", "sslpassword"]
+            guard var components = URLComponents(string: url),
+                  components.password != nil || components.queryItems?.contains(where: { secret.contains($0.name) }) == true
+            else { return url }
+            components.password = nil
+            components.queryItems = components.queryItems?.filter { !secret.contains($0.name) }
+            return components.string ?? "postgresql://"
         }
     }
 }
