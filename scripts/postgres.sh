@@ -24,9 +24,12 @@ as_server() {
     if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# POSTGRES_LISTEN (default 127.0.0.1) and POSTGRES_TRUST_NET (a network whose
+# clients are trusted besides loopback): for the many-hosts test's namespaces.
+listen=${POSTGRES_LISTEN:-127.0.0.1}
 start_server() {  # port
     as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-        -o "-p $1 -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+        -o "-p $1 -k $dir -c listen_addresses=$listen -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
         start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
 }
 
@@ -38,10 +41,11 @@ start)
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     as_server "$bin/initdb" -D "$dir/data" -A trust -U amber --no-sync -E UTF8 --locale C.UTF-8 >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
+    if [ -n "${POSTGRES_TRUST_NET:-}" ]; then echo "host all all $POSTGRES_TRUST_NET trust" >> "$dir/data/pg_hba.conf"; fi
     echo "$port" > "$dir/port"
     start_server "$port"
     as_server "$bin/createdb" -h 127.0.0.1 -p "$port" -U amber amber
-    echo "postgresql://amber@127.0.0.1:$port/amber"
+    echo "postgresql://amber@${listen%%,*}:$port/amber"
     ;;
 crash)
     as_server "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null

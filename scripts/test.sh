@@ -308,6 +308,10 @@ for store_tests in "file://{tmp}/suite.amber:test_context test_fetch test_batch 
     [ -n "$passed" ] && ! grep -q failed <<< "$summary" || { echo "the store tests failed on $url"; exit 1; }
     python_passed=$((python_passed + passed))
 done
+# Many hosts: a server in one network namespace, writers on two others (scripts/many-hosts.sh).
+(cd "$repo" && AMBER_LIBRARY="$bin/lib$lib.so" bash scripts/many-hosts.sh 2 25) | tee "$work/many-hosts.log"
+grep -q "none lost" "$work/many-hosts.log"
+python_passed=$((python_passed + 1))
 # The CLI on a PostgreSQL store that Python made: schema, query and check by URL (the password never printed).
 pg_store="$AMBER_TEST_POSTGRES?schema=cli_books"
 (cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 - "$pg_store" <<'PY'
