@@ -209,16 +209,18 @@ class MigrationError(StoreError):
 
 class StoreURLError(StoreError, ValueError):
     """Text that names no store (`amber.open`): an unknown scheme
-    ("postgres://…"), a file: URL with a host, a query or bad
-    percent-encoding, text after "memory:", an empty name. `origin` names
-    the part that is wrong ("scheme postgres"); nothing was created. A
+    ("mysql://…"), a file: URL with a host, a query or bad
+    percent-encoding, text after "memory:", a PostgreSQL schema name that is
+    not a plain lower-case identifier, an empty name. `origin` names the part
+    that is wrong ("scheme mysql"); nothing was created. A
     ValueError too, as Python's own URL parsing raises. Write a path with a
     colon before its first slash as "./a:b" (or pass a pathlib.Path)."""
 
 
 class UnsupportedError(StoreError):
     """The store cannot do what was asked (a store that keeps no history,
-    say); `origin` names the capability. Nothing was done."""
+    a PostgreSQL store asked for batch changes or opened with derived
+    attributes, say); `origin` names the capability. Nothing was done."""
 
 
 class HistoryError(StoreError):
