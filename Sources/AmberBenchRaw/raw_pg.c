@@ -41,7 +41,8 @@ bench_pg *bench_pg_create(const char *conninfo, const char *schema, bench_plugin
     }
     pg->plugin = plugin;
     char sql[512];
-    snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE; CREATE SCHEMA %s; SET search_path TO %s; SET extra_float_digits = 3",
+    snprintf(sql, sizeof sql, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS %s CASCADE; CREATE SCHEMA %s; "
+             "SET search_path TO %s; SET extra_float_digits = 3; SET synchronous_commit = local",
              schema, schema, schema);
     pg_exec(pg->conn, sql);
     pg_exec(pg->conn, "CREATE TABLE \"Book\" (_pk bigint PRIMARY KEY, _entity bigint NOT NULL, _version bigint NOT NULL DEFAULT 1, "
@@ -57,7 +58,12 @@ void bench_pg_close(bench_pg *pg) {
 double bench_pg_w1(bench_pg *pg, int64_t n) {
     double start = bench_now_ms();
     pg_exec(pg->conn, "BEGIN");
-    pg_exec(pg->conn, "COPY \"Book\" (_pk, _entity, title, price, published, color) FROM STDIN");
+    PGresult *copy = PQexec(pg->conn, "COPY \"Book\" (_pk, _entity, title, price, published, color) FROM STDIN");
+    if (PQresultStatus(copy) != PGRES_COPY_IN) {
+        fprintf(stderr, "bench: COPY: %s\n", PQerrorMessage(pg->conn));
+        exit(1);
+    }
+    PQclear(copy);
     static const char hex[] = "0123456789abcdef";
     char line[512];
     for (int64_t i = 0; i < n; i++) {
@@ -189,6 +195,7 @@ int bench_pg_execute(const char *conninfo, const char *sql, char *first_value, s
     PGconn *conn = PQconnectdb(conninfo);
     int ok = PQstatus(conn) == CONNECTION_OK;
     if (ok) {
+        PQclear(PQexec(conn, "SET client_min_messages = warning"));
         PGresult *result = PQexec(conn, sql);
         ExecStatusType status = PQresultStatus(result);
         ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
