@@ -58,9 +58,9 @@ extension Store {
         self.init(engine: try SQLiteStore(openingExisting: path, registry: registry, options: options), url: .file(path), options: options)
     }
 
-    /// Opens the existing store `url` names with the model it carries (see
-    /// ``init(openingExisting:registry:options:)``): an SQLite file or a
-    /// PostgreSQL store.
+    /// Opens the existing store `url` names with the model it carries, as
+    /// the path form of this initializer does for a file: an SQLite file or
+    /// a PostgreSQL store.
     ///
     /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a store
     ///   that is missing or has no readable model, and for `memory:`, which names a new, empty store.
