@@ -387,11 +387,11 @@ struct Report {
 
     func print() {
         Swift.print("Amber vs raw SQLite C, N = \(n), median of \(repetitions), W5 = \(roundTrips) round trips")
-        Swift.print("workload".padding(toLength: 36, withPad: " ", startingAt: 0) + "     amber       raw   ratio  target")
+        Swift.print("workload".padding(toLength: 40, withPad: " ", startingAt: 0) + "     amber       raw   ratio  target")
         for (name, target) in Self.targets {
             guard let result = results[name] else { continue }
             let verdict = result.ratio <= target ? "met" : "MISSED"
-            Swift.print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
+            Swift.print(name.padding(toLength: 40, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
         Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates)")

@@ -18,7 +18,7 @@ struct PostgreSQLWorkloads {
         let query = "SELECT 'PostgreSQL ' || current_setting('server_version') || ', fsync=' || current_setting('fsync') "
             + "|| ', synchronous_commit=' || current_setting('synchronous_commit') || ', shared_buffers=' || current_setting('shared_buffers')"
         guard bench_pg_execute(url, query, &value, value.count) == 1 else { return "settings unknown" }
-        return String(cString: value)
+        return String(decoding: value.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     func run(repetitions: Int) throws -> [String: Result] {

@@ -16,7 +16,7 @@ struct PGHistory {
         """
     static let purgedKey = "history_purged_through"
     /// The changes of a transaction written with ``Store/Options/recordsHistory`` off.
-    static let unrecorded = ""
+    static let unrecorded = HistoryEntry.unrecorded
 
     /// This store's mark on the transactions it writes: a context skips its own store's (its inbox had them).
     let origin = UUID().uuidString
@@ -46,35 +46,16 @@ struct PGHistory {
 
     /// Refuses `sequence` if the transactions after it are not all kept.
     func check(_ sequence: Int64, on connection: PGConnection, place: String) throws(AmberError) {
-        let purged = try purgedThrough(on: connection)
-        if sequence < purged {
-            throw .historyUnavailable(store: place, reason: "the transactions up to \(purged) were purged; read from a token at \(purged) or later")
-        }
-        let last = try lastSequence(on: connection)
-        if sequence > last {
-            throw .historyUnavailable(store: place, reason: "the token is at transaction \(sequence), but the store's history ends at \(last) "
-                + "(a token from another store in this schema?)")
-        }
-    }
-
-    /// One row of the table, as read.
-    struct Entry {
-        let sequence: Int64
-        let timestamp: Double
-        let origin: String
-        let author: String?
-        let context: String?
-        let relinked: Bool
-        let changes: String
+        try HistoryReading.check(sequence, purged: purgedThrough(on: connection), last: lastSequence(on: connection), place: place)
     }
 
     /// The transactions after `sequence`, oldest first.
-    func entries(after sequence: Int64, on connection: PGConnection) throws(AmberError) -> [Entry] {
+    func entries(after sequence: Int64, on connection: PGConnection) throws(AmberError) -> [HistoryEntry] {
         let rows = try connection.query(
             "SELECT sequence, timestamp, origin, author, context, relinked, changes FROM \(Self.name) WHERE sequence > ? ORDER BY sequence",
             [.int(sequence)])
         return (0..<rows.count).map { row in
-            Entry(sequence: rows.int64(row, 0), timestamp: Double(rows.text(row, 1)) ?? 0, origin: rows.text(row, 2),
+            HistoryEntry(sequence: rows.int64(row, 0), timestamp: Double(rows.text(row, 1)) ?? 0, origin: rows.text(row, 2),
                   author: rows.isNull(row, 3) ? nil : rows.text(row, 3), context: rows.isNull(row, 4) ? nil : rows.text(row, 4),
                   relinked: rows.text(row, 5) == "t", changes: rows.text(row, 6))
         }

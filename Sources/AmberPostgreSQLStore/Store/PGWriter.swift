@@ -332,23 +332,15 @@ final class PGWriter<Row: RowSource> {
 
     /// `object`'s row was changed or deleted since it was read: reported or settled as ``WriteRules`` decide.
     private func settleUpdateConflict(_ object: Row, problems: inout [SaveProblem]) throws(AmberError) {
-        let stored = try storedRow(of: object), mapping = store.mapping(for: object.entity)
-        guard !WriteRules.reportsUpdateConflict(object, stored, policy: policy, mapping: mapping, settlesAsAMerge: settlesAsAMerge) else {
-            return problems.append(WriteRules.conflict(object, stored, mapping: mapping))
-        }
-        guard stored.count == 1 else {
-            if policy == .storeWins {
-                resolved[ObjectIdentifier(object)] = .deletedInStore
-            } else if try writeAgain(object, problems: &problems) {
-                resolved[ObjectIdentifier(object)] = .writtenAgain(version: object.rowVersion + 1)
-            }
-            return
-        }
-        let (values, kept, extended) = WriteRules.settlement(of: object, against: stored, policy: policy, mapping: mapping)
-        let statement = try updateStatement(object, version: stored.version(0), values: values) { slot in
-            kept[slot] && stored.value(0, slot: slot) != values[slot]
-        }
-        if try run(statement, of: object, problems: &problems) == true { resolved[ObjectIdentifier(object)] = .merged(stored: stored, kept: kept, extended: extended) }
+        let stored = try storedRow(of: object)
+        let resolution = try WriteRules.settleUpdate(object, stored: stored, policy: policy, mapping: store.mapping(for: object.entity),
+                                                     settlesAsAMerge: settlesAsAMerge, problems: &problems,
+                                                     writeAgain: { (problems) throws(AmberError) in try writeAgain(object, problems: &problems) },
+                                                     update: { (values, writes, problems) throws(AmberError) in
+                                                         try run(updateStatement(object, version: stored.version(0), values: values, writing: writes),
+                                                                 of: object, problems: &problems)
+                                                     })
+        if let resolution { resolved[ObjectIdentifier(object)] = resolution }
     }
 
     /// Inserts `object`'s row again under its own key after another save

@@ -442,19 +442,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
             var sequence: Int64
             if let given { sequence = given } else { sequence = try history.purgedThrough(on: connection) }
             try history.check(sequence, on: connection, place: place)
-            var transactions: [HistoryTransaction] = [], total: Int64 = 0
-            for entry in try history.entries(after: sequence, on: connection) {
-                let recorded = entry.changes != PGHistory.unrecorded
-                let changes = recorded ? HistoryRecord.changes(try HistoryRecord.runs(in: entry.changes, place: place, sequence: entry.sequence,
-                                                                                      limit: HistoryRecord.changeLimit - total),
-                                                               store: identifier) : []
-                total += Int64(changes.count)
-                transactions.append(HistoryTransaction(token: HistoryToken(storeIdentifier: identifier, sequence: entry.sequence),
-                                                       timestamp: Date(timeIntervalSinceReferenceDate: entry.timestamp), author: entry.author,
-                                                       contextName: entry.context, changes: changes, relinked: entry.relinked,
-                                                       changesRecorded: recorded))
-            }
-            return transactions
+            return try HistoryReading.transactions(history.entries(after: sequence, on: connection), store: identifier, place: place)
         }
     }
 
@@ -481,20 +469,8 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
             try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { try? connection.execute("COMMIT") }
             guard try history.purgedThrough(on: connection) <= sequence else { return nil }
-            let entries = try history.entries(after: sequence, on: connection)
-            guard !entries.isEmpty else { return nil }
-            var records: [SavedChanges] = [], through = sequence, total: Int64 = 0
-            for entry in entries {
-                through = entry.sequence
-                guard entry.origin != history.origin else { continue }
-                guard entry.changes != PGHistory.unrecorded,
-                      let runs = try? HistoryRecord.runs(in: entry.changes, place: place, sequence: entry.sequence,
-                                                         limit: HistoryRecord.changeLimit - total)
-                else { return nil }
-                total += runs.reduce(0) { $0 + $1.count }
-                records.append(HistoryRecord.savedChanges(runs, relinked: entry.relinked, model: model))
-            }
-            return (records, through)
+            return HistoryReading.savedChanges(try history.entries(after: sequence, on: connection), after: sequence,
+                                               skipping: history.origin, model: model, place: place)
         }
     }
 

@@ -69,6 +69,33 @@ package enum WriteRules<Row: RowSource> {
         return (values, kept, extended)
     }
 
+    /// Settles `object`, whose update found its row moved (`stored`: the row
+    /// as it is now, one or none), as every SQL writer does: reported as a
+    /// conflict (appended to `problems`), or under another policy written
+    /// again after a deletion (`writeAgain`) or written over the stored row
+    /// key by key (`update`, given the values and which slots to write; it
+    /// returns whether the row was found at the stored version, nil if a
+    /// constraint refused it). The store runs the statements; this decides.
+    ///
+    /// - Returns: how it was settled, or nil when it was not (a conflict, or a refused write).
+    package static func settleUpdate(_ object: Row, stored: FetchedRows, policy: MergePolicy, mapping: TableMapping, settlesAsAMerge: Bool,
+                                     problems: inout [SaveProblem], writeAgain: (inout [SaveProblem]) throws(AmberError) -> Bool,
+                                     update: (_ values: [Value], _ writes: (Int) -> Bool, inout [SaveProblem]) throws(AmberError) -> Bool?)
+        throws(AmberError) -> Resolution?
+    {
+        guard !reportsUpdateConflict(object, stored, policy: policy, mapping: mapping, settlesAsAMerge: settlesAsAMerge) else {
+            problems.append(conflict(object, stored, mapping: mapping))
+            return nil
+        }
+        guard stored.count == 1 else {
+            if policy == .storeWins { return .deletedInStore }
+            return try writeAgain(&problems) ? .writtenAgain(version: object.rowVersion + 1) : nil
+        }
+        let (values, kept, extended) = settlement(of: object, against: stored, policy: policy, mapping: mapping)
+        let written = try update(values, { slot in kept[slot] && stored.value(0, slot: slot) != values[slot] }, &problems)
+        return written == true ? .merged(stored: stored, kept: kept, extended: extended) : nil
+    }
+
     /// The conflict of `object` with its row as stored now (`stored`, empty
     /// if deleted): the versions, and each key changed on either side, with
     /// the value read, the value stored now and (unless `deletedHere`) the

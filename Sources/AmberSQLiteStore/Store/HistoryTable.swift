@@ -18,7 +18,7 @@ struct HistoryTable {
         """
     private static let purgedKey = "history_purged_through"
     /// The changes of a transaction a store with ``Store/Options/recordsHistory`` off wrote.
-    static let unrecorded = ""
+    static let unrecorded = HistoryEntry.unrecorded
 
     /// This store's mark on the transactions it writes: a context skips its own store's (its inbox had them).
     let origin = UUID().uuidString
@@ -52,37 +52,19 @@ struct HistoryTable {
 
     /// Refuses `sequence` if the transactions after it are not all kept.
     func check(_ sequence: Int64, on connection: Connection, metadataTable: String, place: String) throws(AmberError) {
-        let purged = try purgedThrough(on: connection, metadataTable: metadataTable)
-        if sequence < purged {
-            throw .historyUnavailable(store: place, reason: "the transactions up to \(purged) were purged; read from a token at \(purged) or later")
-        }
-        let last = try lastSequence(on: connection)
-        if sequence > last {
-            throw .historyUnavailable(store: place, reason: "the token is at transaction \(sequence), but the store's history ends at \(last) "
-                + "(a token from a later copy of this store?)")
-        }
-    }
-
-    /// One row of the table, as read.
-    struct Entry {
-        let sequence: Int64
-        let timestamp: Double
-        let origin: String
-        let author: String?
-        let context: String?
-        let relinked: Bool
-        let changes: String
+        try HistoryReading.check(sequence, purged: purgedThrough(on: connection, metadataTable: metadataTable),
+                                 last: lastSequence(on: connection), place: place)
     }
 
     /// The transactions after `sequence`, oldest first.
-    func entries(after sequence: Int64, on connection: Connection) throws(AmberError) -> [Entry] {
+    func entries(after sequence: Int64, on connection: Connection) throws(AmberError) -> [HistoryEntry] {
         let rows = try connection.statement(
             "SELECT sequence, timestamp, origin, author, context, relinked, changes FROM \(Self.name) WHERE sequence > ? ORDER BY sequence")
         defer { rows.reset() }
         rows.bind(0, sequence)
-        var entries: [Entry] = []
+        var entries: [HistoryEntry] = []
         while try rows.step() {
-            entries.append(Entry(sequence: rows.int64(0), timestamp: rows.double(1), origin: try rows.string(2),
+            entries.append(HistoryEntry(sequence: rows.int64(0), timestamp: rows.double(1), origin: try rows.string(2),
                                  author: rows.columnType(3) == SQLITE_NULL ? nil : try rows.string(3),
                                  context: rows.columnType(4) == SQLITE_NULL ? nil : try rows.string(4),
                                  relinked: rows.int64(5) != 0, changes: try rows.string(6)))

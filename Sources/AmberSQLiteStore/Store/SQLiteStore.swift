@@ -630,20 +630,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             var sequence: Int64
             if let given { sequence = given } else { sequence = try history.purgedThrough(on: connection, metadataTable: Self.metadataTable) }
             try history.check(sequence, on: connection, metadataTable: Self.metadataTable, place: place)
-            var transactions: [HistoryTransaction] = [], total: Int64 = 0
-            for entry in try history.entries(after: sequence, on: connection) {
-                let recorded = entry.changes != HistoryTable.unrecorded
-                // One bound for the whole read, so a damaged history cannot exhaust memory.
-                let changes = recorded ? HistoryRecord.changes(try HistoryRecord.runs(in: entry.changes, place: place, sequence: entry.sequence,
-                                                                                      limit: HistoryRecord.changeLimit - total),
-                                                               store: identifier) : []
-                total += Int64(changes.count)
-                transactions.append(HistoryTransaction(token: HistoryToken(storeIdentifier: identifier, sequence: entry.sequence),
-                                                       timestamp: Date(timeIntervalSinceReferenceDate: entry.timestamp), author: entry.author,
-                                                       contextName: entry.context, changes: changes, relinked: entry.relinked,
-                                                       changesRecorded: recorded))
-            }
-            return transactions
+            return try HistoryReading.transactions(history.entries(after: sequence, on: connection), store: identifier, place: place)
         }
     }
 
@@ -669,23 +656,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             try connection.execute("BEGIN")
             defer { try? connection.execute("COMMIT") }
             guard try history.purgedThrough(on: connection, metadataTable: Self.metadataTable) <= sequence else { return nil }
-            let entries = try history.entries(after: sequence, on: connection)
-            // The data version moved, but nothing was recorded: a writer that keeps no history (an older
-            // library, another tool). The caller then compares what it holds, as it does for the cases below.
-            guard !entries.isEmpty else { return nil }
-            var records: [SavedChanges] = [], through = sequence, total: Int64 = 0
-            for entry in entries {
-                through = entry.sequence
-                // This store's own contexts posted theirs to the inboxes already.
-                guard entry.origin != history.origin else { continue }
-                guard entry.changes != HistoryTable.unrecorded,
-                      let runs = try? HistoryRecord.runs(in: entry.changes, place: place, sequence: entry.sequence,
-                                                         limit: HistoryRecord.changeLimit - total)
-                else { return nil }  // not recorded, damaged, or more than a merge reads: compare instead
-                total += runs.reduce(0) { $0 + $1.count }
-                records.append(HistoryRecord.savedChanges(runs, relinked: entry.relinked, model: model))
-            }
-            return (records, through)
+            // This store's own contexts posted theirs to the inboxes already.
+            return HistoryReading.savedChanges(try history.entries(after: sequence, on: connection), after: sequence,
+                                               skipping: history.origin, model: model, place: place)
         }
     }
 
