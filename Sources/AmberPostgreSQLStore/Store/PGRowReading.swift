@@ -15,7 +15,6 @@ extension FetchedRows {
         var arena: [UInt8] = [], boxes: [Value] = []
         let width = mapping.types.count
         let mixed = mapping.entity.subentityIndices.count > 1
-        let known = Int64(mapping.columnOfSlot.count)
         primaryKeys.reserveCapacity(rows.count)
         versions.reserveCapacity(rows.count)
         cells.reserveCapacity(rows.count * width)
@@ -23,14 +22,7 @@ extension FetchedRows {
             let key = rows.int64(row, 0)
             primaryKeys.append(key)
             versions.append(rows.int64(row, 1))
-            if mixed {
-                let code = rows.int64(row, 2) - 1
-                guard code >= 0, code < known, !mapping.columnOfSlot[Int(code)].isEmpty else {
-                    throw .invalidValue(place: "\(mapping.entity.name) row \(key)", expected: "an entity of this hierarchy",
-                                        given: "entity number \(code + 1)")
-                }
-                entities.append(Int32(code))
-            }
+            if mixed { entities.append(try mapping.fetchedEntity(code: rows.int64(row, 2), key: key)) }
             for column in 0..<width {
                 var cell = Cell()
                 let index = column + Int(TableMapping.bookkeepingCount)

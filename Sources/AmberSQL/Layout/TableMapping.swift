@@ -231,6 +231,19 @@ package final class TableMapping {
         }
     }
 
+    /// The model index of the entity a fetched row's `_entity` `code` names,
+    /// for the row with primary key `key`. A row another program wrote with
+    /// an entity outside this hierarchy is refused, not guessed.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming the row.
+    package func fetchedEntity(code: Int64, key: Int64) throws(AmberError) -> Int32 {
+        let index = code &- 1
+        guard index >= 0, index < Int64(columnOfSlot.count), !columnOfSlot[Int(index)].isEmpty else {
+            throw .invalidValue(place: "\(entity.name) row \(key)", expected: "an entity of this hierarchy", given: "entity number \(code)")
+        }
+        return Int32(index)
+    }
+
     /// A join table (quoted) and one of its two key columns.
     package struct JoinColumn: Equatable {
         package let table, column: String

@@ -15,19 +15,10 @@ extension FetchedRows {
         var arena: [UInt8] = [], boxes: [Value] = []
         let width = mapping.types.count
         let mixed = mapping.entity.subentityIndices.count > 1
-        let known = Int64(mapping.columnOfSlot.count)
         while try statement.step() {
             primaryKeys.append(statement.int64(0))
             versions.append(statement.int64(1))
-            if mixed {
-                // A row another program wrote with an entity outside this hierarchy is refused, not guessed.
-                let code = statement.int64(2) - 1
-                guard code >= 0, code < known, !mapping.columnOfSlot[Int(code)].isEmpty else {
-                    throw .invalidValue(place: "\(mapping.entity.name) row \(statement.int64(0))", expected: "an entity of this hierarchy",
-                                        given: "entity number \(code + 1)")
-                }
-                entities.append(Int32(code))
-            }
+            if mixed { entities.append(try mapping.fetchedEntity(code: statement.int64(2), key: statement.int64(0))) }
             for column in 0..<width {
                 var cell = Cell()
                 do throws(AmberError) {
