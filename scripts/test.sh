@@ -86,8 +86,9 @@ done
 
 # The store-behaviour programs again on the other kind of store (AMBER_TEST_STORE names it by URL).
 rm -f "$work/batch-suite.amber" "$work/kinds-suite.amber"
-echo "-- batch_test on a file store"
+echo "-- batch_test on a file store, and on the PostgreSQL server (a schema of its own)"
 AMBER_TEST_STORE="file://$work/batch-suite.amber" run_c batch_test-file "$work/batch_test"
+AMBER_TEST_STORE="$AMBER_TEST_POSTGRES?schema=c_batch" run_c batch_test-postgresql "$work/batch_test"
 echo "-- store_kinds_test on a file store, and on the PostgreSQL server (a schema of its own)"
 AMBER_TEST_STORE="file://$work/kinds-suite.amber" run_c store_kinds_test-file "$work/store_kinds_test"
 AMBER_TEST_STORE="$AMBER_TEST_POSTGRES?schema=c_kinds" run_c store_kinds_test-postgresql "$work/store_kinds_test"
@@ -296,10 +297,10 @@ python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1
 [ -n "$python_passed" ] || { echo "pytest did not report passing tests"; exit 1; }
 # The store-behaviour tests again on the other kind of store, named by URL in AMBER_TEST_STORE
 # ({tmp}: each test's temporary folder; {unique}: a new name): those on in-memory stores on files, and the
-# reverse; and on the PostgreSQL server, each test in a schema of its own (no batch changes or derived attributes there yet).
+# reverse; and on the PostgreSQL server, each test in a schema of its own.
 for store_tests in "file://{tmp}/suite.amber:test_context test_fetch test_batch test_objects test_types test_undo test_relationships" \
                    "memory::test_derived test_observers test_history" \
-                   "$AMBER_TEST_POSTGRES?schema=py_{unique}:test_context test_fetch test_objects test_types test_undo test_relationships test_observers test_history"; do
+                   "$AMBER_TEST_POSTGRES?schema=py_{unique}:test_context test_fetch test_batch test_derived test_objects test_types test_undo test_relationships test_observers test_history"; do
     url=${store_tests%:*}; tests=()
     for name in ${store_tests##*:}; do tests+=("$repo/bindings/python/tests/$name.py"); done
     summary=$(cd "$work" && AMBER_TEST_STORE="$url" AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q -p no:cacheprovider "${tests[@]}" | tail -1)

@@ -76,7 +76,7 @@ import Testing
         return found
     }
 
-    @Test(arguments: StoreKind.withBatchChanges)
+    @Test(arguments: StoreKind.allCases)
     func updatesMatchAReferenceOverRandomPredicates(kind: StoreKind) throws {
         let (store, cleanup, initial) = try Self.library(kind)
         defer { cleanup() }
@@ -124,7 +124,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.withBatchChanges)
+    @Test(arguments: StoreKind.allCases)
     func decimalArithmeticIsExactOrRefused(kind: StoreKind) throws {
         let (store, cleanup, initial) = try Self.library(kind, count: 50)
         defer { cleanup() }
@@ -152,7 +152,12 @@ import Testing
         #expect(problems.map(\.place) == ["Book.price"] && problems[0].message.contains("exactly"), "\(problems)")
         let wide = try #require(ScaledDecimal("9999999999999999999999999999999999999"))
         try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 2'"), set: ["price": .value(.decimal(wide))])
-        #expect(amberError { try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 2'"), set: ["price": .attribute("price") + .value(.decimal(try #require(ScaledDecimal("0.5"))))]) } != nil)
+        let half = amberError {
+            try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 2'"), set: ["price": .attribute("price") + .value(.decimal(try #require(ScaledDecimal("0.5"))))])
+        }
+        // SQLite's decimal arithmetic stops at what a double-width integer holds; PostgreSQL's numeric keeps
+        // the 38 digits exactly, and Amber holds them: exact either way, never rounded.
+        #expect(kind == .postgresql ? half == nil : half != nil, "\(kind): \(String(describing: half))")
         try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 2'"), set: ["price": .attribute("price") - 1])
         // A sum keeps the larger scale, a product the scales added, as decimal arithmetic does.
         try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 4'"), set: ["price": .value(.decimal(try #require(ScaledDecimal("0.10"))))])
@@ -162,7 +167,8 @@ import Testing
         try context.batchUpdate(FetchRequest("Book", where: "title == 'Book 4'"),
                                 set: ["price": .attribute("price") * .value(.decimal(try #require(ScaledDecimal("1.5"))))])
         #expect(try Self.stored(store)["Book 4"]?["price"] == .decimal(try #require(ScaledDecimal("0.450"))))
-        #expect(try Self.stored(store)["Book 2"]?["price"] == .decimal(try #require(ScaledDecimal("9999999999999999999999999999999999998"))))
+        let wideLessOne = kind == .postgresql ? "9999999999999999999999999999999999998.5" : "9999999999999999999999999999999999998"
+        #expect(try Self.stored(store)["Book 2"]?["price"] == .decimal(try #require(ScaledDecimal(wideLessOne))))
         #expect(try Self.stored(store)["Book 1"]?["price"] == .decimal(huge))
         #expect(try Self.stored(store)["Book 3"] == initial["Book 3"].map { values in
             var scaled = values
@@ -171,7 +177,7 @@ import Testing
         })
     }
 
-    @Test(arguments: StoreKind.withBatchChanges)
+    @Test(arguments: StoreKind.allCases)
     func rulesUniquenessAndUnsettableAttributesAreRefusedNamed(kind: StoreKind) throws {
         let (store, cleanup, _) = try Self.library(kind, count: 20)
         defer { cleanup() }
@@ -205,7 +211,7 @@ import Testing
         #expect(try Self.stored(store) == before)
     }
 
-    @Test(arguments: StoreKind.withBatchChanges)
+    @Test(arguments: StoreKind.allCases)
     func heldObjectsOtherContextsTheHistoryAndDerivedValuesFollow(kind: StoreKind) throws {
         let (store, cleanup, _) = try Self.library(kind, count: 40)
         defer { cleanup() }
@@ -240,7 +246,7 @@ import Testing
         #expect(try Context(store: store).count(FetchRequest("Book")) == 30)
     }
 
-    @Test(arguments: StoreKind.withBatchChanges)
+    @Test(arguments: StoreKind.allCases)
     func deleteRulesAreHonouredInTheStore(kind: StoreKind) throws {
         // Nullify: the books stay, without an author.
         do {
@@ -276,7 +282,7 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.withBatchChanges)
+    @Test(arguments: StoreKind.allCases)
     func batchDeletesLeaveNoLinkPointingAtNothing(kind: StoreKind) throws {
         let (store, cleanup) = try kind.open(Model(ModelDescription {
             EntityDescription("Person") {

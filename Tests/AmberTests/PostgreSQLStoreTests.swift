@@ -209,15 +209,57 @@ struct PostgreSQLStoreTests {
         #expect { _ = try Store(url: url, model: model) } throws: { "\($0)".contains("extended attributes (Book is extensible)") }
     }
 
-    @Test func batchChangesAndDerivedAttributesAreRefusedByName() throws {
+    /// Derived values are the server's: its triggers keep them in every
+    /// transaction that writes the store, a program writing plain SQL too,
+    /// and a batch change reports the rows they moved.
+    @Test func theServerKeepsDerivedValuesWhoeverWrites() throws {
         let (url, cleanup) = try TestServer.storeURL()
         defer { cleanup() }
-        let store = try Store(url: url, model: booksModel())
+        let model = try Model(ModelDescription {
+            EntityDescription("Author") {
+                Attribute.string("name")
+                Attribute.integer64("bookCount").derived("books.@count")
+                Attribute.integer64("pageTotal").derived("books.@sum.pages")
+                Attribute.date("touched").derived("now()")
+                Relationship.toMany("books", "Book", inverse: "author")
+            }
+            EntityDescription("Book") {
+                Attribute.string("title")
+                Attribute.integer64("pages")
+                Attribute.string("authorName").derived("author.name")
+                Relationship.toOne("author", "Author", inverse: "books")
+            }
+        })
+        let store = try Store(url: url, model: model)
         let context = Context(store: store)
-        #expect(!store.capabilities.contains(.batchChanges))
-        #expect { _ = try context.batchUpdate(FetchRequest("Book"), set: ["pages": .value(.int(1))]) } throws: {
-            "\($0)".contains("batch updates")
+        let author = try context.insert("Author")
+        try author.setValue("Le Guin", forKey: "name")
+        for (title, pages) in [("Lathe", 184), ("Tehanu", 252)] {
+            let book = try context.insert("Book")
+            try book.setValue(.string(title), forKey: "title")
+            try book.setValue(.int(Int64(pages)), forKey: "pages")
+            try book.setObject(author, forKey: "author")
         }
+        try context.save()
+        #expect(try author.value(forKey: "bookCount") == 2 && author.value(forKey: "pageTotal") == 436)
+        let touched = try author.value(forKey: "touched")
+        // Another program, in plain SQL: the server's triggers keep every derived value, and the touch time.
+        let admin = try PGConnection(conninfo: try #require(TestServer.url), place: "admin")
+        let schema = try #require(url.split(separator: "=").last)
+        try admin.execute("INSERT INTO \(schema).\"Book\" (_pk, _entity, _version, title, pages, author) "
+            + "SELECT 100, 2, 1, 'Earthsea', 200, _pk FROM \(schema).\"Author\"; UPDATE \(schema).\"Author\" SET name = 'Ursula'")
+        let reader = Context(store: store)
+        let stored = try #require(try reader.fetch("Author").first)
+        #expect(try stored.value(forKey: "bookCount") == 3 && stored.value(forKey: "pageTotal") == 636)
+        #expect(try stored.value(forKey: "touched") != touched)
+        #expect(try Set(reader.fetch("Book").map { try $0.value(forKey: "authorName") }) == ["Ursula"])
+        // A batch change moves them too, and the contexts holding the objects hear of it.
+        try context.mergeSavedChanges()
+        let result = try context.batchUpdate(FetchRequest("Book", where: "title == 'Lathe'"), set: ["pages": .attribute("pages") + 16])
+        #expect(result.objectIDs.count == 1)
+        #expect(try author.value(forKey: "pageTotal") == 652, "the context holding the author reads the new total")
+        _ = try context.batchDelete(FetchRequest("Book", where: "pages < 210"))
+        #expect(try author.value(forKey: "bookCount") == 1 && author.value(forKey: "pageTotal") == 252)
     }
 }
 

@@ -76,11 +76,12 @@ final class PGWriter<Row: RowSource> {
             try update(changes.updates, problems: &problems)
             try delete(changes.deletes, problems: &problems)
             try link(changes.links, positions: changes.positions, deleted: changes.deletes)
-            for (table, key) in deletedKeys { try keepDeletedKey(key, ofTable: store.mappings[table].table) }
+            for (table, key) in deletedKeys { try store.keepDeletedKey(key, ofTable: store.mappings[table].table) }
             if trial {
                 try connection.execute("ROLLBACK")
             } else {
                 problems += try danglingLinks()
+                if store.hasDerivedAttributes { (written.derived, written.derivedEntities) = try store.takeDerivedLog() }
                 written.resolved = resolved
                 let wroteNothing = changes.inserts.isEmpty && changes.updates.isEmpty && changes.deletes.isEmpty
                     && changes.links.isEmpty && changes.positions.isEmpty
@@ -90,10 +91,7 @@ final class PGWriter<Row: RowSource> {
                         var record = HistoryRecord(changes, written: written, model: store.model)
                         text = record.finished()
                     }
-                    try store.history.record(text, origin: origin, relinked: !changes.links.isEmpty || !changes.positions.isEmpty,
-                                             channel: store.channel, on: connection)
-                    _ = try connection.query("UPDATE \(PostgreSQLStore.metadataTable) SET value = (value::bigint + 1)::text WHERE key = ?",
-                                             [.string(PostgreSQLStore.writesKey)])
+                    try store.recordWrite(text, origin: origin, relinked: !changes.links.isEmpty || !changes.positions.isEmpty)
                 }
                 if problems.isEmpty {
                     try connection.execute("COMMIT")
@@ -136,13 +134,6 @@ final class PGWriter<Row: RowSource> {
         let key = max(rows.int64(0, 0) &+ 1, (ownKeys[table] ?? 0) &+ 1)
         next[table] = key
         return key
-    }
-
-    /// Records `key` as deleted from `table` unless a larger key is.
-    private func keepDeletedKey(_ key: Int64, ofTable table: String) throws(AmberError) {
-        _ = try connection.query("INSERT INTO \(PostgreSQLStore.metadataTable) (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
-            + "SET value = greatest(\(PostgreSQLStore.metadataTable).value::bigint, excluded.value::bigint)::text",
-                                 [.string(PostgreSQLStore.deletedKeyName(table: table)), .string(String(key))])
     }
 
     // MARK: Rows

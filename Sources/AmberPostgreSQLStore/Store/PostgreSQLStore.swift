@@ -20,7 +20,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     package let model: Model
     package let identifier: UUID
     package var place: String { address.place }
-    package var capabilities: StoreCapabilities { [.history, .sharedAcrossProcesses, .vacuum, .integrityChecks] }
+    package var capabilities: StoreCapabilities { [.history, .sharedAcrossProcesses, .vacuum, .integrityChecks, .batchChanges] }
     let address: PGAddress
     let options: Store.Options
     let history = PGHistory()
@@ -52,15 +52,17 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     static let attempts = 4
     private static let formatVersion = "1"
     /// What every session of the store runs first: its schema, UTC dates, exact floating-point text.
-    var setup: String { Self.setup(address, durability: options.durability) }
+    var setup: String { Self.setup(address, durability: options.durability, derived: hasDerivedAttributes) }
+    /// Whether the model has derived attributes, which the store's triggers keep (``PGDerivedTriggers``).
+    let hasDerivedAttributes: Bool
     /// Whatever the server's or role's defaults: values travel as Amber reads them (UTF-8, hex `bytea`, exact
     /// floating point, backslashes as written in quoted text), dates in UTC, and a save returns once the
     /// server's log holds it (`local`), or also its synchronous standbys' (`on`, for full durability):
     /// a commit the server acknowledged survives the server crashing.
-    static func setup(_ address: PGAddress, durability: Store.Durability = .normal) -> String {
+    static func setup(_ address: PGAddress, durability: Store.Durability = .normal, derived: Bool = false) -> String {
         "SET search_path TO \"\(address.schema)\", public; SET TIME ZONE 'UTC'; SET extra_float_digits = 3; SET client_encoding = 'UTF8'; "
             + "SET bytea_output = 'hex'; SET standard_conforming_strings = on; "
-            + "SET synchronous_commit = \(durability == .full ? "on" : "local")"
+            + "SET synchronous_commit = \(durability == .full ? "on" : "local")" + (derived ? "; " + PGDerivedTriggers.sessionSetup : "")
     }
     /// The advisory lock key that serializes this store's writers: the schema's, so stores in other schemas do not wait.
     static let lockKey = "hashtext('amber:' || current_schema())"
@@ -76,28 +78,28 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     ///   made with a model of another shape (PostgreSQL stores do not migrate
     ///   yet); ``/AmberValues/AmberError/notAStore(path:reason:)`` for a schema
     ///   holding other tables; ``/AmberValues/AmberError/unsupported(store:capability:)``
-    ///   for a model with derived attributes or an extensible entity.
+    ///   for a model with an extensible entity.
     package init(address: PGAddress, model: Model, options: Store.Options) throws(AmberError) {
         self.address = address
         self.model = model
         var kept = options
         kept.migrationProgress = nil
         self.options = kept
-        if let derived = model.entities.flatMap(\.attributes).first(where: { $0.derivation != nil }) {
-            throw .unsupported(store: address.place, capability: "derived attributes (\(derived.description)) on PostgreSQL")
-        }
         if let extensible = model.entities.first(where: \.isExtensible) {
             throw .unsupported(store: address.place, capability: "extended attributes (\(extensible.name) is extensible) on PostgreSQL")
         }
         connection = try PGConnection(conninfo: address.conninfo, place: address.place)
         mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: PostgreSQLDialect()) }
+        let derived = try DerivedTriggerPlan(model: model, mappings: mappings, dialect: PostgreSQLDialect())
+        hasDerivedAttributes = !derived.isEmpty
         do throws(AmberError) {
             try connection.execute("CREATE SCHEMA IF NOT EXISTS \"\(address.schema)\"")
         } catch .server(_, "23505", _) {
             // Another process made it in the same instant (IF NOT EXISTS does not lock): it is there.
         }
-        try connection.execute(Self.setup(address, durability: options.durability))
-        let metadata = try Self.metadataCreatingSchema(connection, mappings: mappings, model: model, lockKey: Self.lockKey, place: address.place)
+        try connection.execute(Self.setup(address, durability: options.durability, derived: hasDerivedAttributes))
+        let metadata = try Self.metadataCreatingSchema(connection, mappings: mappings, model: model, derived: derived, lockKey: Self.lockKey,
+                                                       place: address.place)
         guard metadata["format"] == Self.formatVersion, let text = metadata["store_uuid"], let uuid = UUID(uuidString: text) else {
             throw .notAStore(path: address.place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
         }
@@ -132,8 +134,8 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
 
     /// The metadata of the store in the connection's schema, making the
     /// store first when the schema holds no tables.
-    private static func metadataCreatingSchema(_ connection: PGConnection, mappings: [TableMapping], model: Model, lockKey: String,
-                                               place: String) throws(AmberError) -> [String: String] {
+    private static func metadataCreatingSchema(_ connection: PGConnection, mappings: [TableMapping], model: Model, derived: DerivedTriggerPlan,
+                                               lockKey: String, place: String) throws(AmberError) -> [String: String] {
         if let metadata = try readMetadata(connection, place: place) { return metadata }
         try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         do throws(AmberError) {
@@ -151,7 +153,9 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
             }
             try connection.execute("CREATE TABLE \(metadataTable) (key text PRIMARY KEY, value text NOT NULL)")
             for sql in mappings.flatMap(\.createSQL) + mappings.flatMap(\.foreignKeySQL) { try connection.execute(sql) }
-            for sql in TableMapping.joinTableSQL(model: model, dialect: PostgreSQLDialect()) { try connection.execute(sql) }
+            for sql in TableMapping.joinTableSQL(model: model, dialect: PostgreSQLDialect()) + PGDerivedTriggers.sql(derived) {
+                try connection.execute(sql)
+            }
             try connection.execute(PGHistory.createSQL)
             let metadata = ["format": formatVersion, "store_uuid": UUID().uuidString, "model_hash": model.versionHash,
                             "model": model.description.jsonText(), "created_by": "Amber \(version)", writesKey: "0"]
@@ -343,6 +347,20 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Records a write in the history, notifying other connections (both
+    /// take effect at commit), and counts it for ``dataVersion()``.
+    func recordWrite(_ changes: String, origin: WriteOrigin, relinked: Bool) throws(AmberError) {
+        try history.record(changes, origin: origin, relinked: relinked, channel: channel, on: connection)
+        _ = try connection.query("UPDATE \(Self.metadataTable) SET value = (value::bigint + 1)::text WHERE key = ?", [.string(Self.writesKey)])
+    }
+
+    /// Records `key` as deleted from `table` unless a larger key is.
+    func keepDeletedKey(_ key: Int64, ofTable table: String) throws(AmberError) {
+        _ = try connection.query("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+            + "SET value = greatest(\(Self.metadataTable).value::bigint, excluded.value::bigint)::text",
+                                 [.string(Self.deletedKeyName(table: table)), .string(String(key))])
     }
 
     package func uniquenessProblems<Row: RowSource>(writing changes: ChangeSet<Row>, policy: MergePolicy) -> [SaveProblem] {

@@ -257,6 +257,16 @@ package final class TableMapping {
         package let place: String
     }
 
+    /// The value a fetched `cell` of layout column `column` holds.
+    package func value(of cell: FetchedRows.Cell, column: Int, arena: [UInt8], boxes: [Value]) -> Value {
+        switch cell.kind {
+        case .null: .null
+        case .boxed: boxes[Int(cell.payload)]
+        case .scalar: layout.value(column: column, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
+        case .bytes: arena.withUnsafeBufferPointer { layout.value(column: column, scalar: 0, bytes: UnsafeBufferPointer(rebasing: $0[Int(cell.payload)..<Int(cell.payload) + Int(cell.length)])) }
+        }
+    }
+
     /// `Book(title, author)`: how errors name a uniqueness constraint.
     package static func constraintName(entity: Entity, _ constraint: [Attribute]) -> String {
         "\(entity.name)(\(constraint.map(\.name).joined(separator: ", ")))"

@@ -175,3 +175,19 @@ package enum WriteRules<Row: RowSource> {
     }
 }
 
+extension SaveProblem {
+    /// A batch update broke `constraint` of `entity`. Stores check a
+    /// constraint row by row as the UPDATE goes, so a shift of unique values
+    /// (rank = rank + 1) is refused even where the final values would all differ.
+    package static func batchUniqueness(_ entity: Entity, constraint: [Attribute]) -> SaveProblem {
+        Self(objectID: nil, place: TableMapping.constraintName(entity: entity, constraint), rule: .uniqueness,
+                    message: "uniqueness constraint violated: as the batch update changed the objects one by one, two held "
+                        + "the same values (nothing was written; values that only collide midway, such as a shift of unique "
+                        + "values, need a save through a context)")
+    }
+
+    /// A batch update's new value for `attribute` of `object` breaks `rule`, as `message` says.
+    package static func batchValue(_ attribute: Attribute, of object: ObjectID, _ rule: SaveProblem.Rule, _ message: String) -> SaveProblem {
+        Self(objectID: object, place: attribute.description, rule: rule, message: "the batch update's value: \(message)")
+    }
+}

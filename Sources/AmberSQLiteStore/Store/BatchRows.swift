@@ -13,7 +13,7 @@ final class BatchRows {
     private(set) var problems: [SaveProblem] = []
     private let checks: [ValueCheck]
     private let mapping: TableMapping
-    /// By `_entity` code less one, the entity index it names (``SQLiteStore/entityIndex(code:in:)``), looked up once.
+    /// By `_entity` code less one, the entity index it names (``TableMapping/entityIndex(code:)``), looked up once.
     private let entityOfCode: [Int]
     private let root: Int
     /// Entity names and the store's identity, for the object a problem names.
@@ -25,7 +25,7 @@ final class BatchRows {
 
     init(checks: [ValueCheck], mapping: TableMapping, store: SQLiteStore) {
         (self.checks, self.mapping) = (checks, mapping)
-        entityOfCode = mapping.columnOfSlot.indices.map { store.entityIndex(code: Int64($0) + 1, in: mapping) }
+        entityOfCode = mapping.columnOfSlot.indices.map { mapping.entityIndex(code: Int64($0) + 1) }
         root = mapping.entity.rootIndex
         entityNames = store.model.entities.map(\.name)
         storeIdentifier = store.identifier

@@ -711,17 +711,6 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         return written
     }
 
-    /// The model index of the entity a row's `_entity` code names, for a
-    /// row of `mapping`'s hierarchy: the hierarchy's root for a code another
-    /// program wrote outside it, so a foreign row never indexes past the model.
-    func entityIndex(code: Int64, in mapping: TableMapping) -> Int {
-        let index = code &- 1
-        guard index >= 0, index < Int64(mapping.columnOfSlot.count), !mapping.columnOfSlot[Int(index)].isEmpty else {
-            return mapping.entity.rootIndex
-        }
-        return Int(index)
-    }
-
     /// The rows whose derived values this transaction's triggers changed,
     /// with their new versions; the log is emptied for the next save.
     func takeDerivedLog() throws(AmberError) -> ([SavedChanges.Row], [Int]) {
@@ -739,7 +728,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             versions.bind(0, Self.jsonArray(keys))
             while try versions.step() {
                 rows.append(SavedChanges.Row(table: table, key: versions.int64(0), version: versions.int64(1)))
-                entities.append(entityIndex(code: versions.int64(2), in: mappings[table]))
+                entities.append(mappings[table].entityIndex(code: versions.int64(2)))
             }
         }
         return (rows, entities)
