@@ -172,7 +172,6 @@ expect "entity Book (extensible)" cli schema "$work/books.amber"
 expect "(2 objects)" cli query "file://$work/books.amber" Book --where "shelf == 'M'"
 expect "scheme memory: an in-memory store starts empty" cli query memory: Book
 expect "scheme mysql: no store for it in this build" cli check "mysql://localhost/books"
-expect "scheme postgresql: this command works on SQLite files" cli migrate "$AMBER_TEST_POSTGRES" --to "$work/none.json"
 expect "the schema nothing_here holds no tables" cli check "$AMBER_TEST_POSTGRES?schema=nothing_here"
 expect "  extended keys: shelf (12)" cli schema "$work/books.amber"
 expect "(2 objects)" cli query "$work/books.amber" Book --where "shelf == 'M'"
@@ -329,6 +328,14 @@ expect "entity Book" cli schema "$pg_store"
 expect "(1 object)" cli query "$pg_store" Book --where "pages > 300"
 expect "cli_books: ok" cli check "$pg_store"
 expect "use pg_dump --schema=cli_books" cli backup "$pg_store" "$work/never.amber"
+# amber migrate on the server: the plan, then the migration (one transaction; no copy is kept there).
+cat > "$work/books-v2.json" <<'JSON'
+{"entities": [{"name": "Book", "attributes": [{"name": "title", "type": "string", "optional": false},
+  {"name": "pages", "type": "integer64"}, {"name": "shelf", "type": "string", "default": "A"}]}]}
+JSON
+expect "  Book.pages: widen integer32 to integer64" cli migrate "$pg_store" --to "$work/books-v2.json" --dry-run
+expect '"backup" : null' cli migrate "$pg_store" --to "$work/books-v2.json" --json
+expect "(2 objects)" cli query "$pg_store" Book --where "shelf == 'A'"
 python_coverage=$(sed -nE 's/.*Total coverage: ([0-9.]+%).*/\1/p' "$work/pytest.log")
 echo "Python coverage of the installed amber package: $python_coverage"
 # The API reference Python users read: pydoc renders the installed package's docstrings.

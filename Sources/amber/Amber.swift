@@ -36,21 +36,6 @@ func display(_ value: Value) -> String {
     return value.description
 }
 
-/// The file a STORE argument names, as every Amber language names stores
-/// (`StoreURL`), for commands that work on SQLite files only (`migrate`):
-/// a path or a `file:` URL. `memory:` and server stores are refused naming
-/// the scheme.
-func storeFile(_ text: String) throws -> String {
-    let url = try StoreURL(text)
-    switch url.kind {
-    case .file(let path): return path
-    case .memory: throw memoryRefusal(text)
-    case .postgresql:
-        throw AmberError.invalidStoreURL(url: url.description, part: "scheme postgresql",
-                                         reason: "this command works on SQLite files; PostgreSQL stores do not migrate yet")
-    }
-}
-
 /// The store a STORE argument names: a file's path (a `file:` URL decoded),
 /// or a server's URL as given. `memory:` names a new, empty store, which no
 /// command has anything to do with; other text is refused naming the part that is wrong.

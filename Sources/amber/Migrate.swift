@@ -8,11 +8,12 @@ struct Migrate: ParsableCommand {
         abstract: "Migrate a store to another model: print the plan, then run it in one transaction.",
         discussion: """
             The mapping is inferred from names and renaming identifiers. A change that cannot be inferred \
-            is an error naming it, and nothing changes. The store is first copied to \
-            STORE.<old version hash>.backup unless --no-backup is given.
+            is an error naming it, and nothing changes. A file is first copied to \
+            STORE.<old version hash>.backup unless --no-backup is given; a PostgreSQL store migrates \
+            in one transaction under its write lock, and the server keeps no copy (pg_dump first for one).
             """)
 
-    @Argument(help: "The store: a path or a file: URL.", transform: storeFile)
+    @Argument(help: "The store: a path, a file: URL or a postgresql:// URL.", transform: storeName)
     var store: String
 
     @Option(name: .customLong("to"), help: "The model to migrate to: a JSON model file or an Xcode model (.xcdatamodeld, .xcdatamodel, contents).")
@@ -37,16 +38,17 @@ struct Migrate: ParsableCommand {
             let (description, notes) = try ModelFile.read(model, options: XcodeOptions.parse([]))
             ModelFile.printNotes(notes)
             let target = try Model(description)
-            let plan = try Store.migrationPlan(forStoreAt: store, to: target)
-            let version = try Store.versionHash(ofStoreAt: store)
+            let url = try StoreURL(store)
+            let plan = try Store.migrationPlan(for: url, to: target)
+            let version = try Store.versionHash(of: url)
             let migrating = !plan.isEmpty && !dryRun
-            let backup = migrating && !noBackup ? Store.backupPath(for: store, version: version) : nil
+            let backup = migrating && !noBackup && !isServer(store) ? Store.backupPath(for: store, version: version) : nil
             if !json {
                 guard !plan.isEmpty else {
-                    print("\(store) already has the model's shape (version \(target.versionHash)): nothing to do")
+                    print("\(displayName(store)) already has the model's shape (version \(target.versionHash)): nothing to do")
                     return
                 }
-                print("Migration plan for \(store) (version \(version) to \(target.versionHash)):")
+                print("Migration plan for \(displayName(store)) (version \(version) to \(target.versionHash)):")
                 for step in plan { print("  \(step)") }
             }
             if migrating {
@@ -55,11 +57,11 @@ struct Migrate: ParsableCommand {
                 let bar = progress.bar()
                 defer { bar.finish() }  // also when the migration fails
                 options.migrationProgress = { bar.show($0.step, $0.completed, of: $0.total) }
-                _ = try Store(path: store, model: target, options: options)
+                _ = try isServer(store) ? Store(url: store, model: target, options: options) : Store(path: store, model: target, options: options)
                 bar.finish()
             }
             if json {
-                return try printJSON(["store": store, "from": version, "to": target.versionHash, "plan": plan,
+                return try printJSON(["store": displayName(store), "from": version, "to": target.versionHash, "plan": plan,
                                       "migrated": migrating, "backup": backup ?? NSNull()])
             }
             guard migrating else { return }

@@ -54,8 +54,10 @@ import Testing
         })
     }
 
-    static func fillVersion1(_ path: String) throws {
-        let store = try Store(path: path, model: try version1())
+    static func fillVersion1(_ path: String) throws { try fillVersion1(try Store(path: path, model: try version1())) }
+
+    /// Two authors, three books and a shelf, saved in `store` (opened with ``version1()``).
+    static func fillVersion1(_ store: Store) throws {
         let context = Context(store: store)
         let borges = try context.insert("Author"), cortazar = try context.insert("Author")
         try borges.setValue("Borges", forKey: "name")

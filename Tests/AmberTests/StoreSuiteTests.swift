@@ -40,8 +40,8 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     }
 
     /// Whether opening the store with a model of another shape migrates it
-    /// (PostgreSQL stores refuse, naming the difference, until they migrate).
-    var migrates: Bool { self == .file }
+    /// (an in-memory store has nothing to migrate: each opening is a new store).
+    var migrates: Bool { persists }
 
     /// Opens the store `store` was opened on again, with `model` (migrating
     /// it when `model` differs from the one it was made with); nil for a

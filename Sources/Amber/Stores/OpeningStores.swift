@@ -100,6 +100,33 @@ extension Store {
         try SQLiteStore.migrationPlan(forStoreAt: path, to: model)
     }
 
+    /// The version hash of the model the store `url` names was last opened
+    /// with: an SQLite file or a PostgreSQL store.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)``, also for
+    ///   `memory:`, which names a new, empty store; a server's errors.
+    public static func versionHash(of url: StoreURL) throws(AmberError) -> String {
+        switch url.kind {
+        case .file(let path): try versionHash(ofStoreAt: path)
+        case .memory: throw .notAStore(path: "memory:", reason: "memory: names a new, empty store, not one that exists")
+        case .postgresql(let text): try PostgreSQLStore.versionHash(at: PGAddress(text))
+        }
+    }
+
+    /// What opening the store `url` names with `model` would do to it, as
+    /// the path form does for a file: an SQLite file or a PostgreSQL store.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
+    ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``,
+    ///   also for `memory:`; a server's errors.
+    public static func migrationPlan(for url: StoreURL, to model: Model) throws(AmberError) -> [String] {
+        switch url.kind {
+        case .file(let path): try migrationPlan(forStoreAt: path, to: model)
+        case .memory: throw .notAStore(path: "memory:", reason: "memory: names a new, empty store, not one that exists")
+        case .postgresql(let text): try PostgreSQLStore.migrationPlan(at: PGAddress(text), to: model)
+        }
+    }
+
     /// Checks the store file at `path` as ``/AmberStore/Store/checkIntegrity()`` does, without
     /// binding its model: a store whose plugins are missing can be checked.
     /// The file is opened read-only, so checking changes nothing (a log a

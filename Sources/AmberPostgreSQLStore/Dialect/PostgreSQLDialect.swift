@@ -100,6 +100,7 @@ package struct PostgreSQLDialect: SQLDialect {
     package func extendedValue(_ column: String, name: String) -> String { "(\(column)::jsonb -> '\(name)')" }
     package var keyListSubquery: String { "SELECT unnest(?::bigint[])" }
     package func keyList(_ keys: [Int64]) -> Value { .string("{" + keys.map(String.init).joined(separator: ",") + "}") }
+    package func typedParameter(columnType: String) -> String { "?::\(columnType)" }
     /// A NULL limit is none.
     package func limitParameters(limit: Int?, offset: Int) -> [Value] { [limit.map { .int(Int64($0)) } ?? .null, .int(Int64(offset))] }
 

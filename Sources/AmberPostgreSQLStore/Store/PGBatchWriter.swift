@@ -198,7 +198,7 @@ extension PostgreSQLStore {
     }
 }
 
-extension PGConnection: BatchStatements {
+extension PGConnection: SQLStatements {
     package func run(_ statement: SQLFragment) throws(AmberError) -> Int {
         try query(statement.sql, statement.bindings).affectedRows
     }
@@ -206,5 +206,10 @@ extension PGConnection: BatchStatements {
     package func integers(_ statement: SQLFragment, width: Int) throws(AmberError) -> [[Int64]] {
         let rows = try query(statement.sql, statement.bindings)
         return (0..<rows.count).map { row in (0..<width).map { rows.int64(row, $0) } }
+    }
+
+    package func texts(_ statement: SQLFragment) throws(AmberError) -> [String] {
+        let rows = try query(statement.sql, statement.bindings)
+        return (0..<rows.count).map { rows.text($0, 0) }
     }
 }

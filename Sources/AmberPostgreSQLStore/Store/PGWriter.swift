@@ -130,7 +130,7 @@ final class PGWriter<Row: RowSource> {
         let rows = try connection.query(
             "SELECT greatest(coalesce((SELECT max(_pk) FROM \(store.mappings[table].table)), 0), "
                 + "coalesce((SELECT value::bigint FROM \(PostgreSQLStore.metadataTable) WHERE key = ?), 0))",
-            [.string(PostgreSQLStore.deletedKeyName(table: store.mappings[table].table))])
+            [.string(TableMapping.deletedKeyName(table: store.mappings[table].table))])
         let key = max(rows.int64(0, 0) &+ 1, (ownKeys[table] ?? 0) &+ 1)
         next[table] = key
         return key

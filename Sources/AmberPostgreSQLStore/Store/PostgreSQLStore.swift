@@ -44,8 +44,6 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     static let metadataTable = "_amber_metadata"
     /// The metadata key counting committed writes, for ``dataVersion()``.
     static let writesKey = "writes"
-    /// The metadata key holding the largest deleted key of table `table` (quoted).
-    static func deletedKeyName(table: String) -> String { "deleted-key.\(table)" }
     /// SQLSTATEs a save is tried again for: a serialization failure, a deadlock.
     static let retryable: Set<String> = ["40001", "40P01"]
     /// How many times a save is tried before its serialization failure or deadlock is reported.
@@ -74,9 +72,10 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     ///
     /// - Throws: ``/AmberValues/AmberError/server(store:state:message:)``
     ///   when the server cannot be reached or refuses (SQLSTATE and message);
-    ///   ``/AmberValues/AmberError/modelMismatch(store:differences:)`` for a store
-    ///   made with a model of another shape (PostgreSQL stores do not migrate
-    ///   yet); ``/AmberValues/AmberError/notAStore(path:reason:)`` for a schema
+    ///   ``/AmberValues/AmberError/migrationFailed(store:problems:)`` for a store
+    ///   made with a model of another shape that cannot become this one (or
+    ///   ``/AmberValues/AmberError/modelMismatch(store:differences:)`` when the
+    ///   options say not to migrate); ``/AmberValues/AmberError/notAStore(path:reason:)`` for a schema
     ///   holding other tables; ``/AmberValues/AmberError/unsupported(store:capability:)``
     ///   for a model with an extensible entity.
     package init(address: PGAddress, model: Model, options: Store.Options) throws(AmberError) {
@@ -104,12 +103,15 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
             throw .notAStore(path: address.place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
         }
         identifier = uuid
-        guard metadata["model_hash"] == model.versionHash else {
-            let stored = metadata["model"].flatMap { try? ModelDescription(json: Data($0.utf8)) }
-            let differences = stored.map { ModelFingerprint.differences(store: ModelFingerprint($0), model: ModelFingerprint(model.description)) } ?? []
-            throw .modelMismatch(store: address.place, differences: (differences.isEmpty
-                ? ["model version hash \(metadata["model_hash"] ?? "(none)") in the store, \(model.versionHash) in the model"] : differences)
-                + ["(PostgreSQL stores do not migrate yet: export with `amber query`, or open with the model the store was made with)"])
+        if let storedHash = metadata["model_hash"], storedHash != model.versionHash {
+            guard options.migratesStore else {
+                let stored = metadata["model"].flatMap { try? ModelDescription(json: Data($0.utf8)) }
+                let differences = stored.map { ModelFingerprint.differences(store: ModelFingerprint($0), model: ModelFingerprint(model.description)) } ?? []
+                throw .modelMismatch(store: address.place, differences: differences.isEmpty
+                    ? ["model version hash \(storedHash) in the store, \(model.versionHash) in the model"] : differences)
+            }
+            try Self.migrate(connection, address: address, store: uuid, stored: try Model.stored(in: metadata, place: address.place, registry: model.registry),
+                             storedHash: storedHash, to: model, options: options)
         }
     }
 
@@ -119,17 +121,45 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a schema
     ///   without a store or a stored model that cannot be read; the server's errors.
     package static func storedModel(at address: PGAddress, registry: Registry) throws(AmberError) -> Model {
+        do throws(AmberError) {
+            return try Model.stored(in: metadata(at: address), place: address.place, registry: registry)
+        } catch .migrationFailed(_, let problems) {
+            throw .notAStore(path: address.place, reason: "the stored model cannot be read: \(problems.joined(separator: "; "))")
+        }
+    }
+
+    /// The version hash of the model the store at `address` was last opened with.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)``; the server's errors.
+    package static func versionHash(at address: PGAddress) throws(AmberError) -> String {
+        guard let hash = try metadata(at: address)["model_hash"] else {
+            throw .notAStore(path: address.place, reason: "no model hash in the metadata table")
+        }
+        return hash
+    }
+
+    /// What opening the store at `address` with `model` would do to it, one
+    /// line per change, without changing anything; empty when the store
+    /// already has the model's shape.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
+    ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
+    package static func migrationPlan(at address: PGAddress, to model: Model) throws(AmberError) -> [String] {
+        let metadata = try metadata(at: address)
+        guard metadata["model_hash"] != model.versionHash else { return [] }
+        let mapping = ModelMapping(from: try Model.stored(in: metadata, place: address.place, registry: model.registry), to: model)
+        guard mapping.problems.isEmpty else { throw .migrationFailed(store: address.place, problems: mapping.problems) }
+        return mapping.steps
+    }
+
+    /// The metadata of the store at `address`, read on a connection of its own.
+    private static func metadata(at address: PGAddress) throws(AmberError) -> [String: String] {
         let connection = try PGConnection(conninfo: address.conninfo, place: address.place)
         try connection.execute(setup(address))
         guard let metadata = try readMetadata(connection, place: address.place) else {
             throw .notAStore(path: address.place, reason: "the schema \(address.schema) holds no tables")
         }
-        guard let json = metadata["model"] else { throw .notAStore(path: address.place, reason: "no model in the metadata table") }
-        do throws(AmberError) {
-            return try Model(ModelDescription(json: Data(json.utf8)), registry: registry)
-        } catch {
-            throw .notAStore(path: address.place, reason: "the stored model cannot be read: \(error)")
-        }
+        return metadata
     }
 
     /// The metadata of the store in the connection's schema, making the
@@ -360,7 +390,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     func keepDeletedKey(_ key: Int64, ofTable table: String) throws(AmberError) {
         _ = try connection.query("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
             + "SET value = greatest(\(Self.metadataTable).value::bigint, excluded.value::bigint)::text",
-                                 [.string(Self.deletedKeyName(table: table)), .string(String(key))])
+                                 [.string(TableMapping.deletedKeyName(table: table)), .string(String(key))])
     }
 
     package func uniquenessProblems<Row: RowSource>(writing changes: ChangeSet<Row>, policy: MergePolicy) -> [SaveProblem] {

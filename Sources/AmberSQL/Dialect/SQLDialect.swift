@@ -74,6 +74,9 @@ package protocol SQLDialect: Sendable {
     /// What follows an ORDER BY term: its direction, with NULLs first when
     /// ascending and last when descending, as ``/AmberStore/SortValue`` orders them.
     func direction(ascending: Bool) -> String
+    /// A parameter where the database cannot infer its type from its place
+    /// (a SELECT list), holding a value of column type `columnType`.
+    func typedParameter(columnType: String) -> String
     /// The two parameters of `LIMIT ? OFFSET ?` for a fetch's limit (nil: none) and offset.
     func limitParameters(limit: Int?, offset: Int) -> [Value]
 

@@ -267,6 +267,9 @@ package final class TableMapping {
         }
     }
 
+    /// The metadata key holding the largest key ever deleted from table `table` (quoted).
+    package static func deletedKeyName(table: String) -> String { "deleted-key.\(table)" }
+
     /// `Book(title, author)`: how errors name a uniqueness constraint.
     package static func constraintName(entity: Entity, _ constraint: [Attribute]) -> String {
         "\(entity.name)(\(constraint.map(\.name).joined(separator: ", ")))"

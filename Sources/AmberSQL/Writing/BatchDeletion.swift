@@ -2,16 +2,6 @@ import AmberModel
 import AmberStore
 import AmberValues
 
-/// Runs a SQL store's statements for the batch changes shared by every SQL
-/// store: each store binds and steps through its own driver.
-package protocol BatchStatements {
-    /// Runs `statement`; returns how many rows it changed.
-    @discardableResult
-    func run(_ statement: SQLFragment) throws(AmberError) -> Int
-    /// The first `width` columns, as integers, of every row `statement` returns.
-    func integers(_ statement: SQLFragment, width: Int) throws(AmberError) -> [[Int64]]
-}
-
 /// The part of a batch delete every SQL store shares: what happens to the
 /// links of the rows it removes, by each relationship's delete rule.
 /// Nullify clears the inverse to-one columns (a required inverse refuses)
@@ -40,7 +30,7 @@ package struct BatchDeletion {
     /// - Throws: ``/AmberValues/AmberError/saveFailed(_:)`` listing every
     ///   rule that refuses (nothing is changed then).
     package func unlink(_ entity: Entity, into outcome: inout BatchOutcome, record: inout HistoryRecord,
-                        on statements: some BatchStatements) throws(AmberError)
+                        on statements: some SQLStatements) throws(AmberError)
     {
         var problems: [SaveProblem] = [], handled = Set<String>(), seen = Set<String>()
         let relationships = entity.subentityIndices.flatMap { model.entities[$0].relationships }
@@ -86,7 +76,7 @@ package struct BatchDeletion {
     }
 
     /// How many links `relationship` has from the deleted rows.
-    private func linkedCount(_ relationship: Relationship, on statements: some BatchStatements) throws(AmberError) -> Int {
+    private func linkedCount(_ relationship: Relationship, on statements: some SQLStatements) throws(AmberError) -> Int {
         let owner = mappings[relationship.entityIndex]
         switch relationship.storage {
         case .foreignKey:
@@ -112,7 +102,7 @@ package struct BatchDeletion {
     /// to-one column (their versions raised, each recorded as updated);
     /// join-table rows go with every other join row of the deleted objects.
     private func clear(_ relationship: Relationship, inverse: Relationship?, into outcome: inout BatchOutcome,
-                       record: inout HistoryRecord, on statements: some BatchStatements) throws(AmberError)
+                       record: inout HistoryRecord, on statements: some SQLStatements) throws(AmberError)
     {
         switch relationship.storage {
         case .foreignKey:
@@ -133,7 +123,7 @@ package struct BatchDeletion {
     /// it points at a deleted row, with `orderColumn` if the other side is
     /// ordered; each row's version rises and it is recorded as updated.
     private func nullify(_ inverse: Relationship, of destination: Entity, orderColumn: String?, into outcome: inout BatchOutcome,
-                         record: inout HistoryRecord, on statements: some BatchStatements) throws(AmberError)
+                         record: inout HistoryRecord, on statements: some SQLStatements) throws(AmberError)
     {
         let members = mappings[destination.index], column = quote(inverse.name)
         let found = try statements.integers(SQLFragment(sql: "SELECT _pk, _version + 1, _entity FROM \(members.table) WHERE \(among(column))",
@@ -150,7 +140,7 @@ package struct BatchDeletion {
     }
 
     /// The count `sql` returns with the keys bound to each of its `repeating` key lists.
-    private func count(_ sql: String, repeating: Int = 1, on statements: some BatchStatements) throws(AmberError) -> Int {
+    private func count(_ sql: String, repeating: Int = 1, on statements: some SQLStatements) throws(AmberError) -> Int {
         let rows = try statements.integers(SQLFragment(sql: sql, bindings: Array(repeating: keys, count: repeating)), width: 1)
         return Int(rows.first?.first ?? 0)
     }

@@ -182,7 +182,7 @@ struct ValueCheck {
     }
 }
 
-extension Connection: BatchStatements {
+extension Connection: SQLStatements {
     func run(_ statement: SQLFragment) throws(AmberError) -> Int {
         try prepared(statement).run()
         return changes
@@ -193,6 +193,14 @@ extension Connection: BatchStatements {
         defer { query.reset() }
         var rows: [[Int64]] = []
         while try query.step() { rows.append((0..<width).map { query.int64(Int32($0)) }) }
+        return rows
+    }
+
+    func texts(_ statement: SQLFragment) throws(AmberError) -> [String] {
+        let query = try prepared(statement)
+        defer { query.reset() }
+        var rows: [String] = []
+        while try query.step() { rows.append(try query.string(0)) }
         return rows
     }
 

@@ -59,6 +59,8 @@ struct SQLiteDialect: SQLDialect {
     func extendedValue(_ column: String, name: String) -> String { "amber_extended(\(column), '\(name)')" }
     var keyListSubquery: String { "SELECT value FROM json_each(?)" }
     func keyList(_ keys: [Int64]) -> Value { .string(SQLiteStore.jsonArray(keys)) }
+    /// SQLite's values carry their own types.
+    func typedParameter(columnType: String) -> String { "?" }
     /// A negative limit is none.
     func limitParameters(limit: Int?, offset: Int) -> [Value] { [.int(Int64(limit ?? -1)), .int(Int64(offset))] }
 

@@ -43,15 +43,13 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
 
     static let metadataTable = "_amber_metadata"
     /// The metadata key holding the largest deleted key of table `table` (quoted):
-    /// written by saves, carried over by migrations.
-    static func deletedKeyName(table: String) -> String { "deleted-key.\(table)" }
 
     /// Records `key` as deleted from `table` (quoted) unless a larger one
     /// is, so no new row takes it again; inside the caller's transaction.
     func keepDeletedKey(_ key: Int64, ofTable table: String) throws(AmberError) {
         let statement = try connection.statement("INSERT INTO \(Self.metadataTable) (key, value) VALUES (?, ?) "
             + "ON CONFLICT(key) DO UPDATE SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))")
-        statement.bind(0, Self.deletedKeyName(table: table))
+        statement.bind(0, TableMapping.deletedKeyName(table: table))
         statement.bind(1, String(key))
         try statement.run()
     }
@@ -182,19 +180,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         let connection = try Connection(path: path, create: false, busyTimeout: .seconds(5))
         let metadata = try readMetadata(connection, path: path)
         guard metadata["model_hash"] != model.versionHash else { return [] }
-        let mapping = try ModelMapping(from: storedModel(metadata, path: path, registry: model.registry), to: model)
+        let mapping = try ModelMapping(from: Model.stored(in: metadata, place: path, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
         return mapping.steps
-    }
-
-    /// The model a store's metadata holds, bound against `registry`.
-    private static func storedModel(_ metadata: [String: String], path: String, registry: Registry) throws(AmberError) -> Model {
-        guard let json = metadata["model"] else { throw .notAStore(path: path, reason: "no model in the metadata table") }
-        do throws(AmberError) {
-            return try Model(ModelDescription(json: Data(json.utf8)), registry: registry)
-        } catch {
-            throw .migrationFailed(store: path, problems: ["the store's model cannot be bound, so its values cannot be read: \(error)"])
-        }
     }
 
     /// Migrates the store to `model` in one transaction, after a backup
@@ -202,12 +190,13 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     private static func migrate(_ connection: Connection, path: String, store: UUID, metadata: [String: String], to model: Model,
                                 options: Store.Options) throws(AmberError)
     {
-        let mapping = ModelMapping(from: try storedModel(metadata, path: path, registry: model.registry), to: model)
+        let mapping = ModelMapping(from: try Model.stored(in: metadata, place: path, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
         let stored = metadata["model_hash"] ?? mapping.source.versionHash
-        let problems = try StoreMigration(mapping: mapping, connection: connection, storeIdentifier: store, storedHash: stored,
-                                          storePath: path, backupPath: options.backsUpBeforeMigrating ? backupPath(for: path, version: stored) : nil,
-                                          progress: options.migrationProgress).run(metadataTable: metadataTable)
+        let problems = try StoreMigration(mapping: mapping, connection: connection, storeIdentifier: store,
+                                          progress: options.migrationProgress, storedHash: stored, storePath: path,
+                                          backupPath: options.backsUpBeforeMigrating ? backupPath(for: path, version: stored) : nil)
+            .run(metadataTable: metadataTable)
         guard problems.isEmpty else { throw .migrationFailed(store: path, problems: problems) }
     }
 

@@ -73,7 +73,7 @@ final class StoreWriter<Row: RowSource> {
             "SELECT max(coalesce((SELECT max(_pk) FROM \(store.mappings[table].table)), 0), "
                 + "coalesce((SELECT CAST(value AS INTEGER) FROM \(SQLiteStore.metadataTable) WHERE key = ?), 0))")
         defer { statement.reset() }
-        statement.bind(0, SQLiteStore.deletedKeyName(table: store.mappings[table].table))
+        statement.bind(0, TableMapping.deletedKeyName(table: store.mappings[table].table))
         let key = max(try statement.step() ? statement.int64(0) &+ 1 : 1, (ownKeys[table] ?? 0) &+ 1)
         next[table] = key
         return key

@@ -28,6 +28,8 @@ public final class Store: Sendable {
         /// Whether a migration first copies the store to
         /// `Store.backupPath(for:version:)` (true, the default). A backup that
         /// cannot be written stops the migration before anything changes.
+        /// For SQLite files; a PostgreSQL store migrates in one transaction,
+        /// and the server keeps no copy (take one with `pg_dump` first).
         public var backsUpBeforeMigrating = true
         /// Called as a migration proceeds, on the opening thread; an error it
         /// throws cancels the migration (nothing changes).

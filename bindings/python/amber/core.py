@@ -1161,8 +1161,9 @@ def open(url: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, 
 
     A store made with another model is migrated to `model` in one transaction
     (`migrate=False` raises ModelError instead): see `migration_plan` for what
-    it does. With `backup` (the default) the store is first copied to
-    `<path>.<old version hash>.backup`. `progress(step, completed, total)` is
+    it does. With `backup` (the default) a file is first copied to
+    `<path>.<old version hash>.backup`; a PostgreSQL store migrates in one
+    transaction under its lock, and the server keeps no copy. `progress(step, completed, total)` is
     called as the migration proceeds; an exception it raises cancels the
     migration. A migration that is refused, cancelled or fails raises
     MigrationError and leaves the store unchanged.

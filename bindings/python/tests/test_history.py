@@ -3,6 +3,7 @@ changes each save made, with the saving context's names; reading after a
 token, purging, tokens of other stores and text that is no token; saves of
 a store without history; and a second store on the file merging what the
 first saved."""
+import copy
 import dataclasses
 import datetime
 import os
@@ -346,3 +347,28 @@ def test_a_postgresql_url_opens_a_shared_store_and_names_what_is_wrong(model):
     with pytest.raises(amber.StoreURLError) as named:
         amber.open(server.replace("amber@", "amber:hunter2@") + "?schema=Bad-Name", model)
     assert named.value.origin == "schema=Bad-Name" and "hunter2" not in str(named.value)
+
+
+def test_a_postgresql_store_migrates_when_opened_with_a_new_model(model):
+    url = f"{_postgres_server()}?schema=py_migrate_{uuid.uuid4().hex[:12]}"
+    with amber.open(url, model) as store, store.context() as ctx:
+        ctx.insert("Book", title="Dune", pages=412)
+        ctx.insert("Book", title="Kindred", pages=264)
+        ctx.save()
+    grown = copy.deepcopy(MODEL)
+    book = next(entity for entity in grown["entities"] if entity["name"] == "Book")
+    book["attributes"].append({"name": "shelf", "type": "string", "optional": False, "default": "new"})
+    steps = []
+    new_model = amber.Model.from_dict(grown, amber.Registry())
+    with amber.open(url, new_model, progress=lambda step, done, total: steps.append(step)) as store, store.context() as ctx:
+        assert sorted((b.title, b.pages, b.shelf) for b in ctx.fetch("Book")) == [("Dune", 412, "new"), ("Kindred", 264, "new")]
+        assert "copy Book" in steps
+    # Without migrating, the old model is refused naming the difference; a change that cannot be inferred changes nothing.
+    with pytest.raises(amber.ModelError):
+        amber.open(url, model, migrate=False)
+    book["attributes"][-1]["type"] = "integer32"
+    book["attributes"][-1]["default"] = 1
+    with pytest.raises(amber.MigrationError, match="Book.shelf"):
+        amber.open(url, amber.Model.from_dict(grown, amber.Registry()))
+    with amber.open(url, new_model) as store, store.context() as ctx:
+        assert ctx.count("Book") == 2
