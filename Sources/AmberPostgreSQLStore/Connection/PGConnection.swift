@@ -134,6 +134,59 @@ package final class PGConnection {
         return results
     }
 
+    /// Runs `sql`, a `COPY … FROM STDIN` in text format, whose `count` rows
+    /// `row` writes (row `i`'s fields with ``PGText/appendCopyField(_:to:place:)``,
+    /// separated by tabs; the newline is added here): one round trip for
+    /// the data, however many rows, and no statement for the server to plan.
+    ///
+    /// - Throws: what `row` throws, or ``/AmberValues/AmberError/server(store:state:message:)``
+    ///   as the server reports a refused row; either way the COPY writes nothing.
+    package func copy(_ sql: String, count: Int, row: (Int, inout [UInt8]) throws(AmberError) -> Void) throws(AmberError) {
+        statementCount += 1
+        let started = PQexec(handle, sql)
+        guard PQresultStatus(started) == PGRES_COPY_IN else {
+            defer { PQclear(started) }
+            try check(started, sql: sql)
+            throw .server(store: place, state: "XX000", message: "\(sql) did not start a COPY")
+        }
+        PQclear(started)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Self.copyChunk + 4096)
+        var failure: AmberError?
+        do throws(AmberError) {
+            for index in 0..<count {
+                try row(index, &buffer)
+                buffer.append(UInt8(ascii: "\n"))
+                if buffer.count >= Self.copyChunk {
+                    guard send(buffer) else { throw lost("cannot send COPY data") }
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            if !buffer.isEmpty, !send(buffer) { throw lost("cannot send COPY data") }
+        } catch {
+            failure = error
+        }
+        // Ending with an error message makes the server discard the COPY.
+        guard PQputCopyEnd(handle, failure == nil ? nil : "Amber stopped sending") == 1 else { throw failure ?? lost("cannot end a COPY") }
+        let result = PQgetResult(handle)
+        defer {
+            PQclear(result)
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        if let failure { throw failure }
+        try check(result, sql: sql)
+    }
+
+    /// COPY data is sent in pieces about this large.
+    static let copyChunk = 1 << 20
+
+    /// Sends a piece of COPY data; false when the connection is gone.
+    private func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) == 1 }
+        }
+    }
+
     /// The connection broke in the middle of a pipeline: the server went away, or libpq could not go on.
     private func lost(_ what: String) -> AmberError {
         .server(store: place, state: "08006", message: "\(what): \(Self.text(PQerrorMessage(handle)))")
@@ -278,40 +331,97 @@ package struct PGParameter {
     package let isBinary: Bool
 
     /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
-    ///   for text holding NUL, which PostgreSQL's text cannot store.
-    package init(_ value: Value, place: String) throws(AmberError) {
-        func text(_ string: String) -> [UInt8] { Array(string.utf8) + [0] }
+    ///   naming `place` for text holding NUL, which PostgreSQL's text cannot
+    ///   store, or binary data of 1 GiB or more.
+    package init(_ value: Value, place: @autoclosure () -> String) throws(AmberError) {
         isBinary = value.isBinaryParameter
-        switch value {
-        case .null, .objectID, .array, .dictionary: bytes = nil
-        case .bool(let b): bytes = text(b ? "true" : "false")
-        case .int(let i): bytes = text(String(i))
-        // Shortest text that reads back as the same Double (Swift's description), as the server parses it.
-        case .double(let d): bytes = text(Self.real(d))
-        case .float(let f): bytes = text(f.isFinite ? f.description : Self.real(Double(f)))
-        case .string(let s):
-            guard !s.utf8.contains(0) else {
-                throw .invalidValue(place: place, expected: "text without NUL characters (PostgreSQL's text cannot hold them)",
-                                    given: "text with a NUL character")
-            }
-            bytes = text(s)
-        case .binary(let data):
-            // libpq's lengths are 32-bit (and the server's values 1 GiB at most).
-            guard data.count < Int(Int32.max) else {
-                throw .invalidValue(place: place, expected: "binary data under 1 GiB (what PostgreSQL's bytea holds)", given: "\(data.count) bytes")
-            }
-            bytes = Array(data)
-        case .custom(let custom): bytes = custom.withUnsafeBytes { Array($0) }
-        case .decimal(let d): bytes = text(d.description)
-        case .uuid(let u): bytes = text(u.uuidString)
-        case .uri(let u): bytes = text(u.absoluteString)
-        // Seconds since 2001-01-01 UTC: the columns hold dates as Amber does.
-        case .date(let d): bytes = text(Self.real(d.timeIntervalSinceReferenceDate))
+        if isBinary {
+            bytes = try PGText.bytes(of: value, place: place)
+        } else if value.isNullParameter {
+            bytes = nil
+        } else {
+            var text: [UInt8] = []
+            try PGText.append(value, to: &text, place: place)
+            text.append(0)
+            bytes = text
         }
     }
 }
 
-extension PGParameter {
+/// Values in the forms PostgreSQL reads them: the text each type's input
+/// function takes, and COPY's text format. Dates are seconds since
+/// 2001-01-01 UTC, as the columns hold them; a Double is its shortest text
+/// that reads back as the same Double.
+package enum PGText {
+    /// Appends `value` (neither null nor binary) in its type's text form.
+    static func append(_ value: Value, to buffer: inout [UInt8], place: () -> String) throws(AmberError) {
+        switch value {
+        case .null, .objectID, .array, .dictionary, .binary, .custom: return
+        case .bool(let b): buffer += b ? Array("true".utf8) : Array("false".utf8)
+        case .int(let i): buffer += String(i).utf8
+        case .double(let d): buffer += real(d).utf8
+        case .float(let f): buffer += (f.isFinite ? f.description : real(Double(f))).utf8
+        case .string(let s):
+            guard !s.utf8.contains(0) else {
+                throw .invalidValue(place: place(), expected: "text without NUL characters (PostgreSQL's text cannot hold them)",
+                                    given: "text with a NUL character")
+            }
+            buffer += s.utf8
+        case .decimal(let d): buffer += d.description.utf8
+        case .uuid(let u): buffer += u.uuidString.utf8
+        case .uri(let u): buffer += u.absoluteString.utf8
+        case .date(let d): buffer += real(d.timeIntervalSinceReferenceDate).utf8
+        }
+    }
+
+    /// The bytes of a binary value (bytea), checked against what libpq and the server take.
+    static func bytes(of value: Value, place: () -> String) throws(AmberError) -> [UInt8] {
+        let bytes: [UInt8]
+        switch value {
+        case .binary(let data): bytes = Array(data)
+        case .custom(let custom): bytes = custom.withUnsafeBytes { Array($0) }
+        default: return []
+        }
+        // libpq's lengths are 32-bit (and the server's values 1 GiB at most).
+        guard bytes.count < Int(Int32.max) else {
+            throw .invalidValue(place: place(), expected: "binary data under 1 GiB (what PostgreSQL's bytea holds)", given: "\(bytes.count) bytes")
+        }
+        return bytes
+    }
+
+    /// Appends `value` as a field of COPY's text format: `\N` for NULL,
+    /// text with backslash, tab, newline and carriage return escaped, bytes
+    /// as `bytea`'s hex form (its backslash escaped).
+    static func appendCopyField(_ value: Value, to buffer: inout [UInt8], place: () -> String) throws(AmberError) {
+        if value.isNullParameter {
+            buffer += [UInt8(ascii: "\\"), UInt8(ascii: "N")]
+        } else if value.isBinaryParameter {
+            let digits = Array("0123456789abcdef".utf8)
+            buffer += [UInt8(ascii: "\\"), UInt8(ascii: "\\"), UInt8(ascii: "x")]
+            for byte in try bytes(of: value, place: place) {
+                buffer.append(digits[Int(byte >> 4)])
+                buffer.append(digits[Int(byte & 0x0f)])
+            }
+        } else {
+            let start = buffer.count
+            try append(value, to: &buffer, place: place)
+            // Most fields hold nothing to escape: they are left as written.
+            guard buffer[start...].contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") })
+            else { return }
+            let written = Array(buffer[start...])
+            buffer.removeSubrange(start...)
+            for byte in written {
+                switch byte {
+                case UInt8(ascii: "\\"): buffer += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case UInt8(ascii: "\t"): buffer += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case UInt8(ascii: "\n"): buffer += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case UInt8(ascii: "\r"): buffer += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                default: buffer.append(byte)
+                }
+            }
+        }
+    }
+
     /// A Double as the server reads it back exactly: its shortest text, or PostgreSQL's words for what is not finite.
     static func real(_ d: Double) -> String { d.isFinite ? d.description : d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity" }
 }
@@ -321,6 +431,14 @@ private extension Value {
     var isBinaryParameter: Bool {
         switch self {
         case .binary, .custom: true
+        default: false
+        }
+    }
+
+    /// Values sent as SQL NULL.
+    var isNullParameter: Bool {
+        switch self {
+        case .null, .objectID, .array, .dictionary: true
         default: false
         }
     }

@@ -199,6 +199,7 @@ extension PostgreSQLStore {
 }
 
 extension PGConnection: SQLStatements {
+    @discardableResult
     package func run(_ statement: SQLFragment) throws(AmberError) -> Int {
         try query(statement.sql, statement.bindings).affectedRows
     }

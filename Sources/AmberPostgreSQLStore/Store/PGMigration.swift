@@ -20,6 +20,7 @@ struct PGMigrationDriver: MigrationDriver {
     /// Where the old tables wait until they are dropped: a name no store's schema can have (it holds a `-`).
     private var oldSchema: String { "\"old-\(schema)\"" }
 
+    @discardableResult
     func run(_ statement: SQLFragment) throws(AmberError) -> Int { try connection.run(statement) }
     func integers(_ statement: SQLFragment, width: Int) throws(AmberError) -> [[Int64]] { try connection.integers(statement, width: width) }
     func texts(_ statement: SQLFragment) throws(AmberError) -> [String] { try connection.texts(statement) }

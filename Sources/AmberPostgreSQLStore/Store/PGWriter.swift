@@ -138,8 +138,10 @@ final class PGWriter<Row: RowSource> {
 
     // MARK: Rows
 
-    /// Inserts `objects`, per entity ``TableMapping/batchRows`` rows to a
-    /// statement, every statement of the save in one pipeline.
+    /// Inserts `objects`: an entity's many new rows in a table without
+    /// uniqueness constraints with one COPY, the others
+    /// ``TableMapping/batchRows`` rows to a statement, every statement of
+    /// the save in one pipeline.
     ///
     /// - Returns: their primary keys, in order.
     private func insert(_ objects: [Row], problems: inout [SaveProblem]) throws(AmberError) -> [Int64] {
@@ -147,9 +149,9 @@ final class PGWriter<Row: RowSource> {
         defer { if problems.count > listed + 1 { WriteRules.inObjectOrder(&problems, from: listed, objects) } }
         var keys: [Int64] = []
         keys.reserveCapacity(objects.count)
-        var waiting = [[Int]](repeating: [], count: store.mappings.count), batches: [[Int]] = []
+        var byEntity = [[Int]](repeating: [], count: store.mappings.count)
         for index in objects.indices {
-            let object = objects[index], entityIndex = object.entity.index
+            let object = objects[index]
             if let own = object.objectID.primaryKey {
                 keys.append(own)
             } else {
@@ -157,15 +159,56 @@ final class PGWriter<Row: RowSource> {
                 next[object.entity.rootIndex] = key + 1
                 keys.append(key)
             }
-            waiting[entityIndex].append(index)
-            if waiting[entityIndex].count == store.mappings[entityIndex].batchRows {
-                batches.append(waiting[entityIndex])
-                waiting[entityIndex].removeAll(keepingCapacity: true)
-            }
+            byEntity[object.entity.index].append(index)
         }
-        batches += waiting.filter { !$0.isEmpty }
+        var batches: [[Int]] = []
+        for (entity, indices) in byEntity.enumerated() where !indices.isEmpty {
+            if !guarded[entity], indices.count >= Self.copyRows {
+                try copyRows(indices, of: objects, keys: keys)
+                continue
+            }
+            let size = store.mappings[entity].batchRows
+            batches += stride(from: 0, to: indices.count, by: size).map { Array(indices[$0..<min($0 + size, indices.count)]) }
+        }
         try insertRows(batches, of: objects, keys: keys, problems: &problems)
         return keys
+    }
+
+    /// From this many new rows of an entity, a COPY (one more round trip
+    /// than a pipeline, but no statement for the server to parse per 32 rows).
+    static var copyRows: Int { 512 }
+
+    /// Inserts the rows of `objects` at `indices` (all of one entity, whose
+    /// table has no uniqueness constraint) with one COPY.
+    private func copyRows(_ indices: [Int], of objects: [Row], keys: [Int64]) throws(AmberError) {
+        let mapping = store.mapping(for: objects[indices[0]].entity)
+        var bound: [(table: Int, key: Int64, object: Row, column: Int)] = []
+        let entityNumber = Array(String(objects[indices[0]].entity.index + 1).utf8)
+        try connection.copy("COPY \(mapping.table) (\(mapping.insertColumns)) FROM STDIN", count: indices.count) { (row, buffer) throws(AmberError) in
+            let object = objects[indices[row]], values = object.slotValues
+            buffer += String(keys[indices[row]]).utf8
+            buffer.append(UInt8(ascii: "\t"))
+            buffer += entityNumber
+            for column in mapping.slots.indices {
+                buffer.append(UInt8(ascii: "\t"))
+                let value = try stored(values[mapping.slots[column]], column: column, mapping, object, links: &bound)
+                try PGText.appendCopyField(value, to: &buffer, place: { "\(object.entity.name).\(mapping.columns[column].name)" })
+            }
+        }
+        for link in bound { linked[link.table][link.key, default: []].append((link.object, link.column)) }
+    }
+
+    /// The parameters of `object`'s new row under `key`: its key, entity number and columns.
+    private func parameters(of object: Row, key: Int64, _ mapping: TableMapping,
+                            links: inout [(table: Int, key: Int64, object: Row, column: Int)]) throws(AmberError) -> [PGParameter]
+    {
+        var parameters = [try PGParameter(.int(key), place: store.place), try PGParameter(.int(Int64(object.entity.index + 1)), place: store.place)]
+        parameters.reserveCapacity(mapping.slots.count + 2)
+        let values = object.slotValues
+        for column in mapping.slots.indices {
+            parameters.append(try parameter(values[mapping.slots[column]], column: column, mapping, object, links: &links))
+        }
+        return parameters
     }
 
     /// Inserts the rows of `objects` at each of `batches` (each all of one
@@ -179,21 +222,15 @@ final class PGWriter<Row: RowSource> {
         for batch in batches {
             let mapping = store.mapping(for: objects[batch[0]].entity)
             let row = "(" + Array(repeating: "?", count: mapping.slots.count + 2).joined(separator: ", ") + ")"
-            let sql = "INSERT INTO \(mapping.table) (\((["_pk", "_entity"] + mapping.columns.map { quote($0.name) }).joined(separator: ", "))) VALUES "
+            let sql = "INSERT INTO \(mapping.table) (\(mapping.insertColumns)) VALUES "
                 + Array(repeating: row, count: batch.count).joined(separator: ", ")
                 + (guarded[mapping.entity.index] ? " ON CONFLICT DO NOTHING RETURNING _pk" : "")
             var parameters: [PGParameter] = []
             parameters.reserveCapacity(batch.count * (mapping.slots.count + 2))
             var bound: [(table: Int, key: Int64, object: Row, column: Int)] = [], owners: [Int64] = []
             for index in batch {
-                let object = objects[index]
                 defer { owners += repeatElement(keys[index], count: bound.count - owners.count) }
-                parameters.append(try PGParameter(.int(keys[index]), place: store.place))
-                parameters.append(try PGParameter(.int(Int64(object.entity.index + 1)), place: store.place))
-                let values = object.slotValues
-                for column in mapping.slots.indices {
-                    parameters.append(try parameter(values[mapping.slots[column]], column: column, mapping, object, links: &bound))
-                }
+                parameters += try self.parameters(of: objects[index], key: keys[index], mapping, links: &bound)
             }
             statements.append((sql, parameters))
             links.append(Array(zip(bound, owners).map { (link: $0, owner: $1) }))
@@ -234,23 +271,32 @@ final class PGWriter<Row: RowSource> {
                            message: "the key \(key) is taken by a row another program wrote")
     }
 
-    /// One column's value as a parameter: a foreign key that stands for a
-    /// new object becomes that object's key, one of a stored row is noted in
-    /// `links` for ``danglingLinks()``.
+    /// One column's value as a parameter (``stored(_:column:_:_:links:)``).
     private func parameter(_ value: Value, column: Int, _ mapping: TableMapping, _ object: Row,
                            links: inout [(table: Int, key: Int64, object: Row, column: Int)]) throws(AmberError) -> PGParameter
     {
-        let place = "\(object.entity.name).\(mapping.columns[column].name)"
+        try PGParameter(try stored(value, column: column, mapping, object, links: &links),
+                        place: "\(object.entity.name).\(mapping.columns[column].name)")
+    }
+
+    /// One column's value as the row stores it: a foreign key that stands
+    /// for a new object becomes that object's key, one of a stored row is
+    /// noted in `links` for ``danglingLinks()``; a decimal numeric would
+    /// change is refused, naming the attribute.
+    private func stored(_ value: Value, column: Int, _ mapping: TableMapping, _ object: Row,
+                        links: inout [(table: Int, key: Int64, object: Row, column: Int)]) throws(AmberError) -> Value
+    {
         if case .decimal(let decimal) = value, let problem = PostgreSQLDialect.numericRefusal(decimal.description) {
-            throw .invalidValue(place: place, expected: "a decimal PostgreSQL's numeric keeps as written", given: problem)
+            throw .invalidValue(place: "\(object.entity.name).\(mapping.columns[column].name)",
+                                expected: "a decimal PostgreSQL's numeric keeps as written", given: problem)
         }
-        guard let table = mapping.foreignKeys[column], case .int(let key) = value else { return try PGParameter(value, place: place) }
+        guard let table = mapping.foreignKeys[column], case .int(let key) = value else { return value }
         guard key < 0 else {
             links.append((table, key, object, column))
-            return try PGParameter(value, place: place)
+            return value
         }
         guard let saved = provisional[key] else { throw WriteRules.unsavedTarget(object, column: column, mapping: mapping) }
-        return try PGParameter(.int(saved), place: place)
+        return .int(saved)
     }
 
     /// Updates the changed columns of `objects` whose row still has the

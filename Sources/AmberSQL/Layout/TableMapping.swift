@@ -30,6 +30,8 @@ package final class TableMapping {
     /// `_pk, _version, _entity, "a", "b", …`: the select list for fetching
     /// this entity's objects (and its sub-entities').
     package let selectColumns: String
+    /// `_pk, _entity, "a", "b", …`: the columns a new row is written with, in ``insertSQL``'s order.
+    package let insertColumns: String
     package let insertSQL: String
     /// ``insertSQL`` for ``batchRows`` rows at once. A save inserts an
     /// entity's new rows this many to a statement: SQLite's work per
@@ -113,7 +115,8 @@ package final class TableMapping {
         let names = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version", "_entity"] + fetchNames.map(quote)).joined(separator: ", ")
         let row = "(" + Array(repeating: "?", count: names.count + 2).joined(separator: ", ") + ")"
-        let insert = "INSERT INTO \(table) (\((["_pk", "_entity"] + names).joined(separator: ", "))) VALUES "
+        insertColumns = (["_pk", "_entity"] + names).joined(separator: ", ")
+        let insert = "INSERT INTO \(table) (\(insertColumns)) VALUES "
         insertSQL = insert + row
         batchRows = max(1, min(32, dialect.maximumParameters / (names.count + 2)))
         batchInsertSQL = insert + Array(repeating: row, count: batchRows).joined(separator: ", ")

@@ -69,6 +69,7 @@ struct SQLiteMigrationDriver: MigrationDriver {
     let metadataTable: String
     private static let oldPrefix = "_amber_old_"
 
+    @discardableResult
     func run(_ statement: SQLFragment) throws(AmberError) -> Int { try connection.run(statement) }
     func integers(_ statement: SQLFragment, width: Int) throws(AmberError) -> [[Int64]] { try connection.integers(statement, width: width) }
     func texts(_ statement: SQLFragment) throws(AmberError) -> [String] { try connection.texts(statement) }

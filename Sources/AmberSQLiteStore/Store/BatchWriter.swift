@@ -183,6 +183,7 @@ struct ValueCheck {
 }
 
 extension Connection: SQLStatements {
+    @discardableResult
     func run(_ statement: SQLFragment) throws(AmberError) -> Int {
         try prepared(statement).run()
         return changes
