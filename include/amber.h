@@ -905,8 +905,8 @@ amber_status amber_store_open_with_options(amber_store **out, const char *path, 
  *  none. Text starting with a scheme before any '/' is a URL: write a path
  *  with a colon before its first slash as "./a:b".
  *  *out is owned by the caller (amber_store_close).
- *  On PostgreSQL, extensible entities, backups to a file and checkpoints
- *  are refused with AMBER_E_UNSUPPORTED naming them; a migration runs in
+ *  On PostgreSQL, backups to a file and checkpoints are refused with
+ *  AMBER_E_UNSUPPORTED naming them; a migration runs in
  *  one transaction under the store's lock, and options.backup does not
  *  apply (the server keeps no copy).
  *  Errors: AMBER_E_INVALID_URL naming the part that is wrong (an unknown

@@ -299,7 +299,7 @@ python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1
 # reverse; and on the PostgreSQL server, each test in a schema of its own.
 for store_tests in "file://{tmp}/suite.amber:test_context test_fetch test_batch test_objects test_types test_undo test_relationships" \
                    "memory::test_derived test_observers test_history" \
-                   "$AMBER_TEST_POSTGRES?schema=py_{unique}:test_context test_fetch test_batch test_derived test_objects test_types test_undo test_relationships test_observers test_history"; do
+                   "$AMBER_TEST_POSTGRES?schema=py_{unique}:test_context test_fetch test_batch test_derived test_extended test_objects test_types test_undo test_relationships test_observers test_history"; do
     url=${store_tests%:*}; tests=()
     for name in ${store_tests##*:}; do tests+=("$repo/bindings/python/tests/$name.py"); done
     summary=$(cd "$work" && AMBER_TEST_STORE="$url" AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q -p no:cacheprovider "${tests[@]}" | tail -1)

@@ -149,14 +149,15 @@ import Testing
         }
     }
 
-    @Test("every kind of value reads back exactly after save and reopen (random values, fixed seed)")
-    func exactRoundTrip() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    @Test("every kind of value reads back exactly after save and reopen (random values, fixed seed)", arguments: StoreKind.allCases)
+    func exactRoundTrip(kind: StoreKind) throws {
+        let model = try Model(Self.description())
+        let (store, cleanup) = try kind.open(model)
+        defer { cleanup() }
         var random = SplitMix64(seed: 0xE17E)
         var expected: [[String: Value]] = []
         do {
-            let context = Context(store: try Self.open(directory))
+            let context = Context(store: store)
             for _ in 0..<200 {
                 let book = try context.insert("Book")
                 var values: [String: Value] = [:]
@@ -183,7 +184,7 @@ import Testing
             }
             try context.save()
         }
-        let context = Context(store: try Self.open(directory))
+        let context = Context(store: try kind.reopen(store, model: model) ?? store)
         let books = try context.fetch(FetchRequest("Book"))
         #expect(books.count == expected.count)
         for (book, values) in zip(books.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }, expected) {
@@ -268,11 +269,10 @@ import Testing
         #expect(try book.extendedValues() == ["note": .string("signed")])
     }
 
-    @Test("a refresh or a merge keeps the keys set here and takes the others from the store")
-    func refreshMerge() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Self.open(directory)
+    @Test("a refresh or a merge keeps the keys set here and takes the others from the store", arguments: StoreKind.allCases)
+    func refreshMerge(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(try Model(Self.description()))
+        defer { cleanup() }
         let context = Context(store: store), other = Context(store: store)
         let book = try context.insert("Book")
         try book.setValue(.string("A1"), forKey: "shelf")
@@ -295,12 +295,12 @@ import Testing
         #expect(try book.value(forKey: "shelf") == .string("B2"))
     }
 
-    @Test("a save conflict is settled key by key under every merge policy")
-    func saveConflicts() throws {
+    @Test("a save conflict is settled key by key under every merge policy", arguments: StoreKind.allCases)
+    func saveConflicts(kind: StoreKind) throws {
+        let model = try Model(Self.description())
         for policy in [MergePolicy.objectWins, .storeWins, .overwrite] {
-            let directory = temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let store = try Self.open(directory)
+            let (store, cleanup) = try kind.open(model)
+            defer { cleanup() }
             let context = Context(store: store), other = Context(store: store)
             context.mergePolicy = policy
             let book = try context.insert("Book")
@@ -324,9 +324,8 @@ import Testing
             #expect(try fresh.extendedValues() == expected, "\(policy) stored")
         }
         // Under .error the conflict is reported and nothing is written.
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try Self.open(directory)
+        let (store, cleanup) = try kind.open(model)
+        defer { cleanup() }
         let context = Context(store: store), other = Context(store: store)
         let book = try context.insert("Book")
         try context.save()
@@ -388,11 +387,11 @@ import Testing
         return samples
     }
 
-    @Test("predicates on extended attributes agree with a brute-force evaluation, as do counts and sorting")
-    func predicatesAgreeWithReference() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = Context(store: try Self.open(directory))
+    @Test("predicates on extended attributes agree with a brute-force evaluation, as do counts and sorting", arguments: StoreKind.allCases)
+    func predicatesAgreeWithReference(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(try Model(Self.description()))
+        defer { cleanup() }
+        let context = Context(store: store)
         let samples = try Self.samples(context)
         let fold = { (text: String) in text.folding(options: [.caseInsensitive], locale: nil) }
         let cases: [(String, [Value], (Sample) -> Bool)] = [
@@ -452,11 +451,11 @@ import Testing
         #expect(tags == tags.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.reversed())
     }
 
-    @Test("key paths reach extended attributes through to-one and to-many relationships")
-    func keyPaths() throws {
-        let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let context = Context(store: try Self.open(directory))
+    @Test("key paths reach extended attributes through to-one and to-many relationships", arguments: StoreKind.allCases)
+    func keyPaths(kind: StoreKind) throws {
+        let (store, cleanup) = try kind.open(try Model(Self.description()))
+        defer { cleanup() }
+        let context = Context(store: store)
         let borges = try context.insert("Author"), cortazar = try context.insert("Author")
         try borges.setValue(.string("Georgie"), forKey: "nickname")
         for (title, author, shelf) in [("Ficciones", borges, "A1"), ("Aleph", borges, "B2"), ("Rayuela", cortazar, "B2")] {

@@ -279,15 +279,6 @@ struct PostgreSQLStoreTests {
         }
     }
 
-    @Test func extensibleEntitiesAreRefusedByName() throws {
-        let (url, cleanup) = try TestServer.storeURL()
-        defer { cleanup() }
-        let model = try Model(ModelDescription {
-            EntityDescription("Book") { Attribute.string("title") }.extensible()
-        })
-        #expect { _ = try Store(url: url, model: model) } throws: { "\($0)".contains("extended attributes (Book is extensible)") }
-    }
-
     /// Derived values are the server's: its triggers keep them in every
     /// transaction that writes the store, a program writing plain SQL too,
     /// and a batch change reports the rows they moved.

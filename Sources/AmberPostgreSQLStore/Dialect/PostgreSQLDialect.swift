@@ -70,7 +70,34 @@ package struct PostgreSQLDialect: SQLDialect {
     }
 
     package func foldConstant(_ text: String, flags: Int64) -> String { TextFolding.fold(text, flags: flags) }
-    package func isText(_ sql: String) -> String { "jsonb_typeof(\(sql)) = 'string'" }
+    package func isText(_ sql: String) -> String { "(\(sql)).k = 2" }
+
+    package func foldExtended(_ sql: String, flags: Int64) -> String {
+        "CASE WHEN (\(sql)).k = 2 THEN ROW(2, 0, \(fold("(\(sql)).t", flags: flags)))::amber_value ELSE \(sql) END"
+    }
+
+    /// A constant or column as an `amber_value`: numbers (Booleans as 0 and 1, dates as seconds) of kind 1, text of kind 2.
+    package func extendedOperand(_ fragment: SQLFragment) -> SQLFragment {
+        func number(_ sql: String, _ bindings: [Value]) -> SQLFragment { SQLFragment(sql: "ROW(1, (\(sql))::numeric, '')::amber_value", bindings: bindings) }
+        func text(_ sql: String, _ bindings: [Value]) -> SQLFragment { SQLFragment(sql: "ROW(2, 0, (\(sql))::text)::amber_value", bindings: bindings) }
+        if fragment.sql == "?", fragment.bindings.count == 1 {
+            switch fragment.bindings[0] {
+            case .int, .double, .float, .decimal: return number("?", fragment.bindings)
+            case .bool(let flag): return number("?", [.int(flag ? 1 : 0)])
+            case .date(let date): return number("?", [.double(date.timeIntervalSinceReferenceDate)])
+            case .null: return SQLFragment(sql: "NULL::amber_value")
+            default: return text("?", fragment.bindings)
+            }
+        }
+        switch fragment.type {
+        case .integer16?, .integer32?, .integer64?, .double?, .float?, .decimal?, .date?: return number(fragment.sql, fragment.bindings)
+        case .boolean?: return number("(\(fragment.sql))::int", fragment.bindings)
+        default: return text(fragment.sql, fragment.bindings)
+        }
+    }
+
+    /// Its text where it holds text (a number matches no text operator here, where SQLite would write it out).
+    package func extendedText(_ sql: String) -> String? { "(\(sql)).t" }
     package var distinctFrom: String { "IS DISTINCT FROM" }
     package func isNotTrue(_ sql: String) -> String { "\(sql) IS NOT TRUE" }
     package func contains(_ haystack: String, _ needle: String) -> String { "strpos(\(haystack), \(needle)) > 0" }
@@ -96,8 +123,8 @@ package struct PostgreSQLDialect: SQLDialect {
     package func exactDecimal(_ sql: String) -> String { "(\(sql))::numeric" }
     /// `numeric` orders exactly; nothing to approximate.
     package func approximateDecimal(_ sql: String) -> String { sql }
-    /// The stored document is JSON text; extensible entities are not yet opened on PostgreSQL (the store refuses them by name).
-    package func extendedValue(_ column: String, name: String) -> String { "(\(column)::jsonb -> '\(name)')" }
+    /// An `amber_value` (``PGExtendedValues``), NULL where the key is absent.
+    package func extendedValue(_ column: String, name: String) -> String { "amber_extended(\(column), '\(name)')" }
     package var keyListSubquery: String { "SELECT unnest(?::bigint[])" }
     package func keyList(_ keys: [Int64]) -> Value { .string("{" + keys.map(String.init).joined(separator: ",") + "}") }
     package func typedParameter(columnType: String) -> String { "?::\(columnType)" }

@@ -48,7 +48,7 @@ struct PGMigrationDriver: MigrationDriver {
     func finishTables(_ model: Model) throws(AmberError) {
         let mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: PostgreSQLDialect()) }
         let derived = try DerivedTriggerPlan(model: model, mappings: mappings, dialect: PostgreSQLDialect())
-        for sql in mappings.flatMap(\.foreignKeySQL) + PGDerivedTriggers.sql(derived) { try connection.execute(sql) }
+        for sql in mappings.flatMap(\.foreignKeySQL) + PGDerivedTriggers.sql(derived) + PGExtendedValues.createSQL { try connection.execute(sql) }
     }
 
     func dropOld(_ tables: [String]) throws(AmberError) { try connection.execute("DROP SCHEMA \(oldSchema) CASCADE") }

@@ -128,13 +128,19 @@ extension TableMapping {
 extension SortValue {
     /// Column `column` of row `row` of `rows`, ordered as PostgreSQL
     /// orders its type: numbers (and dates) by value, text by its bytes
-    /// (the store sorts text with the "C" collation), binary values by theirs.
-    init(_ rows: PGRows, row: Int, column: Int) {
+    /// (the store sorts text with the "C" collation), binary values by
+    /// theirs; an extended attribute's `amber_value` (type `extendedType`)
+    /// as its number or its text.
+    init(_ rows: PGRows, row: Int, column: Int, extendedType: UInt32?) {
         guard !rows.isNull(row, column) else {
             self = .null
             return
         }
         let text = rows.text(row, column)
+        if let extendedType, rows.type(column) == extendedType {
+            self = Self(extendedValue: text)
+            return
+        }
         switch rows.type(column) {
         case PGType.bool: self = .integer(text == "t" ? 1 : 0)
         case PGType.int2, PGType.int4, PGType.int8: self = .integer(Int64(text) ?? 0)
@@ -144,6 +150,45 @@ extension SortValue {
         case PGType.uuid: self = .blob(UUID(uuidString: text).map { u in withUnsafeBytes(of: u.uuid) { Array($0) } } ?? [])
         default: self = .text(Array(text.utf8))
         }
+    }
+}
+
+extension SortValue {
+    /// An `amber_value` in the server's record text, `(k,n,t)`: kind 1 a
+    /// number, kind 2 text (quoted when it holds a comma, quote, backslash,
+    /// parenthesis or space, with `""` and `\\` inside the quotes).
+    init(extendedValue record: String) {
+        let characters = Array(record.dropFirst().dropLast())
+        var fields: [String] = [], field = "", quoted = false, index = 0
+        while index < characters.count {
+            let character = characters[index]
+            index += 1
+            if quoted {
+                switch character {
+                case "\\" where index < characters.count:
+                    field.append(characters[index])
+                    index += 1
+                case "\"" where index < characters.count && characters[index] == "\"":
+                    field.append("\"")
+                    index += 1
+                case "\"": quoted = false
+                default: field.append(character)
+                }
+            } else if character == "," {
+                fields.append(field)
+                field = ""
+            } else if character == "\"" {
+                quoted = true
+            } else {
+                field.append(character)
+            }
+        }
+        fields.append(field)
+        guard fields.count == 3 else {
+            self = .text(Array(record.utf8))
+            return
+        }
+        self = fields[0] == "1" ? .real(Double(fields[1]) ?? .nan) : .text(Array(fields[2].utf8))
     }
 }
 

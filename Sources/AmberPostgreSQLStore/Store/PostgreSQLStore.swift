@@ -53,6 +53,8 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     var setup: String { Self.setup(address, durability: options.durability, derived: hasDerivedAttributes) }
     /// Whether the model has derived attributes, which the store's triggers keep (``PGDerivedTriggers``).
     let hasDerivedAttributes: Bool
+    /// The type OID of the schema's `amber_value` (``PGExtendedValues``), by which sort values are read; nil in a store made without it.
+    private(set) var extendedType: UInt32?
     /// Whatever the server's or role's defaults: values travel as Amber reads them (UTF-8, hex `bytea`, exact
     /// floating point, backslashes as written in quoted text), dates in UTC, and a save returns once the
     /// server's log holds it (`local`), or also its synchronous standbys' (`on`, for full durability):
@@ -76,17 +78,13 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     ///   made with a model of another shape that cannot become this one (or
     ///   ``/AmberValues/AmberError/modelMismatch(store:differences:)`` when the
     ///   options say not to migrate); ``/AmberValues/AmberError/notAStore(path:reason:)`` for a schema
-    ///   holding other tables; ``/AmberValues/AmberError/unsupported(store:capability:)``
-    ///   for a model with an extensible entity.
+    ///   holding other tables.
     package init(address: PGAddress, model: Model, options: Store.Options) throws(AmberError) {
         self.address = address
         self.model = model
         var kept = options
         kept.migrationProgress = nil
         self.options = kept
-        if let extensible = model.entities.first(where: \.isExtensible) {
-            throw .unsupported(store: address.place, capability: "extended attributes (\(extensible.name) is extensible) on PostgreSQL")
-        }
         connection = try PGConnection(conninfo: address.conninfo, place: address.place)
         mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: PostgreSQLDialect()) }
         let derived = try DerivedTriggerPlan(model: model, mappings: mappings, dialect: PostgreSQLDialect())
@@ -113,6 +111,8 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
             try Self.migrate(connection, address: address, store: uuid, stored: try Model.stored(in: metadata, place: address.place, registry: model.registry),
                              storedHash: storedHash, to: model, options: options)
         }
+        let type = try connection.query("SELECT to_regtype('amber_value')::oid")
+        extendedType = type.isNull(0, 0) ? nil : UInt32(type.text(0, 0))
     }
 
     /// The model the store at `address` was made with, bound against
@@ -183,7 +183,8 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
             }
             try connection.execute("CREATE TABLE \(metadataTable) (key text PRIMARY KEY, value text NOT NULL)")
             for sql in mappings.flatMap(\.createSQL) + mappings.flatMap(\.foreignKeySQL) { try connection.execute(sql) }
-            for sql in TableMapping.joinTableSQL(model: model, dialect: PostgreSQLDialect()) + PGDerivedTriggers.sql(derived) {
+            for sql in TableMapping.joinTableSQL(model: model, dialect: PostgreSQLDialect()) + PGDerivedTriggers.sql(derived)
+                + PGExtendedValues.createSQL {
                 try connection.execute(sql)
             }
             try connection.execute(PGHistory.createSQL)
@@ -344,7 +345,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         let sql = keys == nil ? query.all.sql : query.among.sql
         let rows = try serialized { () throws(AmberError) in try connection.query(sql, bindings) }
         return (0..<rows.count).map { row in
-            SortedKey(key: rows.int64(row, 0), values: (0..<query.sortCount).map { SortValue(rows, row: row, column: $0 + 1) })
+            SortedKey(key: rows.int64(row, 0), values: (0..<query.sortCount).map { SortValue(rows, row: row, column: $0 + 1, extendedType: extendedType) })
         }
     }
 

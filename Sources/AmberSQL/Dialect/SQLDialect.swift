@@ -44,6 +44,17 @@ package protocol SQLDialect: Sendable {
     func foldConstant(_ text: String, flags: Int64) -> String
     /// A condition: `sql` (of any type, an extended attribute) holds text.
     func isText(_ sql: String) -> String
+    /// Extended attribute `sql` folded per row for case (flag 1) and
+    /// diacritics (flag 2) where it holds text, as it was otherwise. `sql`
+    /// appears three times (a caller repeats its bindings so).
+    func foldExtended(_ sql: String, flags: Int64) -> String
+    /// `fragment` (a constant or a column) in the form an extended
+    /// attribute's values take in `sql`, so the two compare: numbers before
+    /// text, numbers by value, text by its bytes, as SQLite orders values.
+    func extendedOperand(_ fragment: SQLFragment) -> SQLFragment
+    /// Extended attribute `sql` as text, for text operators (`CONTAINS`,
+    /// `LIKE`, …); nil where those take its values as they are.
+    func extendedText(_ sql: String) -> String?
     /// The inequality operator under which NULL differs from every value
     /// (SQLite's `IS NOT`, the standard's `IS DISTINCT FROM`).
     var distinctFrom: String { get }
@@ -91,4 +102,16 @@ package protocol SQLDialect: Sendable {
     /// Exact decimal arithmetic (`op` is `+`, `-` or `*`) keeping the scale
     /// decimal arithmetic gives, or NULL where the result is not exact.
     func decimalArithmetic(_ op: String, _ left: String, _ right: String) -> String
+}
+
+extension SQLDialect {
+    /// Where extended values are of SQL's own types (SQLite's dynamic ones): a CASE on the type.
+    package func foldExtended(_ sql: String, flags: Int64) -> String {
+        "CASE WHEN \(isText(sql)) THEN \(fold(sql, flags: flags)) ELSE \(sql) END"
+    }
+
+    /// Where extended values are of SQL's own types, constants and columns compare as they are.
+    package func extendedOperand(_ fragment: SQLFragment) -> SQLFragment { fragment }
+
+    package func extendedText(_ sql: String) -> String? { nil }
 }

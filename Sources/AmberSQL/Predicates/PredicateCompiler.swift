@@ -135,7 +135,7 @@ package struct PredicateCompiler {
             guard (try? NSRegularExpression(pattern: pattern)) != nil else {
                 throw .invalidPredicate(position: c.rhs.position, message: "\"\(pattern)\" is not a valid regular expression")
             }
-            let l = try operand(c.lhs, as: nil)
+            let l = asText(try operand(c.lhs, as: nil))
             try requireString(l, c.lhs, "MATCHES")
             return SQLFragment(sql: dialect.matches(l.sql, options: c.options), bindings: l.bindings + [.string(pattern)])
         case .in:
@@ -147,6 +147,7 @@ package struct PredicateCompiler {
                 l = wrapFold(l, c.options)
                 fragments = fragments.map { wrapFold($0, c.options) }
             }
+            fragments = fragments.map { extendedForm($0, beside: l) }
             return SQLFragment(sql: "\(l.sql) IN (\(fragments.map(\.sql).joined(separator: ", ")))",
                                bindings: l.bindings + fragments.flatMap(\.bindings))
         case .between:
@@ -155,7 +156,8 @@ package struct PredicateCompiler {
                 throw .invalidPredicate(position: c.rhs.position, message: "BETWEEN needs {low, high}, given \(items.count) values")
             }
             let l = numeric(try operand(c.lhs, as: nil))
-            let low = numeric(try operand(items[0], as: lhsType)), high = numeric(try operand(items[1], as: lhsType))
+            let low = extendedForm(numeric(try operand(items[0], as: lhsType)), beside: l)
+            let high = extendedForm(numeric(try operand(items[1], as: lhsType)), beside: l)
             return SQLFragment(sql: "\(l.sql) BETWEEN \(low.sql) AND \(high.sql)", bindings: l.bindings + low.bindings + high.bindings)
         }
     }
@@ -180,6 +182,7 @@ package struct PredicateCompiler {
         }
         let isOrdering = c.op != .equal && c.op != .notEqual
         (l, r) = isOrdering ? (numeric(l), numeric(r)) : (numberOnly(l), numberOnly(r))
+        (l, r) = (extendedForm(l, beside: r), extendedForm(r, beside: l))
         // A NULL-safe inequality keeps objects whose value is nil in a != result, as comparing objects in memory would.
         let sqlOperator = c.op == .notEqual ? dialect.distinctFrom : c.op == .equal ? "=" : c.op.rawValue
         return SQLFragment(sql: "\(l.sql) \(sqlOperator) \(r.sql)", bindings: l.bindings + r.bindings)
@@ -560,7 +563,7 @@ package struct PredicateCompiler {
     }
 
     private func stringOperands(_ c: Comparison, lhsType: AttributeType?) throws(AmberError) -> (SQLFragment, SQLFragment) {
-        var l = try operand(c.lhs, as: nil)
+        var l = asText(try operand(c.lhs, as: nil))
         try requireString(l, c.lhs, c.op.rawValue)
         var r = try operand(c.rhs, as: lhsType)
         if case .value(let v, let position) = c.rhs, !(v.valueClass == .string) {
@@ -568,6 +571,19 @@ package struct PredicateCompiler {
         }
         if !c.options.isEmpty { (l, r) = (wrapFold(l, c.options), wrapFold(r, c.options)) }
         return (l, r)
+    }
+
+    /// `fragment` in the form extended values compare in when `other` is an
+    /// extended attribute and it is not (``SQLDialect/extendedOperand(_:)``).
+    private func extendedForm(_ fragment: SQLFragment, beside other: SQLFragment) -> SQLFragment {
+        guard other.mixed, !fragment.mixed else { return fragment }
+        return dialect.extendedOperand(fragment)
+    }
+
+    /// An extended attribute as text, for a text operator; other fragments as they are.
+    private func asText(_ fragment: SQLFragment) -> SQLFragment {
+        guard fragment.mixed, let text = dialect.extendedText(fragment.sql) else { return fragment }
+        return SQLFragment(sql: text, bindings: fragment.bindings, type: .string, name: fragment.name)
     }
 
     private func requireString(_ fragment: SQLFragment, _ operand: Operand, _ op: String) throws(AmberError) {

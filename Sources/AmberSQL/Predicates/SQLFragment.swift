@@ -24,7 +24,8 @@ package struct SQLFragment {
     /// number stays a number (its SQL then appears three times, and its bindings with it).
     package func folded(_ flags: Int64, by dialect: any SQLDialect) -> SQLFragment {
         guard mixed else { return SQLFragment(sql: dialect.fold(sql, flags: flags), bindings: bindings, type: type, name: name) }
-        return SQLFragment(sql: "CASE WHEN \(dialect.isText(sql)) THEN \(dialect.fold(sql, flags: flags)) ELSE \(sql) END",
-                           bindings: bindings + bindings + bindings, type: type, name: name)
+        var folded = SQLFragment(sql: dialect.foldExtended(sql, flags: flags), bindings: bindings + bindings + bindings, type: type, name: name)
+        folded.mixed = true
+        return folded
     }
 }

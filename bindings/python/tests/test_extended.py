@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import amber
+from conftest import store_url
 from amber._values import kept_seconds
 
 MODEL = {"entities": [
@@ -47,13 +48,14 @@ def model():
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(values=st.dictionaries(keys, scalars, max_size=6))
 def test_values_read_back_exactly(tmp_path_factory, model, values):
-    path = tmp_path_factory.mktemp("extended") / "x.amber"
-    with amber.open(path, model) as store, store.context() as ctx:
+    folder = tmp_path_factory.mktemp("extended")
+    url = store_url(folder, folder / "x.amber")
+    with amber.open(url, model) as store, store.context() as ctx:
         book = ctx.insert("Book", title="t")
         for key, value in values.items():
             book[key] = value
         ctx.save()
-    with amber.open(path, model) as store, store.context() as ctx:
+    with amber.open(url, model) as store, store.context() as ctx:
         book = ctx.fetch("Book")[0]
         assert book.extended_keys() == sorted(values)
         for key, value in values.items():
@@ -91,10 +93,10 @@ def test_attributes_items_and_errors(model):
         assert shelf.extended_keys() == []
 
 
-def test_predicates_agree_with_python(model):
+def test_predicates_agree_with_python(tmp_path, model):
     rng = random.Random(12)
     words = ["abc", "abd", "Bob", "bébé", "zed"]
-    with amber.open(None, model) as store, store.context() as ctx:
+    with amber.open(store_url(tmp_path, None), model) as store, store.context() as ctx:
         samples = []
         for index in range(250):
             values = {}
@@ -130,7 +132,7 @@ def test_predicates_agree_with_python(model):
 
 
 def test_undo_and_merge_per_key(tmp_path, model):
-    with amber.open(tmp_path / "m.amber", model) as store, store.context() as ctx, store.context() as other:
+    with amber.open(store_url(tmp_path, tmp_path / "m.amber"), model) as store, store.context() as ctx, store.context() as other:
         book = ctx.insert("Book", title="Dune")
         book.shelf = "A1"
         ctx.save()
