@@ -8,7 +8,14 @@ for amber-bench (scripts/bench.sh runs it so), or standalone:
     AMBER_LIBRARY=.../libAmberC.so python3 python_bench.py --n N --repetitions R --plugin .../libAmberColorPlugin.so
 
 W5 does --round-trips round trips, by default 10 x N (a million in the full
-run, 20,000 in amber-bench's quick mode)."""
+run, 20,000 in amber-bench's quick mode).
+
+With --postgres URL, W1-W4 again on that PostgreSQL server: Amber's
+PostgreSQL store against the peer Python programs reach for, SQLAlchemy 2's
+ORM over psycopg 3, doing the same work with the same objects (a mapped class
+with a version column for optimistic locking, as Amber's rows have, and a type
+that turns colours into their 16 bytes, as the transformer does); fresh
+schemas each repetition."""
 import argparse
 import json
 import os
@@ -76,6 +83,7 @@ def sqlite_run(path, data):
 
 
 def amber_run(path, model, data):
+    """W1-W4 on the store at `path` (a file, or a PostgreSQL URL)."""
     with amber.open(path, model) as store:
         # Contexts are closed (and objects released) after the timers, as on the sqlite3 side.
         with store.context() as ctx:
@@ -100,6 +108,90 @@ def amber_run(path, model, data):
             ctx.save()
             w4 = time.perf_counter() - start
     return w1, w2, w3, w4, total + found
+
+
+def sqlalchemy_run(url, schema, data):
+    """W1-W4 with SQLAlchemy 2's ORM and psycopg 3, in schema `schema` of the server at `url`."""
+    import sqlalchemy
+    from sqlalchemy import func, select
+    from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+    class ColorBytes(sqlalchemy.types.TypeDecorator):
+        impl = sqlalchemy.LargeBinary
+        cache_ok = True
+        pack, unpack = struct.Struct("<4f").pack, struct.Struct("<4f").unpack
+
+        def process_bind_param(self, value, dialect):
+            return None if value is None else self.pack(*value)
+
+        def process_result_value(self, value, dialect):
+            return None if value is None else Color(*self.unpack(value))
+
+    class Base(DeclarativeBase):
+        pass
+
+    class BookRow(Base):
+        __tablename__ = "book"
+        pk: Mapped[int] = mapped_column(primary_key=True)
+        version: Mapped[int] = mapped_column(nullable=False)
+        title: Mapped[str]
+        price: Mapped[float]
+        published: Mapped[datetime] = mapped_column(sqlalchemy.DateTime(timezone=True))
+        color = mapped_column(ColorBytes)
+        __mapper_args__ = {"version_id_col": version}
+
+    engine = sqlalchemy.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1),
+                                      connect_args={"options": f"-c search_path={schema} -c synchronous_commit=local"})
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(f"CREATE SCHEMA {schema}")
+        Base.metadata.create_all(engine)
+        with Session(engine, expire_on_commit=False) as session:
+            start = time.perf_counter()
+            session.add_all([BookRow(title=title, price=price, published=published, color=color)
+                             for title, price, published, color in data])
+            session.commit()
+            w1 = time.perf_counter() - start
+        with Session(engine, expire_on_commit=False) as session:
+            start = time.perf_counter()
+            books = session.scalars(select(BookRow)).all()
+            total = sum(book.price for book in books) + sum(len(book.title) + book.color.r for book in books)
+            for book in books:
+                book.published
+            w2 = time.perf_counter() - start
+            with Session(engine) as searcher:
+                start = time.perf_counter()
+                found = sum(book.price for book in searcher.scalars(select(BookRow).where(BookRow.title.ilike("%42%"))))
+                w3 = time.perf_counter() - start
+            start = time.perf_counter()
+            for index in range(0, len(books), 10):  # every 10th object as fetched in W2, as on Amber's side
+                books[index].price = float(index)
+            session.commit()
+            w4 = time.perf_counter() - start
+            assert session.scalar(select(func.count()).select_from(BookRow)) == len(data)
+    finally:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        engine.dispose()
+    return w1, w2, w3, w4, total + found
+
+
+def postgresql_rows(url, model, data, repetitions):
+    """Amber's PostgreSQL store against SQLAlchemy + psycopg on the server at `url`: name → (amber ms, peer ms)."""
+    names = ["Python PostgreSQL W1 insert + save", "Python PostgreSQL W2 fetch all + read",
+             "Python PostgreSQL W3 CONTAINS[c] + sum", "Python PostgreSQL W4 update every 10th + save"]
+    amber_ms, peer_ms = {name: [] for name in names}, {name: [] for name in names}
+    separator = "&" if "?" in url else "?"
+    for repetition in range(repetitions):
+        tag = f"{os.getpid()}_{repetition}"
+        peer = sqlalchemy_run(url, f"bench_sqla_{tag}", data)
+        mine = amber_run(f"{url}{separator}schema=bench_py_{tag}", model, data)
+        if abs(peer[4] - mine[4]) > 1e-6 * max(1.0, abs(peer[4])):
+            raise AssertionError(f"the two sides read different books: {peer[4]} and {mine[4]}")
+        for name, theirs, ours in zip(names, peer, mine):
+            peer_ms[name].append(theirs * 1000)
+            amber_ms[name].append(ours * 1000)
+    return {name: {"amber_ms": statistics.median(amber_ms[name]), "raw_ms": statistics.median(peer_ms[name])} for name in names}
 
 
 # W5. Each side starts from 256 colours in its own form and turns each into its
@@ -146,6 +238,7 @@ def main():
     parser.add_argument("--repetitions", type=int, default=5, help="repetitions; the median is reported")
     parser.add_argument("--round-trips", type=int, help="colour round trips for W5 (default: 10 x N)")
     parser.add_argument("--plugin", required=True, help="the color plugin, libAmberColorPlugin.so")
+    parser.add_argument("--postgres", help="a PostgreSQL server (libpq URI) for W1-W4 against SQLAlchemy 2 + psycopg 3 there")
     arguments = parser.parse_args()
     round_trips = arguments.round_trips if arguments.round_trips is not None else 10 * arguments.n
     registry = amber.Registry()
@@ -168,8 +261,10 @@ def main():
             for name, theirs, ours in zip(names, raw, mine):
                 raw_ms[name].append(theirs * 1000)
                 amber_ms[name].append(ours * 1000)
-    print(json.dumps({name: {"amber_ms": statistics.median(amber_ms[name]), "raw_ms": statistics.median(raw_ms[name])}
-                      for name in names}))
+    results = {name: {"amber_ms": statistics.median(amber_ms[name]), "raw_ms": statistics.median(raw_ms[name])} for name in names}
+    if arguments.postgres:
+        results.update(postgresql_rows(arguments.postgres, model, data, arguments.repetitions))
+    print(json.dumps(results))
 
 
 if __name__ == "__main__":

@@ -370,6 +370,8 @@ echo "the wheel $(basename "$work"/wheels/amber-*.whl) bundles the library and 4
 python_passed=$((python_passed + 2))
 
 step "Benchmark, quick mode (N=2000, one repetition): it must run, not be fast"
+# The peer the Python PostgreSQL rows are measured against: SQLAlchemy 2's ORM over psycopg 3.
+python3 -m pip install --quiet --disable-pip-version-check "sqlalchemy>=2" "psycopg[binary]>=3"
 bash scripts/bench.sh --quick --json "$work/bench.json" --postgres "$AMBER_TEST_POSTGRES"
 python3 - "$work/bench.json" <<'PY'
 import json, sys
@@ -383,7 +385,8 @@ expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read"
                        "W12 extended key vs modelled column", "W13 migrate: add attribute, re-encode colour",
                        "W14 200 saves, normal durability", "W14 200 saves, full durability"] \
     + [f"PostgreSQL {row}" for row in workloads[:4]] \
-    + [f"{side} {row}" for side in ("C API", "Python") for row in workloads]
+    + [f"{side} {row}" for side in ("C API", "Python") for row in workloads] \
+    + [f"Python PostgreSQL {row}" for row in workloads[:4]]
 missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
 assert not missing, f"benchmark rows missing or empty: {missing}"
 print(f"{len(expected)} benchmark rows present")

@@ -125,7 +125,8 @@ struct AmberBench: ParsableCommand {
             for (name, result) in try workloads.run(repetitions: repetitions) { results[name] = result }
         }
         results["peak memory W1+W2 (MiB)"] = try bench.peakMemory(pluginPath: pluginPath, n: n)
-        for (program, arguments) in [(capi, ["--round-trips", "\(roundTrips)"]), (python.map { _ in "python3" }, [python ?? ""])] {
+        let pythonArguments = [python ?? ""] + (postgres.map { ["--postgres", $0] } ?? [])
+        for (program, arguments) in [(capi, ["--round-trips", "\(roundTrips)"]), (python.map { _ in "python3" }, pythonArguments)] {
             guard let program else { continue }
             let output = try Workloads.runChild(program, arguments + ["--n", "\(n)", "--repetitions", "\(repetitions)",
                                                                         "--plugin", pluginPath])
@@ -366,7 +367,8 @@ struct Report {
 
     /// Every row in print order with its target: the Swift API's own; the C
     /// API's are 1.2 times the Swift API's (the issue's "within 1.2x");
-    /// Python's are against Python's sqlite3 (W5: a plain Python function).
+    /// Python's are against Python's sqlite3 (W5: a plain Python function),
+    /// the Python PostgreSQL rows against SQLAlchemy 2 with psycopg 3.
     static let targets: [(String, Double)] = [
         ("W1 insert + save", 1.3), ("W2 fetch all + read", 1.5), ("W3 CONTAINS[c] + sum", 1.2), ("W4 update every 10th + save", 1.5),
         ("W5 colour round trips", 2.0), ("W5 plugin against Swift transformer", 1.0), ("peak memory W1+W2 (MiB)", 2.0),
@@ -383,6 +385,8 @@ struct Report {
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
         ("Python W4 update every 10th + save", 1.0), ("Python W5 colour round trips", 2.0),
+        ("Python PostgreSQL W1 insert + save", 1.0), ("Python PostgreSQL W2 fetch all + read", 1.0),
+        ("Python PostgreSQL W3 CONTAINS[c] + sum", 1.0), ("Python PostgreSQL W4 update every 10th + save", 1.0),
     ]
 
     func print() {
@@ -394,7 +398,7 @@ struct Report {
             Swift.print(name.padding(toLength: 40, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
         if let server { Swift.print("(PostgreSQL rows: \(server))") }
     }
 }
