@@ -41,9 +41,9 @@ package protocol MigrationDriver: SQLStatements {
 /// transformed values decoded with the old chain and encoded with the new
 /// one, derived values computed, the old tables dropped, links checked, and
 /// the model recorded. The caller rolls everything back if it fails.
-package struct TableMigration<Driver: MigrationDriver> {
+package struct TableMigration {
     package let mapping: ModelMapping
-    let driver: Driver
+    let driver: any MigrationDriver
     let dialect: any SQLDialect
     let storeIdentifier: UUID
     let progress: (@Sendable (MigrationProgress) throws -> Void)?
@@ -52,7 +52,7 @@ package struct TableMigration<Driver: MigrationDriver> {
     /// The version hash the store's metadata records for the source model.
     let storedHash: String
 
-    package init(mapping: ModelMapping, driver: Driver, dialect: any SQLDialect, storeIdentifier: UUID, storedHash: String,
+    package init(mapping: ModelMapping, driver: any MigrationDriver, dialect: any SQLDialect, storeIdentifier: UUID, storedHash: String,
                  progress: (@Sendable (MigrationProgress) throws -> Void)?)
     {
         (self.mapping, self.driver, self.dialect, self.storeIdentifier) = (mapping, driver, dialect, storeIdentifier)
