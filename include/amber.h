@@ -701,7 +701,7 @@ amber_status amber_model_builder_add_attribute(amber_model_builder *builder, con
 enum {
     AMBER_RELATIONSHIP_TO_MANY = 1, /**< a collection of objects (else one object or none) */
     AMBER_RELATIONSHIP_ORDERED = 2, /**< to-many: members keep the order they are given */
-    AMBER_RELATIONSHIP_REQUIRED = 4, /**< a to-one must point at an object at save; a to-many have a member */
+    AMBER_RELATIONSHIP_REQUIRED = 4, /**< a to-one must point at an object at save; a to-many have its min_count even when empty (without one it may be empty, as in Core Data) */
     AMBER_RELATIONSHIP_ONE_WAY = 8  /**< declared without an inverse, on purpose (docs/model-json.md) */
 };
 

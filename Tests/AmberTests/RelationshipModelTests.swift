@@ -129,7 +129,6 @@ func libraryDescription() -> ModelDescription {
             "Author.editor: inverse Book.author names Author.drafts as its inverse, not Author.editor",
             "Author.sequels: inverse Book.authr: no such relationship; did you mean author?",
             "Author.empty: maxCount 0 leaves no room for any member",
-            "Author.empty: is required (at least one member) but maxCount is 0",
             "Book.author: inverse Author.drafts points at Bok, not at Book",
             "Book.owner: ordered applies to to-many relationships",
         ]

@@ -141,6 +141,52 @@ extension XcodeModelImport {
         #expect(expected.values.map(\.count).reduce(0, +) > 0)
     }
 
+    /// As in Core Data, a required to-many without a minimum may be empty:
+    /// every real model saves an object of each concrete entity with only
+    /// its required to-ones linked (the bookmarks model's folders have a
+    /// required `children`); a `minCount` is enforced as declared.
+    @Test(arguments: RealModel.allCases) func realModelSavesObjectsWithEmptyToManys(_ file: RealModel) throws {
+        let registry = Registry()
+        let model = try Model(try file.imported(XcodeImportOptions(registry: registry)).model, registry: registry)
+        let context = Context(store: try Store.inMemory(model: model))
+        let concrete = model.entities.filter { !$0.isAbstract }
+        var objects: [String: ManagedObject] = [:]
+        for (number, entity) in concrete.enumerated() {
+            let object = try context.insert(entity)
+            objects[entity.name] = object
+            for attribute in entity.attributes where !attribute.isTransient && attribute.derivation == nil {
+                try object.setValue(try Self.sample(for: attribute, number: number), for: attribute)
+            }
+        }
+        for entity in concrete {
+            guard let object = objects[entity.name] else { continue }
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isOptional {
+                let destination = model.destination(of: relationship)
+                let target = concrete.filter { $0.isKind(of: destination) }.compactMap { objects[$0.name] }.first { $0 !== object }
+                try object.setObject(target, for: relationship)
+            }
+        }
+        try context.save()
+        let required = concrete.flatMap(\.relationships).filter { $0.isToMany && !$0.isOptional }
+        #expect(file != .bookmarks || !required.isEmpty, "the bookmarks model has a required to-many to leave empty")
+        for entity in concrete {
+            var request = FetchRequest(entity.name)
+            request.includesSubentities = false
+            #expect(try Context(store: context.store).count(request) == 1, "\(entity.name)")
+        }
+        // A minimum declared in the model file is kept.
+        let counted = try importXML("""
+            <entity name="Folder" representedClassName="Folder"><relationship name="items" toMany="YES" minCount="2" \
+            deletionRule="Nullify" destinationEntity="Item" inverseName="folder" inverseEntity="Item"/></entity>
+            <entity name="Item" representedClassName="Item"><relationship name="folder" optional="YES" maxCount="1" \
+            deletionRule="Nullify" destinationEntity="Folder" inverseName="items" inverseEntity="Folder"/></entity>
+            """)
+        let strict = Context(store: try Store.inMemory(model: try Model(counted.model)))
+        let folder = try strict.insert("Folder")
+        try folder.add(try strict.insert("Item"), to: try strict.store.model.entity(named: "Folder").relationship(named: "items"))
+        #expect(errorText { try strict.save() }.contains("Folder.items: has 1 member, fewer than its minimum of 2"))
+    }
+
     /// A value of `attribute`'s type or value class, different per entity.
     static func sample(for attribute: Attribute, number: Int) throws -> Value {
         let n = Int64(number)

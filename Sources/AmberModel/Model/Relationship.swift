@@ -61,7 +61,8 @@ public final class Relationship: Sendable, CustomStringConvertible {
         self.isOrdered = description.isToMany && description.isOrdered
         self.isOptional = description.isOptional
         self.deleteRule = description.deleteRule
-        self.minCount = description.isToMany && !description.isOptional ? Swift.max(description.minCount ?? 1, 1) : description.minCount
+        // As declared: a required to-many with no minimum may be empty, as in Core Data.
+        self.minCount = description.minCount
         self.maxCount = description.maxCount
         self.userInfo = description.userInfo
         self.index = index

@@ -97,9 +97,6 @@ struct RelationshipChecker {
         if let low = relationship.minCount, let high = relationship.maxCount, low > high {
             problems.append("minCount \(low) is greater than maxCount \(high)")
         }
-        if !relationship.isOptional, let high = relationship.maxCount, high < 1 {
-            problems.append("is required (at least one member) but maxCount is \(high)")
-        }
     }
 
     /// The join table of a many-to-many (one table for both sides, named

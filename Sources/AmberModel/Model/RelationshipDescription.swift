@@ -23,7 +23,9 @@ public struct RelationshipDescription: Sendable, Hashable {
     public var isToMany: Bool
     /// A to-many relationship whose members keep the order they were given.
     public var isOrdered = false
-    /// Whether a to-one may be nil at save (Core Data's default: true).
+    /// Whether a to-one may be nil at save, and a to-many empty whatever its
+    /// `minCount` (Core Data's default: true). A required to-many without a
+    /// `minCount` may be empty too, as in Core Data.
     public var isOptional = true
     /// What happens to the destination objects when the source is deleted.
     public var deleteRule: DeleteRule = .nullify
@@ -66,7 +68,9 @@ public struct RelationshipDescription: Sendable, Hashable {
         case noAction
     }
 
-    /// Must point at an object at save (to-one), or have at least one member (to-many).
+    /// Must point at an object at save (to-one). A required to-many must
+    /// have its minimum (``count(atLeast:)``) even when empty; without one
+    /// it may be empty, as in Core Data.
     public func required() -> Self { with { $0.isOptional = false } }
     /// May be nil, or empty (the default).
     public func optional() -> Self { with { $0.isOptional = true } }

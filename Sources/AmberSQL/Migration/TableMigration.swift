@@ -194,11 +194,11 @@ package struct TableMigration {
         if member.isAbstract, let pk = try firstRow(of: old, where: "_entity = \(old.index + 1)") {
             problems.append("\(member.name): now abstract, but object \(objectID(member, pk)) is one of its own")
         }
-        for relationship in member.relationships where relationship.isToMany && !relationship.isOptional
+        for relationship in member.relationships where relationship.isToMany && !relationship.isOptional && (relationship.minCount ?? 0) > 0
             && mapping.relationships[member.index][relationship.index] == nil
         {
             guard let pk = try firstRow(of: old, where: "_entity = \(old.index + 1)") else { continue }
-            problems.append("\(member.name).\(relationship.name): required, but object \(objectID(member, pk)) would have no members")
+            problems.append("\(member.name).\(relationship.name): needs at least \(relationship.minCount ?? 0), but object \(objectID(member, pk)) would have no members")
         }
         let extra = quote(ExtendedValues.columnName)
         if old.isExtensible, !member.isExtensible, let pk = try firstRow(of: old, where: "_entity = \(old.index + 1) AND \(extra) IS NOT NULL") {

@@ -41,6 +41,26 @@ def test_relationships_are_described():
         amber.Model.from_dict(broken, amber.Registry()).bind()
 
 
+def test_a_required_to_many_may_be_empty_unless_it_declares_a_minimum():
+    """As in Core Data: `optional: false` alone lets a to-many be empty; a `minCount` is kept as declared."""
+    def shelves(**counts):
+        return amber.Model.from_dict({"entities": [
+            {"name": "Shelf", "relationships": [{"name": "books", "destination": "Book", "inverse": "shelf", "toMany": True,
+                                                 "optional": False, **counts}]},
+            {"name": "Book", "attributes": [{"name": "title", "type": "string"}],
+             "relationships": [{"name": "shelf", "destination": "Shelf", "inverse": "books"}]}]}, amber.Registry())
+    with amber.open(None, shelves()) as store, store.context() as ctx:
+        ctx.insert("Shelf")
+        ctx.save()
+        assert ctx.count("Shelf") == 1
+    with amber.open(None, shelves(minCount=1)) as store, store.context() as ctx:
+        shelf = ctx.insert("Shelf")
+        with pytest.raises(amber.ValidationError, match="Shelf.books: has 0 members, fewer than its minimum of 1"):
+            ctx.save()
+        shelf.books.add(ctx.insert("Book", title="Dune"))
+        ctx.save()
+
+
 def test_both_sides_stay_in_step(library):
     store, _, _ = library
     with store.context() as ctx:
