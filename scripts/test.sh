@@ -336,6 +336,37 @@ JSON
 expect "  Book.pages: widen integer32 to integer64" cli migrate "$pg_store" --to "$work/books-v2.json" --dry-run
 expect '"backup" : null' cli migrate "$pg_store" --to "$work/books-v2.json" --json
 expect "(2 objects)" cli query "$pg_store" Book --where "shelf == 'A'"
+# A store saved with a transformer this program lacks names it and says how to supply it.
+(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 - "$work/shout.amber" <<'PY'
+import sys, amber
+registry = amber.Registry()
+registry.register_transformer("Shout", "String", "String", str.upper, str.lower)
+model = amber.Model.from_dict({"entities": [{"name": "Note", "attributes": [
+    {"name": "text", "type": "transformable", "valueClass": "String", "transformer": "Shout"}]}]}, registry)
+with amber.open(sys.argv[1], model) as store, store.context() as ctx:
+    ctx.insert("Note", text="hello")
+    ctx.save()
+PY
+)
+expect "Shout: no such transformer; register one before binding the model: a plugin (amber --plugin FILE" cli query "$work/shout.amber" Note
+# Stand-ins for transformers the CLI lacks: Amber's archive under the app's name, or the stored bytes as they are.
+(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 - "$work/standins.amber" <<'PY'
+import sys, amber
+registry = amber.Registry()
+archive = registry.transformer("AmberArchive")
+registry.register_transformer("TagList", "PropertyList", "Binary", archive.forward, archive.reverse)
+registry.register_transformer("Packed", "PropertyList", "Binary", lambda value: value, lambda value: value)
+model = amber.Model.from_dict({"entities": [{"name": "Note", "attributes": [
+    {"name": "tags", "type": "transformable", "valueClass": "PropertyList", "transformer": "TagList"},
+    {"name": "blob", "type": "transformable", "valueClass": "PropertyList", "transformer": "Packed"}]}]}, registry)
+with amber.open(sys.argv[1], model) as store, store.context() as ctx:
+    ctx.insert("Note", tags=["red", "blue"], blob=b"\x01\x02")
+    ctx.save()
+PY
+)
+expect "TagList: no such transformer" cli query "$work/standins.amber" Note --transformer Packed=binary
+expect "(1 object)" cli query "$work/standins.amber" Note --transformer TagList=archive --transformer Packed=binary
+expect "expected NAME=archive or NAME=binary" cli query "$work/standins.amber" Note --transformer TagList=zip
 python_coverage=$(sed -nE 's/.*Total coverage: ([0-9.]+%).*/\1/p' "$work/pytest.log")
 echo "Python coverage of the installed amber package: $python_coverage"
 # The API reference Python users read: pydoc renders the installed package's docstrings.

@@ -2,7 +2,8 @@ import Amber
 import ArgumentParser
 import Foundation
 
-/// `--plugin PATH` (repeatable) and `--plugin-config TEXT`, shared by every command.
+/// `--plugin PATH` (repeatable), `--plugin-config TEXT` and `--transformer
+/// NAME=archive|binary` (repeatable), shared by every command.
 struct PluginOptions: ParsableArguments {
     @Option(name: .customLong("plugin"),
             help: "A plugin file or directory to load (repeatable). AMBER_PLUGIN_PATH adds more, separated by ':'.")
@@ -11,6 +12,13 @@ struct PluginOptions: ParsableArguments {
     @Option(name: .customLong("plugin-config"),
             help: "Configuration handed to every plugin loaded (default: AMBER_PLUGIN_CONFIG, else the demo's settings).")
     var configuration: String?
+
+    @Option(name: .customLong("transformer"),
+            help: ArgumentHelp("A stand-in for a transformer this program lacks (repeatable): NAME=archive reads and writes "
+                + "Amber's keyed archive of plist-like values (for a subclass of NSSecureUnarchiveFromDataTransformer), "
+                + "NAME=binary hands over the stored bytes as binary values. Both take PropertyList values and store binary.",
+                valueName: "name=archive|binary"))
+    var standIns: [String] = []
 
     /// The sample plugins `swift build` puts beside this program; loaded when present.
     static let samplePlugins = ["libAmberColorPlugin.so", "libAmberDeflatePlugin.so", "libAmberAESGCMPlugin.so"]
@@ -24,6 +32,7 @@ struct PluginOptions: ParsableArguments {
     /// after the Books sample's functions (so its stores open in every command).
     func load() throws(AmberError) {
         try BooksSample.registerFunctions()
+        for standIn in standIns { try Self.registerStandIn(standIn) }
         let fromEnvironment = (ProcessInfo.processInfo.environment["AMBER_PLUGIN_PATH"] ?? "")
             .split(separator: ":").map(String.init)
         let settings = effectiveConfiguration
@@ -47,6 +56,32 @@ struct PluginOptions: ParsableArguments {
                 FileHandle.standardError.write(Data("amber: warning: \(error)\n".utf8))
             }
         }
+    }
+}
+
+extension PluginOptions {
+    /// Registers the stand-in `text` names (`NAME=archive` or `NAME=binary`) in the shared registry.
+    static func registerStandIn(_ text: String) throws(AmberError) {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, ["archive", "binary"].contains(parts[1]) else {
+            throw .invalidValue(place: "--transformer \(text)", expected: "NAME=archive or NAME=binary", given: "\"\(text)\"")
+        }
+        let (name, place) = (parts[0], "--transformer \(text)")
+        let standIn: Transformer
+        if parts[1] == "archive" {
+            let archive = try Registry.shared.transformer(named: Registry.archiveTransformerName)
+            standIn = Transformer(name: name, from: "PropertyList", to: "Binary", source: place,
+                                  forward: { value in try archive.forward(value) }, reverse: { value in try archive.reverse(value) })
+        } else {
+            standIn = Transformer(name: name, from: "PropertyList", to: "Binary", source: place, forward: { value in
+                if value.isNull { return .null }
+                guard case .binary = value else {
+                    throw AmberError.invalidValue(place: place, expected: "binary data (the bytes to store as they are)", given: "\(value.valueClass) \(value)")
+                }
+                return value
+            }, reverse: { value in value })
+        }
+        try Registry.shared.register(standIn)
     }
 }
 

@@ -99,6 +99,34 @@ import Testing
         try book.setValue(["a", 1, [true]], forKey: "tags")
     }
 
+    /// A transformer nobody registered, with no near name, is reported with
+    /// how to supply it; a store saved with it, opened where it is missing,
+    /// says the same (not "not an Amber store").
+    @Test func aMissingTransformerSaysHowToSupplyOne() throws {
+        let registry = Registry()
+        try registry.register(Transformer(name: "Shout", from: "String", to: "String", source: "test",
+                                          forward: { value in value }, reverse: { value in value }))
+        let description = ModelDescription {
+            EntityDescription("Note") { Attribute.transformable("text", valueClass: "String", transformers: ["Shout"]) }
+        }
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("notes.amber").path
+        let context = Context(store: try Store(path: path, model: try Model(description, registry: registry)))
+        try context.insert("Note").setValue("hello", forKey: "text")
+        try context.save()
+        for attempt in [{ _ = try Model(description, registry: Registry()) }, { _ = try Store(openingExisting: path, registry: Registry()) }] {
+            guard case .invalidModel(let problems)? = amberError(attempt) else {
+                Issue.record("expected the model's problems, got \(errorText(attempt))")
+                continue
+            }
+            let text = problems.map(\.description).joined()
+            #expect(text.hasPrefix("Note.text: Shout: no such transformer; register one before binding the model: a plugin"), "\(text)")
+            #expect(text.contains("--secure-unarchiver Shout") && text.contains("--transformer Shout=archive") && text.contains("PropertyList values"), "\(text)")
+        }
+        #expect(try Context(store: try Store(openingExisting: path, registry: registry)).fetch("Note").first?.value(forKey: "text") == "hello")
+    }
+
     @Test func bindingReportsMisspellingsAndChainsThatDoNotLineUp() throws {
         let registry = try colorRegistry()
         try registry.register(Transformer(name: "Deflate", from: "Binary", to: "Binary", forward: { $0 }, reverse: { $0 }))

@@ -44,7 +44,9 @@ struct TransformBinding {
         var failed = false
         for (link, name) in names.enumerated() {
             guard let entry = scope.transformers[name] else {
-                problem("\(name): no such transformer" + AmberError.hint(nearestName(to: name, in: scope.transformers.keys.sorted())))
+                // A near name is most likely a misspelling; otherwise say how to supply the transformer.
+                let suggestion = nearestName(to: name, in: scope.transformers.keys.sorted())
+                problem("\(name): no such transformer" + (suggestion.map { AmberError.hint($0) } ?? Self.howToSupply(name)))
                 failed = true
                 continue
             }
@@ -74,5 +76,15 @@ struct TransformBinding {
             return nil
         }
         return TransformBinding(valueClass: valueClass, chain: chain, storedType: storedType)
+    }
+
+    /// How to give a model the transformer `name` it names: register one
+    /// before binding, or read an Xcode archive transformer as Amber's own.
+    static func howToSupply(_ name: String) -> String {
+        "; register one before binding the model: a plugin (amber --plugin FILE, Registry.loadPlugin(at:), amber_registry_load_plugin, "
+            + "registry.load_plugin) or a transformer written in Swift, C or Python. If \(name) subclasses "
+            + "NSSecureUnarchiveFromDataTransformer, Amber's keyed archive reads it: import the Xcode model with --secure-unarchiver \(name) "
+            + "(XcodeImportOptions.secureUnarchiverSubclasses), or give the amber CLI --transformer \(name)=archive (=binary hands over "
+            + "the stored bytes); the archive takes PropertyList values: numbers, strings, dates, data, arrays and dictionaries of them"
     }
 }

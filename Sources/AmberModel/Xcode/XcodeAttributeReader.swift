@@ -97,7 +97,13 @@ struct XcodeAttributeReader {
             context.note(place, "defaultValueString \"\(text)\" is not kept: Amber takes no default for \(attribute.type) attributes from Xcode",
                          .notHonoured)
         default:
-            attribute.defaultValue = try value(text, as: attribute.type, key: "defaultValueString", node: node)
+            // Xcode saves what does not fit (a shipped model has "NO" on an integer): the model imports without that default.
+            do throws(AmberError) {
+                attribute.defaultValue = try value(text, as: attribute.type, key: "defaultValueString", node: node)
+            } catch {
+                context.note(place, "defaultValueString \"\(text)\" (line \(node.line)) is not a value of type \(attribute.type): not kept, so the attribute has no default",
+                             .notHonoured)
+            }
         }
     }
 

@@ -121,11 +121,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a schema
     ///   without a store or a stored model that cannot be read; the server's errors.
     package static func storedModel(at address: PGAddress, registry: Registry) throws(AmberError) -> Model {
-        do throws(AmberError) {
-            return try Model.stored(in: metadata(at: address), place: address.place, registry: registry)
-        } catch .migrationFailed(_, let problems) {
-            throw .notAStore(path: address.place, reason: "the stored model cannot be read: \(problems.joined(separator: "; "))")
-        }
+        try Model.existing(in: metadata(at: address), place: address.place, registry: registry)
     }
 
     /// The version hash of the model the store at `address` was last opened with.

@@ -88,14 +88,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         }
         let connection = try Connection(path: path, create: false, busyTimeout: options.busyTimeout)
         let metadata = try Self.readMetadata(connection, path: path)
-        guard let json = metadata["model"] else { throw .notAStore(path: path, reason: "no model in the metadata table") }
-        let model: Model
-        do throws(AmberError) {
-            model = try Model(ModelDescription(json: Data(json.utf8)), registry: registry)
-        } catch {
-            throw .notAStore(path: path, reason: "the stored model cannot be read: \(error)")
-        }
-        try self.init(connection: connection, path: path, model: model, options: options, updatesModelCopy: false)
+        try self.init(connection: connection, path: path, model: try Model.existing(in: metadata, place: path, registry: registry),
+                      options: options, updatesModelCopy: false)
     }
 
     /// An in-memory store with `model`; it lives as long as this object.
