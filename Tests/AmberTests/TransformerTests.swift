@@ -125,6 +125,14 @@ import Testing
             #expect(text.contains("--secure-unarchiver Shout") && text.contains("--transformer Shout=archive") && text.contains("PropertyList values"), "\(text)")
         }
         #expect(try Context(store: try Store(openingExisting: path, registry: registry)).fetch("Note").first?.value(forKey: "text") == "hello")
+        // So is a value class nobody declared.
+        let gauge = ModelDescription { EntityDescription("Dial") { Attribute.undefined("reading", valueClass: "Gauge") } }
+        guard case .invalidModel(let problems)? = amberError({ _ = try Model(gauge, registry: Registry()) }) else {
+            Issue.record("expected the model's problems")
+            return
+        }
+        #expect(problems.map(\.description).first?.hasPrefix("Dial.reading: Gauge: no such value class; declare it before binding the model: "
+            + "in the model file's valueClasses") == true, "\(problems)")
     }
 
     @Test func bindingReportsMisspellingsAndChainsThatDoNotLineUp() throws {

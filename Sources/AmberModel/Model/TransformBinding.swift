@@ -29,7 +29,8 @@ struct TransformBinding {
         if let name = attribute.valueClassName {
             valueClass = scope.resolve(name)
             if valueClass == nil {
-                problem("\(name): no such value class" + AmberError.hint(nearestName(to: name, in: scope.classNames)))
+                let suggestion = nearestName(to: name, in: scope.classNames)
+                problem("\(name): no such value class" + (suggestion.map { AmberError.hint($0) } ?? Self.howToDeclare))
                 return nil
             }
         } else if attribute.type == .transformable {
@@ -77,6 +78,11 @@ struct TransformBinding {
         }
         return TransformBinding(valueClass: valueClass, chain: chain, storedType: storedType)
     }
+
+    /// How to give a model a value class it names that nobody declared.
+    static let howToDeclare = "; declare it before binding the model: in the model file's valueClasses, with Registry.declare(_:), "
+        + "amber_registry_declare_struct or amber_registry_declare_opaque, registry.declare_struct or registry.declare_opaque, "
+        + "or by loading the plugin that provides it (amber --plugin FILE)"
 
     /// How to give a model the transformer `name` it names: register one
     /// before binding, or read an Xcode archive transformer as Amber's own.
