@@ -162,8 +162,9 @@ enum ModelFile {
     }
 
     /// Every note on standard error, one per line.
+    /// Prints each note once on standard error, with every place it applies to.
     static func printNotes(_ notes: [XcodeImportNote]) {
-        for note in notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
+        for group in XcodeImportNote.grouped(notes) { FileHandle.standardError.write(Data("note: \(group)\n".utf8)) }
     }
 
     /// `3 entities, 1 template`.

@@ -187,6 +187,20 @@ extension XcodeModelImport {
         #expect(errorText { try strict.save() }.contains("Folder.items: has 1 member, fewer than its minimum of 2"))
     }
 
+    /// A note repeated for many attributes is given once with its places.
+    @Test func repeatedNotesAreGrouped() throws {
+        let imported = try importXML("""
+            <entity name="A"><attribute name="x" optional="YES" attributeType="Transformable" customClassName="NSNumber"/>
+            <attribute name="y" optional="YES" attributeType="Transformable" customClassName="NSNumber"/>
+            <attribute name="z" optional="YES" attributeType="Integer 16" defaultValueString="NO"/></entity>
+            """)
+        let groups = XcodeImportNote.grouped(imported.notes)
+        let numbers = try #require(groups.first { $0.places.count > 1 })
+        #expect(numbers.places == ["A.x", "A.y"] && numbers.description.hasSuffix(", at 2 places: A.x, A.y"))
+        #expect(groups.count == Set(imported.notes.map(\.message)).count && groups.contains { $0.places == ["A.z"] })
+        #expect(groups.flatMap(\.places).count == imported.notes.count)
+    }
+
     /// A value of `attribute`'s type or value class, different per entity.
     static func sample(for attribute: Attribute, number: Int) throws -> Value {
         let n = Int64(number)

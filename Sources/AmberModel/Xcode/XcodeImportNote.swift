@@ -41,6 +41,29 @@ public struct XcodeImportNote: Sendable, Hashable, CustomStringConvertible {
 
     /// `Tag.color: …`.
     public var description: String { "\(place): \(message)" }
+
+    /// The same note at several places, as a reader wants it: once.
+    public struct Group: Sendable, Hashable, CustomStringConvertible {
+        public let message: String
+        public let kind: Kind
+        /// Where, in the order the notes came.
+        public let places: [String]
+
+        /// `Tag.color: …` for one place; `…, at 3 places: A.x, B.y, C.z` for several.
+        public var description: String {
+            places.count == 1 ? "\(places[0]): \(message)" : "\(message), at \(places.count) places: \(places.joined(separator: ", "))"
+        }
+    }
+
+    /// `notes` with each message given once, with its places, in the order each first came.
+    public static func grouped(_ notes: [XcodeImportNote]) -> [Group] {
+        var order: [String] = [], byMessage: [String: (kind: Kind, places: [String])] = [:]
+        for note in notes {
+            if byMessage[note.message] == nil { order.append(note.message) }
+            byMessage[note.message, default: (note.kind, [])].places.append(note.place)
+        }
+        return order.compactMap { message in byMessage[message].map { Group(message: message, kind: $0.kind, places: $0.places) } }
+    }
 }
 
 /// Choices for reading an Xcode data model.
