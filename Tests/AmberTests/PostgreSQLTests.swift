@@ -4,6 +4,7 @@ import Testing
 @testable import AmberPostgreSQLStore
 @testable import AmberSQL
 @testable import AmberSQLiteStore
+@testable import AmberValues
 
 /// The server the PostgreSQL tests use: `AMBER_TEST_POSTGRES`, which the test
 /// command sets to a throwaway cluster (scripts/postgres.sh). Without it the
@@ -194,6 +195,38 @@ struct PostgreSQLTests {
             Issue.record("not a server error: \(error)")
         }
         return nil
+    }
+
+    /// Values read in their binary forms (how fetches read rows) equal the
+    /// server's own text of them: numeric of every sign, weight and scale
+    /// (seeded), and integers and floats at their edges.
+    @Test func binaryFormsReadAsTheServerWritesThem() throws {
+        let (connection, cleanup) = try TestServer.connect()
+        defer { cleanup() }
+        var random = SplitMix64(seed: 77)
+        var numbers = ["0", "0.00", "1", "-1", "12.30", "0.00100", "-999.9", "10000", "99999999", "0.0001", "123456789012345678901234567890.12345678"]
+        for _ in 0..<300 {
+            let whole = (0..<Int(random.next() % 12)).map { _ in String(random.next() % 10) }.joined()
+            let fraction = (0..<Int(random.next() % 12)).map { _ in String(random.next() % 10) }.joined()
+            let text = (whole.isEmpty ? "0" : whole) + (fraction.isEmpty ? "" : "." + fraction)
+            numbers.append(random.next() % 3 == 0 ? "-" + text : text)
+        }
+        for number in numbers {
+            let sql = "SELECT ?::numeric"
+            let text = try connection.query(sql, [.string(number)]).text(0, 0)
+            let binary = try connection.query(sql, [.string(number)], binaryResults: true)
+            let read = try binary.withBytes(0, 0) { (bytes) throws(AmberError) in PGBinary.numericText(bytes) }
+            #expect(read == text, "\(number): \(read ?? "nil") for \(text)")
+        }
+        for (sql, expected) in [("SELECT (-32768)::smallint", Int64(Int16.min)), ("SELECT 2147483647::integer", Int64(Int32.max)),
+                                ("SELECT (-9223372036854775808)::bigint", Int64.min), ("SELECT 42::bigint", 42)] {
+            #expect(try connection.query(sql, binaryResults: true).int64(0, 0) == expected, "\(sql)")
+        }
+        for value in [0.1, -0.0, .pi, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.infinity] {
+            let rows = try connection.query("SELECT ?::double precision, ?::real", [.double(value), .float(Float(value))], binaryResults: true)
+            #expect(try rows.withBytes(0, 0) { (bytes) throws(AmberError) in PGBinary.real(bytes) }?.bitPattern == value.bitPattern)
+            #expect(try rows.withBytes(0, 1) { (bytes) throws(AmberError) in PGBinary.real(bytes) } == Double(Float(value)))
+        }
     }
 
     @Test func serverErrorsCarryTheirSQLStateAndWords() throws {

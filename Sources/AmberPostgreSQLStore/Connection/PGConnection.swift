@@ -45,20 +45,22 @@ package final class PGConnection {
     /// for the server here) and returns its rows, in text form. The
     /// statement is prepared on first use and kept, by its text, for the
     /// connection's life: a save runs the same few statements many times.
-    package func query(_ sql: String, _ bindings: [Value] = []) throws(AmberError) -> PGRows {
+    package func query(_ sql: String, _ bindings: [Value] = [], binaryResults: Bool = false) throws(AmberError) -> PGRows {
         var parameters = [PGParameter]()
         parameters.reserveCapacity(bindings.count)
         for value in bindings { parameters.append(try PGParameter(value, place: place)) }
-        return try query(sql, parameters: parameters)
+        return try query(sql, parameters: parameters, binaryResults: binaryResults)
     }
 
-    /// ``query(_:_:)`` with parameters already in libpq's form.
-    package func query(_ sql: String, parameters: [PGParameter]) throws(AmberError) -> PGRows {
+    /// ``query(_:_:binaryResults:)`` with parameters already in libpq's form.
+    /// With `binaryResults`, every column comes in its type's binary form
+    /// (``PGRows/int64(_:_:)`` reads both forms).
+    package func query(_ sql: String, parameters: [PGParameter], binaryResults: Bool = false) throws(AmberError) -> PGRows {
         let name = try prepared(sql, parameterCount: parameters.count)
         statementCount += 1
         let formats = parameters.map { $0.isBinary ? Int32(1) : 0 }, lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
         let result = withPointers(to: parameters) { pointers in
-            PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
+            PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, binaryResults ? 1 : 0)
         }
         do throws(AmberError) {
             try check(result, sql: sql)
@@ -471,8 +473,15 @@ package final class PGRows {
         }
     }
 
-    /// The value as a 64-bit integer (0 for NULL or text that is not one).
-    package func int64(_ row: Int, _ column: Int) -> Int64 { Int64(text(row, column)) ?? 0 }
+    /// The value as a 64-bit integer (0 for NULL or a value that is not one):
+    /// from its text, or from a binary `smallint`, `integer` or `bigint`.
+    package func int64(_ row: Int, _ column: Int) -> Int64 {
+        guard isBinary(column) else { return Int64(text(row, column)) ?? 0 }
+        return (try? withBytes(row, column) { (bytes) throws(AmberError) in PGBinary.integer(bytes) ?? 0 }) ?? 0
+    }
+
+    /// Whether column `column` came in its binary form.
+    package func isBinary(_ column: Int) -> Bool { PQfformat(result, Int32(column)) == 1 }
 
     /// Whether the value is SQL NULL.
     package func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
@@ -482,4 +491,55 @@ package final class PGRows {
 
     /// How many rows an INSERT, UPDATE or DELETE changed.
     package var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+}
+
+/// PostgreSQL's binary forms of the types Amber's columns use, read
+/// without going through text: big-endian integers and IEEE floats, raw
+/// text and bytes, 16-byte UUIDs, and `numeric` as base-10000 digits.
+package enum PGBinary {
+    /// A big-endian `smallint`, `integer` or `bigint` (2, 4 or 8 bytes).
+    static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard [2, 4, 8].contains(bytes.count) else { return nil }
+        var value: UInt64 = 0
+        for byte in bytes { value = value << 8 | UInt64(byte) }
+        let shift = UInt64(64 - 8 * bytes.count)
+        return Int64(bitPattern: value << shift) >> Int64(shift)  // sign-extended
+    }
+
+    /// A big-endian `double precision` (8 bytes) or `real` (4 bytes).
+    static func real(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        switch bytes.count {
+        case 8:
+            var bits: UInt64 = 0
+            for byte in bytes { bits = bits << 8 | UInt64(byte) }
+            return Double(bitPattern: bits)
+        case 4:
+            var bits: UInt32 = 0
+            for byte in bytes { bits = bits << 8 | UInt32(byte) }
+            return Double(Float(bitPattern: bits))
+        default:
+            return nil
+        }
+    }
+
+    /// A `numeric` as the text the server would write for it (its scale
+    /// kept), or nil for NaN, an infinity or bytes that are not one.
+    static func numericText(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        func int16(_ at: Int) -> Int { Int(Int16(bitPattern: UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))) }
+        guard bytes.count >= 8 else { return nil }
+        let count = int16(0), weight = int16(2), sign = UInt16(bytes[4]) << 8 | UInt16(bytes[5]), scale = int16(6)
+        guard count >= 0, scale >= 0, bytes.count == 8 + 2 * count, sign == 0 || sign == 0x4000 else { return nil }
+        let digits = (0..<count).map { int16(8 + 2 * $0) }
+        guard digits.allSatisfy({ (0..<10_000).contains($0) }) else { return nil }
+        func digit(_ index: Int) -> Int { index >= 0 && index < count ? digits[index] : 0 }
+        func four(_ value: Int) -> String { String(repeating: "0", count: 4 - String(value).count) + String(value) }
+        var text = weight < 0 ? "0" : String(digit(0))
+        if weight > 0 { for index in 1...weight { text += four(digit(index)) } }
+        if scale > 0 {
+            var fraction = ""
+            for group in 0..<(scale + 3) / 4 { fraction += four(digit(weight + 1 + group)) }
+            text += "." + fraction.prefix(scale)
+        }
+        return sign == 0x4000 ? "-" + text : text
+    }
 }

@@ -11,6 +11,7 @@ extension FetchedRows {
     ///   attribute and row, for a stored value that does not fit its
     ///   attribute (a row another program wrote, a column altered behind Amber's back).
     convenience init(reading rows: PGRows, mapping: TableMapping) throws(AmberError) {
+        let binary = rows.isBinary(0)
         var primaryKeys: [Int64] = [], versions: [Int64] = [], entities: [Int32] = [], cells: [Cell] = []
         var arena: [UInt8] = [], boxes: [Value] = []
         let width = mapping.types.count
@@ -28,8 +29,12 @@ extension FetchedRows {
                 let index = column + Int(TableMapping.bookkeepingCount)
                 if !rows.isNull(row, index) {
                     do throws(AmberError) {
-                        try rows.withBytes(row, index) { (text) throws(AmberError) in
-                            try mapping.copy(text: text, column: column, into: &cell, arena: &arena, boxes: &boxes)
+                        try rows.withBytes(row, index) { (bytes) throws(AmberError) in
+                            if binary {
+                                try mapping.copy(binary: bytes, column: column, into: &cell, arena: &arena, boxes: &boxes)
+                            } else {
+                                try mapping.copy(text: bytes, column: column, into: &cell, arena: &arena, boxes: &boxes)
+                            }
                         }
                     } catch .invalidValue(let place, let expected, let given) {
                         throw .invalidValue(place: "\(place) of row \(key)", expected: expected, given: given)
@@ -100,6 +105,70 @@ extension TableMapping {
         case .transformable, .undefined, .objectID:
             throw corrupt("a column of a type this version cannot read")
         }
+    }
+
+    /// Copies a value in its binary form into `cell`, as ``copy(text:column:into:arena:boxes:)``
+    /// does its text; the caller checked that the column is of the type
+    /// the attribute's values are stored as (``binaryTypesMatch(_:)``).
+    func copy(binary bytes: UnsafeBufferPointer<UInt8>, column: Int, into cell: inout FetchedRows.Cell,
+              arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+    {
+        let type = types[column]
+        func corrupt(_ what: String) -> AmberError {
+            .invalidValue(place: "\(entity.name).\(fetchNames[column])", expected: "a stored \(type)", given: what)
+        }
+        func keep(_ bytes: UnsafeBufferPointer<UInt8>, boxed: @autoclosure () -> Value) {
+            if bytes.count >= Self.largeValueBytes {
+                cell.payload = UInt64(boxes.count)
+                cell.kind = .boxed
+                boxes.append(boxed())
+                return
+            }
+            cell.payload = UInt64(arena.count)
+            cell.length = UInt32(bytes.count)
+            cell.kind = .bytes
+            arena.append(contentsOf: bytes)
+        }
+        switch type {
+        case .boolean:
+            guard bytes.count == 1, bytes[0] <= 1 else { throw corrupt("\(bytes.count) bytes of a boolean") }
+            cell.payload = UInt64(bytes[0])
+            cell.kind = .scalar
+        case .integer16, .integer32, .integer64:
+            guard let value = PGBinary.integer(bytes), (type.integerRange ?? 0...0).contains(value) else { throw corrupt("\(bytes.count) bytes of an integer") }
+            cell.payload = UInt64(bitPattern: value)
+            cell.kind = .scalar
+        case .double, .float, .date:
+            guard let value = PGBinary.real(bytes) else { throw corrupt("\(bytes.count) bytes of a floating-point number") }
+            cell.payload = value.bitPattern
+            cell.kind = .scalar
+        case .string:
+            keep(bytes, boxed: .string(String(decoding: bytes, as: UTF8.self)))
+        case .uuid:
+            guard bytes.count == 16 else { throw corrupt("\(bytes.count) bytes of a UUID") }
+            keep(bytes, boxed: .uuid(UUID(uuid: UnsafeRawBufferPointer(bytes).loadUnaligned(as: uuid_t.self))))
+        case .binary:
+            keep(bytes, boxed: .binary(Data(buffer: bytes)))
+        case .decimal, .uri:
+            let parsed = type == .decimal ? PGBinary.numericText(bytes).flatMap(ScaledDecimal.init).map(Value.decimal)
+                : Value.exactURI(String(decoding: bytes, as: UTF8.self)).map(Value.uri)
+            guard let parsed else { throw corrupt(type == .decimal ? "a numeric Amber cannot hold" : "\"\(String(decoding: bytes, as: UTF8.self))\"") }
+            cell.payload = UInt64(boxes.count)
+            cell.kind = .boxed
+            boxes.append(parsed)
+        case .transformable, .undefined, .objectID:
+            throw corrupt("a column of a type this version cannot read")
+        }
+    }
+
+    /// Whether the columns of `rows` (selecting ``selectColumns``) are of the
+    /// types this mapping stores, so their binary forms are the ones
+    /// ``copy(binary:column:into:arena:boxes:)`` reads; a table altered
+    /// behind Amber's back is read in text instead, which names what it found.
+    func binaryTypesMatch(_ rows: PGRows) -> Bool {
+        let bookkeeping = Int(Self.bookkeepingCount)
+        return (0..<bookkeeping).allSatisfy { rows.type($0) == PGType.int8 }
+            && types.indices.allSatisfy { rows.type($0 + bookkeeping) == PGType.oid(of: types[$0]) }
     }
 
     /// The bytes of `bytea`'s hex text form (`\x0a1b…`), or nil for other text.
@@ -194,6 +263,22 @@ extension SortValue {
 
 /// The type OIDs of PostgreSQL's built-in types Amber's columns use (`pg_type.h`).
 enum PGType {
-    static let bool: UInt32 = 16, bytea: UInt32 = 17, int8: UInt32 = 20, int2: UInt32 = 21, int4: UInt32 = 23
+    static let bool: UInt32 = 16, bytea: UInt32 = 17, int8: UInt32 = 20, int2: UInt32 = 21, int4: UInt32 = 23, text: UInt32 = 25
     static let float4: UInt32 = 700, float8: UInt32 = 701, numeric: UInt32 = 1700, uuid: UInt32 = 2950
+
+    /// The type of the column values of `type` are stored in (``PostgreSQLDialect/columnType(_:)``).
+    static func oid(of type: AttributeType) -> UInt32 {
+        switch type {
+        case .boolean: bool
+        case .integer16: int2
+        case .integer32: int4
+        case .integer64: int8
+        case .double, .date: float8
+        case .float: float4
+        case .string, .uri: text
+        case .decimal: numeric
+        case .uuid: uuid
+        case .binary, .transformable, .undefined, .objectID: bytea
+        }
+    }
 }

@@ -231,7 +231,18 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
 
     package func fetchRows(of entity: Entity, matching request: FetchRequest) throws(AmberError) -> FetchedRows {
         let mapping = mapping(for: entity)
-        let rows = try query(request, mapping, columns: mapping.selectColumns)
+        let query = try FetchQuery(request: request, mapping: mapping, model: model, columns: mapping.selectColumns)
+        return try rows(query.sql, query.bindings, mapping: mapping)
+    }
+
+    /// The rows `sql` selects (``TableMapping/selectColumns``), read in
+    /// their binary forms (no number or `bytea` text to parse), or in text
+    /// when a column is not of the type Amber made it (a table altered behind its back).
+    private func rows(_ sql: String, _ bindings: [Value], mapping: TableMapping) throws(AmberError) -> FetchedRows {
+        let rows = try serialized { () throws(AmberError) in
+            let binary = try connection.query(sql, bindings, binaryResults: true)
+            return mapping.binaryTypesMatch(binary) ? binary : try connection.query(sql, bindings)
+        }
         return try FetchedRows(reading: rows, mapping: mapping)
     }
 
@@ -248,10 +259,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
 
     private func rows(of entity: Entity, _ clause: String, keys: [Int64]?) throws(AmberError) -> FetchedRows {
         let mapping = mapping(for: entity)
-        let rows = try serialized { () throws(AmberError) in
-            try connection.query("SELECT \(mapping.selectColumns) FROM \(mapping.table) " + clause, keys.map { [dialect.keyList($0)] } ?? [])
-        }
-        return try FetchedRows(reading: rows, mapping: mapping)
+        return try rows("SELECT \(mapping.selectColumns) FROM \(mapping.table) " + clause, keys.map { [dialect.keyList($0)] } ?? [], mapping: mapping)
     }
 
     package func links(of entity: Entity, through relationship: Relationship, to keys: [Int64]) throws(AmberError) -> [(Int64, Int64)] {
