@@ -693,7 +693,7 @@ amber_status amber_entity_subentity_count(size_t *out, amber_entity *entity);
 
 /** Adds an attribute to the entity named `entity` (added before).
  *  Errors: AMBER_E_NOT_FOUND (entity), AMBER_E_INVALID_VALUE (a malformed
- *  spec: unknown type, bad value); model rules are checked at bind. */
+ *  spec: unknown type or flags, bad value); model rules are checked at bind. */
 amber_status amber_model_builder_add_attribute(amber_model_builder *builder, const char *entity,
                                                const amber_attribute_spec *spec);
 

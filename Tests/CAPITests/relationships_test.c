@@ -60,6 +60,12 @@ static void build_model(void) {
     bad.min_count = -1;
     bad.flags = 64;
     FAILS(amber_model_builder_add_relationship(builder, "Author", &bad), AMBER_E_INVALID_VALUE, "unknown flags 64");
+    /* So are attribute flags this version does not know (they were once ignored). */
+    amber_attribute_spec odd = AMBER_ATTRIBUTE_SPEC_INIT;
+    odd.name = "odd";
+    odd.type = AMBER_TYPE_STRING;
+    odd.flags = AMBER_ATTRIBUTE_INDEXED | 256;
+    FAILS(amber_model_builder_add_attribute(builder, "Author", &odd), AMBER_E_INVALID_VALUE, "spec->flags: unknown flags 256");
     FAILS(amber_model_builder_add_relationship(builder, "Nobody", &(amber_relationship_spec)AMBER_RELATIONSHIP_SPEC_INIT),
           AMBER_E_NULL_ARGUMENT, "spec->name");
 
