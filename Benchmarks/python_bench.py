@@ -186,6 +186,9 @@ def postgresql_rows(url, model, data, repetitions):
         tag = f"{os.getpid()}_{repetition}"
         peer = sqlalchemy_run(url, f"bench_sqla_{tag}", data)
         mine = amber_run(f"{url}{separator}schema=bench_py_{tag}", model, data)
+        import psycopg
+        with psycopg.connect(url, autocommit=True) as connection:
+            connection.execute(f"DROP SCHEMA IF EXISTS bench_py_{tag} CASCADE")
         if abs(peer[4] - mine[4]) > 1e-6 * max(1.0, abs(peer[4])):
             raise AssertionError(f"the two sides read different books: {peer[4]} and {mine[4]}")
         for name, theirs, ours in zip(names, peer, mine):

@@ -918,7 +918,7 @@ amber_status amber_store_open_with_options(amber_store **out, const char *path, 
  *  amber_store_open_with_options. Threads: any. */
 amber_status amber_store_open_url(amber_store **out, const char *url, amber_model *model, const amber_store_options *options);
 
-/** What opening the store at `path` with `model` would do to it, without
+/** What opening the store at `path` (or a "postgresql://" URL) with `model` would do to it, without
  *  changing anything: one line per change ("add Book.subtitle", "rename
  *  entity Author to Writer", "Book.cover: re-encode every stored value, from
  *  Color via ColorToData to Color via ColorToDataV2"), separated by '\n'.

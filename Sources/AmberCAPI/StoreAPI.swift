@@ -91,8 +91,12 @@ public func amber_store_migration_plan(_ out: UnsafeMutablePointer<UnsafeMutable
     api { () throws(CAPIError) in
         let result = try require(out, "out"), count = try require(out_count, "out_count")
         let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
-        let file = try name(path, "path")
-        try giveLines(try core { () throws(AmberError) in try Store.migrationPlan(forStoreAt: file, to: wrapper.model) }, result, count)
+        let store = try name(path, "path")
+        try giveLines(try core { () throws(AmberError) in
+            // A postgresql:// URL names a store on a server; anything else is a file's path, as before.
+            if let url = try? StoreURL(store), case .postgresql = url.kind { return try Store.migrationPlan(for: url, to: wrapper.model) }
+            return try Store.migrationPlan(forStoreAt: store, to: wrapper.model)
+        }, result, count)
     }
 }
 

@@ -244,6 +244,38 @@ import Testing
         #expect(try reopened.fetch("Author")[0].value(forKey: "bookCount") == .int(2))
     }
 
+    /// Two now() attributes on one row: each is set at insert and moves
+    /// with every other change, and neither sets off the other without end
+    /// (PostgreSQL's triggers fire again for a trigger's own updates).
+    @Test("two now() attributes on one row keep time and do not set each other off", arguments: StoreKind.allCases)
+    func twoNowAttributes(kind: StoreKind) throws {
+        let model = try Model(ModelDescription {
+            EntityDescription("Note") {
+                Attribute.string("text")
+                Attribute.date("modified").derived("now()")
+                Attribute.date("touched").derived("now()")
+                Attribute.string("copy").derived("text")
+            }
+        })
+        let (store, cleanup) = try kind.open(model)
+        defer { cleanup() }
+        let context = Context(store: store)
+        let note = try context.insert("Note")
+        try note.setValue("first", forKey: "text")
+        try context.save()
+        let before = try [note.value(forKey: "modified"), note.value(forKey: "touched")]
+        #expect(before.allSatisfy { if case .date = $0 { true } else { false } }, "\(kind): \(before)")
+        usleep(2_000)
+        try note.setValue("second", forKey: "text")
+        try context.save()
+        #expect(try note.value(forKey: "copy") == "second", "\(kind)")
+        let after = try [note.value(forKey: "modified"), note.value(forKey: "touched")]
+        for (old, new) in zip(before, after) {
+            guard case .date(let was) = old, case .date(let now) = new else { Issue.record("\(kind): no dates"); continue }
+            #expect(now > was, "\(kind): \(was) then \(now)")
+        }
+    }
+
     @Test("a destination inserted after its source in the same save is read; overwrite keeps the store's derived values; the expression is part of the model hash")
     func orderPoliciesAndHash() throws {
         let directory = temporaryDirectory()

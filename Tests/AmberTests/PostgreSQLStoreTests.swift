@@ -242,6 +242,21 @@ struct PostgreSQLStoreTests {
         #expect(try reader.fetch("Shelf", where: "name == 'stored'").first?.objects(forKey: "items").count == 234)
     }
 
+    /// A floating overflow in a batch that also computes an integer names
+    /// the attributes, as the server reported it (it used to list no problem).
+    @Test func aBatchFloatingOverflowIsNamed() throws {
+        let (store, cleanup, _) = try BatchChangeTests.library(.postgresql, count: 20)
+        defer { cleanup() }
+        let context = Context(store: store)
+        guard case .saveFailed(let problems)? = amberError({
+            try context.batchUpdate(FetchRequest("Book"), set: ["copies": .attribute("copies") + 1, "ratio": .attribute("ratio") * 1e308])
+        }) else {
+            Issue.record("a floating overflow was not refused")
+            return
+        }
+        #expect(problems.count == 1 && problems[0].place.contains("Book.ratio") && problems[0].message.contains("overflow"), "\(problems)")
+    }
+
     @Test func hostileTextIsStoredAsText() throws {
         let (url, cleanup) = try TestServer.storeURL()
         defer { cleanup() }

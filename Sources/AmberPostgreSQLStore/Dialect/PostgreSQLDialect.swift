@@ -20,22 +20,26 @@ package struct PostgreSQLDialect: SQLDialect {
 
     // MARK: Layout
 
-    package func columnType(_ type: AttributeType) -> String {
+    package func columnType(_ type: AttributeType) -> String { Self.column(type).type }
+
+    /// The column type values of `type` are stored in, and that type's OID
+    /// (how a result names it): one table, so the two never disagree.
+    package static func column(_ type: AttributeType) -> (type: String, oid: UInt32) {
         switch type {
-        case .integer16: "smallint"
-        case .integer32: "integer"
-        case .integer64: "bigint"
-        case .boolean: "boolean"
-        case .double: "double precision"
-        case .float: "real"
+        case .integer16: ("smallint", 21)
+        case .integer32: ("integer", 23)
+        case .integer64: ("bigint", 20)
+        case .boolean: ("boolean", 16)
+        case .double: ("double precision", 701)
+        case .float: ("real", 700)
         // Seconds since 2001-01-01 UTC, as Amber's dates are (and SQLite's store keeps them):
         // exact for every Date, where timestamptz would round to the microsecond.
-        case .date: "double precision"
+        case .date: ("double precision", 701)
         // Bytewise, as SQLite compares text and as live queries place rows, whatever the database's locale.
-        case .string, .uri: "text COLLATE \"C\""
-        case .decimal: "numeric"
-        case .uuid: "uuid"
-        case .binary, .transformable, .undefined, .objectID: "bytea"
+        case .string, .uri: ("text COLLATE \"C\"", 25)
+        case .decimal: ("numeric", 1700)
+        case .uuid: ("uuid", 2950)
+        case .binary, .transformable, .undefined, .objectID: ("bytea", 17)
         }
     }
 
@@ -96,8 +100,8 @@ package struct PostgreSQLDialect: SQLDialect {
         }
     }
 
-    /// Its text where it holds text (a number matches no text operator here, where SQLite would write it out).
-    package func extendedText(_ sql: String) -> String? { "(\(sql)).t" }
+    /// Its text where it holds text, NULL otherwise (a number matches no text operator here, where SQLite would write it out).
+    package func extendedText(_ sql: String) -> String? { "CASE WHEN (\(sql)).k = 2 THEN (\(sql)).t END" }
     package var distinctFrom: String { "IS DISTINCT FROM" }
     package func isNotTrue(_ sql: String) -> String { "\(sql) IS NOT TRUE" }
     package func contains(_ haystack: String, _ needle: String) -> String { "strpos(\(haystack), \(needle)) > 0" }

@@ -30,16 +30,16 @@ extension PostgreSQLStore {
             if !integral.isEmpty { try connection.execute("SAVEPOINT amber_batch") }
             do throws(AmberError) {
                 rows = try connection.query(update.statement.sql, update.statement.bindings)
-            } catch .server(_, "22003", _) where !integral.isEmpty {
+            } catch .server(_, "22003", let message) where !integral.isEmpty {
                 try connection.execute("ROLLBACK TO SAVEPOINT amber_batch")
-                throw .saveFailed(try overflowing(integral, rows: update.rows, mapping: mapping))
+                // A floating overflow, or an integer one only midway through a term, names no object: said as the server said it.
+                let found = try overflowing(integral, rows: update.rows, mapping: mapping)
+                throw .saveFailed(found.isEmpty ? [overflow(computed, message)] : found)
             } catch .server(_, "23505", let message) {
                 let constraint = entity.uniquenessConstraints.first { message.contains("\"\(TableMapping.constraintName(entity: entity, $0))") }
                 throw .saveFailed([SaveProblem.batchUniqueness(entity, constraint: constraint ?? [])])
             } catch .server(_, let state, let message) where state == "22003" || state == "22P03" {
-                let names = computed.map(\.description).joined(separator: ", ")
-                throw .saveFailed([SaveProblem(objectID: nil, place: names, rule: .store,
-                                               message: "the batch update's value: an overflow, which the attribute cannot hold (\(message))")])
+                throw .saveFailed([overflow(computed, message)])
             }
             let problems = try check(rows, computed: computed, mapping: mapping)
             guard problems.isEmpty else { throw .saveFailed(problems) }
@@ -131,6 +131,12 @@ extension PostgreSQLStore {
             }
         }
         return problems
+    }
+
+    /// The problem of an overflow the server reported for no one object.
+    private func overflow(_ computed: [Attribute], _ message: String) -> SaveProblem {
+        SaveProblem(objectID: nil, place: computed.map(\.description).joined(separator: ", "), rule: .store,
+                    message: "the batch update's value: an overflow, which the attribute cannot hold (\(message))")
     }
 
     /// At most this many problems are listed from one batch.

@@ -19,22 +19,18 @@ enum PGDerivedTriggers {
     /// The functions and triggers of `plan`, in the connection's schema.
     static func sql(_ plan: DerivedTriggerPlan) -> [String] {
         var all: [String] = []
-        func trigger(_ name: String, _ event: String, on table: String, when: String? = nil, body: String) {
+        func trigger(_ name: String, _ event: String, on table: String, body: String) {
             // The store's schema whatever the writing session's search path (another program's, in plain SQL).
             all.append("CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT "
                 + "AS $amber$ BEGIN \(body); RETURN NULL; END $amber$")
-            all.append("CREATE TRIGGER \(name) AFTER \(event) ON \(table) FOR EACH ROW\(when.map { " WHEN (\($0))" } ?? "") EXECUTE FUNCTION \(name)()")
+            all.append("CREATE TRIGGER \(name) AFTER \(event) ON \(table) FOR EACH ROW EXECUTE FUNCTION \(name)()")
         }
         for logged in plan.logged {
             trigger("amber_derived_log_\(logged.tableIndex)", "UPDATE OF \(logged.columns.joined(separator: ", "))", on: logged.table,
                     body: "IF to_regclass('\(logName)') IS NOT NULL THEN INSERT INTO \(logName) VALUES (\(logged.tableIndex), NEW._pk) "
                         + "ON CONFLICT DO NOTHING; END IF")
         }
-        for planned in plan.triggers {
-            // A trigger's own update fires it again on PostgreSQL: a now() trigger skips the update that set the time.
-            trigger(planned.name, planned.event.sql, on: planned.table, when: planned.selfWritten.map { "OLD.\($0) IS NOT DISTINCT FROM NEW.\($0)" },
-                    body: planned.body)
-        }
+        for planned in plan.triggers { trigger(planned.name, planned.event.sql, on: planned.table, body: planned.body) }
         return all
     }
 }

@@ -38,20 +38,18 @@ struct PGMigrationDriver: MigrationDriver {
     func oldTable(_ name: String) -> String { "\(oldSchema).\(quote(name))" }
 
     func createTables(_ model: Model) throws(AmberError) {
-        for sql in model.entities.flatMap({ TableMapping(entity: $0, model: model, dialect: PostgreSQLDialect()).createSQL })
-            + TableMapping.joinTableSQL(model: model, dialect: PostgreSQLDialect()) {
-            try connection.execute(sql)
-        }
+        for sql in try PostgreSQLStore.schemaSQL(model).tables { try connection.execute(sql) }
     }
 
     /// Foreign keys (checked as they are added: the links were checked first) and derived values' triggers.
     func finishTables(_ model: Model) throws(AmberError) {
-        let mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: PostgreSQLDialect()) }
-        let derived = try DerivedTriggerPlan(model: model, mappings: mappings, dialect: PostgreSQLDialect())
-        for sql in mappings.flatMap(\.foreignKeySQL) + PGDerivedTriggers.sql(derived) + PGExtendedValues.createSQL { try connection.execute(sql) }
+        for sql in try PostgreSQLStore.schemaSQL(model).finish { try connection.execute(sql) }
     }
 
-    func dropOld(_ tables: [String]) throws(AmberError) { try connection.execute("DROP SCHEMA \(oldSchema) CASCADE") }
+    /// Without CASCADE: a view or another program's foreign key on an old table fails the migration by name, never vanishes.
+    func dropOld(_ tables: [String]) throws(AmberError) {
+        try connection.execute("DROP TABLE \(tables.map(oldTable).joined(separator: ", ")); DROP SCHEMA \(oldSchema)")
+    }
 
     /// None inside the copy: the server cannot call into this process, so values are re-encoded after it.
     func reencoding(_ expression: String, column: Int) -> String? { nil }
@@ -69,7 +67,9 @@ struct PGMigrationDriver: MigrationDriver {
         return nil
     }
 
-    /// A stored value as its column's type gives it: what a transformer chain's last step stored.
+    /// A stored value as a transformer chain's last step stored it: a
+    /// chain ends in Binary, String, Integer or Double, stored as `bytea`,
+    /// text, `bigint` or `double precision`, as SQLite's storage classes give them.
     private static func storedValue(_ rows: PGRows, row: Int, column: Int) throws(AmberError) -> Value {
         let text = rows.text(row, column)
         switch rows.type(column) {
@@ -78,9 +78,8 @@ struct PGMigrationDriver: MigrationDriver {
                 throw .invalidValue(place: "re-encoding", expected: "bytea", given: text)
             }
             return .binary(Data(bytes))
-        case PGType.int2, PGType.int4, PGType.int8: return Int64(text).map(Value.int) ?? .string(text)
-        case PGType.float4, PGType.float8: return Double(text).map(Value.double) ?? .string(text)
-        case PGType.bool: return .bool(text == "t")
+        case PGType.int8: return Int64(text).map(Value.int) ?? .string(text)
+        case PGType.float8: return Double(text).map(Value.double) ?? .string(text)
         default: return .string(text)
         }
     }

@@ -168,7 +168,7 @@ extension TableMapping {
     func binaryTypesMatch(_ rows: PGRows) -> Bool {
         let bookkeeping = Int(Self.bookkeepingCount)
         return (0..<bookkeeping).allSatisfy { rows.type($0) == PGType.int8 }
-            && types.indices.allSatisfy { rows.type($0 + bookkeeping) == PGType.oid(of: types[$0]) }
+            && types.indices.allSatisfy { rows.type($0 + bookkeeping) == PostgreSQLDialect.column(types[$0]).oid }
     }
 
     /// The bytes of `bytea`'s hex text form (`\x0a1b…`), or nil for other text.
@@ -263,22 +263,6 @@ extension SortValue {
 
 /// The type OIDs of PostgreSQL's built-in types Amber's columns use (`pg_type.h`).
 enum PGType {
-    static let bool: UInt32 = 16, bytea: UInt32 = 17, int8: UInt32 = 20, int2: UInt32 = 21, int4: UInt32 = 23, text: UInt32 = 25
+    static let bool: UInt32 = 16, bytea: UInt32 = 17, int8: UInt32 = 20, int2: UInt32 = 21, int4: UInt32 = 23
     static let float4: UInt32 = 700, float8: UInt32 = 701, numeric: UInt32 = 1700, uuid: UInt32 = 2950
-
-    /// The type of the column values of `type` are stored in (``PostgreSQLDialect/columnType(_:)``).
-    static func oid(of type: AttributeType) -> UInt32 {
-        switch type {
-        case .boolean: bool
-        case .integer16: int2
-        case .integer32: int4
-        case .integer64: int8
-        case .double, .date: float8
-        case .float: float4
-        case .string, .uri: text
-        case .decimal: numeric
-        case .uuid: uuid
-        case .binary, .transformable, .undefined, .objectID: bytea
-        }
-    }
 }

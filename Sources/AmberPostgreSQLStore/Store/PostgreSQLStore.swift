@@ -87,16 +87,14 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         self.options = kept
         connection = try PGConnection(conninfo: address.conninfo, place: address.place)
         mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: PostgreSQLDialect()) }
-        let derived = try DerivedTriggerPlan(model: model, mappings: mappings, dialect: PostgreSQLDialect())
-        hasDerivedAttributes = !derived.isEmpty
+        hasDerivedAttributes = !model.declaredDerivations.isEmpty
         do throws(AmberError) {
             try connection.execute("CREATE SCHEMA IF NOT EXISTS \"\(address.schema)\"")
         } catch .server(_, "23505", _) {
             // Another process made it in the same instant (IF NOT EXISTS does not lock): it is there.
         }
         try connection.execute(Self.setup(address, durability: options.durability, derived: hasDerivedAttributes))
-        let metadata = try Self.metadataCreatingSchema(connection, mappings: mappings, model: model, derived: derived, lockKey: Self.lockKey,
-                                                       place: address.place)
+        let metadata = try Self.metadataCreatingSchema(connection, model: model, lockKey: Self.lockKey, place: address.place)
         guard metadata["format"] == Self.formatVersion, let text = metadata["store_uuid"], let uuid = UUID(uuidString: text) else {
             throw .notAStore(path: address.place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
         }
@@ -158,10 +156,21 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         return metadata
     }
 
+    /// What makes the store's schema for `model`: its `tables` (empty), and
+    /// what `finish`es them once they hold their rows (foreign keys, the
+    /// derived values' triggers, the extended values' type and function).
+    static func schemaSQL(_ model: Model) throws(AmberError) -> (tables: [String], finish: [String]) {
+        let dialect = PostgreSQLDialect()
+        let mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: dialect) }
+        let derived = try DerivedTriggerPlan(model: model, mappings: mappings, dialect: dialect)
+        return (mappings.flatMap(\.createSQL) + TableMapping.joinTableSQL(model: model, dialect: dialect),
+                mappings.flatMap(\.foreignKeySQL) + PGDerivedTriggers.sql(derived) + PGExtendedValues.createSQL)
+    }
+
     /// The metadata of the store in the connection's schema, making the
     /// store first when the schema holds no tables.
-    private static func metadataCreatingSchema(_ connection: PGConnection, mappings: [TableMapping], model: Model, derived: DerivedTriggerPlan,
-                                               lockKey: String, place: String) throws(AmberError) -> [String: String] {
+    private static func metadataCreatingSchema(_ connection: PGConnection, model: Model, lockKey: String, place: String)
+        throws(AmberError) -> [String: String] {
         if let metadata = try readMetadata(connection, place: place) { return metadata }
         try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         do throws(AmberError) {
@@ -178,11 +187,8 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
                 try connection.execute("ROLLBACK TO SAVEPOINT extension")
             }
             try connection.execute("CREATE TABLE \(metadataTable) (key text PRIMARY KEY, value text NOT NULL)")
-            for sql in mappings.flatMap(\.createSQL) + mappings.flatMap(\.foreignKeySQL) { try connection.execute(sql) }
-            for sql in TableMapping.joinTableSQL(model: model, dialect: PostgreSQLDialect()) + PGDerivedTriggers.sql(derived)
-                + PGExtendedValues.createSQL {
-                try connection.execute(sql)
-            }
+            let schema = try schemaSQL(model)
+            for sql in schema.tables + schema.finish { try connection.execute(sql) }
             try connection.execute(PGHistory.createSQL)
             let metadata = ["format": formatVersion, "store_uuid": UUID().uuidString, "model_hash": model.versionHash,
                             "model": model.description.jsonText(), "created_by": "Amber \(version)", writesKey: "0"]

@@ -53,7 +53,8 @@ package protocol SQLDialect: Sendable {
     /// text, numbers by value, text by its bytes, as SQLite orders values.
     func extendedOperand(_ fragment: SQLFragment) -> SQLFragment
     /// Extended attribute `sql` as text, for text operators (`CONTAINS`,
-    /// `LIKE`, …); nil where those take its values as they are.
+    /// `LIKE`, …), with `sql` twice (a caller repeats its bindings so); nil
+    /// where those take its values as they are.
     func extendedText(_ sql: String) -> String?
     /// The inequality operator under which NULL differs from every value
     /// (SQLite's `IS NOT`, the standard's `IS DISTINCT FROM`).

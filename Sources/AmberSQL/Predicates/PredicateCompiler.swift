@@ -583,7 +583,7 @@ package struct PredicateCompiler {
     /// An extended attribute as text, for a text operator; other fragments as they are.
     private func asText(_ fragment: SQLFragment) -> SQLFragment {
         guard fragment.mixed, let text = dialect.extendedText(fragment.sql) else { return fragment }
-        return SQLFragment(sql: text, bindings: fragment.bindings, type: .string, name: fragment.name)
+        return SQLFragment(sql: text, bindings: fragment.bindings + fragment.bindings, type: .string, name: fragment.name)
     }
 
     private func requireString(_ fragment: SQLFragment, _ operand: Operand, _ op: String) throws(AmberError) {

@@ -17,16 +17,15 @@ package struct DerivedTriggerPlan {
     package struct Trigger {
         package enum Event: Equatable {
             case insert, delete
-            /// An update of these columns (quoted); nil: of any column.
-            case update([String]?)
+            /// An update of these columns (quoted).
+            case update([String])
 
             /// The event in SQL's words, which SQLite and PostgreSQL share (`UPDATE OF "a", "b"`).
             package var sql: String {
                 switch self {
                 case .insert: "INSERT"
                 case .delete: "DELETE"
-                case .update(nil): "UPDATE"
-                case .update(let columns?): "UPDATE OF \(columns.joined(separator: ", "))"
+                case .update(let columns): "UPDATE OF \(columns.joined(separator: ", "))"
                 }
             }
         }
@@ -35,10 +34,6 @@ package struct DerivedTriggerPlan {
         package let event: Event
         package let table: String
         package let body: String
-        /// For a trigger after an update of any column that writes column
-        /// `selfWritten` of the same row (`now()`): the column, so a store
-        /// whose triggers fire themselves can skip the row's own update.
-        package let selfWritten: String?
     }
 
     /// A table whose derived columns are logged when they change.
@@ -74,18 +69,24 @@ package struct DerivedTriggerPlan {
         let filter = mapping.entityFilter.map { " AND \($0)" } ?? ""
         let name = "amber_derived_\(entity.index)_\(attribute.slot)"
         var count = 0
-        func add(_ event: Trigger.Event, on owner: String, rows: String, selfWritten: String? = nil) {
+        func add(_ event: Trigger.Event, on owner: String, rows: String) {
             // The version moves only when the value does: a recount that finds the same number is no change.
             let body = "UPDATE \(table) SET \(column) = \(value), _version = _version + 1 WHERE (\(rows))\(filter) "
                 + "AND \(column) \(dialect.distinctFrom) \(value)"
-            triggers.append(Trigger(name: "\(name)_\(count)", event: event, table: owner, body: body, selfWritten: selfWritten))
+            triggers.append(Trigger(name: "\(name)_\(count)", event: event, table: owner, body: body))
             count += 1
         }
         func tableOf(_ entity: Entity) -> String { quote(model.root(of: entity).name) }
         add(.insert, on: table, rows: "_pk = NEW._pk")
         switch derivation.form {
         case .now:
-            add(.update(nil), on: table, rows: "_pk = NEW._pk", selfWritten: column)
+            // After an update of any column but the table's now() ones: a now() trigger's own write fires
+            // none of them, so two on one row do not fire each other without end (PostgreSQL's triggers
+            // fire again inside a trigger; SQLite's do not, and this changes nothing there).
+            let nowColumns = Set(model.declaredDerivations.filter { $0.entity.rootIndex == entity.rootIndex && $0.derivation.form == .now }
+                .map { quote($0.attribute.name) })
+            let others = (mapping.fetchNames + mapping.orderColumns).map(quote).filter { !nowColumns.contains($0) }
+            if !others.isEmpty { add(.update(others), on: table, rows: "_pk = NEW._pk") }
         case .value, .function:
             guard let (hops, source) = model.source(of: derivation, in: entity) else { return }
             // A change at hop i reaches the rows whose path leads to it: `r1 IN (SELECT _pk FROM T1 WHERE r2 = …)`.

@@ -1216,7 +1216,7 @@ def _progress_trampoline(userdata: Any, step: Any, completed: int, total: int) -
 
 @checked_arguments
 def migration_plan(path: Union[str, os.PathLike], model: Model) -> list[str]:
-    """What opening the store at `path` with `model` would do to it, one line
+    """What opening the store at `path` (or a "postgresql://" URL) with `model` would do to it, one line
     per change, without changing anything; [] when it already has the
     model's shape. Raises MigrationError naming every change that cannot be
     inferred."""

@@ -360,6 +360,7 @@ def test_a_postgresql_store_migrates_when_opened_with_a_new_model(model):
     book["attributes"].append({"name": "shelf", "type": "string", "optional": False, "default": "new"})
     steps = []
     new_model = amber.Model.from_dict(grown, amber.Registry())
+    assert amber.migration_plan(url, new_model) == ['add Book.shelf (default "new")']
     with amber.open(url, new_model, progress=lambda step, done, total: steps.append(step)) as store, store.context() as ctx:
         assert sorted((b.title, b.pages, b.shelf) for b in ctx.fetch("Book")) == [("Dune", 412, "new"), ("Kindred", 264, "new")]
         assert "copy Book" in steps
