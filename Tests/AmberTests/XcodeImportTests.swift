@@ -201,6 +201,19 @@ extension XcodeModelImport {
         #expect(groups.flatMap(\.places).count == imported.notes.count)
     }
 
+    /// A note does not say values are stored where the problem after it says
+    /// they cannot be: a registered class with no transformer is told to name one, not that the archive stores it.
+    @Test func notesDoNotContradictTheProblemsAfterThem() throws {
+        let registry = try colorRegistry()
+        let imported = try importXML("""
+            <entity name="Tag"><attribute name="color" optional="YES" attributeType="Transformable" customClassName="Color"/></entity>
+            """, registry: registry)
+        #expect(imported.notes(at: "Tag.color").count == 1)
+        #expect(imported.notes(at: "Tag.color").first?.hasPrefix("value class Color is not plist-like, so Amber's archive cannot store it") == true)
+        #expect(!imported.notes.contains { $0.message.contains("values are stored through Amber's archive") })
+        #expect(errorText { _ = try Model(imported.model, registry: registry) }.contains("transformer \"AmberArchive\" takes PropertyList but receives Color"))
+    }
+
     /// A value of `attribute`'s type or value class, different per entity.
     static func sample(for attribute: Attribute, number: Int) throws -> Value {
         let n = Int64(number)
@@ -681,8 +694,8 @@ extension XcodeModelImport {
             """, registry: registry)
         let tint = try imported.model.entity("Tag").attribute("tint")
         #expect(tint.transformerNames == ["ColorToData"] && tint.valueClassName == "Color")
-        #expect(imported.notes(at: "Tag.tint") == ["transformer MyApp.ColorToData read as ColorToData, module MyApp",
-                                                   "class MyApp.Color read as Color, module MyApp"])
+        #expect(imported.notes(at: "Tag.tint") == ["class MyApp.Color read as Color, module MyApp",
+                                                   "transformer MyApp.ColorToData read as ColorToData, module MyApp"])
         #expect(imported.notes.filter { $0.place == "Tag.tint" }.allSatisfy { $0.kind == .renamed })
         let shade = try imported.model.entity("Tag").attribute("shade")
         #expect(shade.transformerNames == ["ColorToData"] && shade.valueClassName == "Color")

@@ -72,8 +72,11 @@ struct XcodeTransformableReader {
             transient(&attribute, transformer: written.isEmpty ? nil : written, choice: choice, place: place)
             return
         }
-        let storage = self.storage(node["valueTransformerName"], place: place)
         let choice = classChoice(node["customClassName"], place: place)
+        // A class the registry knows cannot go through the archive: the note about it says so, and what to do,
+        // so the archive is not also announced as where its values are stored.
+        let known = if case .known = choice { true } else { false }
+        let storage = self.storage(node["valueTransformerName"], place: place, announcingArchive: !known)
         switch storage {
         case .archive:
             attribute.transformerNames = []
@@ -126,10 +129,12 @@ struct XcodeTransformableReader {
 
     // MARK: Transformer names
 
-    private func storage(_ written: String?, place: String) -> Storage {
+    private func storage(_ written: String?, place: String, announcingArchive: Bool) -> Storage {
         guard let written = written?.trimmingCharacters(in: .whitespaces), !written.isEmpty else {
-            context.note(place, "no value transformer named: values are stored through Amber's archive (AmberArchive), which keeps plist-like values only",
-                         .mapped)
+            if announcingArchive {
+                context.note(place, "no value transformer named: values are stored through Amber's archive (AmberArchive), which keeps plist-like values only",
+                             .mapped)
+            }
             return .archive
         }
         let (module, short) = Self.split(written)
