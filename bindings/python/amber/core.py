@@ -11,8 +11,10 @@ import enum
 import functools
 import itertools
 import json
+import math
 import operator
 import os
+import re
 import threading
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Optional, Sequence, Union, overload
@@ -1046,7 +1048,16 @@ class Model(_Owner):
 
     @classmethod
     def from_dict(cls, description: dict, registry: Optional[Registry] = None) -> "Model":
-        return cls(json.dumps(description), registry)
+        # JSON has no NaN or infinity: name the place in the caller's dict, not in JSON text they never wrote.
+        try:
+            text = json.dumps(description, allow_nan=False)
+        except ValueError as error:
+            place = _non_finite_place(description, "$")
+            if not place:  # a dict that contains itself
+                raise ModelError(lib.AMBER_E_INVALID_JSON, f"the model description cannot be written as JSON: {error}", "$") from None
+            raise ModelError(lib.AMBER_E_INVALID_JSON, f"{place}: {_non_finite_value(description, place)} is not a value a model "
+                             "can hold (a model file is JSON, which has no NaN or infinity)", place) from None
+        return cls(text, registry)
 
     @classmethod
     def _bound(cls, handle: Any, registry: Registry) -> "Model":
@@ -2357,3 +2368,26 @@ def _forget(objects: dict, ref: _Ref) -> None:
 
 _set_ref_handle = _Ref.handle.__set__  # type: ignore[attr-defined]
 _each = functools.partial(collections.deque, maxlen=0)  # runs an iterator (of C calls) to its end
+
+
+def _non_finite_place(value: Any, place: str, seen: Optional[set] = None) -> str:
+    """Where in `value` (a model description) the first NaN or infinite float is, as
+    `$.entities[0].attributes[1].default`; "" for none (each container is looked in once, so a cycle ends)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return place
+    seen = set() if seen is None else seen
+    if not isinstance(value, (dict, list, tuple)) or id(value) in seen:
+        return ""
+    seen.add(id(value))
+    for key, item in (value.items() if isinstance(value, dict) else enumerate(value)):
+        found = _non_finite_place(item, f"{place}.{key}" if isinstance(key, str) else f"{place}[{key}]", seen)
+        if found:
+            return found
+    return ""
+
+
+def _non_finite_value(value: Any, place: str) -> str:
+    """The float at `place` (as `_non_finite_place` gives it), written as Python writes it."""
+    for part in re.findall(r"\.([^.\[]+)|\[(\d+)\]", place):
+        value = value[part[0]] if part[0] else value[int(part[1])]
+    return repr(value)

@@ -98,3 +98,18 @@ def test_a_model_over_the_size_limit_is_refused_before_parsing():
     huge = {"entities": [{"name": "Book", "userInfo": {"note": "x" * (64 << 20)}, "attributes": [{"name": "title", "type": "string"}]}]}
     with pytest.raises(amber.ModelError, match=r"a model file may have at most 67108864 \(64 MiB\)"):
         amber.Model.from_dict(huge).bind()
+
+
+def test_a_non_finite_float_in_a_model_dict_is_named_where_the_caller_wrote_it():
+    description = {"entities": [{"name": "Gauge", "attributes": [
+        {"name": "label", "type": "string"}, {"name": "level", "type": "double", "default": float("nan")}]}]}
+    with pytest.raises(amber.ModelError) as refused:
+        amber.Model.from_dict(description, amber.Registry())
+    assert refused.value.origin == "$.entities[0].attributes[1].default"
+    assert str(refused.value).startswith("$.entities[0].attributes[1].default: nan is not a value a model can hold")
+    description["entities"][0]["attributes"][1]["default"] = float("-inf")
+    with pytest.raises(amber.ModelError, match=r"default: -inf is not"):
+        amber.Model.from_dict(description, amber.Registry())
+    description["entities"][0]["attributes"][1]["default"] = description  # a description that contains itself
+    with pytest.raises(amber.ModelError, match="cannot be written as JSON: Circular reference"):
+        amber.Model.from_dict(description, amber.Registry())
