@@ -353,6 +353,8 @@ public final class Attribute: Sendable, CustomStringConvertible {
     package let codec: Codec?
     /// The compiled `validation.pattern`.
     package let pattern: Pattern?
+    /// Whether a value must pass rules beyond its type (bounds, lengths, a pattern).
+    package var hasRules: Bool { validation != AttributeDescription.Validation() || pattern != nil }
     /// For a derived attribute, what the store computes it from at save.
     public let derivation: Derivation?
     /// For a computed attribute, the function and the attributes it computes the value from.

@@ -67,7 +67,7 @@ extension PostgreSQLStore {
         var problems: [SaveProblem] = []
         for (index, attribute) in computed.enumerated() {
             guard let column = mapping.fetchNames.firstIndex(of: attribute.name) else { continue }
-            let hasRules = attribute.validation != AttributeDescription.Validation() || attribute.pattern != nil
+            let hasRules = attribute.hasRules
             for row in 0..<rows.count where problems.count < Self.problemLimit {
                 func object() -> ObjectID {
                     ObjectID(entityName: model.entities[mapping.entityIndex(code: rows.int64(row, 1))].name, store: identifier,

@@ -52,28 +52,20 @@ extension TableMapping {
     /// Values this long or longer are kept as their own ``Value`` at once.
     static let largeValueBytes = 256
 
+    /// The error for a stored value of column `column` that does not fit its type.
+    private func corruption(column: Int, given what: String) -> AmberError {
+        .invalidValue(place: "\(entity.name).\(fetchNames[column])", expected: "a stored \(types[column])", given: what)
+    }
+
     /// Copies a value in PostgreSQL's text form into `cell`, checked against
     /// column `column`'s type: exact or refused, as from SQLite.
     func copy(text: UnsafeBufferPointer<UInt8>, column: Int, into cell: inout FetchedRows.Cell,
               arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
     {
         let type = types[column]
-        func corrupt(_ what: String) -> AmberError {
-            .invalidValue(place: "\(entity.name).\(fetchNames[column])", expected: "a stored \(type)", given: what)
-        }
+        func corrupt(_ what: String) -> AmberError { corruption(column: column, given: what) }
         var string: String { String(decoding: text, as: UTF8.self) }
-        func keep(_ bytes: some Collection<UInt8>, boxed: @autoclosure () -> Value) {
-            if bytes.count >= Self.largeValueBytes {
-                cell.payload = UInt64(boxes.count)
-                cell.kind = .boxed
-                boxes.append(boxed())
-                return
-            }
-            cell.payload = UInt64(arena.count)
-            cell.length = UInt32(bytes.count)
-            cell.kind = .bytes
-            arena.append(contentsOf: bytes)
-        }
+        func keep(_ bytes: some Collection<UInt8>, boxed: @autoclosure () -> Value) { cell.keep(bytes, boxed: boxed(), arena: &arena, boxes: &boxes) }
         switch type {
         case .boolean:
             guard text.count == 1, text[0] == UInt8(ascii: "t") || text[0] == UInt8(ascii: "f") else { throw corrupt("\"\(string)\"") }
@@ -114,21 +106,8 @@ extension TableMapping {
               arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
     {
         let type = types[column]
-        func corrupt(_ what: String) -> AmberError {
-            .invalidValue(place: "\(entity.name).\(fetchNames[column])", expected: "a stored \(type)", given: what)
-        }
-        func keep(_ bytes: UnsafeBufferPointer<UInt8>, boxed: @autoclosure () -> Value) {
-            if bytes.count >= Self.largeValueBytes {
-                cell.payload = UInt64(boxes.count)
-                cell.kind = .boxed
-                boxes.append(boxed())
-                return
-            }
-            cell.payload = UInt64(arena.count)
-            cell.length = UInt32(bytes.count)
-            cell.kind = .bytes
-            arena.append(contentsOf: bytes)
-        }
+        func corrupt(_ what: String) -> AmberError { corruption(column: column, given: what) }
+        func keep(_ bytes: UnsafeBufferPointer<UInt8>, boxed: @autoclosure () -> Value) { cell.keep(bytes, boxed: boxed(), arena: &arena, boxes: &boxes) }
         switch type {
         case .boolean:
             guard bytes.count == 1, bytes[0] <= 1 else { throw corrupt("\(bytes.count) bytes of a boolean") }
@@ -265,4 +244,20 @@ extension SortValue {
 enum PGType {
     static let bool: UInt32 = 16, bytea: UInt32 = 17, int8: UInt32 = 20, int2: UInt32 = 21, int4: UInt32 = 23
     static let float4: UInt32 = 700, float8: UInt32 = 701, numeric: UInt32 = 1700, uuid: UInt32 = 2950
+}
+
+extension FetchedRows.Cell {
+    /// Holds `bytes` in `arena`, or, from ``TableMapping/largeValueBytes`` on, as its own value in `boxes`.
+    mutating func keep(_ bytes: some Collection<UInt8>, boxed: @autoclosure () -> Value, arena: inout [UInt8], boxes: inout [Value]) {
+        if bytes.count >= TableMapping.largeValueBytes {
+            payload = UInt64(boxes.count)
+            kind = .boxed
+            boxes.append(boxed())
+            return
+        }
+        payload = UInt64(arena.count)
+        length = UInt32(bytes.count)
+        kind = .bytes
+        arena.append(contentsOf: bytes)
+    }
 }

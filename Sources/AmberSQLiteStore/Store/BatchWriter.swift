@@ -142,7 +142,7 @@ struct ValueCheck {
     init(attribute: Attribute, mapping: TableMapping) {
         self.attribute = attribute
         layoutColumn = mapping.fetchNames.firstIndex(of: attribute.name)
-        hasRules = attribute.validation != AttributeDescription.Validation() || attribute.pattern != nil
+        hasRules = attribute.hasRules
         plainRange = hasRules || layoutColumn == nil ? nil : attribute.type == .boolean ? 0...1 : attribute.type.integerRange
     }
 
