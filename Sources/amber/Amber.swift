@@ -64,4 +64,28 @@ extension Store {
     convenience init(existing name: String) throws {
         try self.init(openingExisting: StoreURL(name))
     }
+
+    /// The existing store a STORE argument names, opened with the model in
+    /// `modelFile` when one is given (a store Core Data wrote carries none
+    /// Amber reads), else with the model it carries. A store made with
+    /// another model is refused, never migrated.
+    convenience init(existing name: String, modelFile: String?, xcode: XcodeOptions) throws {
+        guard let modelFile else {
+            try self.init(existing: name)
+            return
+        }
+        let (description, notes) = try ModelFile.read(modelFile, options: xcode)
+        ModelFile.printNotes(notes)
+        var options = Options()
+        options.migratesStore = false
+        try self.init(url: StoreURL(name), model: Model(description), options: options)
+    }
+}
+
+/// `--model FILE`: the model to open a store with, for a store Core Data wrote.
+struct StoreModelOptions: ParsableArguments {
+    @Option(name: .customLong("model"),
+            help: ArgumentHelp("The model the store was made with: an Xcode model (.xcdatamodeld, .xcdatamodel) or a JSON model file. "
+                + "Needed for a store Core Data wrote, which carries no Amber model.", valueName: "FILE"))
+    var file: String?
 }

@@ -12,16 +12,23 @@ struct Query: ParsableCommand {
               amber query books.amber Book --where "author.name BEGINSWITH 'A'" --include author
               amber query books.amber Author --where "books.@count >= 1"
               amber query books.amber --template booksByAuthor --var AUTHOR="Albert Camus"
+              amber query App.sqlite Car --model App.xcdatamodeld --where "maker == 'FIAT'"
             A to-one relationship prints as the related object's ID (its primary key in the table);
             --include inlines its attributes. A template is a request named in the model (amber schema
             lists them); --var gives each of its $VARIABLES a value: a number, true/yes, false/no or
             nil/null, or else text (quote it, --var "CODE='42'", to keep a number or a word as text).
+            A store Core Data wrote is read with the model it was made with (--model, and --model-version
+            for a bundle's older version); it opens for reading, and the model must match its tables.
             """)
 
     @Argument(help: "The store: a path, a file: URL or a postgresql:// URL.", transform: storeName)
     var store: String
 
     @OptionGroup var plugins: PluginOptions
+
+    @OptionGroup var storeModel: StoreModelOptions
+
+    @OptionGroup var xcode: XcodeOptions
 
     @Argument(help: "The entity to query (with --template: the template's, or left out).")
     var entity: String?
@@ -114,7 +121,7 @@ struct Query: ParsableCommand {
             let bar = progress.bar()  // from the start: auto mode's half second counts the fetch too
             defer { bar.finish() }    // also when reading an object fails
             try plugins.load()
-            let context = Context(store: try Store(existing: store))
+            let context = Context(store: try Store(existing: store, modelFile: storeModel.file, xcode: xcode))
             let request = try request(model: context.model)
             let described = try context.model.entity(named: request.entityName)
             let links = described.relationships.filter { !$0.isToMany }

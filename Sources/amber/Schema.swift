@@ -15,13 +15,16 @@ struct Schema: ParsableCommand {
 
     @OptionGroup var xcode: XcodeOptions
 
+    @OptionGroup var storeModel: StoreModelOptions
+
     @Flag(help: "Print the model as JSON (the model file format).")
     var json = false
 
     func run() throws {
         try reportingErrors {
             try plugins.load()
-            let opened = isServer(store) || ModelFile.kind(of: store) == .store ? try Store(existing: store) : nil
+            let opened = isServer(store) || ModelFile.kind(of: store) == .store
+                ? try Store(existing: store, modelFile: storeModel.file, xcode: xcode) : nil
             let model: Model
             if let opened {
                 model = opened.model

@@ -29,7 +29,7 @@ extension Store {
     ///   (a wrong password, an unknown database).
     public convenience init(url: StoreURL, model: Model, options: Options = Options()) throws(AmberError) {
         switch url.kind {
-        case .file(let path): self.init(engine: try SQLiteStore(path: path, model: model, options: options), url: url, options: options)
+        case .file(let path): self.init(engine: try Self.fileEngine(path: path, model: model, options: options), url: url, options: options)
         case .memory: self.init(engine: try SQLiteStore(inMemory: model, options: options), url: url, options: options)
         case .postgresql(let text):
             self.init(engine: try PostgreSQLStore(address: PGAddress(text), model: model, options: options), url: url, options: options)
@@ -40,13 +40,24 @@ extension Store {
     /// its tables if the file is missing or empty. Several processes may
     /// create the same new store at once: one makes it, the others open it.
     ///
+    /// A store Core Data wrote (an app's `.sqlite` file, with its `-wal`
+    /// beside it) opens too, for reading, given the model it was made with
+    /// (imported from the app's `.xcdatamodeld`); saving to it is refused.
+    /// docs/core-data-stores.md says what is read and how.
+    ///
     /// - Throws: ``/AmberValues/AmberError/modelMismatch(store:differences:)`` if the store
     ///   was made with a model of another shape, naming each difference;
     ///   ``/AmberValues/AmberError/notAStore(path:reason:)`` for a file that is not an
     ///   Amber store; ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   kept the file locked for longer than `options.busyTimeout`.
     public convenience init(path: String, model: Model, options: Options = Options()) throws(AmberError) {
-        self.init(engine: try SQLiteStore(path: path, model: model, options: options), url: .file(path), options: options)
+        self.init(engine: try Self.fileEngine(path: path, model: model, options: options), url: .file(path), options: options)
+    }
+
+    /// The engine of the SQLite file at `path`: a store Core Data wrote, or an Amber store (made if missing).
+    private static func fileEngine(path: String, model: Model, options: Options) throws(AmberError) -> any StoreEngine {
+        if SQLiteStore.holdsCoreDataStore(atPath: path) { return try SQLiteStore(coreDataPath: path, model: model, options: options) }
+        return try SQLiteStore(path: path, model: model, options: options)
     }
 
     /// Opens an existing SQLite store with the model it carries, so a
@@ -55,6 +66,10 @@ extension Store {
     ///
     /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a missing file or one without a readable model.
     public convenience init(openingExisting path: String, registry: Registry = .shared, options: Options = Options()) throws(AmberError) {
+        if SQLiteStore.holdsCoreDataStore(atPath: path) {
+            throw .notAStore(path: path, reason: "a store Core Data wrote carries no Amber model: open it with the model it was made with "
+                + "(Store(path:model:), or --model in the CLI)")
+        }
         self.init(engine: try SQLiteStore(openingExisting: path, registry: registry, options: options), url: .file(path), options: options)
     }
 

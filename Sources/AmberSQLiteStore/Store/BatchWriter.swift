@@ -16,6 +16,7 @@ extension SQLiteStore {
     package func batchUpdate(_ entity: Entity, matching request: FetchRequest, setting assignments: [BatchAssignment], origin: WriteOrigin,
                              from inbox: ChangeInbox?) throws(AmberError) -> BatchOutcome
     {
+        try refusingCoreData("batch updates")
         let mapping = mapping(for: entity)
         let terms = assignments.map { $0.term.sql(as: $0.attribute.type, dialect: dialect) }
         // Passed to amber_batch_row per computed assignment: its value, and whether every attribute it reads
@@ -69,6 +70,7 @@ extension SQLiteStore {
     package func batchDelete(_ entity: Entity, matching request: FetchRequest, origin: WriteOrigin, from inbox: ChangeInbox?)
         throws(AmberError) -> BatchOutcome
     {
+        try refusingCoreData("batch deletes")
         let mapping = mapping(for: entity)
         let query = try FetchQuery(request: request, mapping: mapping, model: model, columns: "_pk, _version, _entity")
         return try changing(from: inbox) { () throws(AmberError) -> BatchOutcome in

@@ -17,7 +17,8 @@ extension SQLiteStore {
     ///   held the file locked past the busy timeout; an SQLite error that
     ///   stopped the check itself.
     package func checkIntegrity() throws(AmberError) -> [String] {
-        try serialized { () throws(AmberError) in try Self.problems(in: connection, place: place) }
+        try refusingCoreData("integrity checks")
+        return try serialized { () throws(AmberError) in try Self.problems(in: connection, place: place) }
     }
 
     /// The problems in the store file at `path` (see ``Store/checkIntegrity(ofStoreAt:)``).
@@ -73,6 +74,7 @@ extension SQLiteStore {
     ///   `destination` (or its `-wal` or `-journal`), and nothing is written;
     ///   an SQLite error if the copy fails (the partial file is removed).
     package func backup(to destination: String) throws(AmberError) {
+        try refusingCoreData("backups")
         for taken in [destination, destination + "-wal", destination + "-journal"] where FileManager.default.fileExists(atPath: taken) {
             throw .fileExists(path: taken)
         }
@@ -111,6 +113,7 @@ extension SQLiteStore {
     ///   was writing past the busy timeout (nothing was done); an SQLite
     ///   error otherwise.
     package func vacuum() throws(AmberError) {
+        try refusingCoreData("vacuum")
         try serialized { () throws(AmberError) in
             try connection.execute("VACUUM")
             guard path != nil else { return }
@@ -130,6 +133,7 @@ extension SQLiteStore {
     ///   older state or writing past the busy timeout: the log was copied as
     ///   far as it could be, and retrying may finish it.
     package func checkpoint() throws(AmberError) {
+        try refusingCoreData("checkpoints")
         guard path != nil else { return }
         try serialized { () throws(AmberError) in try connection.checkpoint() }
     }

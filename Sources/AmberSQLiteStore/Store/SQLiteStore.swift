@@ -22,8 +22,10 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     package let identifier: UUID
     package var place: String { path ?? "memory:" }
     package var capabilities: StoreCapabilities {
+        // A Core Data store is read here, and written by the apps that made it.
+        if coreData != nil { return [.sharedAcrossProcesses] }
         // An in-memory database is this connection's alone; its checkpoint does nothing, as there is no log.
-        path == nil ? [.history, .backups, .vacuum, .integrityChecks, .checkpoints, .batchChanges]
+        return path == nil ? [.history, .backups, .vacuum, .integrityChecks, .checkpoints, .batchChanges]
             : [.history, .backups, .vacuum, .integrityChecks, .checkpoints, .batchChanges, .sharedAcrossProcesses]
     }
     /// The options the store was opened with.
@@ -34,6 +36,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// Used only inside ``serialized(_:)``, or by the initializer before anyone else can see the store.
     let connection: Connection
     let mappings: [TableMapping]
+    /// For a store Core Data wrote, how its tables are read; nil for an Amber store.
+    let coreData: CoreDataLayout?
     /// SQLite's words for what differs between SQL databases.
     let dialect = SQLiteDialect()
     /// Held while one caller's statements run (every package entry point takes it).
@@ -103,6 +107,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         self.connection = connection
         self.path = path
         self.model = model
+        self.coreData = nil
         // The progress handler is for the opening only (a C caller's context pointer may not outlive it).
         var kept = options
         kept.migrationProgress = nil
@@ -147,6 +152,48 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         let derived = try DerivedTriggers.sql(model: model, mappings: mappings)
         for sql in derived { try connection.execute(sql) }
         hasDerivedAttributes = !derived.isEmpty
+    }
+
+    /// Opens the SQLite store Core Data wrote at `path` (with its `-wal`
+    /// beside it, if any) with `model`, the model it was made with, for
+    /// reading: the file is opened read-only and nothing is written to it.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/modelMismatch(store:differences:)`` naming every
+    ///   entity, table and column in which the store and the model differ;
+    ///   ``/AmberValues/AmberError/notAStore(path:reason:)`` for a missing file or one
+    ///   that is not a Core Data store.
+    package init(coreDataPath path: String, model: Model, options: Store.Options) throws(AmberError) {
+        guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
+        let connection = try Connection(path: path, create: false, readOnly: true, busyTimeout: options.busyTimeout)
+        guard try CoreDataLayout.describes(connection) else {
+            throw .notAStore(path: path, reason: "not a Core Data store (no Z_PRIMARYKEY and Z_METADATA tables)")
+        }
+        let layout = try CoreDataLayout(connection: connection, model: model, place: path)
+        for view in layout.views { try connection.execute(view) }
+        self.connection = connection
+        self.path = path
+        self.model = model
+        var kept = options
+        kept.migrationProgress = nil
+        self.options = kept
+        self.mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: SQLiteDialect()) }
+        self.identifier = layout.identifier
+        self.coreData = layout
+    }
+
+    /// Whether the file at `path` is an SQLite store Core Data wrote (its
+    /// bookkeeping tables, no Amber metadata); false for a missing file and
+    /// for anything else.
+    package static func holdsCoreDataStore(atPath path: String) -> Bool {
+        guard FileManager.default.fileExists(atPath: path),
+              let connection = try? Connection(path: path, create: false, readOnly: true, busyTimeout: .seconds(5))
+        else { return false }
+        return (try? CoreDataLayout.describes(connection)) ?? false
+    }
+
+    /// Refuses `capability` on a store Core Data wrote, which this version only reads.
+    func refusingCoreData(_ capability: String) throws(AmberError) {
+        guard coreData == nil else { throw .unsupported(store: place, capability: "\(capability) (a Core Data store is opened for reading)") }
     }
 
     // MARK: Migration
@@ -543,7 +590,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     package func write<Row: RowSource>(_ changes: ChangeSet<Row>, policy: MergePolicy, from inbox: ChangeInbox?, origin: WriteOrigin)
         throws(AmberError) -> WrittenKeys
     {
-        try serialized { () throws(AmberError) in
+        try refusingCoreData("saving")
+        return try serialized { () throws(AmberError) in
             let written = try write(changes, StoreWriter<Row>(store: self, policy: policy, settlesAsAMerge: changes.settlesAsAMerge),
                                     trial: false, origin: origin)
             inboxes.post(SavedChanges(changes, written), skipping: inbox)
@@ -559,6 +607,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// the other problems already explain may stop it early, with what it
     /// found so far.
     package func uniquenessProblems<Row: RowSource>(writing changes: ChangeSet<Row>, policy: MergePolicy) -> [SaveProblem] {
+        guard coreData == nil else { return [] }
         do {
             return try serialized { () throws(AmberError) in
                 connection.waitsForLocks(false)
@@ -603,11 +652,13 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     // MARK: History
 
     package func lastHistorySequence() throws(AmberError) -> Int64? {
-        try serialized { () throws(AmberError) in try history.lastSequence(on: connection) }
+        guard coreData == nil else { return nil }
+        return try serialized { () throws(AmberError) in try history.lastSequence(on: connection) }
     }
 
     package func history(after given: Int64?) throws(AmberError) -> [HistoryTransaction] {
-        try serialized { () throws(AmberError) in
+        try refusingCoreData("history")
+        return try serialized { () throws(AmberError) in
             try connection.execute("BEGIN")
             defer { try? connection.execute("COMMIT") }
             var sequence: Int64
@@ -618,6 +669,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     }
 
     package func purgeHistory(through sequence: Int64) throws(AmberError) {
+        try refusingCoreData("history")
         try serialized { () throws(AmberError) in
             try connection.execute("BEGIN IMMEDIATE")
             do throws(AmberError) {
@@ -635,7 +687,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     }
 
     package func savedChanges(after sequence: Int64) throws(AmberError) -> (records: [SavedChanges], through: Int64)? {
-        try serialized { () throws(AmberError) -> (records: [SavedChanges], through: Int64)? in
+        guard coreData == nil else { return nil }
+        return try serialized { () throws(AmberError) -> (records: [SavedChanges], through: Int64)? in
             try connection.execute("BEGIN")
             defer { try? connection.execute("COMMIT") }
             guard try history.purgedThrough(on: connection, metadataTable: Self.metadataTable) <= sequence else { return nil }

@@ -1,0 +1,198 @@
+import AmberModel
+import AmberSQL
+import AmberValues
+import CSQLite
+import Foundation
+
+/// A store Core Data wrote, read through Amber's own layout: the tables
+/// Core Data keeps (one per inheritance root, `Z`-prefixed capitals, `Z_PK`,
+/// `Z_ENT`, `Z_OPT`) checked against the model, and a temporary view per
+/// hierarchy that presents them as ``TableMapping`` expects its tables
+/// (`"Car"` with `_pk`, `_version`, `_entity` and a column per attribute).
+/// The views live in the connection's `temp` schema, so the file itself is
+/// not changed, and SQLite flattens them into each query: the compiler,
+/// fetches and relationships run on them unchanged.
+///
+/// What is verified is what the fixtures in `../shared/coredata` show:
+/// entity numbers from `Z_PRIMARYKEY` (looked up by name), hierarchies in
+/// one table, dates as seconds since 2001, Booleans as 0/1, UUIDs as 16
+/// bytes, decimals as SQLite numbers, to-ones as the destination's `Z_PK`
+/// (with a `Z<n>_<NAME>` entity column when the destination has
+/// sub-entities), and Core Data's own history entities (numbers from
+/// 16000), which the model does not describe.
+struct CoreDataLayout {
+    /// The store's UUID (`Z_METADATA.Z_UUID`).
+    let identifier: UUID
+    /// By model entity index, the entity's number in the store (`Z_ENT`).
+    let entityNumbers: [Int64]
+    /// The `CREATE TEMP VIEW` statements that present the store in Amber's layout.
+    let views: [String]
+
+    /// Entity numbers from here on are Core Data's own (persistent history), not the model's.
+    static let ownEntities: Int64 = 16000
+
+    /// Whether the database `connection` opened is one Core Data wrote:
+    /// its bookkeeping tables, and no Amber metadata.
+    static func describes(_ connection: Connection) throws(AmberError) -> Bool {
+        let tables = try tableNames(connection)
+        return tables.contains("Z_PRIMARYKEY") && tables.contains("Z_METADATA") && !tables.contains(SQLiteStore.metadataTable)
+    }
+
+    private static func tableNames(_ connection: Connection) throws(AmberError) -> Set<String> {
+        let statement = try connection.statement("SELECT name FROM main.sqlite_schema WHERE type = 'table'")
+        defer { statement.reset() }
+        var names: Set<String> = []
+        while try statement.step() { names.insert(try statement.string(0)) }
+        return names
+    }
+
+    /// Reads the store's bookkeeping and checks its tables against `model`.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/modelMismatch(store:differences:)``
+    ///   naming every entity, table and column that differs;
+    ///   ``/AmberValues/AmberError/notAStore(path:reason:)`` when the
+    ///   bookkeeping itself is unreadable.
+    init(connection: Connection, model: Model, place: String) throws(AmberError) {
+        guard let uuidText = try Self.single(connection, "SELECT Z_UUID FROM main.Z_METADATA ORDER BY Z_VERSION DESC LIMIT 1"),
+              let uuid = UUID(uuidString: uuidText)
+        else { throw .notAStore(path: place, reason: "Z_METADATA holds no store UUID") }
+        identifier = uuid
+        var stored: [String: (number: Int64, parent: Int64)] = [:]
+        let entities = try connection.statement("SELECT Z_ENT, Z_NAME, Z_SUPER FROM main.Z_PRIMARYKEY WHERE Z_ENT < \(Self.ownEntities)")
+        defer { entities.reset() }
+        while try entities.step() {
+            guard entities.columnType(1) == SQLITE_TEXT else { continue }
+            stored[try entities.string(1)] = (entities.int64(0), entities.int64(2))
+        }
+        let tables = try Self.tableNames(connection)
+        var differences: [String] = []
+        var numbers: [Int64] = []
+        for entity in model.entities {
+            guard let found = stored[entity.name] else {
+                differences.append("entity \(entity.name) is not in the store (Z_PRIMARYKEY)")
+                numbers.append(-1)
+                continue
+            }
+            numbers.append(found.number)
+            let parent = entity.parentIndex.map { model.entities[$0].name }
+            let storedParent = stored.first { $0.value.number == found.parent }?.key
+            if found.parent != 0 || parent != nil, storedParent != parent {
+                differences.append("entity \(entity.name): its parent is \(parent ?? "none") in the model, \(storedParent ?? "none") in the store")
+            }
+            if entity.isExtensible { differences.append("entity \(entity.name) is extensible, which a Core Data store cannot hold") }
+        }
+        for name in stored.keys.sorted() where !model.entities.contains(where: { $0.name == name }) {
+            differences.append("entity \(name) is in the store but not in the model")
+        }
+        entityNumbers = numbers
+        var views: [String] = []
+        for root in model.entities where root.parentIndex == nil {
+            let table = Self.tableName(root.name)
+            guard tables.contains(table) else {
+                differences.append("entity \(root.name): the store has no table \(table)")
+                continue
+            }
+            let columns = try Self.columns(of: table, connection)
+            views.append(Self.view(of: root, table: table, columns: columns, model: model, numbers: numbers, differences: &differences))
+        }
+        guard differences.isEmpty else { throw .modelMismatch(store: place, differences: differences) }
+        self.views = views
+    }
+
+    /// `ZCAR` for entity `Car`: how Core Data names a hierarchy's table and a property's column.
+    static func tableName(_ name: String) -> String { "Z" + name.uppercased() }
+
+    /// The view presenting `root`'s hierarchy, whose rows are in `table`
+    /// with `columns` (name → declared type), as ``TableMapping`` reads it;
+    /// every column the model does not explain, or explains with another
+    /// type, is added to `differences`.
+    private static func view(of root: Entity, table: String, columns: [String: String], model: Model, numbers: [Int64],
+                             differences: inout [String]) -> String {
+        var unexplained = Set(columns.keys)
+        func take(_ column: String, for place: String, types: [String]?) -> String? {
+            guard let declared = columns[column] else {
+                differences.append("\(place): table \(table) has no column \(column)")
+                return nil
+            }
+            unexplained.remove(column)
+            if let types, !types.contains(declared.uppercased()) {
+                differences.append("\(place): column \(table).\(column) is \(declared), not \(types.joined(separator: " or "))")
+            }
+            return column
+        }
+        let hierarchy = root.subentityIndices.map { model.entities[$0] }
+        let codes = hierarchy.map { "WHEN \(numbers[$0.index]) THEN \($0.index + 1)" }.joined(separator: " ")
+        var select = ["Z_PK AS _pk", "Z_OPT AS _version", "CASE Z_ENT \(codes) END AS _entity"]
+        for bookkeeping in ["Z_PK", "Z_ENT", "Z_OPT"] { _ = take(bookkeeping, for: "entity \(root.name)", types: nil) }
+        var named: Set<String> = []
+        for entity in hierarchy {
+            let toOnes = Set(entity.toOneRelationships.map(\.name))
+            for stored in entity.columns where named.insert(stored.name).inserted {
+                let place = "\(entity.name).\(stored.name)"
+                guard toOnes.contains(stored.name) else {
+                    guard let column = take(tableName(stored.name), for: place, types: declaredTypes(stored.type)) else { continue }
+                    select.append("\(expression(column, type: stored.type)) AS \(quote(stored.name))")
+                    continue
+                }
+                guard let column = take(tableName(stored.name), for: place, types: ["INTEGER"]) else { continue }
+                select.append("\(column) AS \(quote(stored.name))")
+                // The destination's entity number, kept beside its key when the destination hierarchy has several entities.
+                let suffix = "_" + stored.name.uppercased()
+                unexplained = unexplained.filter { name in
+                    !(name.hasSuffix(suffix) && name.count > suffix.count + 1 && name.dropFirst().dropLast(suffix.count).allSatisfy(\.isNumber))
+                }
+            }
+        }
+        // Position columns that other entities' ordered relationships keep here.
+        for relationship in model.entities.flatMap(\.relationships) {
+            guard root.subentityIndices.contains(relationship.destinationIndex),
+                  case .inverseForeignKey(let order?) = relationship.storage, let inverse = relationship.inverseIndex,
+                  case let inverseName = model.entities[relationship.destinationIndex].relationships[inverse].name
+            else { continue }
+            guard let column = take("Z_FOK_" + inverseName.uppercased(), for: relationship.description, types: ["INTEGER"]) else { continue }
+            select.append("\(column) AS \(quote(order))")
+        }
+        for column in unexplained.sorted() {
+            differences.append("entity \(root.name): column \(table).\(column) is not in the model")
+        }
+        return "CREATE TEMP VIEW \(quote(root.name)) AS SELECT \(select.joined(separator: ", ")) FROM main.\(quote(table))"
+    }
+
+    /// The SQL of a column's value as Amber's layout stores it. Core Data
+    /// writes a decimal as an SQLite number (a REAL unless it is whole);
+    /// it reads back as the decimal with the REAL's 15 significant digits,
+    /// as Core Data's own reading turns the double into a decimal number.
+    private static func expression(_ column: String, type: AttributeType) -> String {
+        type == .decimal ? "CASE typeof(\(column)) WHEN 'real' THEN printf('%.15g', \(column)) ELSE \(column) END" : column
+    }
+
+    /// The column types Core Data declares for a stored type.
+    private static func declaredTypes(_ type: AttributeType) -> [String] {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean: ["INTEGER"]
+        case .double, .float: ["FLOAT"]
+        case .date: ["TIMESTAMP"]
+        case .decimal: ["DECIMAL"]
+        case .string, .uri: ["VARCHAR"]
+        case .binary, .uuid, .transformable, .undefined, .objectID: ["BLOB"]
+        }
+    }
+
+    /// The columns of `table` in the main database, by name, with their declared types.
+    private static func columns(of table: String, _ connection: Connection) throws(AmberError) -> [String: String] {
+        let statement = try connection.statement("SELECT name, type FROM pragma_table_info(?, 'main')")
+        defer { statement.reset() }
+        statement.bind(0, table)
+        var columns: [String: String] = [:]
+        while try statement.step() { columns[try statement.string(0)] = try statement.string(1) }
+        return columns
+    }
+
+    /// The text of the first column of `sql`'s first row, if it has one.
+    private static func single(_ connection: Connection, _ sql: String) throws(AmberError) -> String? {
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        guard try statement.step(), statement.columnType(0) == SQLITE_TEXT else { return nil }
+        return try statement.string(0)
+    }
+}

@@ -1,0 +1,247 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
+
+/// Stores Core Data wrote on Apple systems, with their models, in ../shared/coredata beside the repository.
+let sharedCoreData = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/coredata")
+
+/// A fixture store copied (with its -wal and -shm) into a scratch folder, so nothing touches the shared copy.
+struct CoreDataFixture {
+    let folder = temporaryDirectory()
+    let path: String
+
+    init(_ name: String) throws {
+        let source = sharedCoreData.appendingPathComponent(name)
+        path = folder.appendingPathComponent(source.lastPathComponent).path
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source.path + suffix) {
+            try FileManager.default.copyItem(atPath: source.path + suffix, toPath: path + suffix)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path + suffix)
+        }
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+
+    /// Every row of `sql`, read with plain SQLite calls: the reference the store's reading is compared with.
+    func rows(_ sql: String) throws -> [[Value]] {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw AmberError.notAStore(path: path, reason: "open") }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw AmberError.sqlite(code: 1, message: String(cString: sqlite3_errmsg(db)))
+        }
+        defer { sqlite3_finalize(statement) }
+        var rows: [[Value]] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            rows.append((0..<sqlite3_column_count(statement)).map { column -> Value in
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_INTEGER: .int(sqlite3_column_int64(statement, column))
+                case SQLITE_FLOAT: .double(sqlite3_column_double(statement, column))
+                case SQLITE_TEXT: .string(String(cString: sqlite3_column_text(statement, column)))
+                case SQLITE_BLOB:
+                    .binary(Data(bytes: sqlite3_column_blob(statement, column), count: Int(sqlite3_column_bytes(statement, column))))
+                default: .null
+                }
+            })
+        }
+        return rows
+    }
+}
+
+/// The model of a fixture, imported from its Xcode bundle.
+func coreDataModel(_ bundle: String, version: String? = nil, registry: Registry = Registry()) throws -> Model {
+    let url = sharedCoreData.appendingPathComponent(bundle)
+    let options = XcodeImportOptions(registry: registry)
+    let imported = try version.map { try XcodeModelImport(contentsOf: url, version: $0, options: options) }
+        ?? XcodeModelImport(contentsOf: url, options: options)
+    return try Model(imported.model, registry: registry)
+}
+
+/// A Core Data date (seconds since 2001, as the reference reads them) as the store should read it.
+private func date(_ value: Value) -> Value {
+    guard case .double(let seconds) = value else { return value }
+    return .date(Date(timeIntervalSinceReferenceDate: seconds))
+}
+
+/// A Core Data UUID (16 bytes) as the store should read it.
+private func uuid(_ value: Value) -> Value {
+    guard case .binary(let bytes) = value, bytes.count == 16 else { return value }
+    return .uuid(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+}
+
+@Suite("Core Data stores")
+struct CoreDataStoreTests {
+    /// SampleModel: Car → SportCar → ExpensiveSportCar in one table, Person with a UUID, a date, and cars.
+    private func sampleModel() throws -> (CoreDataFixture, Store) {
+        let registry = Registry()
+        // Color is the app's own class: the stored bytes are handed to a transformer the program registers.
+        try registry.register(Transformer(name: "ColorTransformer", from: ValueClass.binary.rawValue, to: ValueClass.binary.rawValue,
+                                          source: "test", forward: { $0 }, reverse: { $0 }))
+        let fixture = try CoreDataFixture("CoreDataPlus/SampleModel_V1.sqlite")
+        return (fixture, try Store(path: fixture.path, model: coreDataModel("CoreDataPlus/SampleModel.xcdatamodeld", registry: registry)))
+    }
+
+    @Test("every row and value of a store with a hierarchy reads as plain SQLite reads it")
+    func everyValueMatchesAPlainReading() throws {
+        let (fixture, store) = try sampleModel()
+        defer { fixture.remove() }
+        let context = Context(store: store)
+        // Entity numbers looked up by name in Z_PRIMARYKEY, then each row's Z_ENT.
+        let numbers = Dictionary(uniqueKeysWithValues: try fixture.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY").map { row -> (String, Value) in
+            guard case .string(let name) = row[0] else { return ("", .null) }
+            return (name, row[1])
+        })
+        let cars = try context.fetch(FetchRequest("Car"))
+        let reference = try fixture.rows("SELECT Z_PK, Z_ENT, ZMAKER, ZMODEL, ZNUMBERPLATE, ZMARKEDFORDELETIONASOF, ZOWNER, ZISLIMITEDEDITION FROM ZCAR ORDER BY Z_PK")
+        #expect(cars.count == reference.count && cars.count == 125)
+        let byKey = Dictionary(uniqueKeysWithValues: cars.map { ($0.objectID.primaryKey ?? -1, $0) })
+        for row in reference {
+            guard case .int(let key) = row[0], let car = byKey[key] else {
+                Issue.record("no object for row \(row[0])")
+                continue
+            }
+            #expect(numbers[car.entity.name] == row[1], "row \(key): \(car.entity.name)")
+            #expect(try car.value(forKey: "maker") == row[2])
+            #expect(try car.value(forKey: "model") == row[3])
+            #expect(try car.value(forKey: "numberPlate") == row[4])
+            #expect(try car.value(forKey: "markedForDeletionAsOf") == date(row[5]))
+            #expect(try car.object(forKey: "owner")?.objectID.primaryKey.map(Value.int) ?? .null == row[6])
+            if car.entity.name == "ExpensiveSportCar" {
+                let flag: Value = if case .int(let bit) = row[7] { .bool(bit != 0) } else { .null }
+                #expect(try car.value(forKey: "isLimitedEdition") == flag)
+            }
+        }
+        #expect(try context.count(FetchRequest("SportCar")) == reference.filter { $0[1] == numbers["SportCar"] || $0[1] == numbers["ExpensiveSportCar"] }.count)
+        #expect(try context.count(FetchRequest("ExpensiveSportCar")) == reference.filter { $0[1] == numbers["ExpensiveSportCar"] }.count)
+
+        let people = try context.fetch(FetchRequest("Person", sortedBy: [SortKey("lastName"), SortKey("firstName")]))
+        let personRows = try fixture.rows("SELECT Z_PK, ZFIRSTNAME, ZLASTNAME, ZID, ZUPDATEDAT FROM ZPERSON ORDER BY ZLASTNAME, ZFIRSTNAME")
+        #expect(people.count == personRows.count && !people.isEmpty)
+        for (person, row) in zip(people, personRows) {
+            #expect(person.objectID.primaryKey.map(Value.int) == row[0])
+            #expect(try person.value(forKey: "firstName") == row[1])
+            #expect(try person.value(forKey: "id") == uuid(row[3]))
+            #expect(try person.value(forKey: "updatedAt") == date(row[4]))
+            // The to-many side, through the cars' owner column.
+            let owned = try person.objects(forKey: "cars").compactMap(\.objectID.primaryKey).sorted()
+            let expected = try fixture.rows("SELECT Z_PK FROM ZCAR WHERE ZOWNER = \(person.objectID.primaryKey ?? -1) ORDER BY Z_PK").map { $0[0] }
+            #expect(owned.map(Value.int) == expected)
+        }
+        // Object IDs carry the store's own UUID.
+        let uuidText = try fixture.rows("SELECT Z_UUID FROM Z_METADATA")[0][0]
+        #expect(Value.string(store.identifier.uuidString) == uuidText)
+    }
+
+    @Test("predicates on a Core Data store select what a brute-force filter selects")
+    func predicatesMatchABruteForceFilter() throws {
+        let (fixture, store) = try sampleModel()
+        defer { fixture.remove() }
+        let context = Context(store: store)
+        let all = try context.fetch(FetchRequest("Car"))
+        var generator = SystemRandomNumberGenerator()
+        let plates = try all.map { try $0.value(forKey: "numberPlate") }
+        for _ in 0..<20 {
+            guard case .string(let plate) = plates.randomElement(using: &generator) ?? .null else { continue }
+            let predicate = try FetchPredicate("numberPlate >= %@ AND owner.lastName BEGINSWITH[c] %@", .string(plate), .string("m"))
+            let found = Set(try context.fetch(FetchRequest("Car", predicate: predicate)).compactMap(\.objectID.primaryKey))
+            let expected = Set(try all.filter { car in
+                guard case .string(let own) = try car.value(forKey: "numberPlate"), own >= plate,
+                      case .string(let last) = try car.object(forKey: "owner")?.value(forKey: "lastName") ?? .null else { return false }
+                return last.lowercased().hasPrefix("m")
+            }.compactMap(\.objectID.primaryKey))
+            #expect(found == expected, "plate \(plate)")
+        }
+        let makers = try context.fetch(FetchRequest("Person", predicate: FetchPredicate("ANY cars.maker == 'FIAT'")))
+        let expected = try fixture.rows("SELECT DISTINCT ZOWNER FROM ZCAR WHERE ZMAKER = 'FIAT' AND ZOWNER IS NOT NULL").count
+        #expect(makers.count == expected && expected > 0)
+    }
+
+    @Test("a store opens for reading: saving and the other writes are refused by name, and the file is unchanged")
+    func writesAreRefused() throws {
+        let (fixture, store) = try sampleModel()
+        defer { fixture.remove() }
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.path))
+        let context = Context(store: store)
+        let person = try #require(try context.fetch(FetchRequest("Person", limit: 1)).first)
+        try person.setValue(.string("Changed"), forKey: "firstName")
+        #expect {
+            try context.save()
+        } throws: { error in
+            guard case AmberError.unsupported(_, let capability) = error else { return false }
+            return capability.hasPrefix("saving")
+        }
+        #expect(context.hasChanges)
+        #expect(store.capabilities == [.sharedAcrossProcesses])
+        #expect(throws: AmberError.self) { try store.history(after: nil) }
+        #expect(throws: AmberError.self) { try store.vacuum() }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.path)) == before)
+    }
+
+    @Test("a store made with one model version opens with it, and another version is refused naming each difference")
+    func modelVersionsAreChecked() throws {
+        let fixture = try CoreDataFixture("CoreDataPlus/SampleModel3_V1.sqlite")
+        defer { fixture.remove() }
+        let store = try Store(path: fixture.path, model: coreDataModel("CoreDataPlus/SampleModel3.xcdatamodeld", version: "SampleModel3"))
+        let users = try Context(store: store).fetch(FetchRequest("User", sortedBy: [SortKey("petName")]))
+        #expect(try users.map { try $0.value(forKey: "petName") } == fixture.rows("SELECT ZPETNAME FROM ZUSER ORDER BY ZPETNAME").map { $0[0] })
+        let later = try coreDataModel("CoreDataPlus/SampleModel3.xcdatamodeld", version: "SampleModel3_v3")
+        #expect {
+            try Store(path: fixture.path, model: later)
+        } throws: { error in
+            guard case AmberError.modelMismatch(_, let differences) = error else { return false }
+            return Set(differences) == [
+                "entity Pet is not in the store (Z_PRIMARYKEY)",
+                "entity Pet: the store has no table ZPET",
+                "User.pet: table ZUSER has no column ZPET",
+                "entity User: column ZUSER.ZPETNAME is not in the model",
+            ]
+        }
+    }
+
+    @Test("a rollback-journal store made by an older Core Data reads with its first model version")
+    func rollbackJournalStore() throws {
+        let fixture = try CoreDataFixture("wibosco/CoreDataMigration_Example_1.sqlite")
+        defer { fixture.remove() }
+        let model = try coreDataModel("wibosco/CoreDataMigration_Example.xcdatamodeld", version: "CoreDataMigration_Example")
+        let posts = try Context(store: Store(path: fixture.path, model: model)).fetch(FetchRequest("Post", sortedBy: [SortKey("date")]))
+        let rows = try fixture.rows("SELECT ZCOLOR, ZCONTENT, ZDATE, ZPOSTID FROM ZPOST ORDER BY ZDATE")
+        #expect(posts.count == rows.count && posts.count == 10)
+        for (post, row) in zip(posts, rows) {
+            #expect(try [post.value(forKey: "color"), post.value(forKey: "content"), post.value(forKey: "date"), post.value(forKey: "postID")]
+                == [row[0], row[1], date(row[2]), row[3]])
+        }
+        // The journal mode is the file's: reading left it as Core Data set it.
+        #expect(try fixture.rows("PRAGMA journal_mode") == [[.string("delete")]])
+    }
+
+    @Test("files that are not Core Data stores are refused, and a store Core Data wrote needs its model")
+    func badFiles() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try coreDataModel("CoreDataPlus/SampleModel3.xcdatamodeld")
+        // A plain SQLite file with a table of its own: neither an Amber store nor a Core Data store.
+        let plain = folder.appendingPathComponent("plain.sqlite").path
+        var db: OpaquePointer?
+        sqlite3_open(plain, &db)
+        sqlite3_exec(db, "CREATE TABLE ZUSER (Z_PK INTEGER PRIMARY KEY, ZNAME VARCHAR)", nil, nil, nil)
+        sqlite3_close(db)
+        #expect(throws: AmberError.self) { try Store(path: plain, model: model) }
+        // A truncated store: its first page only.
+        let fixture = try CoreDataFixture("CoreDataPlus/SampleModel3_V1.sqlite")
+        defer { fixture.remove() }
+        let truncated = folder.appendingPathComponent("truncated.sqlite").path
+        try Data(try Data(contentsOf: URL(fileURLWithPath: fixture.path)).prefix(4096)).write(to: URL(fileURLWithPath: truncated))
+        #expect(throws: AmberError.self) { try Context(store: Store(path: truncated, model: model)).fetch(FetchRequest("User")) }
+        #expect {
+            try Store(openingExisting: fixture.path)
+        } throws: { error in
+            guard case AmberError.notAStore(_, let reason) = error else { return false }
+            return reason.contains("Core Data") && reason.contains("model")
+        }
+    }
+}
