@@ -541,6 +541,23 @@ amber_status amber_model_from_json(amber_model **out, const char *json, size_t l
 /** Like amber_model_from_json, reading the file at `path`. */
 amber_status amber_model_from_file(amber_model **out, const char *path, amber_registry *registry);
 
+/** Imports an Xcode data model and binds it against `registry` (NULL: the
+ *  shared registry): a `.xcdatamodeld` bundle (its current version, or the
+ *  version named `version`, such as "Model 2"), a `.xcdatamodel` folder or
+ *  its `contents` file, read by the rules of docs/xcode-models.md. It is
+ *  how a store Core Data wrote is opened: with the model it was made with
+ *  (see amber_store_open_url). Free the model with amber_model_free.
+ *
+ *  `out_notes`, unless NULL, receives what the import changed or left out,
+ *  one note per line ("Entity.attribute: ..."), NUL-terminated and owned by
+ *  the caller (amber_free); an empty string when there is none. `version`
+ *  may be NULL; with a folder or contents file it must be.
+ *  Errors: AMBER_E_INVALID_MODEL for a file that cannot be read or parsed
+ *  (origin: the file; the message has the line) and for a model that does
+ *  not bind (the message lists every problem with its place). */
+amber_status amber_model_from_xcode(amber_model **out, char **out_notes, const char *path, const char *version,
+                                    amber_registry *registry);
+
 /** The model as JSON text in the model file format. *out is NUL-terminated
  *  and owned by the caller (amber_free); *out_length excludes the NUL. */
 amber_status amber_model_to_json(char **out, size_t *out_length, amber_model *model);
@@ -909,6 +926,11 @@ amber_status amber_store_open_with_options(amber_store **out, const char *path, 
  *  AMBER_E_UNSUPPORTED naming them; a migration runs in
  *  one transaction under the store's lock, and options.backup does not
  *  apply (the server keeps no copy).
+ *  A file Core Data wrote (an app's ".sqlite", its "-wal" beside it) opens
+ *  for reading with the model it was made with (amber_model_from_xcode):
+ *  its tables must match the model (AMBER_E_MODEL_MISMATCH names each
+ *  difference), it is opened read-only, and saving, history and
+ *  maintenance fail with AMBER_E_UNSUPPORTED (docs/core-data-stores.md).
  *  Errors: AMBER_E_INVALID_URL naming the part that is wrong (an unknown
  *  scheme, a file: URL with a host, a query or bad percent-encoding, text
  *  after "memory:", a schema name that is not a plain lower-case

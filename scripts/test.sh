@@ -74,7 +74,7 @@ export AMBER_PLUGIN_DIR="$bin"  # the sample plugins `swift build` made
 for test in Tests/CAPITests/*.c; do
     name=$(basename "$test" .c)
     cc -std=c11 -Wall -Wextra -Werror -pedantic -pthread -Iinclude "$test" -o "$work/$name" \
-        -L"$bin" -l"$lib" -Wl,-rpath,"$bin"
+        -L"$bin" -l"$lib" -lsqlite3 -Wl,-rpath,"$bin"
     echo "-- $name"
     run_c "$name" "$work/$name"
     echo "-- $name under valgrind (any invalid read or write, or memory definitely lost, fails the suite)"

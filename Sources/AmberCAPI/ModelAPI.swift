@@ -32,6 +32,30 @@ public func amber_model_from_file(_ out: UnsafeMutablePointer<OpaquePointer?>?, 
 }
 
 @c @implementation
+public func amber_model_from_xcode(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ out_notes: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                                   _ path: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ registry: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        let file = try name(path, "path")
+        let named = try version.map { (text) throws(CAPIError) in try name(text, "version") }
+        let target = try Handles.registry(registry)
+        let (model, notes) = try core { () throws(AmberError) in
+            let url = URL(fileURLWithPath: file), options = XcodeImportOptions(registry: target)
+            let imported: XcodeModelImport
+            if let named {
+                imported = try XcodeModelImport(contentsOf: url, version: named, options: options)
+            } else {
+                imported = try XcodeModelImport(contentsOf: url, options: options)
+            }
+            return (try Model(imported.model, registry: target), XcodeImportNote.grouped(imported.notes).map(\.description))
+        }
+        if let out_notes { out_notes.pointee = try mallocString(notes.joined(separator: "\n")).0 }
+        result.pointee = Handles.make(CModel(model), kind: .model)
+    }
+}
+
+@c @implementation
 public func amber_model_to_json(_ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ out_length: UnsafeMutablePointer<Int>?,
                                 _ model: OpaquePointer?) -> amber_status
 {

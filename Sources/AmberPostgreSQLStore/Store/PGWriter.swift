@@ -83,9 +83,7 @@ final class PGWriter<Row: RowSource> {
                 problems += try danglingLinks()
                 if store.hasDerivedAttributes { (written.derived, written.derivedEntities) = try store.takeDerivedLog() }
                 written.resolved = resolved
-                let wroteNothing = changes.inserts.isEmpty && changes.updates.isEmpty && changes.deletes.isEmpty
-                    && changes.links.isEmpty && changes.positions.isEmpty
-                if problems.isEmpty, !wroteNothing {
+                if problems.isEmpty, !changes.writesNothing {
                     var text = PGHistory.unrecorded
                     if store.options.recordsHistory {
                         var record = HistoryRecord(changes, written: written, model: store.model)
@@ -95,7 +93,7 @@ final class PGWriter<Row: RowSource> {
                 }
                 if problems.isEmpty {
                     try connection.execute("COMMIT")
-                    if !wroteNothing { store.ownWrites += 1 }
+                    if !changes.writesNothing { store.ownWrites += 1 }
                 }
             }
         } catch .server(let place, let state, let message) where PostgreSQLStore.retryable.contains(state) {

@@ -590,7 +590,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     package func write<Row: RowSource>(_ changes: ChangeSet<Row>, policy: MergePolicy, from inbox: ChangeInbox?, origin: WriteOrigin)
         throws(AmberError) -> WrittenKeys
     {
-        try refusingCoreData("saving")
+        // A save with nothing to write (a context closed unchanged) is no write.
+        if !changes.writesNothing { try refusingCoreData("saving") }
         return try serialized { () throws(AmberError) in
             let written = try write(changes, StoreWriter<Row>(store: self, policy: policy, settlesAsAMerge: changes.settlesAsAMerge),
                                     trial: false, origin: origin)
@@ -720,9 +721,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
                 problems += try writer.danglingLinks()
                 if hasDerivedAttributes { (written.derived, written.derivedEntities) = try takeDerivedLog() }
                 written.resolved = writer.resolved
-                let wroteNothing = changes.inserts.isEmpty && changes.updates.isEmpty && changes.deletes.isEmpty
-                    && changes.links.isEmpty && changes.positions.isEmpty
-                if problems.isEmpty, !wroteNothing {
+                if problems.isEmpty, !changes.writesNothing {
                     // Without history, only that a transaction happened: other processes then compare what they hold.
                     var text = HistoryTable.unrecorded
                     if options.recordsHistory {

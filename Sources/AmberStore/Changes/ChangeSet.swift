@@ -134,6 +134,11 @@ package struct ChangeSet<Row: RowSource> {
     /// A row deleted elsewhere is still a conflict, as after a merge.
     package var settlesAsAMerge = false
 
+    /// Whether the change set writes nothing: no rows, links or positions.
+    package var writesNothing: Bool {
+        inserts.isEmpty && updates.isEmpty && deletes.isEmpty && links.isEmpty && positions.isEmpty
+    }
+
     package init() {}
 
     /// Adds a new row for the table of root entity `table`; `provisionalKey`

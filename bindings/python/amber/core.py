@@ -1031,6 +1031,8 @@ class Model(_Owner):
         self._entities: dict[str, Entity] = {}
         self._codecs: dict[str, Optional[StructCodec]] = {}
         self._templates: Optional[dict[str, Template]] = None
+        #: What an Xcode import changed or left out, one note per line ("Entity.attribute: ..."); empty for other models.
+        self.notes: list[str] = []
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], registry: Optional[Registry] = None) -> "Model":
@@ -1058,6 +1060,27 @@ class Model(_Owner):
             raise ModelError(lib.AMBER_E_INVALID_JSON, f"{place}: {_non_finite_value(description, place)} is not a value a model "
                              "can hold (a model file is JSON, which has no NaN or infinity)", place) from None
         return cls(text, registry)
+
+    @classmethod
+    def from_xcode(cls, path: Union[str, os.PathLike], version: Optional[str] = None,
+                   registry: Optional[Registry] = None) -> "Model":
+        """The model of an Xcode data model, imported by the rules of
+        docs/xcode-models.md and bound at once: a .xcdatamodeld bundle (its
+        current version, or the one named `version`), a .xcdatamodel folder
+        or its contents file. What the import changed or left out is in
+        `notes`. A store Core Data wrote opens with the model it was made
+        with, for reading: amber.open("App.sqlite", Model.from_xcode("App.xcdatamodeld"))."""
+        target = registry if registry is not None else shared_registry()
+        out, notes = _out("amber_model **"), _out("char **")
+        check(lib.amber_model_from_xcode(out, notes, os.fsencode(path), ffi.NULL if version is None else _name(version, "a model version"),
+                                         target._handle))
+        try:
+            text = ffi.string(notes[0]).decode()
+        finally:
+            lib.amber_free(notes[0])
+        model = cls._bound(out[0], target)
+        model.notes = text.splitlines()
+        return model
 
     @classmethod
     def _bound(cls, handle: Any, registry: Registry) -> "Model":

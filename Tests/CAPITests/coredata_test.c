@@ -1,0 +1,114 @@
+/* A store Core Data wrote, through the C API: the model imported from its
+ * Xcode bundle (an older version of it), the store opened by path, every
+ * row compared with a plain SQLite reading of the same file, a predicate
+ * against SQL's own filter, saving refused, a later model version refused
+ * naming its differences. The fixtures are in ../shared/coredata beside the
+ * repository (AMBER_COREDATA_DIR overrides); each is copied first. */
+#define _POSIX_C_SOURCE 200809L
+#include <amber.h>
+#include <sqlite3.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* Copies file `from` to `to`; returns 0 on success. */
+static int copy_file(const char *from, const char *to) {
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    int failed_copy = !in || !out;
+    char buffer[65536];
+    size_t n;
+    while (!failed_copy && (n = fread(buffer, 1, sizeof buffer, in)) > 0) failed_copy = fwrite(buffer, 1, n, out) != n;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) failed_copy = 1;
+    return failed_copy;
+}
+
+/* Whether `value` is the text `expected` (NULL: a null value). */
+static int is_text(const amber_value *value, const unsigned char *expected) {
+    if (!expected) return value->type == AMBER_VALUE_NULL;
+    size_t length = strlen((const char *)expected);
+    return value->type == AMBER_VALUE_STRING && value->v.text.length == length && memcmp(value->v.text.data, expected, length) == 0;
+}
+
+int main(int argc, char **argv) {
+    const char *base = getenv("AMBER_COREDATA_DIR") ? getenv("AMBER_COREDATA_DIR") : "../shared/coredata";
+    char source[4096], bundle[4096], path[4096];
+    snprintf(source, sizeof source, "%s/wibosco/CoreDataMigration_Example_1.sqlite", base);
+    snprintf(bundle, sizeof bundle, "%s/wibosco/CoreDataMigration_Example.xcdatamodeld", base);
+    snprintf(path, sizeof path, "%s-posts.sqlite", argc > 1 ? argv[1] : "coredata_test");
+    CHECK(copy_file(source, path) == 0);
+
+    amber_model *model = NULL;
+    char *notes = NULL;
+    OK(amber_model_from_xcode(&model, &notes, bundle, "CoreDataMigration_Example", NULL));
+    CHECK(notes != NULL);
+    amber_free(notes);
+    amber_store *store = NULL;
+    OK(amber_store_open_url(&store, path, model, NULL));
+    amber_context *context = NULL;
+    OK(amber_context_new(&context, store));
+
+    /* Every post, by date, against the same rows read with plain SQLite. */
+    amber_sort by_date = {"date", 0, 0};
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Post";
+    request.sort = &by_date;
+    request.sort_count = 1;
+    amber_object **objects = NULL;
+    size_t count = 0;
+    OK(amber_context_fetch(&objects, &count, context, &request));
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *rows = NULL;
+    CHECK(sqlite3_prepare_v2(db, "SELECT ZPOSTID, ZCOLOR, ZCONTENT, ZDATE FROM ZPOST ORDER BY ZDATE", -1, &rows, NULL) == SQLITE_OK);
+    size_t seen = 0;
+    while (sqlite3_step(rows) == SQLITE_ROW && seen < count) {
+        amber_value value;
+        const char *names[] = {"postID", "color", "content"};
+        for (int i = 0; i < 3; i++) {
+            OK(amber_object_get_named(&value, objects[seen], names[i]));
+            CHECK(is_text(&value, sqlite3_column_text(rows, i)));
+            amber_value_release(&value);
+        }
+        /* Core Data keeps seconds since 2001; C values count them from 1970. */
+        OK(amber_object_get_named(&value, objects[seen], "date"));
+        CHECK(value.type == AMBER_VALUE_DATE && value.v.date == sqlite3_column_double(rows, 3) + 978307200.0);
+        amber_value_release(&value);
+        seen++;
+    }
+    CHECK(seen == count && count == 10);
+    sqlite3_finalize(rows);
+
+    /* A predicate selects what SQL's own filter selects. */
+    request.predicate = "color BEGINSWITH 'C' OR content CONTAINS 'evil'";
+    int64_t matched = -1;
+    OK(amber_context_count(&matched, context, &request));
+    CHECK(sqlite3_prepare_v2(db, "SELECT count(*) FROM ZPOST WHERE ZCOLOR GLOB 'C*' OR instr(ZCONTENT, 'evil') > 0", -1, &rows, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(rows) == SQLITE_ROW && sqlite3_column_int64(rows, 0) == matched && matched > 0);
+    sqlite3_finalize(rows);
+    sqlite3_close(db);
+
+    /* The store is read, not written: a save is refused naming why, and the change is kept. */
+    amber_value changed = text("000000");
+    OK(amber_object_set_named(objects[0], "color", &changed));
+    FAILS(amber_context_save(context), AMBER_E_UNSUPPORTED, "Core Data store");
+    int32_t pending = 0;
+    OK(amber_context_has_changes(&pending, context));
+    CHECK(pending == 1);
+    amber_free(objects);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+
+    /* The bundle's current version split and renamed what this store holds. */
+    OK(amber_model_from_xcode(&model, NULL, bundle, NULL, NULL));
+    FAILS(amber_store_open_url(&store, path, model, NULL), AMBER_E_MODEL_MISMATCH, "is not in the model");
+    OK(amber_model_free(model));
+    FAILS(amber_model_from_xcode(&model, NULL, bundle, "No Such Version", NULL), AMBER_E_INVALID_MODEL, "No Such Version");
+    FAILS(amber_model_from_xcode(&model, NULL, NULL, NULL, NULL), AMBER_E_NULL_ARGUMENT, "path");
+    remove(path);
+    return report();
+}

@@ -1,0 +1,99 @@
+"""Stores Core Data wrote, from Python: the model imported from the app's
+Xcode bundle, the store opened by path for reading, every value compared
+with the standard sqlite3 module's reading of the same file (dates and
+UUIDs decoded here), relationships both ways, a predicate against a plain
+filter, saving refused, a later model version refused naming each
+difference. The fixtures are in ../shared/coredata beside the repository."""
+import datetime
+import os
+import shutil
+import sqlite3
+import uuid
+
+import pytest
+
+import amber
+
+FIXTURES = os.environ.get("AMBER_COREDATA_DIR") or os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared", "coredata")
+EPOCH_2001 = datetime.datetime(2001, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def copy(tmp_path, name):
+    """The fixture `name` (with its -wal and -shm) copied into tmp_path."""
+    source = os.path.join(FIXTURES, name)
+    target = tmp_path / os.path.basename(name)
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(source + suffix):
+            shutil.copyfile(source + suffix, str(target) + suffix)
+    return target
+
+
+def rows(path, sql):
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        return db.execute(sql).fetchall()
+
+
+def date(seconds):
+    return None if seconds is None else EPOCH_2001 + datetime.timedelta(seconds=seconds)
+
+
+def test_a_store_with_a_hierarchy_reads_as_sqlite3_reads_it(tmp_path):
+    path = copy(tmp_path, "CoreDataPlus/SampleModel_V1.sqlite")
+    registry = amber.Registry()
+    # The app's Color class is its own: its bytes go to a transformer the program registers.
+    registry.register_transformer("ColorTransformer", "Binary", "Binary", lambda value: value, lambda value: value)
+    model = amber.Model.from_xcode(os.path.join(FIXTURES, "CoreDataPlus/SampleModel.xcdatamodeld"), registry=registry)
+    assert any(note.startswith("Person.id") for note in model.notes)
+    with amber.open(path, model) as store, store.context() as ctx:
+        people = ctx.fetch("Person", sort=["lastName", "firstName"])
+        expected = rows(path, "SELECT Z_PK, ZFIRSTNAME, ZLASTNAME, ZID, ZUPDATEDAT FROM ZPERSON ORDER BY ZLASTNAME, ZFIRSTNAME")
+        assert len(people) == len(expected) > 0
+        for person, (key, first, last, uid, updated) in zip(people, expected):
+            assert (person["firstName"], person["lastName"]) == (first, last)
+            assert person["id"] == uuid.UUID(bytes=uid)
+            assert person["updatedAt"] == date(updated)
+            cars = sorted(car["numberPlate"] for car in person["cars"])
+            assert cars == sorted(plate for (plate,) in rows(path, f"SELECT ZNUMBERPLATE FROM ZCAR WHERE ZOWNER = {key}"))
+        # Sub-entities share their root's table: each row's Z_ENT names its entity.
+        numbers = dict(rows(path, "SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY"))
+        per_entity = dict(rows(path, "SELECT Z_ENT, count(*) FROM ZCAR GROUP BY Z_ENT"))
+
+        def rows_of(*names):
+            return sum(per_entity.get(numbers[name], 0) for name in names)
+        assert ctx.count("Car") == rows_of("Car", "SportCar", "ExpensiveSportCar") == 125
+        assert ctx.count("SportCar") == rows_of("SportCar", "ExpensiveSportCar")
+        assert ctx.count("ExpensiveSportCar") == rows_of("ExpensiveSportCar")
+        fiat = ctx.fetch("Car", "maker == %@ AND owner.lastName BEGINSWITH[c] %@", "FIAT", "m")
+        plain = [plate for plate, maker, last in rows(path, "SELECT c.ZNUMBERPLATE, c.ZMAKER, p.ZLASTNAME FROM ZCAR c JOIN ZPERSON p ON c.ZOWNER = p.Z_PK")
+                 if maker == "FIAT" and last.lower().startswith("m")]
+        assert sorted(car["numberPlate"] for car in fiat) == sorted(plain) and plain
+
+
+def test_saving_is_refused_and_the_file_is_unchanged(tmp_path):
+    path = copy(tmp_path, "wibosco/CoreDataMigration_Example_1.sqlite")
+    before = path.read_bytes()
+    model = amber.Model.from_xcode(os.path.join(FIXTURES, "wibosco/CoreDataMigration_Example.xcdatamodeld"), "CoreDataMigration_Example")
+    with amber.open(path, model) as store:
+        ctx = store.context()
+        posts = ctx.fetch("Post", sort=["date"])
+        assert [(p["postID"], p["color"], p["date"]) for p in posts] == [
+            (post, color, date(when)) for post, color, when in rows(path, "SELECT ZPOSTID, ZCOLOR, ZDATE FROM ZPOST ORDER BY ZDATE")]
+        posts[0]["color"] = "000000"
+        with pytest.raises(amber.UnsupportedError, match="Core Data store"):
+            ctx.save()
+        assert ctx.has_changes
+    assert path.read_bytes() == before
+
+
+def test_a_later_model_version_is_refused_naming_each_difference(tmp_path):
+    path = copy(tmp_path, "CoreDataPlus/SampleModel3_V1.sqlite")
+    bundle = os.path.join(FIXTURES, "CoreDataPlus/SampleModel3.xcdatamodeld")
+    with pytest.raises(amber.ModelError) as raised:
+        amber.open(path, amber.Model.from_xcode(bundle, "SampleModel3_v3"))
+    for difference in ("entity Pet is not in the store", "User.pet: table ZUSER has no column ZPET",
+                       "column ZUSER.ZPETNAME is not in the model"):
+        assert difference in str(raised.value)
+    with pytest.raises(amber.ModelError, match="No Such Version"):
+        amber.Model.from_xcode(bundle, "No Such Version")
+    with amber.open(path, amber.Model.from_xcode(bundle)) as store, store.context() as ctx:
+        assert sorted(user["petName"] for user in ctx.fetch("User")) == sorted(name for (name,) in rows(path, "SELECT ZPETNAME FROM ZUSER"))
