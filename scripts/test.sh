@@ -211,6 +211,21 @@ printf '<model><entity name="Tag"><attribute name="tint" optional="YES" attribut
     > "$work/misspelled.xml"
 expect "problem: Tag.tint: ColorToDta: no such transformer; did you mean ColorToData?" cli model check "$work/misspelled.xml"
 if cli model check "$work/misspelled.xml" > /dev/null 2>&1; then echo "CLI: amber model check should fail on a model that does not bind"; exit 1; fi
+# Stores Core Data wrote (../shared/coredata beside the repository), copied first: read with the model they were made with.
+coredata="$(cd .. && pwd)/shared/coredata"
+for file in "$coredata"/CoreDataPlus/SampleModel3_V1.sqlite* "$coredata"/wibosco/CoreDataMigration_Example_1.sqlite; do
+    install -m 644 "$file" "$work/"
+done
+users=("$work/SampleModel3_V1.sqlite" User --model "$coredata/CoreDataPlus/SampleModel3.xcdatamodeld")
+expect "(4 objects)" cli query "${users[@]}" --where "petName BEGINSWITH 'Dog_1'"
+expect "User_1  Dog_1_3" cli query "${users[@]}" --where "petName BEGINSWITH 'Dog_1'" --sort petName:desc
+expect "User.pet: table ZUSER has no column ZPET" cli query "${users[@]}" --model-version SampleModel3_v3
+expect "entity User: column ZUSER.ZPETNAME is not in the model" cli query "${users[@]}" --model-version SampleModel3_v3
+expect "a store Core Data wrote carries no Amber model" cli query "$work/SampleModel3_V1.sqlite" User
+expect "postID: string, optional" cli schema "$work/CoreDataMigration_Example_1.sqlite" \
+    --model "$coredata/wibosco/CoreDataMigration_Example.xcdatamodeld" --model-version CoreDataMigration_Example
+expect '"postID" : "5903489F-8A2E-4C74-817B-FA395E2F002D"' cli query "$work/CoreDataMigration_Example_1.sqlite" Post --json \
+    --model "$coredata/wibosco/CoreDataMigration_Example.xcdatamodeld" --model-version CoreDataMigration_Example --sort date --limit 1
 expect "The Lincoln Highway" cli query "$work/books.amber" Book --where "author.name BEGINSWITH 'A'" --include author
 expect "(3 objects)" cli query "$work/books.amber" Book --where "author.name BEGINSWITH 'A'"
 expect "(12 objects)" cli query "$work/books.amber" Author --where "books.@count >= 1"

@@ -143,7 +143,7 @@ struct CoreDataStoreTests {
         defer { fixture.remove() }
         let context = Context(store: store)
         let all = try context.fetch(FetchRequest("Car"))
-        var generator = SystemRandomNumberGenerator()
+        var generator = SplitMix64(seed: 2001)
         let plates = try all.map { try $0.value(forKey: "numberPlate") }
         for _ in 0..<20 {
             guard case .string(let plate) = plates.randomElement(using: &generator) ?? .null else { continue }
@@ -242,6 +242,67 @@ struct CoreDataStoreTests {
         } throws: { error in
             guard case AmberError.notAStore(_, let reason) = error else { return false }
             return reason.contains("Core Data") && reason.contains("model")
+        }
+    }
+
+    /// A many-to-many pair in the layout people who read Apple's stores report
+    /// (no fixture has one): join table `Z_1TAGS`, Post keys in `Z_1POSTS`, Tag keys in `Z_2TAGS`.
+    private static let tagsModel = """
+        <entity name="Post"><attribute name="title" optional="YES" attributeType="String"/>
+          <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="posts" inverseEntity="Tag"/></entity>
+        <entity name="Tag"><attribute name="name" optional="YES" attributeType="String"/>
+          <relationship name="posts" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Post" inverseName="tags" inverseEntity="Post"/></entity>
+        """
+
+    /// A store in Core Data's layout for ``tagsModel``, made with plain SQL, and its links.
+    private static func tagsStore(at path: String, joinTable: String = "Z_1TAGS") -> [(post: Int64, tag: Int64)] {
+        var generator = SplitMix64(seed: 39)
+        var links: [(post: Int64, tag: Int64)] = []
+        for post in Int64(1)...12 { for tag in Int64(1)...5 where Int.random(in: 0..<3, using: &generator) == 0 { links.append((post, tag)) } }
+        var db: OpaquePointer?
+        sqlite3_open(path, &db)
+        sqlite3_exec(db, """
+            CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+            CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+            INSERT INTO Z_PRIMARYKEY VALUES (1, 'Post', 0, 12), (2, 'Tag', 0, 5);
+            INSERT INTO Z_METADATA VALUES (1, '\(UUID().uuidString)', NULL);
+            CREATE TABLE ZPOST (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR);
+            CREATE TABLE ZTAG (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR);
+            CREATE TABLE \(joinTable) (Z_1POSTS INTEGER, Z_2TAGS INTEGER, PRIMARY KEY (Z_1POSTS, Z_2TAGS));
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12) INSERT INTO ZPOST SELECT i, 1, 1, 'post ' || i FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) INSERT INTO ZTAG SELECT i, 2, 1, 'tag ' || i FROM n;
+            \(links.map { "INSERT INTO \(joinTable) VALUES (\($0.post), \($0.tag));" }.joined())
+            """, nil, nil, nil)
+        sqlite3_close(db)
+        return links
+    }
+
+    @Test("a many-to-many pair reads from Core Data's join table, both ways and in predicates")
+    func manyToMany() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("tags.sqlite").path
+        let links = Self.tagsStore(at: path)
+        let model = try Model(importXML(Self.tagsModel).model, registry: Registry())
+        let context = Context(store: try Store(path: path, model: model))
+        for post in try context.fetch(FetchRequest("Post")) {
+            let key = try #require(post.objectID.primaryKey)
+            #expect(Set(try post.objects(forKey: "tags").compactMap(\.objectID.primaryKey)) == Set(links.filter { $0.post == key }.map(\.tag)))
+        }
+        for tag in try context.fetch(FetchRequest("Tag")) {
+            let key = try #require(tag.objectID.primaryKey)
+            #expect(Set(try tag.objects(forKey: "posts").compactMap(\.objectID.primaryKey)) == Set(links.filter { $0.tag == key }.map(\.post)))
+        }
+        let tagged = try context.fetch(FetchRequest("Post", predicate: FetchPredicate("ANY tags.name == 'tag 2'")))
+        #expect(Set(tagged.compactMap(\.objectID.primaryKey)) == Set(links.filter { $0.tag == 2 }.map(\.post)) && !tagged.isEmpty)
+
+        let other = folder.appendingPathComponent("misnamed.sqlite").path
+        _ = Self.tagsStore(at: other, joinTable: "Z_9TAGS")
+        #expect {
+            try Store(path: other, model: model)
+        } throws: { error in
+            guard case AmberError.modelMismatch(_, let differences) = error else { return false }
+            return differences == ["Post.tags: the store has no join table Z_1TAGS or Z_2POSTS"]
         }
     }
 }

@@ -8,6 +8,17 @@ import Testing
 /// `ReadmeSampleTests.everySampleIsRun` fails when an article's sample and
 /// its copy here differ.
 @Suite struct DocumentationSampleTests {
+    /// docs/core-data-stores.md: a store Core Data wrote, read with its app's model.
+    @Test func coreDataStoresPage() throws {
+        let fixture = try CoreDataFixture("CoreDataPlus/SampleModel3_V1.sqlite")
+        defer { fixture.remove() }
+        let bundle = sharedCoreData.appendingPathComponent("CoreDataPlus/SampleModel3.xcdatamodeld"), storePath = fixture.path
+        let imported = try XcodeModelImport(contentsOf: bundle)
+        let store = try Store(path: storePath, model: Model(imported.model))
+        let users = try Context(store: store).fetch(FetchRequest("User", predicate: FetchPredicate("petName BEGINSWITH 'Dog'")))
+        #expect(users.count == 12)
+    }
+
     @Test func modelsArticle() throws {
         let description = ModelDescription {
             EntityDescription("Author") {
