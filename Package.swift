@@ -40,6 +40,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         // System libpq (libpq-dev): PostgreSQL's own client library, synchronous like the rest of Amber.
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ"),
+        // System zlib (zlib1g-dev): inflates the model a Core Data store keeps (raw DEFLATE).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // System libffi (libffi-dev): lays out struct value classes as the C compiler does.
         .systemLibrary(name: "CFFI", path: "Sources/CFFI"),
         // Makes include/amber.h visible to Swift so `@c @implementation`
@@ -64,7 +66,7 @@ let package = Package(
         .target(name: "AmberSQL", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore"],
                 path: "Sources/AmberSQL"),
         // The SQLite store: its dialect, every statement it runs and its transactions.
-        .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "CSQLite"],
+        .target(name: "AmberSQLiteStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "CSQLite", "CZlib"],
                 path: "Sources/AmberSQLiteStore"),
         // The PostgreSQL store: its dialect, its libpq connection, its writer and history.
         .target(name: "AmberPostgreSQLStore", dependencies: ["AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "CLibPQ"],

@@ -957,7 +957,10 @@ amber_status amber_store_migration_plan(char **out, size_t *out_count, const cha
 
 /** Opens an existing store with the model it carries, bound against
  *  `registry` (NULL: shared). *out_model (may be NULL) receives a new handle
- *  to that model, owned by the caller (amber_model_free). */
+ *  to that model, owned by the caller (amber_model_free). A store Core Data
+ *  wrote opens, for reading, with the model it keeps of itself (its
+ *  Z_MODELCACHE, imported as amber_model_from_xcode imports a model);
+ *  AMBER_E_NOT_A_STORE when that cache is missing or damaged. */
 amber_status amber_store_open_existing(amber_store **out, amber_model **out_model, const char *path,
                                        amber_registry *registry);
 

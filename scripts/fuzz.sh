@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes one harness (or all) with libFuzzer: scripts/fuzz.sh TARGET [SECONDS]
-# TARGET: predicate, model-json, archive, plugin-descriptor, xcode, or all
+# TARGET: predicate, model-json, archive, keyed-archive, plugin-descriptor, xcode, or all
 # (each for SECONDS, default 20). Amber's Swift targets are built with
 # -sanitize=fuzzer,address into .build-fuzz, so the fuzzer is guided by
 # Amber's own branches and memory errors stop it. Inputs start from the
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh TARGET [SECONDS]}
 seconds=${2:-20}
-targets=(predicate model-json archive plugin-descriptor xcode)
+targets=(predicate model-json archive keyed-archive plugin-descriptor xcode)
 if [ "$target" = all ]; then
     for each in "${targets[@]}"; do bash "$0" "$each" "$seconds"; done
     exit 0

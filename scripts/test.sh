@@ -221,7 +221,16 @@ expect "(4 objects)" cli query "${users[@]}" --where "petName BEGINSWITH 'Dog_1'
 expect "User_1  Dog_1_3" cli query "${users[@]}" --where "petName BEGINSWITH 'Dog_1'" --sort petName:desc
 expect "User.pet: table ZUSER has no column ZPET" cli query "${users[@]}" --model-version SampleModel3_v3
 expect "entity User: column ZUSER.ZPETNAME is not in the model" cli query "${users[@]}" --model-version SampleModel3_v3
-expect "a store Core Data wrote carries no Amber model" cli query "$work/SampleModel3_V1.sqlite" User
+# Without --model, a store Core Data wrote is read with the model it keeps of itself (Z_MODELCACHE).
+expect "(4 objects)" cli query "$work/SampleModel3_V1.sqlite" User --where "petName BEGINSWITH 'Dog_1'"
+install -m 644 "$coredata"/CoreDataPlus/SampleModel2_V1.sqlite* "$work/"
+stand_ins=(--transformer CoverTransformer=binary --transformer ContentTransformer=binary)
+expect "entity Writer (abstract)" cli schema "$work/SampleModel2_V1.sqlite" "${stand_ins[@]}"
+expect "pagesCount: integer64, optional, derived pages.@count" cli schema "$work/SampleModel2_V1.sqlite" "${stand_ins[@]}"
+expect "note: a fetched property in a compiled model is not read, at 2 places: Author.favFeedbacks, Author.feedbacks" \
+    cli schema "$work/SampleModel2_V1.sqlite" "${stand_ins[@]}"
+expect "(4970 objects)" cli query "$work/SampleModel2_V1.sqlite" Page "${stand_ins[@]}"
+expect "Book.cover: CoverTransformer: no such transformer" cli query "$work/SampleModel2_V1.sqlite" Page
 expect "postID: string, optional" cli schema "$work/CoreDataMigration_Example_1.sqlite" \
     --model "$coredata/wibosco/CoreDataMigration_Example.xcdatamodeld" --model-version CoreDataMigration_Example
 expect '"postID" : "5903489F-8A2E-4C74-817B-FA395E2F002D"' cli query "$work/CoreDataMigration_Example_1.sqlite" Post --json \
@@ -440,7 +449,7 @@ PY
 c_passed=$((c_passed + 1))
 
 step "Fuzzing: replay every corpus, then each harness for ${AMBER_FUZZ_SECONDS:-20} s (scripts/fuzz.sh, built with -sanitize=fuzzer)"
-for target in predicate model-json archive plugin-descriptor xcode; do
+for target in predicate model-json archive keyed-archive plugin-descriptor xcode; do
     "$bin/amber-fuzz" "$target" "Tests/FuzzCorpus/$target"
 done
 bash scripts/fuzz.sh all "${AMBER_FUZZ_SECONDS:-20}"

@@ -13,6 +13,9 @@ enum FuzzTarget: String, CaseIterable {
     /// An archived value (the default transformer's format): decoded, and
     /// if it decodes, encoded and decoded again to the same archive.
     case archive
+    /// A keyed archive (Core Data's secure unarchiver's format): read, and
+    /// if it reads, kept in Amber's archive and read back the same.
+    case keyedArchive = "keyed-archive"
     /// A plugin descriptor, as an entry function would return it: built
     /// from the bytes (sizes, versions, strings, classes, fields,
     /// transformers, flags and functions) and validated and registered.
@@ -38,6 +41,7 @@ enum FuzzTarget: String, CaseIterable {
         case .predicate: PredicateHarness.run(bytes)
         case .modelJSON: ModelHarness.runJSON(bytes)
         case .archive: ArchiveHarness.run(bytes)
+        case .keyedArchive: KeyedArchiveHarness.run(bytes)
         case .pluginDescriptor: PluginDescriptorHarness.run(bytes)
         case .xcode: ModelHarness.runXcode(bytes)
         }

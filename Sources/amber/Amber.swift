@@ -66,11 +66,18 @@ extension Store {
     }
 
     /// The existing store a STORE argument names, opened with the model in
-    /// `modelFile` when one is given (a store Core Data wrote carries none
-    /// Amber reads), else with the model it carries. A store made with
-    /// another model is refused, never migrated.
+    /// `modelFile` when one is given, else with the model it carries (a
+    /// store Core Data wrote: the model it keeps, with the import's notes on
+    /// standard error). A store made with another model is refused, never migrated.
     convenience init(existing name: String, modelFile: String?, xcode: XcodeOptions) throws {
         guard let modelFile else {
+            // A store Core Data wrote keeps its model in Core Data's form: its import notes are worth seeing.
+            if let path = try StoreURL(name).filePath, Store.isCoreDataStore(atPath: path) {
+                let imported = try Store.coreDataModel(ofStoreAt: path)
+                ModelFile.printNotes(imported.notes)
+                try self.init(path: path, model: Model(imported.model))
+                return
+            }
             try self.init(existing: name)
             return
         }

@@ -219,7 +219,7 @@ struct CoreDataStoreTests {
         #expect(try fixture.rows("PRAGMA journal_mode") == [[.string("delete")]])
     }
 
-    @Test("files that are not Core Data stores are refused, and a store Core Data wrote needs its model")
+    @Test("files that are not Core Data stores are refused, and so is a store whose own model is damaged")
     func badFiles() throws {
         let folder = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -237,11 +237,20 @@ struct CoreDataStoreTests {
         let truncated = folder.appendingPathComponent("truncated.sqlite").path
         try Data(try Data(contentsOf: URL(fileURLWithPath: fixture.path)).prefix(4096)).write(to: URL(fileURLWithPath: truncated))
         #expect(throws: AmberError.self) { try Context(store: Store(path: truncated, model: model)).fetch(FetchRequest("User")) }
+        // A store whose model cache is damaged is refused naming it.
+        let damaged = folder.appendingPathComponent("damaged.sqlite").path
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: damaged)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture.path + suffix) {
+            try FileManager.default.copyItem(atPath: fixture.path + suffix, toPath: damaged + suffix)
+        }
+        sqlite3_open(damaged, &db)
+        sqlite3_exec(db, "UPDATE Z_MODELCACHE SET Z_CONTENT = CAST(substr(Z_CONTENT, 1, 40) || zeroblob(20) AS BLOB)", nil, nil, nil)
+        sqlite3_close(db)
         #expect {
-            try Store(openingExisting: fixture.path)
+            try Store(openingExisting: damaged)
         } throws: { error in
             guard case AmberError.notAStore(_, let reason) = error else { return false }
-            return reason.contains("Core Data") && reason.contains("model")
+            return reason.contains("model cache (Z_MODELCACHE)")
         }
     }
 
@@ -304,5 +313,81 @@ struct CoreDataStoreTests {
             guard case AmberError.modelMismatch(_, let differences) = error else { return false }
             return differences == ["Post.tags: the store has no join table Z_1TAGS or Z_2POSTS"]
         }
+    }
+
+    /// The registry a program reading SampleModel2 needs: the app's two transformers, handing over the stored bytes.
+    private static func sampleModel2Registry() throws -> Registry {
+        let registry = Registry()
+        for name in ["CoverTransformer", "ContentTransformer"] {
+            try registry.register(Transformer(name: name, from: ValueClass.propertyListName, to: ValueClass.binary.rawValue, source: "test",
+                                              forward: { $0 }, reverse: { $0 }))
+        }
+        return registry
+    }
+
+    @Test("a store alone opens with the model it keeps, and every page reads as plain SQLite reads it")
+    func aStoreDescribesItself() throws {
+        let fixture = try CoreDataFixture("CoreDataPlus/SampleModel2_V1.sqlite")
+        defer { fixture.remove() }
+        let store = try Store(openingExisting: fixture.path, registry: Self.sampleModel2Registry())
+        #expect(try store.model.entity(named: "Writer").isAbstract)
+        #expect(try store.model.entity(named: "Book").attribute(named: "pagesCount").derivation?.expression == "pages.@count")
+        let context = Context(store: store)
+        let pages = try context.fetch(FetchRequest("Page", sortedBy: [SortKey("number"), SortKey("content")]))
+        let rows = try fixture.rows("SELECT Z_PK, ZNUMBER, ZISBOOKMARKED, ZBOOK, ZCONTENT FROM ZPAGE")
+        #expect(pages.count == rows.count && rows.count == 4970)
+        let byKey = Dictionary(uniqueKeysWithValues: rows.map { row -> (Value, [Value]) in (row[0], row) })
+        for page in pages {
+            guard let row = byKey[.int(page.objectID.primaryKey ?? -1)] else {
+                Issue.record("no row for \(page.objectID)")
+                continue
+            }
+            #expect(try page.value(forKey: "number") == row[1])
+            #expect(try page.value(forKey: "isBookmarked") == (row[2] == .int(1) ? .bool(true) : .bool(false)))
+            #expect(try page.object(forKey: "book")?.objectID.primaryKey.map(Value.int) == row[3])
+            #expect(try page.value(forKey: "content") == row[4])
+        }
+        // Books: decimals as Core Data reads its REALs back, the derived count as the store keeps it, and the pages both ways.
+        for book in try context.fetch(FetchRequest("Book")) {
+            let key = book.objectID.primaryKey ?? -1
+            let row = try fixture.rows("SELECT printf('%.15g', ZPRICE), ZPAGESCOUNT, ZTITLE, (SELECT count(*) FROM ZPAGE WHERE ZBOOK = \(key)) FROM ZBOOK WHERE Z_PK = \(key)")[0]
+            guard case .string(let price) = row[0], let decimal = ScaledDecimal(price) else {
+                Issue.record("price of book \(key)")
+                continue
+            }
+            #expect(try book.value(forKey: "price") == .decimal(decimal))
+            #expect(try book.value(forKey: "pagesCount") == row[1])
+            #expect(try book.value(forKey: "title") == row[2])
+            #expect(try Value.int(Int64(book.objects(forKey: "pages").count)) == row[3])
+        }
+        let authors = try context.fetch(FetchRequest("Author", sortedBy: [SortKey("alias")]))
+        #expect(try authors.map { try $0.value(forKey: "alias") } == fixture.rows("SELECT ZALIAS FROM ZWRITER ORDER BY ZALIAS").map { $0[0] })
+        // Writer is abstract: its rows are all Authors.
+        #expect(try context.fetch(FetchRequest("Writer")).map(\.entity.name) == authors.map { _ in "Author" })
+        let expensive = try context.count(FetchRequest("Book", predicate: FetchPredicate("price > 5 AND author.alias == 'Andrea'")))
+        let plain = try fixture.rows("""
+            SELECT count(*) FROM ZBOOK b JOIN ZWRITER w ON b.ZAUTHOR = w.Z_PK WHERE b.ZPRICE > 5 AND w.ZALIAS = 'Andrea'
+            """)[0][0]
+        #expect(Value.int(Int64(expensive)) == plain)
+    }
+
+    @Test("the model a store keeps reads as its app's Xcode model says")
+    func cachedModelMatchesTheXcodeModel() throws {
+        let fixture = try CoreDataFixture("CoreDataPlus/SampleModel_V1.sqlite")
+        defer { fixture.remove() }
+        let cached = try Store.coreDataModel(ofStoreAt: fixture.path, registry: Registry()).model
+        let xcode = try XcodeModelImport(contentsOf: sharedCoreData.appendingPathComponent("CoreDataPlus/SampleModel.xcdatamodeld"),
+                                         options: XcodeImportOptions(registry: Registry())).model
+        func shape(_ model: ModelDescription) -> [String] {
+            model.entities.sorted { $0.name < $1.name }.flatMap { entity in
+                ["\(entity.name) : \(entity.parent ?? "-")"]
+                    + entity.attributes.filter { !$0.isTransient }.sorted { $0.name < $1.name }
+                        .map { "  \($0.name) \($0.type) optional \($0.isOptional) \($0.transformerNames) \($0.valueClassName ?? "-")" }
+                    + entity.relationships.sorted { $0.name < $1.name }
+                        .map { "  \($0.name) -> \($0.destination) inverse \($0.inverse ?? "-") many \($0.isToMany) rule \($0.deleteRule)" }
+                    + entity.uniquenessConstraints.map { "  unique \($0)" }
+            }
+        }
+        #expect(shape(cached) == shape(xcode))
     }
 }

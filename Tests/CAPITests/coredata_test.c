@@ -110,5 +110,31 @@ int main(int argc, char **argv) {
     FAILS(amber_model_from_xcode(&model, NULL, bundle, "No Such Version", NULL), AMBER_E_INVALID_MODEL, "No Such Version");
     FAILS(amber_model_from_xcode(&model, NULL, NULL, NULL, NULL), AMBER_E_NULL_ARGUMENT, "path");
     remove(path);
+
+    /* A store alone opens with the model it keeps of itself (Z_MODELCACHE). */
+    snprintf(source, sizeof source, "%s/CoreDataPlus/SampleModel3_V1.sqlite", base);
+    snprintf(path, sizeof path, "%s-users.sqlite", argc > 1 ? argv[1] : "coredata_test");
+    char source_wal[4200], path_wal[4200];
+    snprintf(source_wal, sizeof source_wal, "%s-wal", source);
+    snprintf(path_wal, sizeof path_wal, "%s-wal", path);
+    CHECK(copy_file(source, path) == 0 && copy_file(source_wal, path_wal) == 0);
+    OK(amber_store_open_existing(&store, &model, path, NULL));
+    amber_entity *user = NULL;
+    OK(amber_model_entity(&user, model, "User"));
+    OK(amber_context_new(&context, store));
+    amber_fetch_request users = AMBER_FETCH_REQUEST_INIT;
+    users.entity = "User";
+    users.predicate = "petName ENDSWITH '_0'";
+    OK(amber_context_count(&matched, context, &users));
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, "SELECT count(*) FROM ZUSER WHERE ZPETNAME LIKE '%\\_0' ESCAPE '\\'", -1, &rows, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(rows) == SQLITE_ROW && sqlite3_column_int64(rows, 0) == matched && matched == 3);
+    sqlite3_finalize(rows);
+    sqlite3_close(db);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+    remove(path);
+    remove(path_wal);
     return report();
 }

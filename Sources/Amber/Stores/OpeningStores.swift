@@ -63,12 +63,15 @@ extension Store {
     /// Opens an existing SQLite store with the model it carries, so a
     /// program (such as the `amber` CLI) can read a store it did not make.
     /// The model is bound against `registry`, which must hold the transformers it names.
+    /// A store Core Data wrote opens, for reading, with the model it keeps of
+    /// itself (``coreDataModel(ofStoreAt:registry:)`` has it, with the import's notes).
     ///
     /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a missing file or one without a readable model.
     public convenience init(openingExisting path: String, registry: Registry = .shared, options: Options = Options()) throws(AmberError) {
         if SQLiteStore.holdsCoreDataStore(atPath: path) {
-            throw .notAStore(path: path, reason: "a store Core Data wrote carries no Amber model: open it with the model it was made with "
-                + "(Store(path:model:), or --model in the CLI)")
+            let model = try Model(SQLiteStore.coreDataModel(atPath: path, registry: registry).model, registry: registry)
+            self.init(engine: try SQLiteStore(coreDataPath: path, model: model, options: options), url: .file(path), options: options)
+            return
         }
         self.init(engine: try SQLiteStore(openingExisting: path, registry: registry, options: options), url: .file(path), options: options)
     }
@@ -88,6 +91,26 @@ extension Store {
             let model = try PostgreSQLStore.storedModel(at: address, registry: registry)
             self.init(engine: try PostgreSQLStore(address: address, model: model, options: options), url: url, options: options)
         }
+    }
+
+    /// Whether the file at `path` is a store Core Data wrote (its
+    /// bookkeeping tables and no Amber metadata); false for a missing file
+    /// and anything else. Such a store opens for reading with
+    /// ``init(path:model:options:)`` and the model it was made with, or with
+    /// ``init(openingExisting:registry:options:)`` and the model it keeps.
+    public static func isCoreDataStore(atPath path: String) -> Bool { SQLiteStore.holdsCoreDataStore(atPath: path) }
+
+    /// The model the store Core Data wrote at `path` keeps of itself (its
+    /// `Z_MODELCACHE`), imported as an Xcode model is: the model description
+    /// and the import's notes. Bind it with `Model(_:registry:)`; the
+    /// transformers it names are looked up in `registry`.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a missing
+    ///   file, one that is not a Core Data store, or one whose model cache is
+    ///   empty or damaged; ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
+    ///   for a cached model Amber cannot read.
+    public static func coreDataModel(ofStoreAt path: String, registry: Registry = .shared) throws(AmberError) -> XcodeModelImport {
+        try SQLiteStore.coreDataModel(atPath: path, registry: registry)
     }
 
     /// An in-memory store with `model` (an SQLite database in memory, the

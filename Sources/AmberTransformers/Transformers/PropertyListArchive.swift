@@ -2,6 +2,9 @@ import AmberValues
 import Foundation
 
 /// The default transformer: plist-like values ↔ a compact, versioned binary archive.
+/// It also reads what Core Data's secure unarchiver stores (``KeyedArchive``),
+/// so a transformable attribute of an imported model reads from a store Core
+/// Data wrote; it always writes its own format.
 ///
 /// Format (all integers little-endian; lengths and counts are unsigned LEB128):
 ///
@@ -35,6 +38,8 @@ package enum PropertyListArchive {
         },
         reverse: { value in
             guard case .binary(let data) = value else { return .null }
+            // What Core Data's secure unarchiver stored (a store Core Data wrote) reads as the same values.
+            if KeyedArchive.looksLikeOne(data) { return try KeyedArchive(data).rootValue() }
             return try decode(data)
         })
 

@@ -1186,7 +1186,9 @@ def open(url: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, 
 
     With no model, opens an existing store at the path `url` with the model
     it carries (a path only: the C API opens an existing store by path; the
-    options below other than the plugins do not apply).
+    options below other than the plugins do not apply). A store Core Data
+    wrote opens, for reading, with the model it keeps of itself; give
+    `Model.from_xcode(...)` to open it with the app's model instead.
 
     `busy_timeout` is how many seconds a save waits for another connection
     (another store on the file, or another process) to finish writing

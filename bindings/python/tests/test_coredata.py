@@ -5,6 +5,7 @@ UUIDs decoded here), relationships both ways, a predicate against a plain
 filter, saving refused, a later model version refused naming each
 difference. The fixtures are in ../shared/coredata beside the repository."""
 import datetime
+import decimal
 import os
 import shutil
 import sqlite3
@@ -97,3 +98,19 @@ def test_a_later_model_version_is_refused_naming_each_difference(tmp_path):
         amber.Model.from_xcode(bundle, "No Such Version")
     with amber.open(path, amber.Model.from_xcode(bundle)) as store, store.context() as ctx:
         assert sorted(user["petName"] for user in ctx.fetch("User")) == sorted(name for (name,) in rows(path, "SELECT ZPETNAME FROM ZUSER"))
+
+
+def test_a_store_alone_opens_with_the_model_it_keeps(tmp_path):
+    path = copy(tmp_path, "CoreDataPlus/SampleModel2_V1.sqlite")
+    registry = amber.Registry()
+    # The app's own classes: their archives are handed over as the stored bytes.
+    for name in ("CoverTransformer", "ContentTransformer"):
+        registry.register_transformer(name, "PropertyList", "Binary", lambda value: value, lambda value: value)
+    with amber.open(path, registry=registry) as store, store.context() as ctx:
+        pages = ctx.fetch("Page", "book.title BEGINSWITH %@", "title 2 ")
+        expected = rows(path, "SELECT p.ZNUMBER, p.ZCONTENT FROM ZPAGE p JOIN ZBOOK b ON p.ZBOOK = b.Z_PK WHERE b.ZTITLE LIKE 'title 2 %'")
+        assert sorted((page["number"], page["content"]) for page in pages) == sorted(expected) and expected
+        assert ctx.count("Writer") == ctx.count("Author") == len(rows(path, "SELECT Z_PK FROM ZWRITER"))
+        for book in ctx.fetch("Book", limit=5):
+            (price,) = rows(path, f"SELECT printf('%.15g', ZPRICE) FROM ZBOOK WHERE ZUNIQUEID = x'{book['uniqueID'].hex}'")[0]
+            assert book["price"] == decimal.Decimal(price)
