@@ -964,6 +964,23 @@ amber_status amber_store_migration_plan(char **out, size_t *out_count, const cha
 amber_status amber_store_open_existing(amber_store **out, amber_model **out_model, const char *path,
                                        amber_registry *registry);
 
+/** Copies the store Core Data wrote at `source` into a new Amber store at
+ *  `destination`, so an app's data leaves Core Data's layout: every object
+ *  and link, keys kept, values exactly as they read from the source, in one
+ *  transaction, with each entity's count checked at the end. The source is
+ *  only read. `model` is the model the source was made with, or NULL for
+ *  the model it keeps of itself (bound against `registry`, NULL: shared);
+ *  the new store is made with it. *out_objects (may be NULL) receives how
+ *  many objects were copied.
+ *  Errors: AMBER_E_EXISTS when something is at `destination`;
+ *  AMBER_E_MODEL_MISMATCH naming every difference between the source and
+ *  `model`; AMBER_E_NOT_A_STORE for a source that is not a Core Data store
+ *  (or whose own model is missing or damaged); AMBER_E_MIGRATION_FAILED
+ *  when a count differs. After any failure nothing is left at
+ *  `destination`. Threads: any. */
+amber_status amber_store_import_coredata(int64_t *out_objects, const char *source, const char *destination, amber_model *model,
+                                         amber_registry *registry);
+
 /** Releases the store handle. The database closes once no context uses it;
  *  the last connection to a file store to close folds the write-ahead log
  *  into the file and removes it, leaving only the store file. */

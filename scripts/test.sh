@@ -231,6 +231,12 @@ expect "note: a fetched property in a compiled model is not read, at 2 places: A
     cli schema "$work/SampleModel2_V1.sqlite" "${stand_ins[@]}"
 expect "(4970 objects)" cli query "$work/SampleModel2_V1.sqlite" Page "${stand_ins[@]}"
 expect "Book.cover: CoverTransformer: no such transformer" cli query "$work/SampleModel2_V1.sqlite" Page
+# Moving over: a Core Data store copied into a new Amber store, which then reads without the stand-ins' store.
+expect "copied 5468 objects into $work/imported.amber: Author 2, Book 51, Feedback 444, GraphicNovel 1, Page 4970" \
+    cli import-coredata "$work/SampleModel2_V1.sqlite" --to "$work/imported.amber" "${stand_ins[@]}"
+expect "$work/imported.amber: ok" cli check "$work/imported.amber"
+expect "(99 objects)" cli query "$work/imported.amber" Page --where "book.title == 'title 2 - author 2'" "${stand_ins[@]}"
+expect "imported.amber: a file is already there; nothing was written" cli import-coredata "$work/SampleModel2_V1.sqlite" --to "$work/imported.amber" "${stand_ins[@]}"
 expect "postID: string, optional" cli schema "$work/CoreDataMigration_Example_1.sqlite" \
     --model "$coredata/wibosco/CoreDataMigration_Example.xcdatamodeld" --model-version CoreDataMigration_Example
 expect '"postID" : "5903489F-8A2E-4C74-817B-FA395E2F002D"' cli query "$work/CoreDataMigration_Example_1.sqlite" Post --json \

@@ -382,3 +382,48 @@ double bench_raw_w16(const char *path, int64_t n) {
     sqlite3_close(db);
     return elapsed;
 }
+
+typedef struct page_row {
+    int64_t pk, version, number, bookmarked, book;
+    void *content;
+    size_t content_length;
+} page_row;
+
+double bench_raw_coredata_pages(const char *path, double *checksum) {
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    double start = bench_now_ms();
+    sqlite3_stmt *select = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT Z_PK, Z_OPT, ZNUMBER, ZISBOOKMARKED, ZBOOK, ZCONTENT FROM ZPAGE", -1, &select, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -1;
+    }
+    size_t capacity = 1024, count = 0;
+    page_row *rows = malloc(capacity * sizeof *rows);
+    while (sqlite3_step(select) == SQLITE_ROW) {
+        if (count == capacity) rows = realloc(rows, (capacity *= 2) * sizeof *rows);
+        page_row *r = &rows[count++];
+        r->pk = sqlite3_column_int64(select, 0);
+        r->version = sqlite3_column_int64(select, 1);
+        r->number = sqlite3_column_int64(select, 2);
+        r->bookmarked = sqlite3_column_int64(select, 3);
+        r->book = sqlite3_column_int64(select, 4);
+        r->content_length = (size_t)sqlite3_column_bytes(select, 5);
+        r->content = malloc(r->content_length ? r->content_length : 1);
+        memcpy(r->content, sqlite3_column_blob(select, 5), r->content_length);
+    }
+    sqlite3_finalize(select);
+    double elapsed = bench_now_ms() - start;
+    double sum = 0;
+    for (size_t i = 0; i < count; i++) {
+        sum += (double)rows[i].number + (double)rows[i].content_length;
+        free(rows[i].content);
+    }
+    free(rows);
+    sqlite3_close(db);
+    *checksum = sum;
+    return elapsed;
+}

@@ -116,6 +116,22 @@ public func amber_store_open_existing(_ out: UnsafeMutablePointer<OpaquePointer?
 }
 
 @c @implementation
+public func amber_store_import_coredata(_ out_objects: UnsafeMutablePointer<Int64>?, _ source: UnsafePointer<CChar>?,
+                                        _ destination: UnsafePointer<CChar>?, _ model: OpaquePointer?, _ registry: OpaquePointer?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let from = try name(source, "source"), to = try name(destination, "destination")
+        let target = try Handles.registry(registry)
+        let given: Model? = try model.map { (handle) throws(CAPIError) -> Model in
+            let wrapper: CModel = try Handles.resolve(handle, as: .model, "model")
+            return wrapper.model
+        }
+        let counts = try core { () throws(AmberError) in try Store.importCoreDataStore(at: from, into: to, model: given, registry: target) }
+        out_objects?.pointee = Int64(counts.values.reduce(0, +))
+    }
+}
+
+@c @implementation
 public func amber_store_close(_ store: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in try Handles.release(store, as: .store, "store") }
 }

@@ -19,6 +19,7 @@ struct AmberBench: ParsableCommand {
     @Option(help: "The Python benchmark script to run too (its JSON is merged).") var python: String?
     @Option(help: "Write {workload: {amber_ms, raw_ms, ratio}} to this file.") var json: String?
     @Option(help: "A PostgreSQL server (libpq URI) for the PostgreSQL rows, against raw libpq on it; none: no such rows.") var postgres: String?
+    @Option(help: "Where the Core Data store fixtures are (W18; none there: no W18 row).") var coredata = "../shared/coredata"
     @Option(help: .hidden) var memoryChild: String?
     @Option(help: .hidden) var profile: String?
     @Option(help: .hidden) var mergeWriter: String?
@@ -81,6 +82,13 @@ struct AmberBench: ParsableCommand {
             }
             return
         }
+        if profile == "coredata" {
+            // W18 alone, both sides: `--profile coredata`.
+            guard let result = try CoreDataWorkload(fixtures: URL(fileURLWithPath: coredata), workspace: workspace).run(repetitions: repetitions)
+            else { throw ValidationError("no SampleModel2_V1.sqlite under \(coredata)") }
+            Swift.print(result.amber_ms, result.raw_ms, result.ratio)
+            return
+        }
         if profile == "migration" {
             // W13 alone, both sides: `--profile migration`.
             let result = try MigrationWorkload(bench: bench).run(repetitions: repetitions)
@@ -115,6 +123,8 @@ struct AmberBench: ParsableCommand {
         let batch = try BatchUpdateWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         (results[BatchUpdateWorkload.name], results[BatchUpdateWorkload.againstContextName]) = (batch.raw, batch.context)
         results[CrossProcessMergeWorkload.name] = try CrossProcessMergeWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+        results[CoreDataWorkload.name] = try CoreDataWorkload(fixtures: URL(fileURLWithPath: coredata), workspace: workspace)
+            .run(repetitions: repetitions)
         for durability in [Store.Durability.normal, .full] {
             results[DurabilityWorkload.name(durability)] = try DurabilityWorkload(workspace: workspace).run(durability, repetitions: repetitions)
         }
@@ -378,7 +388,7 @@ struct Report {
         (ExtendedWorkload.name, 2.0), (MigrationWorkload.name, 3.0),
         (DurabilityWorkload.name(.normal), 1.5), (DurabilityWorkload.name(.full), 1.5),
         (HistoryWorkload.name, 1.15), (BatchUpdateWorkload.name, 1.3), (BatchUpdateWorkload.againstContextName, 0.5),
-        (CrossProcessMergeWorkload.name, 0.5),
+        (CrossProcessMergeWorkload.name, 0.5), (CoreDataWorkload.name, 2.0),
         (PostgreSQLWorkloads.names[0], 1.5), (PostgreSQLWorkloads.names[1], 2.0), (PostgreSQLWorkloads.names[2], 2.0),
         (PostgreSQLWorkloads.names[3], 1.5),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),

@@ -390,4 +390,48 @@ struct CoreDataStoreTests {
         }
         #expect(shape(cached) == shape(xcode))
     }
+
+    @Test("importing copies every object and link into an Amber store, reading the same; failures leave nothing")
+    func importIntoAnAmberStore() throws {
+        let fixture = try CoreDataFixture("CoreDataPlus/SampleModel2_V1.sqlite")
+        defer { fixture.remove() }
+        let registry = try Self.sampleModel2Registry()
+        let destination = fixture.folder.appendingPathComponent("books.amber").path
+        let steps = Locked<[String]>([])
+        let counts = try Store.importCoreDataStore(at: fixture.path, into: destination, registry: registry,
+                                                   progress: { step in steps.mutate { $0.append(step.step) } })
+        #expect(counts["Page"] == 4970 && counts["Author"] == 2 && counts["Writer"] == 0)
+        #expect(steps.value.contains("copy Page"))
+        let source = Context(store: try Store(openingExisting: fixture.path, registry: registry))
+        let copy = Context(store: try Store(openingExisting: destination, registry: registry))
+        #expect(copy.store.capabilities.contains(.history))
+        for entity in ["Book", "Page", "Feedback", "Author"] {
+            let request = FetchRequest(entity)
+            let attributes = try source.model.entity(named: entity).attributes.filter { !$0.isTransient }.map(\.name)
+            let before = try source.fetch(request).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+            let after = try copy.fetch(request).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+            #expect(before.count == after.count && !before.isEmpty)
+            for (old, new) in zip(before, after) {
+                #expect(old.objectID.primaryKey == new.objectID.primaryKey && old.entity.name == new.entity.name)
+                for name in attributes { #expect(try old.value(forKey: name) == new.value(forKey: name), "\(entity).\(name)") }
+                for relationship in old.entity.relationships where !relationship.isToMany {
+                    #expect(try old.object(for: relationship)?.objectID.primaryKey == new.object(forKey: relationship.name)?.objectID.primaryKey)
+                }
+            }
+        }
+        // A path already taken, a cancelled copy and a model that does not fit leave nothing behind.
+        #expect(throws: AmberError.fileExists(path: destination)) {
+            try Store.importCoreDataStore(at: fixture.path, into: destination, registry: registry)
+        }
+        let cancelled = fixture.folder.appendingPathComponent("cancelled.amber").path
+        #expect(throws: AmberError.self) {
+            try Store.importCoreDataStore(at: fixture.path, into: cancelled, registry: registry, progress: { step in
+                if step.step == "copy Page" { throw CancellationError() }
+            })
+        }
+        #expect(!FileManager.default.fileExists(atPath: cancelled))
+        let other = try coreDataModel("CoreDataPlus/SampleModel3.xcdatamodeld")
+        #expect(throws: AmberError.self) { try Store.importCoreDataStore(at: fixture.path, into: cancelled, model: other) }
+        #expect(!FileManager.default.fileExists(atPath: cancelled))
+    }
 }

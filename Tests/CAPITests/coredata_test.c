@@ -134,6 +134,25 @@ int main(int argc, char **argv) {
     OK(amber_context_free(context));
     OK(amber_store_close(store));
     OK(amber_model_free(model));
+
+    /* Copied into an Amber store: every user, which then opens with the model it carries. */
+    char copy[4200];
+    snprintf(copy, sizeof copy, "%s-users.amber", argc > 1 ? argv[1] : "coredata_test");
+    remove(copy);
+    int64_t copied = 0;
+    OK(amber_store_import_coredata(&copied, path, copy, NULL, NULL));
+    CHECK(copied == 12);
+    FAILS(amber_store_import_coredata(&copied, path, copy, NULL, NULL), AMBER_E_EXISTS, copy);
+    OK(amber_store_open_existing(&store, &model, copy, NULL));
+    OK(amber_context_new(&context, store));
+    int64_t again = -1;
+    OK(amber_context_count(&again, context, &users));
+    CHECK(again == matched);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+    FAILS(amber_store_import_coredata(NULL, copy, "never.amber", NULL, NULL), AMBER_E_NOT_A_STORE, "Core Data");
+    remove(copy);
     remove(path);
     remove(path_wal);
     return report();

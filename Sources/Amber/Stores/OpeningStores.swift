@@ -113,6 +113,34 @@ extension Store {
         try SQLiteStore.coreDataModel(atPath: path, registry: registry)
     }
 
+    /// Copies the store Core Data wrote at `source` into a new Amber store
+    /// at `destination`, so an app's data leaves Core Data's layout: every
+    /// object and link, keys kept, values exactly as they read from the
+    /// source, in one transaction, with the count of every entity checked at
+    /// the end. The source is only read. `model` is the model the source was
+    /// made with (nil: the model it keeps of itself, as
+    /// ``coreDataModel(ofStoreAt:registry:)`` reads it), bound against `registry`;
+    /// the new store is made with it. `progress` hears of each table copied
+    /// (`copy Page`, rows done and in all) and may cancel by throwing.
+    ///
+    /// - Returns: the number of objects of each entity (its own, not its sub-entities').
+    /// - Throws: ``/AmberValues/AmberError/fileExists(path:)`` when something is at
+    ///   `destination`; what opening the source throws (a model that does not
+    ///   match it, naming each difference); ``/AmberValues/AmberError/migrationFailed(store:problems:)``
+    ///   when `progress` cancelled or a count differs. Nothing is left at `destination` after a failure.
+    @discardableResult
+    public static func importCoreDataStore(at source: String, into destination: String, model: Model? = nil, registry: Registry = .shared,
+                                           progress: (@Sendable (MigrationProgress) throws -> Void)? = nil) throws(AmberError) -> [String: Int]
+    {
+        let bound: Model
+        if let model {
+            bound = model
+        } else {
+            bound = try Model(SQLiteStore.coreDataModel(atPath: source, registry: registry).model, registry: registry)
+        }
+        return try SQLiteStore.importCoreData(from: source, model: bound, to: destination, options: Options(), progress: progress)
+    }
+
     /// An in-memory store with `model` (an SQLite database in memory, the
     /// store ``/AmberStore/StoreURL/memory`` names); it lives as long as this object.
     public static func inMemory(model: Model, options: Options = Options()) throws(AmberError) -> Store {

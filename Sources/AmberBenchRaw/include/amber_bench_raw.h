@@ -44,6 +44,12 @@ double bench_raw_w4(bench_raw *raw, int64_t n);
 /** W5: `count` color round trips (forward then reverse) through the plugin's pointers. Returns ms. */
 double bench_raw_w5(bench_plugin *plugin, int64_t count, double *checksum);
 
+/** W18: every row of ZPAGE in the Core Data store at `path` (opened
+ *  read-only) read into structs: key, version, number, bookmark flag, book
+ *  key, and the content bytes copied. Returns ms; *checksum sums numbers and
+ *  content lengths; -1 if the store cannot be read. */
+double bench_raw_coredata_pages(const char *path, double *checksum);
+
 /** The graph workloads' database: Author (name) and Book (title, price,
  *  author: the author's _pk, indexed), the layout Amber gives them. */
 bench_raw *bench_raw_graph_create(const char *path);

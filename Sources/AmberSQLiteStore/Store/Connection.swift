@@ -340,6 +340,10 @@ final class Statement {
     // MARK: Reading (index is 0-based)
 
     func columnType(_ index: Int32) -> Int32 { sqlite3_column_type(handle, index) }
+    /// Binds column `column` of `source`'s current row at parameter `index`, as SQLite holds it (type and bytes).
+    func bind(_ index: Int32, columnOf source: Statement, _ column: Int32) {
+        check(sqlite3_bind_value(handle, index + 1, sqlite3_column_value(source.handle, column)))
+    }
     func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
     func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
     /// Column `index` as text ("" for NULL).

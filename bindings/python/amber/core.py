@@ -1268,6 +1268,26 @@ def check_file(path: Union[str, os.PathLike]) -> list[str]:
     return _lines(lambda out, count: lib.amber_store_check_file(out, count, os.fsencode(path)))
 
 
+@checked_arguments
+def import_coredata(source: Union[str, os.PathLike], destination: Union[str, os.PathLike], model: Optional[Model] = None,
+                    registry: Optional[Registry] = None) -> int:
+    """Copies the store Core Data wrote at `source` into a new Amber store at
+    `destination`: every object and link, keys kept, values exactly as they
+    read from the source, in one transaction, each entity's count checked.
+    The source is only read. `model` is the model it was made with
+    (`Model.from_xcode(...)`), or None for the model it keeps of itself,
+    bound against `registry`. Returns how many objects were copied. Raises
+    DestinationExistsError when something is at `destination`, ModelError
+    naming every difference between the source and `model`, StoreError for
+    a source that is not a Core Data store; nothing is left at `destination`
+    after a failure."""
+    target = registry if registry is not None else shared_registry()
+    copied = _out("int64_t *")
+    check(lib.amber_store_import_coredata(copied, os.fsencode(source), os.fsencode(destination),
+                                          model.bind()._handle if model is not None else ffi.NULL, target._handle))
+    return int(copied[0])
+
+
 def _lines(call: Callable[[Any, Any], int]) -> list[str]:
     """The lines of the text a C call returns with their count (migration plans, check reports)."""
     out, count = _out("char **"), _out("size_t *")

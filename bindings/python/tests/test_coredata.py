@@ -114,3 +114,19 @@ def test_a_store_alone_opens_with_the_model_it_keeps(tmp_path):
         for book in ctx.fetch("Book", limit=5):
             (price,) = rows(path, f"SELECT printf('%.15g', ZPRICE) FROM ZBOOK WHERE ZUNIQUEID = x'{book['uniqueID'].hex}'")[0]
             assert book["price"] == decimal.Decimal(price)
+
+
+def test_a_store_copied_into_an_amber_store_reads_the_same(tmp_path):
+    path = copy(tmp_path, "wibosco/CoreDataMigration_Example_1.sqlite")
+    model = amber.Model.from_xcode(os.path.join(FIXTURES, "wibosco/CoreDataMigration_Example.xcdatamodeld"), "CoreDataMigration_Example")
+    destination = tmp_path / "posts.amber"
+    assert amber.import_coredata(path, destination, model) == 10
+    with amber.open(path, model) as source, amber.open(destination) as copied:
+        def posts(store):
+            return [(p.primary_key, p["postID"], p["color"], p["content"], p["date"]) for p in store.context().fetch("Post", sort=["date"])]
+        assert posts(copied) == posts(source) and len(posts(source)) == 10
+    with pytest.raises(amber.DestinationExistsError):
+        amber.import_coredata(path, destination, model)
+    with pytest.raises(amber.ModelError, match="is not in the store"):
+        amber.import_coredata(path, tmp_path / "other.amber", amber.Model.from_xcode(os.path.join(FIXTURES, "wibosco/CoreDataMigration_Example.xcdatamodeld")))
+    assert not (tmp_path / "other.amber").exists()
