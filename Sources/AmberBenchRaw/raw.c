@@ -427,3 +427,52 @@ double bench_raw_coredata_pages(const char *path, double *checksum) {
     *checksum = sum;
     return elapsed;
 }
+
+int bench_raw_coredata_make(const char *path, int64_t n) {
+    remove(path);
+    sqlite3 *db = NULL;
+    if (sqlite3_open(path, &db) != SQLITE_OK) return -1;
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);"
+             "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);"
+             "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB);"
+             "INSERT INTO Z_PRIMARYKEY VALUES (1, 'Item', 0, %lld);"
+             "INSERT INTO Z_METADATA VALUES (1, '6F9619FF-8B86-D011-B42D-00C04FC964FF', NULL);"
+             "CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPRICE FLOAT, ZPUBLISHED TIMESTAMP, ZTITLE VARCHAR, ZCODE BLOB);"
+             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %lld) "
+             "INSERT INTO ZITEM SELECT i, 1, 1, i * 0.25, 700000000.0 + i, 'item ' || i, randomblob(16) FROM n;",
+             (long long)n, (long long)n);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+double bench_raw_coredata_copy(const char *source, const char *destination) {
+    remove(destination);
+    sqlite3 *from = NULL, *to = NULL;
+    if (sqlite3_open_v2(source, &from, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK || sqlite3_open(destination, &to) != SQLITE_OK) {
+        sqlite3_close(from);
+        sqlite3_close(to);
+        return -1;
+    }
+    double start = bench_now_ms();
+    sqlite3_exec(to, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                     "CREATE TABLE \"Item\" (_pk INTEGER PRIMARY KEY, _entity INTEGER NOT NULL, _version INTEGER NOT NULL, "
+                     "price REAL, published REAL, title TEXT, code BLOB); BEGIN", NULL, NULL, NULL);
+    sqlite3_stmt *select = NULL, *insert = NULL;
+    sqlite3_prepare_v2(from, "SELECT Z_PK, Z_ENT, Z_OPT, ZPRICE, ZPUBLISHED, ZTITLE, ZCODE FROM ZITEM", -1, &select, NULL);
+    sqlite3_prepare_v2(to, "INSERT INTO \"Item\" VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &insert, NULL);
+    while (sqlite3_step(select) == SQLITE_ROW) {
+        for (int i = 0; i < 7; i++) sqlite3_bind_value(insert, i + 1, sqlite3_column_value(select, i));
+        sqlite3_step(insert);
+        sqlite3_reset(insert);
+    }
+    sqlite3_finalize(select);
+    sqlite3_finalize(insert);
+    int rc = sqlite3_exec(to, "COMMIT", NULL, NULL, NULL);
+    double elapsed = bench_now_ms() - start;
+    sqlite3_close(from);
+    sqlite3_close(to);
+    return rc == SQLITE_OK ? elapsed : -1;
+}

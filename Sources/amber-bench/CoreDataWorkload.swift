@@ -58,3 +58,39 @@ struct CoreDataWorkload {
         return Result(amber: median(times.0), raw: median(times.1))
     }
 }
+
+/// W19, moving over: a store in Core Data's layout of N items (title,
+/// price, date, 16 bytes) copied into a new Amber store
+/// (`Store.importCoreDataStore`, its layout checked, its counts checked),
+/// against raw SQLite copying the same rows into the same table layout.
+struct CoreDataImportWorkload {
+    static let name = "W19 import a Core Data store of N objects"
+    let n: Int
+    let workspace: URL
+
+    func run(repetitions: Int) throws -> Result {
+        let source = workspace.appendingPathComponent("import-source.sqlite").path
+        guard bench_raw_coredata_make(source, Int64(n)) == 0 else { throw AmberError.notAStore(path: source, reason: "could not be made") }
+        let model = try Model(ModelDescription {
+            EntityDescription("Item") {
+                Attribute.string("title")
+                Attribute.double("price")
+                Attribute.date("published")
+                Attribute.binary("code")
+            }
+        })
+        var times: ([Double], [Double]) = ([], [])
+        for repetition in 0..<max(repetitions, 3) {
+            let amber = workspace.appendingPathComponent("imported-\(repetition).amber").path
+            var counts: [String: Int] = [:]
+            times.0.append(try Workloads.time { counts = try Store.importCoreDataStore(at: source, into: amber, model: model) })
+            guard counts["Item"] == n else { throw AmberError.notAStore(path: amber, reason: "\(counts) objects copied, not \(n)") }
+            let raw = workspace.appendingPathComponent("imported-\(repetition).raw").path
+            let elapsed = bench_raw_coredata_copy(source, raw)
+            guard elapsed >= 0 else { throw AmberError.notAStore(path: raw, reason: "the raw copy failed") }
+            times.1.append(elapsed)
+            for file in [amber, amber + "-wal", amber + "-shm", raw, raw + "-wal", raw + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
+        }
+        return Result(amber: median(times.0), raw: median(times.1))
+    }
+}

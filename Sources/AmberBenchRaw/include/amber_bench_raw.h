@@ -50,6 +50,14 @@ double bench_raw_w5(bench_plugin *plugin, int64_t count, double *checksum);
  *  content lengths; -1 if the store cannot be read. */
 double bench_raw_coredata_pages(const char *path, double *checksum);
 
+/** W19's source: a store in Core Data's layout at `path` (made fresh) with
+ *  n rows of ZITEM (title, price, published, 16-byte code). Returns 0 on success. */
+int bench_raw_coredata_make(const char *path, int64_t n);
+/** W19's raw side: copies ZITEM of the store at `source` into a new file at
+ *  `destination` (WAL, synchronous NORMAL) with Amber's table layout, row by
+ *  row in one transaction. Returns ms; -1 on failure. */
+double bench_raw_coredata_copy(const char *source, const char *destination);
+
 /** The graph workloads' database: Author (name) and Book (title, price,
  *  author: the author's _pk, indexed), the layout Amber gives them. */
 bench_raw *bench_raw_graph_create(const char *path);
