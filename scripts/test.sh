@@ -444,7 +444,8 @@ expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read"
                        "W8 ANY books.price > 50", "W9 merge 1,000 saved changes",
                        "W10 one-object save, live query over N", "W11 canonicalTitle CONTAINS[cd] vs title",
                        "W12 extended key vs modelled column", "W13 migrate: add attribute, re-encode colour",
-                       "W14 200 saves, normal durability", "W14 200 saves, full durability"] \
+                       "W14 200 saves, normal durability", "W14 200 saves, full durability",
+                       "W18 Core Data store: fetch all pages + read", "W19 import a Core Data store of N objects"] \
     + [f"PostgreSQL {row}" for row in workloads[:4]] \
     + [f"{side} {row}" for side in ("C API", "Python") for row in workloads] \
     + [f"Python PostgreSQL {row}" for row in workloads[:4]]
