@@ -221,6 +221,10 @@ expect "(4 objects)" cli query "${users[@]}" --where "petName BEGINSWITH 'Dog_1'
 expect "User_1  Dog_1_3" cli query "${users[@]}" --where "petName BEGINSWITH 'Dog_1'" --sort petName:desc
 expect "User.pet: table ZUSER has no column ZPET" cli query "${users[@]}" --model-version SampleModel3_v3
 expect "entity User: column ZUSER.ZPETNAME is not in the model" cli query "${users[@]}" --model-version SampleModel3_v3
+# A read command never makes a store, with --model too.
+expect "nope.sqlite: not an Amber store: no such file" cli query "$work/nope.sqlite" User --model "$coredata/CoreDataPlus/SampleModel3.xcdatamodeld"
+if [ -e "$work/nope.sqlite" ]; then echo "CLI: query --model made a store at a mistyped path"; exit 1; fi
+cli_checks=$((cli_checks + 1))
 # Without --model, a store Core Data wrote is read with the model it keeps of itself (Z_MODELCACHE).
 expect "(4 objects)" cli query "$work/SampleModel3_V1.sqlite" User --where "petName BEGINSWITH 'Dog_1'"
 install -m 644 "$coredata"/CoreDataPlus/SampleModel2_V1.sqlite* "$work/"

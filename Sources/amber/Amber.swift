@@ -81,6 +81,10 @@ extension Store {
             try self.init(existing: name)
             return
         }
+        // A read command never makes a store: a mistyped path is an error.
+        if let path = try StoreURL(name).filePath, !FileManager.default.fileExists(atPath: path) {
+            throw AmberError.notAStore(path: path, reason: "no such file")
+        }
         let (description, notes) = try ModelFile.read(modelFile, options: xcode)
         ModelFile.printNotes(notes)
         var options = Options()

@@ -231,6 +231,14 @@ struct CoreDataStoreTests {
         sqlite3_exec(db, "CREATE TABLE ZUSER (Z_PK INTEGER PRIMARY KEY, ZNAME VARCHAR)", nil, nil, nil)
         sqlite3_close(db)
         #expect(throws: AmberError.self) { try Store(path: plain, model: model) }
+        // Refused before anything changes it: its journal mode stays another program's.
+        var check: OpaquePointer?
+        sqlite3_open(plain, &check)
+        var mode: OpaquePointer?
+        sqlite3_prepare_v2(check, "PRAGMA journal_mode", -1, &mode, nil)
+        #expect(sqlite3_step(mode) == SQLITE_ROW && String(cString: sqlite3_column_text(mode, 0)) == "delete")
+        sqlite3_finalize(mode)
+        sqlite3_close(check)
         // A truncated store: its first page only.
         let fixture = try CoreDataFixture("CoreDataPlus/SampleModel3_V1.sqlite")
         defer { fixture.remove() }
@@ -430,6 +438,20 @@ struct CoreDataStoreTests {
             })
         }
         #expect(!FileManager.default.fileExists(atPath: cancelled))
+        // A value a fetch would refuse (a name that is not text) is refused naming it, not copied.
+        let users = try CoreDataFixture("CoreDataPlus/SampleModel3_V1.sqlite")
+        defer { users.remove() }
+        var db: OpaquePointer?
+        sqlite3_open(users.path, &db)
+        sqlite3_exec(db, "UPDATE ZUSER SET ZNAME = x'FF00' WHERE Z_PK = 3", nil, nil, nil)
+        sqlite3_close(db)
+        let refusedCopy = users.folder.appendingPathComponent("users.amber").path
+        #expect {
+            try Store.importCoreDataStore(at: users.path, into: refusedCopy, registry: Registry())
+        } throws: { error in
+            "\(error)".contains("User.name")
+        }
+        #expect(!FileManager.default.fileExists(atPath: refusedCopy))
         let other = try coreDataModel("CoreDataPlus/SampleModel3.xcdatamodeld")
         #expect(throws: AmberError.self) { try Store.importCoreDataStore(at: fixture.path, into: cancelled, model: other) }
         #expect(!FileManager.default.fileExists(atPath: cancelled))

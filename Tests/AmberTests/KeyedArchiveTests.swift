@@ -65,6 +65,14 @@ import Testing
         }
     }
 
+    @Test("an archived URL relative to a base reads as the URL it resolves to")
+    func relativeURL() throws {
+        let base = try #require(URL(string: "https://example.com/a/"))
+        let url = try #require(URL(string: "b/c?q=1", relativeTo: base))
+        let data = try NSKeyedArchiver.archivedData(withRootObject: url as NSURL, requiringSecureCoding: false)
+        #expect(try KeyedArchive(data).rootValue() == .uri(try #require(URL(string: "https://example.com/a/b/c?q=1"))))
+    }
+
     /// A keyed archive of `objects` (plist items as this test writes them) with root UID `root`.
     private static func archive(objects: [Item], root: Int = 1) -> Data {
         var list = ListWriter()
@@ -107,6 +115,15 @@ import Testing
         var wide: [Item] = [.string("$null"), arrayClass]
         for level in 0..<40 { wide.append(.dictionary([("NS.objects", .uids(level < 39 ? [wide.count + 1, wide.count + 1] : [])), ("$class", .uid(1))])) }
         refused(Self.archive(objects: wide, root: 2), "more than 1000000 values")
+        // Objects that share their bytes to multiply them: many table entries naming one large array.
+        var shared = ListWriter()
+        let element = shared.add(.string("x"))
+        let big = shared.add(.refs(Array(repeating: element, count: 2000)))
+        shared.offsets += Array(repeating: shared.offsets[big], count: 500)
+        refused(shared.finish(top: big), "objects share their bytes")
+        // An archived object with more keys than any class has.
+        let manyKeys = Item.dictionary((0..<300).map { ("k\($0)", .int(1)) } + [("$class", .uid(2))])
+        refused(Self.archive(objects: [.string("$null"), manyKeys, arrayClass]), "has 301 keys")
         // A data object claiming a gigabyte, a truncated file, a damaged trailer.
         var huge = ListWriter()
         let blob = huge.raw([0x4F, 0x12, 0x40, 0x00, 0x00, 0x00])

@@ -136,9 +136,13 @@ int main(int argc, char **argv) {
     OK(amber_model_free(model));
 
     /* Copied into an Amber store: every user, which then opens with the model it carries. */
-    char copy[4200];
+    char copy[4200], copy_wal[4300], copy_shm[4300];
     snprintf(copy, sizeof copy, "%s-users.amber", argc > 1 ? argv[1] : "coredata_test");
+    snprintf(copy_wal, sizeof copy_wal, "%s-wal", copy);
+    snprintf(copy_shm, sizeof copy_shm, "%s-shm", copy);
     remove(copy);
+    remove(copy_wal);
+    remove(copy_shm);
     int64_t copied = 0;
     OK(amber_store_import_coredata(&copied, path, copy, NULL, NULL));
     CHECK(copied == 12);
@@ -153,6 +157,8 @@ int main(int argc, char **argv) {
     OK(amber_model_free(model));
     FAILS(amber_store_import_coredata(NULL, copy, "never.amber", NULL, NULL), AMBER_E_NOT_A_STORE, "Core Data");
     remove(copy);
+    remove(copy_wal);
+    remove(copy_shm);
     remove(path);
     remove(path_wal);
     return report();

@@ -56,7 +56,9 @@ extension Store {
 
     /// The engine of the SQLite file at `path`: a store Core Data wrote, or an Amber store (made if missing).
     private static func fileEngine(path: String, model: Model, options: Options) throws(AmberError) -> any StoreEngine {
-        if SQLiteStore.holdsCoreDataStore(atPath: path) { return try SQLiteStore(coreDataPath: path, model: model, options: options) }
+        if try SQLiteStore.holdsCoreDataStore(atPath: path, busyTimeout: options.busyTimeout) {
+            return try SQLiteStore(coreDataPath: path, model: model, options: options)
+        }
         return try SQLiteStore(path: path, model: model, options: options)
     }
 
@@ -68,7 +70,7 @@ extension Store {
     ///
     /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a missing file or one without a readable model.
     public convenience init(openingExisting path: String, registry: Registry = .shared, options: Options = Options()) throws(AmberError) {
-        if SQLiteStore.holdsCoreDataStore(atPath: path) {
+        if try SQLiteStore.holdsCoreDataStore(atPath: path, busyTimeout: options.busyTimeout) {
             let model = try Model(SQLiteStore.coreDataModel(atPath: path, registry: registry).model, registry: registry)
             self.init(engine: try SQLiteStore(coreDataPath: path, model: model, options: options), url: .file(path), options: options)
             return
@@ -98,7 +100,7 @@ extension Store {
     /// and anything else. Such a store opens for reading with
     /// ``init(path:model:options:)`` and the model it was made with, or with
     /// ``init(openingExisting:registry:options:)`` and the model it keeps.
-    public static func isCoreDataStore(atPath path: String) -> Bool { SQLiteStore.holdsCoreDataStore(atPath: path) }
+    public static func isCoreDataStore(atPath path: String) -> Bool { (try? SQLiteStore.holdsCoreDataStore(atPath: path)) ?? false }
 
     /// The model the store Core Data wrote at `path` keeps of itself (its
     /// `Z_MODELCACHE`), imported as an Xcode model is: the model description

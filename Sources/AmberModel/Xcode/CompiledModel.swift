@@ -154,8 +154,9 @@ struct CompiledModelReader {
     private mutating func defaultValue(of uid: Int, into element: inout [String: String], place: String) throws(Failure) {
         let value: Value
         if let reference = try reference("NSDefaultValue", of: uid) {
-            // An object of the app's own class (a transformable's default) is not a value Amber reads.
-            guard let read = try? archive.value(reference) else {
+            // A default is a number, text or a date; anything else (an object of the app's own class, a collection) is noted.
+            let className = try archive.className(of: reference)
+            guard className == nil || className == "NSDate", let read = try? archive.value(reference) else {
                 notes.append(XcodeImportNote(place: place, message: "its default value (an archived object) is not kept", kind: .notHonoured))
                 return
             }
@@ -224,8 +225,11 @@ struct CompiledModelReader {
         case .string(let text)?: return text
         case .uid(let target)?:
             guard try !archive.isNull(target) else { return nil }
-            if case .string(let text) = try archive.value(target) { return text }
-            return nil
+            // Text only: a string, or an NSString (read without decoding anything else).
+            if case .string(let text) = try archive.object(target) { return text }
+            guard ["NSString", "NSMutableString"].contains(try archive.className(of: target)),
+                  case .string(let text)? = try archive.field("NS.string", of: target) else { return nil }
+            return text
         default: return nil
         }
     }

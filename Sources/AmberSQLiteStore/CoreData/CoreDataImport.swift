@@ -45,29 +45,43 @@ extension SQLiteStore {
     /// Copies `reader`'s rows (a Core Data store, through its views) into this
     /// new store's tables in one transaction; both stores are held by the caller.
     private func copyRows(from reader: SQLiteStore, progress: (@Sendable (MigrationProgress) throws -> Void)?) throws(AmberError) -> [String: Int] {
-        var copies: [(step: String, select: String, insert: String, width: Int32)] = []
+        // Each hierarchy's rows are checked as a fetch checks them (the reader's mapping) before they are written.
+        var copies: [(step: String, select: String, insert: String, width: Int32, checked: TableMapping?)] = []
         for mapping in mappings where mapping.entity.parentIndex == nil {
             let columns = mapping.selectColumns + mapping.orderColumns.map { ", \(quote($0))" }.joined()
             let width = Int32(TableMapping.bookkeepingCount) + Int32(mapping.fetchNames.count + mapping.orderColumns.count)
             copies.append(("copy \(mapping.entity.name)", "SELECT \(columns) FROM temp.\(mapping.table)",
                            "INSERT INTO main.\(mapping.table) (\(columns)) VALUES (\(Array(repeating: "?", count: Int(width)).joined(separator: ", ")))",
-                           width))
+                           width, reader.mappings[mapping.entity.index]))
         }
         var tables: Set<String> = []
         for relationship in model.entities.flatMap(\.relationships) {
             guard case .joinTable(let table, let mine, let theirs, nil) = relationship.storage, tables.insert(table).inserted else { continue }
             let columns = "\(quote(mine)), \(quote(theirs))"
             copies.append(("copy \(relationship.description) links", "SELECT \(columns) FROM temp.\(quote(table))",
-                           "INSERT INTO main.\(quote(table)) (\(columns)) VALUES (?, ?)", 2))
+                           "INSERT INTO main.\(quote(table)) (\(columns)) VALUES (?, ?)", 2, nil))
         }
         try connection.execute("BEGIN IMMEDIATE")
+        // One read transaction: every table, link and count from the same snapshot, whoever writes the source meanwhile.
+        try reader.connection.execute("BEGIN")
+        defer { try? reader.connection.execute("COMMIT") }
         do throws(AmberError) {
+            var cell = FetchedRows.Cell(), arena: [UInt8] = [], boxes: [Value] = []
             for copy in copies {
                 let total = try reader.count("SELECT count(*) FROM (\(copy.select))")
                 let select = try reader.connection.uncachedStatement(copy.select)
                 let insert = try connection.uncachedStatement(copy.insert)
                 var copied = 0
                 while try select.step() {
+                    if let mapping = copy.checked {
+                        _ = try mapping.fetchedEntity(code: select.int64(2), key: select.int64(0))
+                        for column in mapping.fetchNames.indices {
+                            try mapping.copy(column: column, at: Int32(TableMapping.bookkeepingCount) + Int32(column), from: select,
+                                             into: &cell, arena: &arena, boxes: &boxes)
+                        }
+                        arena.removeAll(keepingCapacity: true)
+                        boxes.removeAll(keepingCapacity: true)
+                    }
                     for column in 0..<copy.width { insert.bind(column, columnOf: select, column) }
                     try insert.run()
                     copied += 1
@@ -76,6 +90,13 @@ extension SQLiteStore {
                 try MigrationProgress.report(MigrationProgress(step: copy.step, completed: copied, total: total), to: progress)
             }
             if hasDerivedAttributes { _ = try takeDerivedLog() }
+            // Links to rows the source does not have (a damaged store) are refused, not copied.
+            let dangling = try connection.uncachedStatement("PRAGMA main.foreign_key_check")
+            var problems: [String] = []
+            while try dangling.step() {
+                problems.append("table \(try dangling.string(0)), row \(dangling.int64(1)): a link to \(try dangling.string(2)) points at no row")
+            }
+            guard problems.isEmpty else { throw AmberError.migrationFailed(store: path ?? "", problems: problems) }
             let counts = try entityCounts(on: connection, schema: "main")
             let expected = try reader.entityCounts(on: reader.connection, schema: "temp")
             guard counts == expected else {

@@ -60,12 +60,15 @@ struct CoreDataLayout {
         var stored: [String: (number: Int64, parent: Int64)] = [:]
         let entities = try connection.statement("SELECT Z_ENT, Z_NAME, Z_SUPER FROM main.Z_PRIMARYKEY WHERE Z_ENT < \(Self.ownEntities)")
         defer { entities.reset() }
+        var differences: [String] = []
         while try entities.step() {
             guard entities.columnType(1) == SQLITE_TEXT else { continue }
-            stored[try entities.string(1)] = (entities.int64(0), entities.int64(2))
+            let name = try entities.string(1)
+            if stored.updateValue((entities.int64(0), entities.int64(2)), forKey: name) != nil {
+                differences.append("entity \(name) is in Z_PRIMARYKEY twice")
+            }
         }
         let tables = try Self.tableNames(connection)
-        var differences: [String] = []
         var numbers: [Int64] = []
         for entity in model.entities {
             guard let found = stored[entity.name] else {
@@ -76,13 +79,17 @@ struct CoreDataLayout {
             numbers.append(found.number)
             let parent = entity.parentIndex.map { model.entities[$0].name }
             let storedParent = stored.first { $0.value.number == found.parent }?.key
-            if found.parent != 0 || parent != nil, storedParent != parent {
-                differences.append("entity \(entity.name): its parent is \(parent ?? "none") in the model, \(storedParent ?? "none") in the store")
+            if found.parent != 0 || parent != nil, storedParent != parent || (found.parent != 0 && storedParent == nil) {
+                differences.append("entity \(entity.name): its parent is \(parent ?? "none") in the model, "
+                    + "\(storedParent ?? (found.parent == 0 ? "none" : "entity number \(found.parent)")) in the store")
             }
             if entity.isExtensible { differences.append("entity \(entity.name) is extensible, which a Core Data store cannot hold") }
         }
         for name in stored.keys.sorted() where !model.entities.contains(where: { $0.name == name }) {
             differences.append("entity \(name) is in the store but not in the model")
+        }
+        for (number, names) in Dictionary(grouping: stored, by: \.value.number) where names.count > 1 {
+            differences.append("entity number \(number) names \(names.map(\.key).sorted().joined(separator: " and "))")
         }
         entityNumbers = numbers
         var views: [String] = []
@@ -96,12 +103,23 @@ struct CoreDataLayout {
             views.append(Self.view(of: root, table: table, columns: columns, model: model, numbers: numbers, differences: &differences))
         }
         views += try Self.joinViews(model: model, numbers: numbers, tables: tables, connection: connection, differences: &differences)
-        for relationship in model.entities.flatMap(\.relationships) {
+        for relationship in Self.declared(model) {
             guard relationship.isToMany, relationship.isOrdered, case .joinTable = relationship.storage else { continue }
             differences.append("\(relationship.description): an ordered many-to-many relationship, which this version does not read")
         }
         guard differences.isEmpty else { throw .modelMismatch(store: place, differences: differences) }
         self.views = views
+    }
+
+    /// Every relationship of `model` as the entity declaring it has it (an
+    /// inherited copy names the sub-entity, whose number is not the one Core
+    /// Data's join tables and columns are named after).
+    static func declared(_ model: Model) -> [Relationship] {
+        model.entities.flatMap { entity in
+            entity.relationships.filter { relationship in
+                !(entity.parentIndex.map { model.entities[$0].relationships.contains { $0.name == relationship.name } } ?? false)
+            }
+        }
     }
 
     /// `ZCAR` for entity `Car`: how Core Data names a hierarchy's table and a property's column.
@@ -149,7 +167,7 @@ struct CoreDataLayout {
             }
         }
         // Position columns that other entities' ordered relationships keep here.
-        for relationship in model.entities.flatMap(\.relationships) {
+        for relationship in declared(model) {
             guard root.subentityIndices.contains(relationship.destinationIndex),
                   case .inverseForeignKey(let order?) = relationship.storage, let inverse = relationship.inverseIndex,
                   case let inverseName = model.entities[relationship.destinationIndex].relationships[inverse].name
@@ -172,7 +190,7 @@ struct CoreDataLayout {
     private static func joinViews(model: Model, numbers: [Int64], tables: Set<String>, connection: Connection,
                                   differences: inout [String]) throws(AmberError) -> [String] {
         var views: [String] = [], seen: Set<String> = []
-        for relationship in model.entities.flatMap(\.relationships) {
+        for relationship in declared(model) {
             guard case .joinTable(let table, let mine, let theirs, nil) = relationship.storage, seen.insert(table).inserted else { continue }
             guard let inverseIndex = relationship.inverseIndex else {
                 differences.append("\(relationship.description): a to-many without an inverse, whose join table this version does not read")

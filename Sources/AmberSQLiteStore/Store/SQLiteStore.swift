@@ -115,6 +115,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         self.mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: SQLiteDialect()) }
         let place = path ?? "memory:", mappings = self.mappings
         let metadata = try Self.retryingWhileBusy(connection) { () throws(AmberError) in
+            // Another program's database (Core Data's, or any other) is refused before configuring changes its journal mode.
+            _ = try Self.readMetadata(connection, path: place)
             try Self.configure(connection, inMemory: path == nil, durability: options.durability, place: place)
             let metadata = try Self.readMetadata(connection, path: place)
             guard !metadata.isEmpty else { return try Self.createSchema(connection, mappings: mappings, model: model, place: place) }
@@ -184,11 +186,19 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// Whether the file at `path` is an SQLite store Core Data wrote (its
     /// bookkeeping tables, no Amber metadata); false for a missing file and
     /// for anything else.
-    package static func holdsCoreDataStore(atPath path: String) -> Bool {
-        guard FileManager.default.fileExists(atPath: path),
-              let connection = try? Connection(path: path, create: false, readOnly: true, busyTimeout: .seconds(5))
-        else { return false }
-        return (try? CoreDataLayout.describes(connection)) ?? false
+    ///
+    /// - Throws: ``/AmberValues/AmberError/busy(path:timeout:)`` when another
+    ///   connection kept the file locked past `busyTimeout`: the caller must
+    ///   not guess, and open it as the wrong kind of store.
+    package static func holdsCoreDataStore(atPath path: String, busyTimeout: Duration = .seconds(5)) throws(AmberError) -> Bool {
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        do throws(AmberError) {
+            return try CoreDataLayout.describes(Connection(path: path, create: false, readOnly: true, busyTimeout: busyTimeout))
+        } catch .busy(let path, let timeout) {
+            throw .busy(path: path, timeout: timeout)
+        } catch {
+            return false  // not an SQLite database at all: opening it as an Amber store says so
+        }
     }
 
     /// Refuses `capability` on a store Core Data wrote, which this version only reads.

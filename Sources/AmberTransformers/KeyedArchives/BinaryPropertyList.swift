@@ -24,6 +24,17 @@ package struct BinaryPropertyList {
         case array([Int])
         case set([Int])
         case dictionary(keys: [Int], values: [Int])
+
+        /// What the item holds: references, or data and text units (at least one, for the marker).
+        var size: Int {
+            switch self {
+            case .data(let bytes): max(1, bytes.count)
+            case .string(let text): max(1, text.utf16.count)
+            case .array(let refs), .set(let refs): max(1, refs.count)
+            case .dictionary(let keys, let values): max(1, keys.count + values.count)
+            default: 1
+            }
+        }
     }
 
     /// Every object, by index.
@@ -63,10 +74,18 @@ package struct BinaryPropertyList {
         let reader = Reader(bytes: bytes, end: Int(table), referenceSize: referenceSize, count: Int(count))
         var items: [Item] = []
         items.reserveCapacity(Int(count))
+        // Objects occupy bytes of their own, so what they hold (references, data and text bytes) adds up to
+        // at most the file's size; objects that share or overlap bytes to multiply it are refused.
+        var held = 0
         for index in 0..<Int(count) {
             let offset = Self.unsigned(bytes, at: Int(table) + index * offsetSize, size: offsetSize)
             guard offset >= 8, offset < table else { throw Failure(message: "object \(index): offset \(offset) outside the objects") }
-            items.append(try reader.item(at: Int(offset), index: index))
+            let item = try reader.item(at: Int(offset), index: index)
+            held += item.size
+            guard held <= bytes.count else {
+                throw Failure(message: "object \(index): the objects hold more than the file's \(bytes.count) bytes (objects share their bytes)")
+            }
+            items.append(item)
         }
         self.items = items
         self.top = Int(top)

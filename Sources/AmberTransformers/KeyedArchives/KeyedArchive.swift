@@ -24,6 +24,8 @@ package struct KeyedArchive {
     static let maximumDepth = 64
     /// More values than this in one decoding are refused.
     static let maximumValues = 1_000_000
+    /// An archived object (a dictionary of `$objects`) with more keys than this is refused.
+    static let maximumKeys = 256
 
     /// Why bytes are not a keyed archive Amber reads.
     package struct Failure: Error, CustomStringConvertible {
@@ -79,6 +81,8 @@ package struct KeyedArchive {
     /// class), as its item; nil when the object has no such key.
     package func field(_ key: String, of uid: Int) throws(Failure) -> BinaryPropertyList.Item? {
         guard case .dictionary(let keys, let values) = try object(uid) else { return nil }
+        // Archived objects have a few keys each (collections keep theirs in arrays): a long key list is read once, not per value.
+        guard keys.count <= Self.maximumKeys else { throw Failure("object \(uid) has \(keys.count) keys; an archived object has at most \(Self.maximumKeys)") }
         return zip(keys, values).first { list.items[$0.0] == .string(key) }.map { list.items[$0.1] }
     }
 
@@ -161,9 +165,15 @@ package struct KeyedArchive {
             guard let relative = try field("NS.relative", of: uid), case .string(let text) = try member(relative, "NS.relative") else {
                 throw Failure("object \(uid): an NSURL without NS.relative text")
             }
+            // The base, when there is one, is an archived URL itself (or a string, as some archivers write it).
             var base: URL?
-            if let baseItem = try field("NS.base", of: uid), case .string(let baseText) = try member(baseItem, "NS.base") {
-                base = URL(string: baseText)
+            if let baseItem = try field("NS.base", of: uid) {
+                switch try member(baseItem, "NS.base") {
+                case .null: break
+                case .uri(let url): base = url
+                case .string(let text): base = URL(string: text)
+                default: throw Failure("object \(uid): an NSURL whose NS.base is not a URL")
+                }
             }
             guard let url = URL(string: text, relativeTo: base)?.absoluteURL else { throw Failure("object \(uid): \"\(text)\" is not a URL") }
             return .uri(url)
