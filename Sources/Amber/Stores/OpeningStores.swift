@@ -99,7 +99,7 @@ extension Store {
     /// bookkeeping tables and no Amber metadata); false for a missing file
     /// and anything else. Such a store opens for reading with
     /// ``init(path:model:options:)`` and the model it was made with, or with
-    /// ``init(openingExisting:registry:options:)`` and the model it keeps.
+    /// `Store(openingExisting:)` and the model it keeps.
     public static func isCoreDataStore(atPath path: String) -> Bool { (try? SQLiteStore.holdsCoreDataStore(atPath: path)) ?? false }
 
     /// The model the store Core Data wrote at `path` keeps of itself (its
