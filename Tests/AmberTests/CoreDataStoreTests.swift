@@ -456,4 +456,36 @@ struct CoreDataStoreTests {
         #expect(throws: AmberError.self) { try Store.importCoreDataStore(at: fixture.path, into: cancelled, model: other) }
         #expect(!FileManager.default.fileExists(atPath: cancelled))
     }
+
+    @Test("an ordered to-many reads its members in Core Data's order column (Z_FOK_), not by key")
+    func orderedToMany() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("playlists.sqlite").path
+        // Songs 1...8 of playlist 1 in the order the reported layout keeps (Z_FOK_PLAYLIST), which is not the key order.
+        let order: [Int64] = [5, 2, 8, 1, 7, 3, 6, 4]
+        var db: OpaquePointer?
+        sqlite3_open(path, &db)
+        sqlite3_exec(db, """
+            CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+            CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+            INSERT INTO Z_PRIMARYKEY VALUES (1, 'Playlist', 0, 1), (2, 'Song', 0, 8);
+            INSERT INTO Z_METADATA VALUES (1, '\(UUID().uuidString)', NULL);
+            CREATE TABLE ZPLAYLIST (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR);
+            CREATE TABLE ZSONG (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLAYLIST INTEGER, Z_FOK_PLAYLIST INTEGER, ZTITLE VARCHAR);
+            INSERT INTO ZPLAYLIST VALUES (1, 1, 1, 'road trip');
+            \(order.enumerated().map { "INSERT INTO ZSONG VALUES (\($0.element), 2, 1, 1, \(($0.offset + 1) * 1024), 'song \($0.element)');" }.joined())
+            """, nil, nil, nil)
+        sqlite3_close(db)
+        let model = try Model(importXML("""
+            <entity name="Playlist"><attribute name="name" optional="YES" attributeType="String"/>
+              <relationship name="songs" optional="YES" toMany="YES" ordered="YES" deletionRule="Cascade" destinationEntity="Song" inverseName="playlist" inverseEntity="Song"/></entity>
+            <entity name="Song"><attribute name="title" optional="YES" attributeType="String"/>
+              <relationship name="playlist" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Playlist" inverseName="songs" inverseEntity="Playlist"/></entity>
+            """).model, registry: Registry())
+        let context = Context(store: try Store(path: path, model: model))
+        let playlist = try #require(try context.fetch(FetchRequest("Playlist")).first)
+        #expect(try playlist.objects(forKey: "songs").compactMap(\.objectID.primaryKey) == order)
+        #expect(try context.fetch(FetchRequest("Song", predicate: FetchPredicate("playlist.name == 'road trip'"))).count == order.count)
+    }
 }

@@ -26,6 +26,41 @@ static int copy_file(const char *from, const char *to) {
     return failed_copy;
 }
 
+/* A transformer handing over the stored bytes as they are (the app's own classes' archives), and its release. */
+static int32_t pass_bytes(amber_value *output, const amber_value *input, void *userdata) {
+    (void)userdata;
+    if (input->type != AMBER_VALUE_BINARY) return -1;
+    void *copy = malloc(input->v.bytes.length ? input->v.bytes.length : 1);
+    if (!copy) return -1;
+    memcpy(copy, input->v.bytes.data, input->v.bytes.length);
+    output->type = AMBER_VALUE_BINARY;
+    output->v.bytes.data = copy;
+    output->v.bytes.length = input->v.bytes.length;
+    return AMBER_OK;
+}
+
+static void release_bytes(amber_value *output, void *userdata) {
+    (void)userdata;
+    free((void *)output->v.bytes.data);
+}
+
+/* Copies the store `name` of the fixtures (with its -wal and -shm) to `to` and its siblings; returns 0 on success. */
+static int copy_store(const char *base, const char *name, const char *to) {
+    int failed_copy = 0;
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char from[4200], target[4200];
+        snprintf(from, sizeof from, "%s/%s%s", base, name, suffixes[i]);
+        snprintf(target, sizeof target, "%s%s", to, suffixes[i]);
+        remove(target);
+        FILE *probe = fopen(from, "rb");
+        if (!probe) continue;
+        fclose(probe);
+        failed_copy |= copy_file(from, target);
+    }
+    return failed_copy;
+}
+
 /* Whether `value` is the text `expected` (NULL: a null value). */
 static int is_text(const amber_value *value, const unsigned char *expected) {
     if (!expected) return value->type == AMBER_VALUE_NULL;
@@ -161,5 +196,51 @@ int main(int argc, char **argv) {
     remove(copy_shm);
     remove(path);
     remove(path_wal);
+
+    /* A store whose model exists only in it, with the app's two transformers stood in for from C. */
+    snprintf(path, sizeof path, "%s-pages.sqlite", argc > 1 ? argv[1] : "coredata_test");
+    CHECK(copy_store(base, "CoreDataPlus/SampleModel2_V1.sqlite", path) == 0);
+    amber_registry *registry = NULL;
+    OK(amber_registry_new(&registry));
+    OK(amber_registry_register_transformer(registry, "CoverTransformer", "PropertyList", "Binary", pass_bytes, pass_bytes, release_bytes, NULL, NULL));
+    OK(amber_registry_register_transformer(registry, "ContentTransformer", "PropertyList", "Binary", pass_bytes, pass_bytes, release_bytes, NULL, NULL));
+    OK(amber_store_open_existing(&store, &model, path, registry));
+    OK(amber_context_new(&context, store));
+    amber_sort by_number = {"number", 0, 0};
+    amber_fetch_request pages = AMBER_FETCH_REQUEST_INIT;
+    pages.entity = "Page";
+    pages.predicate = "book.title == 'title 7 - author 2'";
+    pages.sort = &by_number;
+    pages.sort_count = 1;
+    OK(amber_context_fetch(&objects, &count, context, &pages));
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, "SELECT p.ZNUMBER, p.ZCONTENT FROM ZPAGE p JOIN ZBOOK b ON p.ZBOOK = b.Z_PK "
+                                 "WHERE b.ZTITLE = 'title 7 - author 2' ORDER BY p.ZNUMBER", -1, &rows, NULL) == SQLITE_OK);
+    seen = 0;
+    while (sqlite3_step(rows) == SQLITE_ROW && seen < count) {
+        amber_value value;
+        OK(amber_object_get_named(&value, objects[seen], "number"));
+        CHECK(value.type == AMBER_VALUE_INT && value.v.integer == sqlite3_column_int64(rows, 0));
+        amber_value_release(&value);
+        OK(amber_object_get_named(&value, objects[seen], "content"));
+        CHECK(value.type == AMBER_VALUE_BINARY && value.v.bytes.length == (size_t)sqlite3_column_bytes(rows, 1)
+              && memcmp(value.v.bytes.data, sqlite3_column_blob(rows, 1), value.v.bytes.length) == 0);
+        amber_value_release(&value);
+        seen++;
+    }
+    CHECK(seen == count && count > 0);
+    sqlite3_finalize(rows);
+    sqlite3_close(db);
+    amber_free(objects);
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+    OK(amber_registry_free(registry));
+    for (int i = 0; i < 3; i++) {
+        const char *suffixes[] = {"", "-wal", "-shm"};
+        char file[4300];
+        snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
+        remove(file);
+    }
     return report();
 }
