@@ -11,14 +11,33 @@ import AmberValues
 /// the cycles inverses make.
 final class Links {
     let generation: Int
-    /// By relationship index (nil: not loaded / not reached).
-    var members: [[ManagedObject]?]
-    var destinations: [ManagedObject?]
+    /// How many relationships the object's entity has.
+    private let count: Int
+    /// By relationship index (nil: not loaded / not reached); each list is
+    /// made on its first use, so an object that only reaches its to-ones pays
+    /// for one array, not two.
+    private var memberLists: [[ManagedObject]?] = []
+    private var destinationObjects: [ManagedObject?] = []
 
     init(generation: Int, relationships: Int) {
         self.generation = generation
-        members = Array(repeating: nil, count: relationships)
-        destinations = Array(repeating: nil, count: relationships)
+        self.count = relationships
+    }
+
+    /// The loaded members of relationship `index`, if loaded.
+    func members(_ index: Int) -> [ManagedObject]? { index < memberLists.count ? memberLists[index] : nil }
+
+    func setMembers(_ members: [ManagedObject]?, _ index: Int) {
+        if memberLists.isEmpty { memberLists = Array(repeating: nil, count: count) }
+        memberLists[index] = members
+    }
+
+    /// The destination to-one `index` reached, if any.
+    func destination(_ index: Int) -> ManagedObject? { index < destinationObjects.count ? destinationObjects[index] : nil }
+
+    func setDestination(_ destination: ManagedObject?, _ index: Int) {
+        if destinationObjects.isEmpty { destinationObjects = Array(repeating: nil, count: count) }
+        destinationObjects[index] = destination
     }
 }
 
@@ -210,13 +229,13 @@ extension Context {
     /// remembered on the object while its slot keeps pointing at it.
     func linkedDestination(of object: ManagedObject, _ relationship: Relationship, _ slot: Int) throws(AmberError) -> ManagedObject? {
         let value = object.slotValue(slot)
-        if let links = object.links, links.generation == generation, let known = links.destinations[relationship.index],
+        if let links = object.links, links.generation == generation, let known = links.destination(relationship.index),
            key(of: known) == value
         {
             return known
         }
         guard let destination = try destination(of: value, through: relationship) else { return nil }
-        links(of: object).destinations[relationship.index] = destination
+        links(of: object).setDestination(destination, relationship.index)
         return destination
     }
 
@@ -355,11 +374,11 @@ extension Context {
     /// The loaded members of `owner`'s `relationship`, if loaded in this generation.
     func loaded(_ owner: ManagedObject, _ relationship: Relationship) -> [ManagedObject]? {
         guard let links = owner.links, links.generation == generation else { return nil }
-        return links.members[relationship.index]
+        return links.members(relationship.index)
     }
 
     private func setLoaded(_ members: [ManagedObject], _ owner: ManagedObject, _ relationship: Relationship) {
-        links(of: owner).members[relationship.index] = members
+        links(of: owner).setMembers(members, relationship.index)
     }
 
     /// Notes that `owner`'s members changed (a flag on the object, so each is listed once without a table).
