@@ -272,6 +272,7 @@ struct CompiledModelReader {
         case .bool(let flag): .bool(flag)
         case .int(let number): .int(number)
         case .real(let number): .double(number)
+        case .float(let number): .double(Double(number))
         case .string(let text): .string(text)
         default: nil
         }

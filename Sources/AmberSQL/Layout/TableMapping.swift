@@ -25,8 +25,14 @@ package final class TableMapping {
     package let entity: Entity
     /// Position columns other entities' ordered to-many relationships keep in the rows this mapping reads.
     package let orderColumns: [String]
-    /// The hierarchy's table (the root entity's name).
+    /// The hierarchy's table (the root entity's name), as reads see it.
     package let table: String
+    /// What the database calls the tables and columns rows are written to.
+    package let names: StoredNames
+    /// The table rows are written to: ``table`` under ``names``.
+    package let storedTable: String
+    /// The number this entity's rows hold in their entity column.
+    package let storedEntityCode: Int64
     /// `_pk, _version, _entity, "a", "b", …`: the select list for fetching
     /// this entity's objects (and its sub-entities').
     package let selectColumns: String
@@ -41,7 +47,12 @@ package final class TableMapping {
     /// Rows per ``batchInsertSQL``: 32, fewer for an entity whose rows would
     /// bind more parameters than the dialect allows.
     package let batchRows: Int
+    /// DELETE of the row with a given key and version.
     package let deleteSQL: String
+    /// DELETE of the row with a given key, whatever its version.
+    package let deleteAnyVersionSQL: String
+    /// UPDATE setting the version (first parameter) of the row with a given key.
+    package let versionSQL: String
     /// The columns this entity's rows write, in order.
     package let columns: [Column]
     /// Each written column's object slot, in column order: the hot loops read
@@ -79,8 +90,9 @@ package final class TableMapping {
     /// Bookkeeping columns come first in every select: pk, version, entity.
     package static let bookkeepingCount: Int32 = 3
 
-    package init(entity: Entity, model: Model, dialect: any SQLDialect) {
+    package init(entity: Entity, model: Model, dialect: any SQLDialect, names: StoredNames = .amber) {
         self.dialect = dialect
+        self.names = names
         self.entity = entity
         self.model = model
         let subtree = entity.subentityIndices.map { model.entities[$0] }
@@ -91,7 +103,11 @@ package final class TableMapping {
                 return column
             }
         })).sorted()
-        self.table = quote(model.root(of: entity).name)
+        let root = model.root(of: entity).name
+        self.table = quote(root)
+        self.storedTable = names.table(root)
+        self.storedEntityCode = names.entityCode(entity.index)
+        let (key, version) = (names.column("_pk", of: root), names.column("_version", of: root))
         self.columns = entity.columns
         self.slots = entity.columns.map(\.slot)
         let layout = RowLayout(entity: entity, model: model)
@@ -106,19 +122,23 @@ package final class TableMapping {
             for (column, end) in [(mine, relationship.entityIndex), (theirs, relationship.destinationIndex)]
                 where entity.isKind(of: model.entities[end])
             {
-                let found = JoinColumn(table: quote(table), column: column)
+                let found = JoinColumn(table: names.table(table), column: names.column(column, of: table))
                 if !joinColumns.contains(found) { joinColumns.append(found) }
             }
         }
         self.joinColumns = joinColumns
         self.joinRowDeletes = joinColumns.map { "DELETE FROM \($0.table) WHERE \($0.column) = ?" }
-        let names = columns.map { quote($0.name) }
+        let columnNames = columns.map { quote($0.name) }
         selectColumns = (["_pk", "_version", "_entity"] + fetchNames.map(quote)).joined(separator: ", ")
-        let row = "(" + Array(repeating: "?", count: names.count + 2).joined(separator: ", ") + ")"
-        insertColumns = (["_pk", "_entity"] + names).joined(separator: ", ")
-        let insert = "INSERT INTO \(table) (\(insertColumns)) VALUES "
+        insertColumns = (["_pk", "_entity"] + columnNames).joined(separator: ", ")
+        // A first version is written only where the table does not default it (the literal binds nothing).
+        let firstVersion = names.writesFirstVersion ? [(version, "1")] : []
+        let written = [(key, "?"), (names.column("_entity", of: root), "?")] + firstVersion
+            + columns.map { (names.column($0.name, of: root), "?") }
+        let row = "(" + written.map(\.1).joined(separator: ", ") + ")"
+        let insert = "INSERT INTO \(storedTable) (\(written.map(\.0).joined(separator: ", "))) VALUES "
         insertSQL = insert + row
-        batchRows = max(1, min(32, dialect.maximumParameters / (names.count + 2)))
+        batchRows = max(1, min(32, dialect.maximumParameters / (columnNames.count + 2)))
         batchInsertSQL = insert + Array(repeating: row, count: batchRows).joined(separator: ", ")
         let destinations = Dictionary(entity.relationships.compactMap { relationship in
             relationship.slot.map { ($0, model.destination(of: relationship).rootIndex) }
@@ -136,7 +156,9 @@ package final class TableMapping {
         self.referrers = referrers
         let derivedSlots = Set(entity.attributes.filter { $0.derivation != nil }.map(\.slot))
         self.derived = slots.map { derivedSlots.contains($0) }
-        deleteSQL = "DELETE FROM \(table) WHERE _pk = ? AND _version = ?"
+        deleteSQL = "DELETE FROM \(storedTable) WHERE \(key) = ? AND \(version) = ?"
+        deleteAnyVersionSQL = "DELETE FROM \(storedTable) WHERE \(key) = ?"
+        versionSQL = "UPDATE \(storedTable) SET \(version) = ? WHERE \(key) = ?"
     }
 
     /// UPDATE statements by the set of columns they write (bit i: column i),
@@ -151,8 +173,10 @@ package final class TableMapping {
     /// write only their own.
     package func updateSQL(columns: [Int]) -> String {
         let make = {
-            let assignments = columns.map { "\(quote(self.columns[$0].name)) = ?" } + ["_version = _version + 1"]
-            return "UPDATE \(self.table) SET \(assignments.joined(separator: ", ")) WHERE _pk = ? AND _version = ?"
+            let root = self.model.root(of: self.entity).name
+            let (key, version) = (self.names.column("_pk", of: root), self.names.column("_version", of: root))
+            let assignments = columns.map { "\(self.names.column(self.columns[$0].name, of: root)) = ?" } + ["\(version) = \(version) + 1"]
+            return "UPDATE \(self.storedTable) SET \(assignments.joined(separator: ", ")) WHERE \(key) = ? AND \(version) = ?"
         }
         // Cached by a column mask, which an entity of more than 64 columns cannot have.
         guard self.columns.count <= 64 else { return make() }

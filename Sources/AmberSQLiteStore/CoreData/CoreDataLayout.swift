@@ -1,5 +1,6 @@
 import AmberModel
 import AmberSQL
+import AmberTransformers
 import AmberValues
 import CSQLite
 import Foundation
@@ -27,6 +28,31 @@ struct CoreDataLayout {
     let entityNumbers: [Int64]
     /// The `CREATE TEMP VIEW` statements that present the store in Amber's layout.
     let views: [String]
+    /// What the store calls Amber's tables and columns, for the statements that write rows.
+    let names: StoredNames
+    /// By root entity index, the stored table (quoted, in `main`) and the
+    /// columns that keep a to-one's destination entity beside its key.
+    let entityColumns: [Int: [EntityColumn]]
+    /// By entity index, the stored columns whose values Amber's archive
+    /// transformer makes, written as Core Data's keyed archives.
+    let archivedColumns: [Set<String>]
+    /// Whether the store keeps Core Data's persistent history (`ATRANSACTION`), which Amber does not write.
+    let tracksHistory: Bool
+    /// By entity index, the entity's name (a root's names its table in ``names``).
+    let entityNames: [String]
+    /// Stored table name (`ZBOOK`) → its root entity's index.
+    let tableRoots: [String: Int]
+
+    /// A `Z<n>_<NAME>` column: the entity number of the row to-one `foreignKey` points at, in `destination`.
+    struct EntityColumn {
+        let column, foreignKey, destination: String
+    }
+
+    /// What the layout pass collects besides the views.
+    private struct Naming {
+        var tables: [String: String] = [:], columns: [String: [String: String]] = [:]
+        var entityColumns: [Int: [EntityColumn]] = [:]
+    }
 
     /// Entity numbers from here on are Core Data's own (persistent history), not the model's.
     static let ownEntities: Int64 = 16000
@@ -69,6 +95,7 @@ struct CoreDataLayout {
             }
         }
         let tables = try Self.tableNames(connection)
+        tracksHistory = tables.contains("ATRANSACTION")
         var numbers: [Int64] = []
         for entity in model.entities {
             guard let found = stored[entity.name] else {
@@ -92,7 +119,7 @@ struct CoreDataLayout {
             differences.append("entity number \(number) names \(names.map(\.key).sorted().joined(separator: " and "))")
         }
         entityNumbers = numbers
-        var views: [String] = []
+        var views: [String] = [], naming = Naming()
         for root in model.entities where root.parentIndex == nil {
             let table = Self.tableName(root.name)
             guard tables.contains(table) else {
@@ -100,15 +127,25 @@ struct CoreDataLayout {
                 continue
             }
             let columns = try Self.columns(of: table, connection)
-            views.append(Self.view(of: root, table: table, columns: columns, model: model, numbers: numbers, differences: &differences))
+            views.append(Self.view(of: root, table: table, columns: columns, model: model, numbers: numbers, naming: &naming,
+                                   differences: &differences))
         }
-        views += try Self.joinViews(model: model, numbers: numbers, tables: tables, connection: connection, differences: &differences)
+        views += try Self.joinViews(model: model, numbers: numbers, tables: tables, connection: connection, naming: &naming,
+                                    differences: &differences)
         for relationship in Self.declared(model) {
             guard relationship.isToMany, relationship.isOrdered, case .joinTable = relationship.storage else { continue }
             differences.append("\(relationship.description): an ordered many-to-many relationship, which this version does not read")
         }
         guard differences.isEmpty else { throw .modelMismatch(store: place, differences: differences) }
         self.views = views
+        names = StoredNames(schema: "main", tables: naming.tables, columns: naming.columns, entityCodes: numbers)
+        entityColumns = naming.entityColumns
+        entityNames = model.entities.map(\.name)
+        tableRoots = Dictionary(model.entities.filter { $0.parentIndex == nil }.map { (Self.tableName($0.name), $0.index) },
+                                uniquingKeysWith: { first, _ in first })
+        archivedColumns = model.entities.map { entity in
+            Set(entity.persistentAttributes.filter { $0.transformerNames.last == Registry.archiveTransformerName }.map(\.name))
+        }
     }
 
     /// Every relationship of `model` as the entity declaring it has it (an
@@ -130,7 +167,7 @@ struct CoreDataLayout {
     /// every column the model does not explain, or explains with another
     /// type, is added to `differences`.
     private static func view(of root: Entity, table: String, columns: [String: String], model: Model, numbers: [Int64],
-                             differences: inout [String]) -> String {
+                             naming: inout Naming, differences: inout [String]) -> String {
         var unexplained = Set(columns.keys)
         func take(_ column: String, for place: String, types: [String]?) -> String? {
             guard let declared = columns[column] else {
@@ -146,24 +183,34 @@ struct CoreDataLayout {
         let hierarchy = root.subentityIndices.map { model.entities[$0] }
         let codes = hierarchy.map { "WHEN \(numbers[$0.index]) THEN \($0.index + 1)" }.joined(separator: " ")
         var select = ["Z_PK AS _pk", "Z_OPT AS _version", "CASE Z_ENT \(codes) END AS _entity"]
+        var stored = ["_pk": "Z_PK", "_version": "Z_OPT", "_entity": "Z_ENT"]
         for bookkeeping in ["Z_PK", "Z_ENT", "Z_OPT"] { _ = take(bookkeeping, for: "entity \(root.name)", types: nil) }
         var named: Set<String> = []
         for entity in hierarchy {
             let toOnes = Set(entity.toOneRelationships.map(\.name))
-            for stored in entity.columns where named.insert(stored.name).inserted {
-                let place = "\(entity.name).\(stored.name)"
-                guard toOnes.contains(stored.name) else {
-                    guard let column = take(tableName(stored.name), for: place, types: declaredTypes(stored.type)) else { continue }
-                    select.append("\(expression(column, type: stored.type)) AS \(quote(stored.name))")
+            for column in entity.columns where named.insert(column.name).inserted {
+                let place = "\(entity.name).\(column.name)"
+                guard toOnes.contains(column.name) else {
+                    guard let name = take(tableName(column.name), for: place, types: declaredTypes(column.type)) else { continue }
+                    select.append("\(expression(name, type: column.type)) AS \(quote(column.name))")
+                    stored[column.name] = name
                     continue
                 }
-                guard let column = take(tableName(stored.name), for: place, types: ["INTEGER"]) else { continue }
-                select.append("\(column) AS \(quote(stored.name))")
+                guard let key = take(tableName(column.name), for: place, types: ["INTEGER"]) else { continue }
+                select.append("\(key) AS \(quote(column.name))")
+                stored[column.name] = key
                 // The destination's entity number, kept beside its key when the destination hierarchy has several entities.
-                let suffix = "_" + stored.name.uppercased()
-                unexplained = unexplained.filter { name in
-                    !(name.hasSuffix(suffix) && name.count > suffix.count + 1 && name.dropFirst().dropLast(suffix.count).allSatisfy(\.isNumber))
+                let suffix = "_" + column.name.uppercased()
+                let isEntityColumn = { (name: String) in
+                    name.hasSuffix(suffix) && name.count > suffix.count + 1 && name.dropFirst().dropLast(suffix.count).allSatisfy(\.isNumber)
                 }
+                if let found = unexplained.first(where: isEntityColumn),
+                   let relationship = entity.toOneRelationships.first(where: { $0.name == column.name }) {
+                    let destination = tableName(model.root(of: model.destination(of: relationship)).name)
+                    naming.entityColumns[root.index, default: []].append(
+                        EntityColumn(column: quote(found), foreignKey: quote(key), destination: "main.\(quote(destination))"))
+                }
+                unexplained = unexplained.filter { !isEntityColumn($0) }
             }
         }
         // Position columns that other entities' ordered relationships keep here.
@@ -174,7 +221,10 @@ struct CoreDataLayout {
             else { continue }
             guard let column = take("Z_FOK_" + inverseName.uppercased(), for: relationship.description, types: ["INTEGER"]) else { continue }
             select.append("\(column) AS \(quote(order))")
+            stored[order] = column
         }
+        naming.tables[root.name] = table
+        naming.columns[root.name] = stored
         for column in unexplained.sorted() {
             differences.append("entity \(root.name): column \(table).\(column) is not in the model")
         }
@@ -188,7 +238,7 @@ struct CoreDataLayout {
     /// stores report (no fixture shows it), so the table is looked for under
     /// both names and its columns are checked: anything else is a difference.
     private static func joinViews(model: Model, numbers: [Int64], tables: Set<String>, connection: Connection,
-                                  differences: inout [String]) throws(AmberError) -> [String] {
+                                  naming: inout Naming, differences: inout [String]) throws(AmberError) -> [String] {
         var views: [String] = [], seen: Set<String> = []
         for relationship in declared(model) {
             guard case .joinTable(let table, let mine, let theirs, nil) = relationship.storage, seen.insert(table).inserted else { continue }
@@ -212,6 +262,8 @@ struct CoreDataLayout {
             }
             views.append("CREATE TEMP VIEW \(quote(table)) AS SELECT \(nearColumn) AS \(quote(mine)), \(farColumn) AS \(quote(theirs)) "
                 + "FROM main.\(quote(found))")
+            naming.tables[table] = found
+            naming.columns[table] = [mine: nearColumn, theirs: farColumn]
         }
         return views
     }

@@ -22,7 +22,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     package let identifier: UUID
     package var place: String { path ?? "memory:" }
     package var capabilities: StoreCapabilities {
-        // A Core Data store is read here, and written by the apps that made it.
+        // A Core Data store's objects are read and written here; its history and upkeep are Core Data's.
         if coreData != nil { return [.sharedAcrossProcesses] }
         // An in-memory database is this connection's alone; its checkpoint does nothing, as there is no log.
         return path == nil ? [.history, .backups, .vacuum, .integrityChecks, .checkpoints, .batchChanges]
@@ -38,6 +38,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     let mappings: [TableMapping]
     /// For a store Core Data wrote, how its tables are read; nil for an Amber store.
     let coreData: CoreDataLayout?
+    /// For a store Core Data wrote, the rows its own derived-attribute triggers moved in the save under way.
+    private let coreDataLog = CoreDataDerivedLog()
     /// SQLite's words for what differs between SQL databases.
     let dialect = SQLiteDialect()
     /// Held while one caller's statements run (every package entry point takes it).
@@ -60,12 +62,16 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
 
     /// The attributes of the constraint SQLite's "UNIQUE constraint failed:
     /// Book.title, Book.author" names, as `entity` declares them.
-    static func violatedConstraint(of entity: Entity, sqliteMessage: String) -> [Attribute] {
+    static func violatedConstraint(of entity: Entity, sqliteMessage: String, names: StoredNames = .amber, table: String = "")
+        -> [Attribute]
+    {
         let columns = Set(sqliteMessage.split(separator: ":").last?.split(separator: ",").map {
             String($0.split(separator: ".").last ?? "").trimmingCharacters(in: .whitespaces)
         } ?? [])
-        return entity.uniquenessConstraints.first { Set($0.map(\.name)) == columns }
-            ?? entity.persistentAttributes.filter { columns.contains($0.name) }
+        // SQLite names the stored columns; `column(_:of:)` quotes, so compare quoted.
+        let named = { (attribute: Attribute) in columns.contains { quote($0) == names.column(attribute.name, of: table) } }
+        return entity.uniquenessConstraints.first { Set($0.map(\.name)).count == columns.count && $0.allSatisfy(named) }
+            ?? entity.persistentAttributes.filter(named)
     }
     private static let formatVersion = "1"
 
@@ -157,8 +163,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     }
 
     /// Opens the SQLite store Core Data wrote at `path` (with its `-wal`
-    /// beside it, if any) with `model`, the model it was made with, for
-    /// reading: the file is opened read-only and nothing is written to it.
+    /// beside it, if any) with `model`, the model it was made with. Nothing
+    /// is written to the file until a save; a file this process may not
+    /// write is opened read-only (a save then fails naming the store).
     ///
     /// - Throws: ``/AmberValues/AmberError/modelMismatch(store:differences:)`` naming every
     ///   entity, table and column in which the store and the model differ;
@@ -166,7 +173,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     ///   that is not a Core Data store.
     package init(coreDataPath path: String, model: Model, options: Store.Options) throws(AmberError) {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        let connection = try Connection(path: path, create: false, readOnly: true, busyTimeout: options.busyTimeout)
+        let connection = try Connection(path: path, create: false, readOnly: !FileManager.default.isWritableFile(atPath: path),
+                                        busyTimeout: options.busyTimeout)
         guard try CoreDataLayout.describes(connection) else {
             throw .notAStore(path: path, reason: "not a Core Data store (no Z_PRIMARYKEY and Z_METADATA tables)")
         }
@@ -178,9 +186,10 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         var kept = options
         kept.migrationProgress = nil
         self.options = kept
-        self.mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: SQLiteDialect()) }
+        self.mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: SQLiteDialect(), names: layout.names) }
         self.identifier = layout.identifier
         self.coreData = layout
+        try connection.registerCoreDataTriggerFunctions(coreDataLog)
     }
 
     /// Whether the file at `path` is an SQLite store Core Data wrote (its
@@ -201,10 +210,13 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         }
     }
 
-    /// Refuses `capability` on a store Core Data wrote, which this version only reads.
+    /// Refuses `capability` on a store Core Data wrote, whose objects this version reads and writes, and nothing else.
     func refusingCoreData(_ capability: String) throws(AmberError) {
-        guard coreData == nil else { throw .unsupported(store: place, capability: "\(capability) (a Core Data store is opened for reading)") }
+        guard coreData == nil else { throw .unsupported(store: place, capability: "\(capability) (on a store Core Data made)") }
     }
+
+    /// What Amber and Core Data call the tables rows are written to.
+    var names: StoredNames { coreData?.names ?? .amber }
 
     // MARK: Migration
 
@@ -601,7 +613,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         throws(AmberError) -> WrittenKeys
     {
         // A save with nothing to write (a context closed unchanged) is no write.
-        if !changes.writesNothing { try refusingCoreData("saving") }
+        if !changes.writesNothing, coreData?.tracksHistory == true {
+            throw .unsupported(store: place, capability: "saving (the store keeps Core Data's persistent history, which this version does not write)")
+        }
         return try serialized { () throws(AmberError) in
             let written = try write(changes, StoreWriter<Row>(store: self, policy: policy, settlesAsAMerge: changes.settlesAsAMerge),
                                     trial: false, origin: origin)
@@ -618,7 +632,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// the other problems already explain may stop it early, with what it
     /// found so far.
     package func uniquenessProblems<Row: RowSource>(writing changes: ChangeSet<Row>, policy: MergePolicy) -> [SaveProblem] {
-        guard coreData == nil else { return [] }
+        guard coreData?.tracksHistory != true else { return [] }
         do {
             return try serialized { () throws(AmberError) in
                 connection.waitsForLocks(false)
@@ -719,19 +733,23 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         var written = WrittenKeys()
         do throws(AmberError) {
             try connection.execute("BEGIN IMMEDIATE")
+            _ = coreDataLog.take()  // what a trial or a failed save logged
             written.provisional = try writer.assignKeys(changes)
             written.keys = try writer.insert(changes.inserts, problems: &problems)
             try writer.update(changes.updates, problems: &problems)
             try writer.delete(changes.deletes, problems: &problems)
             try writer.link(changes.links, positions: changes.positions, deleted: changes.deletes)
             try writer.keepDeletedKeys()
+            try writer.finishCoreDataBookkeeping()
             if trial {
                 try connection.execute("ROLLBACK")
             } else {
                 problems += try writer.danglingLinks()
                 if hasDerivedAttributes { (written.derived, written.derivedEntities) = try takeDerivedLog() }
+                if let coreData { (written.derived, written.derivedEntities) = try derivedRows(coreData.derivedKeys(coreDataLog.take())) }
                 written.resolved = writer.resolved
-                if problems.isEmpty, !changes.writesNothing {
+                // A Core Data store has no Amber history table: other processes compare what they hold.
+                if problems.isEmpty, !changes.writesNothing, coreData == nil {
                     // Without history, only that a transaction happened: other processes then compare what they hold.
                     var text = HistoryTable.unrecorded
                     if options.recordsHistory {
@@ -764,6 +782,11 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         defer { log.reset() }
         while try log.step() { keys[Int(log.int64(0)), default: []].append(log.int64(1)) }
         try connection.execute("DELETE FROM \(DerivedTriggers.log)")
+        return try derivedRows(keys)
+    }
+
+    /// The rows of `keys` (by table) with their versions and entities, for a save's report of derived values.
+    private func derivedRows(_ keys: [Int: [Int64]]) throws(AmberError) -> ([SavedChanges.Row], [Int]) {
         var rows: [SavedChanges.Row] = [], entities: [Int] = []
         for (table, keys) in keys {
             // A row deleted later in the same save has no version to report.

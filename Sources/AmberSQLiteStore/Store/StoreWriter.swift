@@ -28,6 +28,9 @@ final class StoreWriter<Row: RowSource> {
     private var deletedKeys: [Int: Int64] = [:]
     /// Per table, the keys of the rows this write's deletes removed.
     private var removed: [Int: Set<Int64>] = [:]
+    /// Per table, the keys of the rows this write inserted or updated, kept
+    /// for a Core Data store's bookkeeping (``finishCoreDataBookkeeping()``).
+    private var written: [Int: [Int64]] = [:]
     /// Per table, the own keys of new rows a constraint refused (their problem is listed already).
     private var refused: [Int: Set<Int64>] = [:]
     /// Per table (root entity index), the stored rows this write's to-one
@@ -69,6 +72,11 @@ final class StoreWriter<Row: RowSource> {
     /// its own (undo brings it back under it).
     private func firstKey(of table: Int) throws(AmberError) -> Int64 {
         if let key = next[table] { return key }
+        if let coreData = store.coreData {
+            let key = max(try coreData.largestKey(ofTable: table, store.connection) &+ 1, (ownKeys[table] ?? 0) &+ 1)
+            next[table] = key
+            return key
+        }
         let statement = try store.connection.statement(
             "SELECT max(coalesce((SELECT max(_pk) FROM \(store.mappings[table].table)), 0), "
                 + "coalesce((SELECT CAST(value AS INTEGER) FROM \(SQLiteStore.metadataTable) WHERE key = ?), 0))")
@@ -102,6 +110,7 @@ final class StoreWriter<Row: RowSource> {
                 next[table] = key + 1
                 keys.append(key)
             }
+            if store.coreData != nil { written[table, default: []].append(keys[index]) }
             let mapping = store.mappings[entityIndex]
             waiting[entityIndex].append(index)
             guard waiting[entityIndex].count == mapping.batchRows else { continue }
@@ -167,7 +176,7 @@ final class StoreWriter<Row: RowSource> {
         throws(AmberError)
     {
         statement.bind(first, key)
-        statement.bind(first + 1, Int64(object.entity.index + 1))
+        statement.bind(first + 1, mapping.storedEntityCode)
         let values = object.slotValues
         for column in mapping.slots.indices {
             try bind(values[mapping.slots[column]], column: column, at: first + Int32(column) + 2, mapping, statement, object)
@@ -181,6 +190,10 @@ final class StoreWriter<Row: RowSource> {
                       _ object: Row) throws(AmberError)
     {
         guard let table = mapping.foreignKeys[column], case .int(let key) = value else {
+            if let coreData = store.coreData {
+                return TableMapping.bind(try coreData.stored(value, of: mapping.columns[column], in: object.entity, store.connection),
+                                         at: parameter, in: statement)
+            }
             TableMapping.bind(value, at: parameter, in: statement)
             return
         }
@@ -225,6 +238,7 @@ final class StoreWriter<Row: RowSource> {
         throws(AmberError) -> Bool?
     {
         let mapping = store.mapping(for: object.entity)
+        if store.coreData != nil { written[object.entity.rootIndex, default: []].append(object.objectID.primaryKey ?? 0) }
         // Never a derived column, whatever the policy kept: a value held here may be older than the store's.
         let columns = mapping.slots.indices.filter { !mapping.derived[$0] && write(mapping.slots[$0]) }
         let statement = try store.connection.statement(mapping.updateSQL(columns: columns))
@@ -267,7 +281,7 @@ final class StoreWriter<Row: RowSource> {
         let mapping = store.mapping(for: object.entity)
         let statement = try store.connection.statement(mapping.insertSQL)
         guard try insertRow(of: object, key: object.objectID.primaryKey ?? 0, mapping, statement, problems: &problems) else { return false }
-        let version = try store.connection.statement("UPDATE \(mapping.table) SET _version = ? WHERE _pk = ?")
+        let version = try store.connection.statement(mapping.versionSQL)
         version.bind(0, object.rowVersion + 1)
         version.bind(1, object.objectID.primaryKey ?? 0)
         try version.run()
@@ -294,7 +308,7 @@ final class StoreWriter<Row: RowSource> {
             if WriteRules.reportsDeleteConflict(object, stored, policy: policy, mapping: mapping, settlesAsAMerge: settlesAsAMerge) {
                 problems.append(WriteRules.conflict(object, stored, mapping: mapping, deletedHere: true))
             } else {
-                let anyVersion = try store.connection.statement("DELETE FROM \(mapping.table) WHERE _pk = ?")
+                let anyVersion = try store.connection.statement(mapping.deleteAnyVersionSQL)
                 anyVersion.bind(0, key)
                 try anyVersion.run()
                 if store.connection.changes > 0 { removed[table, default: []].insert(key) }
@@ -303,9 +317,21 @@ final class StoreWriter<Row: RowSource> {
     }
 
     /// Records, per table this write deleted rows of, the largest key deleted,
-    /// so no later row takes it (``firstKey(of:)``).
+    /// so no later row takes it (``firstKey(of:)``). A Core Data store
+    /// needs no record: its `Z_MAX` is at least every key it ever gave.
     func keepDeletedKeys() throws(AmberError) {
+        guard store.coreData == nil else { return }
         for (table, key) in deletedKeys { try store.keepDeletedKey(key, ofTable: store.mappings[table].table) }
+    }
+
+    /// Keeps what Core Data keeps beside the rows this write inserted and
+    /// updated: each table's `Z_MAX` and the destination entity columns of
+    /// its to-ones.
+    func finishCoreDataBookkeeping() throws(AmberError) {
+        guard let coreData = store.coreData else { return }
+        for (table, keys) in written.sorted(by: { $0.key < $1.key }) {
+            try coreData.keep(writtenKeys: keys, ofTable: table, store.connection)
+        }
     }
 
     /// The links this write leaves pointing at rows that are not there, run
@@ -365,10 +391,12 @@ final class StoreWriter<Row: RowSource> {
     /// of a deleted object) and the positions of ordered members. Keys that
     /// stand for new objects become their primary keys.
     func link(_ links: [JoinRow: Bool], positions: [Position], deleted: [Row]) throws(AmberError) {
+        let names = store.names
         for (row, added) in links.sorted(by: { ($0.key.table, $0.key.source, $0.key.target) < ($1.key.table, $1.key.source, $1.key.target) }) {
+            let (table, source, target) = (names.table(row.table), names.column("source", of: row.table), names.column("target", of: row.table))
             let statement = try store.connection.statement(added
-                ? "INSERT OR IGNORE INTO \(quote(row.table)) (source, target) VALUES (?, ?)"
-                : "DELETE FROM \(quote(row.table)) WHERE source = ? AND target = ?")
+                ? "INSERT OR IGNORE INTO \(table) (\(source), \(target)) VALUES (?, ?)"
+                : "DELETE FROM \(table) WHERE \(source) = ? AND \(target) = ?")
             statement.bind(0, try saved(row.source))
             statement.bind(1, try saved(row.target))
             try statement.run()
@@ -383,9 +411,9 @@ final class StoreWriter<Row: RowSource> {
             }
         }
         for position in positions {
-            let condition = position.otherColumn.map { " AND \($0) = ?" } ?? ""
-            let statement = try store.connection.statement(
-                "UPDATE \(quote(position.table)) SET \(quote(position.orderColumn)) = ? WHERE \(position.keyColumn) = ?\(condition)")
+            let condition = position.otherColumn.map { " AND \(names.column($0, of: position.table)) = ?" } ?? ""
+            let statement = try store.connection.statement("UPDATE \(names.table(position.table)) SET \(names.column(position.orderColumn, of: position.table)) = ? "
+                + "WHERE \(names.column(position.keyColumn, of: position.table)) = ?\(condition)")
             statement.bind(0, position.position)
             statement.bind(1, try saved(position.key))
             if position.otherColumn != nil { statement.bind(2, try saved(position.other)) }
@@ -415,6 +443,7 @@ final class StoreWriter<Row: RowSource> {
 
     /// Names the constraint from SQLite's "UNIQUE constraint failed: Book.title, Book.author".
     private func uniquenessProblem(_ object: Row, sqliteMessage: String) -> SaveProblem {
-        WriteRules.uniquenessProblem(object, constraint: SQLiteStore.violatedConstraint(of: object.entity, sqliteMessage: sqliteMessage))
+        WriteRules.uniquenessProblem(object, constraint: SQLiteStore.violatedConstraint(
+            of: object.entity, sqliteMessage: sqliteMessage, names: store.names, table: store.model.root(of: object.entity).name))
     }
 }

@@ -14,6 +14,8 @@ package struct BinaryPropertyList {
         case bool(Bool)
         case int(Int64)
         case real(Double)
+        /// A four-byte real: an archived `Float` stays one.
+        case float(Float)
         /// Seconds since 2001-01-01 UTC.
         case date(Double)
         case data(Data)
@@ -154,7 +156,7 @@ package struct BinaryPropertyList {
             case 0x2:
                 guard low == 2 || low == 3 else { throw fail("a real of \(1 << low) bytes") }
                 let raw = unsigned(try span(offset + 1, 1 << low))
-                return .real(low == 2 ? Double(Float(bitPattern: UInt32(raw))) : Double(bitPattern: raw))
+                return low == 2 ? .float(Float(bitPattern: UInt32(raw))) : .real(Double(bitPattern: raw))
             case 0x3:
                 guard marker == 0x33 else { throw fail("marker 0x\(String(marker, radix: 16))") }
                 return .date(Double(bitPattern: unsigned(try span(offset + 1, 8))))

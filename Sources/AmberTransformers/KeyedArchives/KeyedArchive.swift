@@ -136,6 +136,7 @@ package struct KeyedArchive {
             case .string(let text): return .string(text)
             case .int(let number): return .int(number)
             case .real(let number): return .double(number)
+            case .float(let number): return .float(number)
             case .bool(let flag): return .bool(flag)
             case .data(let bytes): return .binary(bytes)
             case .date(let seconds): return try date(seconds)
@@ -153,6 +154,7 @@ package struct KeyedArchive {
             guard let time = try field("NS.time", of: uid) else { throw Failure("object \(uid): an NSDate without NS.time") }
             switch time {
             case .real(let seconds), .date(let seconds): return try date(seconds)
+            case .float(let seconds): return try date(Double(seconds))
             case .int(let seconds): return try date(Double(seconds))
             default: throw Failure("object \(uid): an NSDate whose NS.time is not a number")
             }

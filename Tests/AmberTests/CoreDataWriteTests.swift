@@ -1,0 +1,183 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import Amber
+@testable import AmberModel
+@testable import AmberSQLiteStore
+@testable import AmberTransformers
+@testable import AmberValues
+
+/// Runs `sql` on the file at `path` with plain SQLite: how the tests change a copy behind the store's back.
+private func execute(_ path: String, _ sql: String) throws {
+    var db: OpaquePointer?
+    defer { sqlite3_close(db) }
+    guard sqlite3_open(path, &db) == SQLITE_OK, sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+        throw AmberError.sqlite(code: 1, message: String(cString: sqlite3_errmsg(db)))
+    }
+}
+
+/// The problems of a save that failed, or none.
+private func problems(_ body: () throws -> Void) -> [SaveProblem] {
+    do {
+        try body()
+        return []
+    } catch AmberError.saveFailed(let problems) {
+        return problems
+    } catch {
+        return [SaveProblem(objectID: nil, place: "", rule: .store, message: "\(error)")]
+    }
+}
+
+/// 16 bytes of `uuid`, as Core Data keeps one.
+private func bytes(_ uuid: UUID) -> Value { .binary(withUnsafeBytes(of: uuid.uuid) { Data($0) }) }
+
+@Suite("Core Data stores: writing")
+struct CoreDataWriteTests {
+    @Test("a save keeps Core Data's bookkeeping: Z_MAX, Z_ENT, Z_OPT, to-one keys, values as Core Data stores them")
+    func savesKeepTheBookkeeping() throws {
+        let (fixture, store) = try sampleModel()
+        defer { fixture.remove() }
+        let metadata = try fixture.rows("SELECT * FROM Z_METADATA UNION ALL SELECT Z_CONTENT, NULL, NULL FROM Z_MODELCACHE")
+        let context = Context(store: store)
+        let (id, updated, marked) = (UUID(), Date(timeIntervalSinceReferenceDate: 700_000_000.25), Date(timeIntervalSinceReferenceDate: -86_400.5))
+        let person = try context.insert("Person")
+        for (key, value) in [("firstName", Value.string("Ada")), ("lastName", .string("Lovelace")), ("id", .uuid(id)), ("updatedAt", .date(updated))] {
+            try person.setValue(value, forKey: key)
+        }
+        let car = try context.insert("ExpensiveSportCar")
+        for (key, value) in [("maker", Value.string("Amber")), ("model", .string("One")), ("numberPlate", .string("AMB-001")),
+                             ("isLimitedEdition", .bool(true)), ("markedForDeletionAsOf", .date(marked))] {
+            try car.setValue(value, forKey: key)
+        }
+        try car.setObject(person, forKey: "owner")
+        let changed = try #require(try context.fetch(FetchRequest("Person", sortedBy: [SortKey("lastName"), SortKey("firstName")], limit: 1)).first)
+        let changedKey = try #require(changed.objectID.primaryKey)
+        try changed.setValue(.string("Changed"), forKey: "firstName")
+        let doomed = try #require(try context.fetch(FetchRequest("Car", predicate: FetchPredicate("owner == nil"), limit: 1)).first)
+        let doomedKey = try #require(doomed.objectID.primaryKey)
+        try context.delete(doomed)
+        try context.save()
+
+        // New keys follow each root's Z_MAX, which rises with them; a sub-entity's row stays at 0.
+        #expect(car.objectID.primaryKey == 126 && person.objectID.primaryKey == 21)
+        #expect(try fixture.rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+            == [[.string("Car"), .int(126)], [.string("SportCar"), .int(0)], [.string("ExpensiveSportCar"), .int(0)], [.string("Person"), .int(21)]])
+        #expect(try fixture.rows("SELECT Z_ENT, Z_OPT, ZOWNER, ZISLIMITEDEDITION, ZMARKEDFORDELETIONASOF, ZMAKER, ZMODEL, ZNUMBERPLATE, ZCOLOR FROM ZCAR WHERE Z_PK = 126")
+            == [[.int(3), .int(1), .int(21), .int(1), .double(-86_400.5), .string("Amber"), .string("One"), .string("AMB-001"), .null]])
+        #expect(try fixture.rows("SELECT Z_ENT, Z_OPT, ZFIRSTNAME, ZLASTNAME, ZID, ZUPDATEDAT FROM ZPERSON WHERE Z_PK = 21")
+            == [[.int(4), .int(1), .string("Ada"), .string("Lovelace"), bytes(id), .double(700_000_000.25)]])
+        #expect(try fixture.rows("SELECT Z_OPT, ZFIRSTNAME FROM ZPERSON WHERE Z_PK = \(changedKey)") == [[.int(2), .string("Changed")]])
+        #expect(try fixture.rows("SELECT count(*) FROM ZCAR WHERE Z_PK = \(doomedKey)") == [[.int(0)]])
+        // Core Data's own metadata and model cache are left as they were.
+        #expect(try fixture.rows("SELECT * FROM Z_METADATA UNION ALL SELECT Z_CONTENT, NULL, NULL FROM Z_MODELCACHE") == metadata)
+
+        // Read back by another store on the file, as another program would.
+        let again = Context(store: try Store(path: fixture.path, model: sampleModelModel()))
+        let read = try #require(try again.fetch(FetchRequest("ExpensiveSportCar", predicate: FetchPredicate("numberPlate == 'AMB-001'"))).first)
+        #expect(try read.value(forKey: "markedForDeletionAsOf") == .date(marked) && read.value(forKey: "isLimitedEdition") == .bool(true))
+        let owner = try #require(try read.object(forKey: "owner"))
+        #expect(try owner.value(forKey: "id") == .uuid(id) && owner.value(forKey: "updatedAt") == .date(updated))
+        #expect(try owner.objects(forKey: "cars").map(\.objectID) == [read.objectID])
+
+        // A key once given is not given again, even after its row is deleted.
+        try again.delete(read)
+        try again.save()
+        let next = try again.insert("Car")
+        try next.setValue(.string("AMB-002"), forKey: "numberPlate")
+        try again.save()
+        #expect(next.objectID.primaryKey == 127)
+        #expect(try fixture.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'") == [[.int(127)]])
+    }
+
+    @Test("a row changed by another program since it was read is a conflict (Z_OPT), and Core Data's unique indexes name the constraint")
+    func conflictsAndUniqueness() throws {
+        let (fixture, store) = try sampleModel()
+        defer { fixture.remove() }
+        let request = FetchRequest("Person", sortedBy: [SortKey("lastName"), SortKey("firstName")], limit: 1)
+        let here = Context(store: store), there = Context(store: try Store(path: fixture.path, model: sampleModelModel()))
+        let mine = try #require(try here.fetch(request).first), theirs = try #require(try there.fetch(request).first)
+        try theirs.setValue(.string("Theirs"), forKey: "firstName")
+        try there.save()
+        try mine.setValue(.string("Mine"), forKey: "firstName")
+        let found = problems { try here.save() }
+        #expect(found.map(\.rule) == [.conflict], "\(found)")
+        #expect(try fixture.rows("SELECT Z_OPT, ZFIRSTNAME FROM ZPERSON WHERE Z_PK = \(mine.objectID.primaryKey ?? -1)") == [[.int(2), .string("Theirs")]])
+        here.rollback()
+
+        // Person(firstName, lastName) and Car(numberPlate) are unique indexes in the file.
+        let plate = try #require(try here.fetch(FetchRequest("Car", limit: 1)).first?.value(forKey: "numberPlate"))
+        let twin = try here.insert("Person")
+        for key in ["firstName", "lastName"] { try twin.setValue(try theirs.value(forKey: key), forKey: key) }
+        try twin.setValue(.uuid(UUID()), forKey: "id")
+        try twin.setValue(.date(Date()), forKey: "updatedAt")
+        let car = try here.insert("SportCar")
+        try car.setValue(plate, forKey: "numberPlate")
+        let refused = problems { try here.save() }
+        #expect(refused.map(\.rule) == [.uniqueness, .uniqueness], "\(refused)")
+        #expect(refused.contains { $0.message.contains("firstName") && $0.message.contains("lastName") }, "\(refused)")
+        #expect(refused.contains { $0.message.contains("numberPlate") }, "\(refused)")
+        // Nothing was written: not the rows, not Z_MAX.
+        #expect(try fixture.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT IN (1, 4) ORDER BY Z_ENT") == [[.int(125)], [.int(20)]])
+        #expect(try fixture.rows("SELECT count(*) FROM ZPERSON") == [[.int(20)]])
+    }
+
+    @Test("Core Data's derived-attribute triggers run and report, entity columns name the destination, decimals are exact or refused")
+    func derivedValuesEntityColumnsAndDecimals() throws {
+        let fixture = try CoreDataFixture("CoreDataPlus/SampleModel2_V1.sqlite")
+        defer { fixture.remove() }
+        // The store keeps Core Data's persistent history, which Amber does not write: saving is refused, by name.
+        do {
+            let context = Context(store: try Store(openingExisting: fixture.path, registry: CoreDataStoreTests.sampleModel2Registry()))
+            let book = try #require(try context.fetch(FetchRequest("Book", limit: 1)).first)
+            try book.setValue(.string("Changed"), forKey: "title")
+            #expect {
+                try context.save()
+            } throws: { error in
+                guard case AmberError.unsupported(_, let capability) = error else { return false }
+                return capability.contains("persistent history")
+            }
+        }
+        // Without its history tables, the same store saves.
+        try execute(fixture.path, "DROP TABLE ACHANGE; DROP TABLE ATRANSACTION; DROP TABLE ATRANSACTIONSTRING; DELETE FROM Z_PRIMARYKEY WHERE Z_ENT >= 16000")
+        let context = Context(store: try Store(openingExisting: fixture.path, registry: CoreDataStoreTests.sampleModel2Registry()))
+        let novel = try #require(try context.fetch(FetchRequest("GraphicNovel", limit: 1)).first)
+        let book = try #require(try context.fetch(FetchRequest("Book")).first { $0.entity.name == "Book" })
+        let counts = try [novel, book].map { try $0.value(forKey: "pagesCount") }
+        var pages: [ManagedObject] = []
+        for owner in [novel, book] {
+            let page = try context.insert("Page")
+            try page.setValue(.int(1000), forKey: "number")
+            try page.setValue(.bool(false), forKey: "isBookmarked")
+            try page.setValue(.binary(Data("a page".utf8)), forKey: "content")
+            try page.setObject(owner, forKey: "book")
+            pages.append(page)
+        }
+        try book.setValue(.decimal(ScaledDecimal("12.5") ?? ScaledDecimal(0)), forKey: "price")
+        try context.save()
+        // Core Data's trigger counted the pages; the save told the context.
+        for (owner, count) in zip([novel, book], counts) {
+            guard case .int(let before) = count else { continue }
+            #expect(try owner.value(forKey: "pagesCount") == .int(before + 1))
+            #expect(try fixture.rows("SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = \(owner.objectID.primaryKey ?? -1)") == [[.int(before + 1)]])
+        }
+        // Z1_BOOK holds the entity of the book each page points at.
+        let numbers = try fixture.rows("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME IN ('GraphicNovel', 'Book') ORDER BY Z_NAME DESC")
+        #expect(try fixture.rows("SELECT Z1_BOOK FROM ZPAGE WHERE Z_PK IN (\(pages.compactMap { $0.objectID.primaryKey.map(String.init) }.joined(separator: ","))) ORDER BY Z_PK")
+            == numbers)
+        #expect(try fixture.rows("SELECT ZPRICE, typeof(ZPRICE) FROM ZBOOK WHERE Z_PK = \(book.objectID.primaryKey ?? -1)") == [[.double(12.5), .string("real")]])
+        // Moving a page to another book moves both counts and the entity column.
+        try pages[0].setObject(book, forKey: "book")
+        try context.save()
+        #expect(try fixture.rows("SELECT Z1_BOOK FROM ZPAGE WHERE Z_PK = \(pages[0].objectID.primaryKey ?? -1)") == [numbers[1]])
+        if case .int(let before) = counts[1] { #expect(try book.value(forKey: "pagesCount") == .int(before + 2)) }
+
+        // A decimal the store's SQLite number cannot hold exactly is refused, naming the attribute.
+        try book.setValue(.decimal(ScaledDecimal("1.23456789012345678") ?? ScaledDecimal(0)), forKey: "price")
+        let refused = problems { try context.save() }
+        #expect(refused.count == 1 && refused[0].message.contains("Book.price"), "\(refused)")
+        context.rollback()
+        let reopened = Context(store: try Store(openingExisting: fixture.path, registry: CoreDataStoreTests.sampleModel2Registry()))
+        let price = try reopened.fetch(FetchRequest("Book")).first { $0.objectID.primaryKey == book.objectID.primaryKey }?.value(forKey: "price")
+        #expect(price == .decimal(ScaledDecimal("12.5") ?? ScaledDecimal(0)))
+    }
+}
