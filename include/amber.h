@@ -927,10 +927,15 @@ amber_status amber_store_open_with_options(amber_store **out, const char *path, 
  *  one transaction under the store's lock, and options.backup does not
  *  apply (the server keeps no copy).
  *  A file Core Data wrote (an app's ".sqlite", its "-wal" beside it) opens
- *  for reading with the model it was made with (amber_model_from_xcode):
- *  its tables must match the model (AMBER_E_MODEL_MISMATCH names each
- *  difference), it is opened read-only, and saving, history and
- *  maintenance fail with AMBER_E_UNSUPPORTED (docs/core-data-stores.md).
+ *  with the model it was made with (amber_model_from_xcode): its tables
+ *  must match the model (AMBER_E_MODEL_MISMATCH names each difference).
+ *  Saves write it as Core Data would (new keys above Z_MAX, versions in
+ *  Z_OPT, entity numbers, join rows, keyed archives); a decimal of more
+ *  than 15 significant digits fails the save naming the attribute. Saving
+ *  to a store that keeps Core Data's persistent history, batch changes,
+ *  history and maintenance fail with AMBER_E_UNSUPPORTED
+ *  (docs/core-data-stores.md). A file this process may not write opens
+ *  read-only.
  *  Errors: AMBER_E_INVALID_URL naming the part that is wrong (an unknown
  *  scheme, a file: URL with a host, a query or bad percent-encoding, text
  *  after "memory:", a schema name that is not a plain lower-case

@@ -24,6 +24,11 @@ struct CoreDataFixture {
         }
     }
 
+    /// A store already in place (made by a test), read but never removed through this value.
+    init(existing path: String) {
+        self.path = path
+    }
+
     func remove() { try? FileManager.default.removeItem(at: folder) }
 
     /// Every row of `sql`, read with plain SQLite calls: the reference the store's reading is compared with.

@@ -180,4 +180,86 @@ struct CoreDataWriteTests {
         let price = try reopened.fetch(FetchRequest("Book")).first { $0.objectID.primaryKey == book.objectID.primaryKey }?.value(forKey: "price")
         #expect(price == .decimal(ScaledDecimal("12.5") ?? ScaledDecimal(0)))
     }
+
+    /// Posts with archived info and tags (many-to-many), playlists with ordered songs: Core Data's layout, made with SQL.
+    private static let libraryModel = """
+        <entity name="Post"><attribute name="title" optional="YES" attributeType="String"/>
+          <attribute name="info" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromDataTransformer"/>
+          <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="posts" inverseEntity="Tag"/></entity>
+        <entity name="Tag"><attribute name="name" optional="YES" attributeType="String"/>
+          <relationship name="posts" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Post" inverseName="tags" inverseEntity="Post"/></entity>
+        <entity name="Playlist"><attribute name="name" optional="YES" attributeType="String"/>
+          <relationship name="songs" optional="YES" toMany="YES" ordered="YES" deletionRule="Cascade" destinationEntity="Song" inverseName="playlist" inverseEntity="Song"/></entity>
+        <entity name="Song"><attribute name="title" optional="YES" attributeType="String"/>
+          <relationship name="playlist" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Playlist" inverseName="songs" inverseEntity="Playlist"/></entity>
+        """
+
+    private static func libraryStore(at path: String) throws {
+        try execute(path, """
+            CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+            CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+            INSERT INTO Z_PRIMARYKEY VALUES (1, 'Post', 0, 2), (2, 'Tag', 0, 3), (3, 'Playlist', 0, 1), (4, 'Song', 0, 3);
+            INSERT INTO Z_METADATA VALUES (1, '\(UUID().uuidString)', NULL);
+            CREATE TABLE ZPOST (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR, ZINFO BLOB);
+            CREATE TABLE ZTAG (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR);
+            CREATE TABLE Z_1TAGS (Z_1POSTS INTEGER, Z_2TAGS INTEGER, PRIMARY KEY (Z_1POSTS, Z_2TAGS));
+            CREATE TABLE ZPLAYLIST (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR);
+            CREATE TABLE ZSONG (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZPLAYLIST INTEGER, Z_FOK_PLAYLIST INTEGER, ZTITLE VARCHAR);
+            INSERT INTO ZPOST VALUES (1, 1, 1, 'first', NULL), (2, 1, 1, 'second', NULL);
+            INSERT INTO ZTAG VALUES (1, 2, 1, 'a'), (2, 2, 1, 'b'), (3, 2, 1, 'c');
+            INSERT INTO Z_1TAGS VALUES (1, 1), (1, 2), (2, 2);
+            INSERT INTO ZPLAYLIST VALUES (1, 3, 1, 'road trip');
+            INSERT INTO ZSONG VALUES (1, 4, 1, 1, 1024, 'one'), (2, 4, 1, 1, 2048, 'two'), (3, 4, 1, 1, 3072, 'three');
+            """)
+    }
+
+    @Test("join rows, order columns and archived values are written as Core Data keeps them")
+    func joinRowsOrderAndArchives() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("library.sqlite").path
+        try Self.libraryStore(at: path)
+        let model = try Model(importXML(Self.libraryModel).model, registry: Registry())
+        let context = Context(store: try Store(path: path, model: model))
+        let posts = try context.fetch(FetchRequest("Post", sortedBy: [SortKey("title")]))
+        let tags = try context.fetch(FetchRequest("Tag", sortedBy: [SortKey("name")]))
+        let info: Value = .dictionary(["name": .string("Ada"), "n": .int(-42), "x": .double(2.5), "f": .float(1.5), "ok": .bool(true),
+                                       "when": .date(Date(timeIntervalSinceReferenceDate: 12.5)), "id": .uuid(UUID()), "raw": .binary(Data([0, 1, 2])),
+                                       "list": .array([.int(1), .string("zwei ✓"), .null])])
+        let post = try context.insert("Post")
+        try post.setValue(.string("third"), forKey: "title")
+        try post.setValue(info, forKey: "info")
+        try post.setObjects([tags[0], tags[2]], forKey: "tags")
+        try posts[0].remove(tags[1], from: try posts[0].entity.relationship(named: "tags"))
+        let playlist = try #require(try context.fetch(FetchRequest("Playlist")).first)
+        let songs = try playlist.objects(forKey: "songs")
+        let song = try context.insert("Song")
+        try song.setValue(.string("zero"), forKey: "title")
+        try playlist.setObjects([song, songs[2], songs[0], songs[1]], forKey: "songs")
+        try context.save()
+
+        let file = try CoreDataFixture(existing: path)
+        let key = try #require(post.objectID.primaryKey)
+        #expect(key == 3)
+        #expect(try file.rows("SELECT Z_1POSTS, Z_2TAGS FROM Z_1TAGS ORDER BY 1, 2") == [[.int(1), .int(1)], [.int(2), .int(2)], [.int(3), .int(1)], [.int(3), .int(3)]])
+        #expect(try file.rows("SELECT Z_PK FROM ZSONG WHERE ZPLAYLIST = 1 ORDER BY Z_FOK_PLAYLIST") == [4, 3, 1, 2].map { [Value.int($0)] })
+        #expect(try file.rows("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+            == [[.string("Post"), .int(3)], [.string("Tag"), .int(3)], [.string("Playlist"), .int(1)], [.string("Song"), .int(4)]])
+        // The archive is Core Data's (NSKeyedArchiver, bplist00), and reads back as the value that was saved.
+        guard case .binary(let archived)? = try file.rows("SELECT ZINFO FROM ZPOST WHERE Z_PK = 3").first?.first else {
+            Issue.record("no archive")
+            return
+        }
+        #expect(archived.starts(with: Data("bplist00".utf8)))
+        #expect(try KeyedArchive(archived).rootValue() == info)
+        let reopened = Context(store: try Store(path: path, model: model))
+        #expect(try reopened.fetch(FetchRequest("Post", predicate: FetchPredicate("title == 'third'"))).first?.value(forKey: "info") == info)
+
+        // Deleting a tag removes its join rows; deleting the playlist cascades to its songs.
+        try context.delete(tags[0])
+        try context.delete(playlist)
+        try context.save()
+        #expect(try file.rows("SELECT Z_1POSTS, Z_2TAGS FROM Z_1TAGS ORDER BY 1, 2") == [[.int(2), .int(2)], [.int(3), .int(3)]])
+        #expect(try file.rows("SELECT count(*) FROM ZSONG") == [[.int(0)]])
+    }
 }

@@ -65,6 +65,36 @@ import Testing
         }
     }
 
+    @Test("what Amber archives, Foundation's NSKeyedUnarchiver and Amber's reader read back as the values archived")
+    func amberArchivesReadBack() throws {
+        func holdsURL(_ value: Value) -> Bool {
+            switch value {
+            case .uri: true
+            case .array(let members): members.contains(where: holdsURL)
+            case .dictionary(let members): members.values.contains(where: holdsURL)
+            default: false
+            }
+        }
+        var generator = SplitMix64(seed: 0xA4C_41FE)
+        var compared = 0
+        for _ in 0..<300 {
+            let (value, object) = Self.randomValue(&generator)
+            guard !holdsURL(value) else {
+                // Amber's property-list values hold no URLs; an archive of one is refused, not written otherwise.
+                #expect(throws: KeyedArchive.Failure.self) { try KeyedArchive.archive(value) }
+                continue
+            }
+            let data = try KeyedArchive.archive(value)
+            #expect(try KeyedArchive(data).rootValue() == value)
+            let decoded = try NSKeyedUnarchiver.unarchiveTopLevelObjectWithData(data)
+            #expect((decoded as? NSObject)?.isEqual(object) == true, "\(value) read by Foundation as \(String(describing: decoded))")
+            compared += 1
+        }
+        #expect(compared > 200)
+        // A Float stays a four-byte real, so it reads back as a Float, not a Double.
+        #expect(try KeyedArchive(KeyedArchive.archive(.array([.float(1.5), .double(1.5)]))).rootValue() == .array([.float(1.5), .double(1.5)]))
+    }
+
     @Test("an archived URL relative to a base reads as the URL it resolves to")
     func relativeURL() throws {
         let base = try #require(URL(string: "https://example.com/a/"))

@@ -1,7 +1,8 @@
 /* A store Core Data wrote, through the C API: the model imported from its
  * Xcode bundle (an older version of it), the store opened by path, every
  * row compared with a plain SQLite reading of the same file, a predicate
- * against SQL's own filter, saving refused, a later model version refused
+ * against SQL's own filter, a save checked against Core Data's bookkeeping
+ * with plain SQL, a later model version refused
  * naming its differences. The fixtures are in ../shared/coredata beside the
  * repository (AMBER_COREDATA_DIR overrides); each is copied first. */
 #define _POSIX_C_SOURCE 200809L
@@ -126,13 +127,45 @@ int main(int argc, char **argv) {
     sqlite3_finalize(rows);
     sqlite3_close(db);
 
-    /* The store is read, not written: a save is refused naming why, and the change is kept. */
+    /* Saves are written as Core Data writes them (this store is in rollback-journal mode): the
+     * changed row's Z_OPT rises, a new row takes the key after Z_MAX (which rises with it), a
+     * deleted row goes. Checked with plain SQLite. */
     amber_value changed = text("000000");
     OK(amber_object_set_named(objects[0], "color", &changed));
-    FAILS(amber_context_save(context), AMBER_E_UNSUPPORTED, "Core Data store");
-    int32_t pending = 0;
+    int64_t changed_key = 0, deleted_key = 0, new_key = 0;
+    OK(amber_object_primary_key(&changed_key, objects[0]));
+    OK(amber_object_primary_key(&deleted_key, objects[1]));
+    OK(amber_context_delete(context, objects[1]));
+    amber_entity *post_entity = NULL;
+    OK(amber_model_entity(&post_entity, model, "Post"));
+    amber_object *post = NULL;
+    OK(amber_context_insert(&post, context, post_entity));
+    amber_value fields[] = {text("new post"), text("FFFFFF"), text("written from C")};
+    const char *field_names[] = {"postID", "color", "content"};
+    for (int i = 0; i < 3; i++) OK(amber_object_set_named(post, field_names[i], &fields[i]));
+    amber_value when = {.type = AMBER_VALUE_DATE, .v.date = 978307200.0 + 86400.5};
+    OK(amber_object_set_named(post, "date", &when));
+    OK(amber_context_save(context));
+    OK(amber_object_primary_key(&new_key, post));
+    CHECK(new_key == 11);
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT (SELECT Z_OPT || ' ' || ZCOLOR FROM ZPOST WHERE Z_PK = %lld), (SELECT count(*) FROM ZPOST WHERE Z_PK = %lld), "
+             "(SELECT Z_ENT || ' ' || Z_OPT || ' ' || ZPOSTID || ' ' || ZCOLOR || ' ' || ZDATE FROM ZPOST WHERE Z_PK = %lld), "
+             "(SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Post'), (SELECT journal_mode FROM pragma_journal_mode)",
+             (long long)changed_key, (long long)deleted_key, (long long)new_key);
+    CHECK(sqlite3_prepare_v2(db, sql, -1, &rows, NULL) == SQLITE_OK && sqlite3_step(rows) == SQLITE_ROW);
+    CHECK(strcmp((const char *)sqlite3_column_text(rows, 0), "2 000000") == 0);
+    CHECK(sqlite3_column_int64(rows, 1) == 0);
+    CHECK(strcmp((const char *)sqlite3_column_text(rows, 2), "1 1 new post FFFFFF 86400.5") == 0);
+    CHECK(sqlite3_column_int64(rows, 3) == 11);
+    CHECK(strcmp((const char *)sqlite3_column_text(rows, 4), "delete") == 0);
+    sqlite3_finalize(rows);
+    sqlite3_close(db);
+    int32_t pending = 1;
     OK(amber_context_has_changes(&pending, context));
-    CHECK(pending == 1);
+    CHECK(pending == 0);
     amber_free(objects);
     OK(amber_context_free(context));
     OK(amber_store_close(store));

@@ -41,9 +41,11 @@ extension Store {
     /// create the same new store at once: one makes it, the others open it.
     ///
     /// A store Core Data wrote (an app's `.sqlite` file, with its `-wal`
-    /// beside it) opens too, for reading, given the model it was made with
-    /// (imported from the app's `.xcdatamodeld`); saving to it is refused.
-    /// docs/core-data-stores.md says what is read and how.
+    /// beside it) opens too, given the model it was made with (imported
+    /// from the app's `.xcdatamodeld`); saves write it as Core Data would
+    /// (`Z_MAX`, `Z_OPT`, `Z_ENT`, join rows, archives), except to a store
+    /// that keeps Core Data's persistent history, where saving is refused.
+    /// docs/core-data-stores.md says what is read and written, and how.
     ///
     /// - Throws: ``/AmberValues/AmberError/modelMismatch(store:differences:)`` if the store
     ///   was made with a model of another shape, naming each difference;
@@ -65,7 +67,7 @@ extension Store {
     /// Opens an existing SQLite store with the model it carries, so a
     /// program (such as the `amber` CLI) can read a store it did not make.
     /// The model is bound against `registry`, which must hold the transformers it names.
-    /// A store Core Data wrote opens, for reading, with the model it keeps of
+    /// A store Core Data wrote opens with the model it keeps of
     /// itself (``coreDataModel(ofStoreAt:registry:)`` has it, with the import's notes).
     ///
     /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` for a missing file or one without a readable model.

@@ -1069,7 +1069,7 @@ class Model(_Owner):
         current version, or the one named `version`), a .xcdatamodel folder
         or its contents file. What the import changed or left out is in
         `notes`. A store Core Data wrote opens with the model it was made
-        with, for reading: amber.open("App.sqlite", Model.from_xcode("App.xcdatamodeld"))."""
+        with: amber.open("App.sqlite", Model.from_xcode("App.xcdatamodeld"))."""
         target = registry if registry is not None else shared_registry()
         out, notes = _out("amber_model **"), _out("char **")
         check(lib.amber_model_from_xcode(out, notes, os.fsencode(path), ffi.NULL if version is None else _name(version, "a model version"),

@@ -2,12 +2,15 @@
 Amber's built-in archive transformer: archives this test writes with the
 standard plistlib module (an encoder Amber does not share) read back as the
 values archived, for any plist-like value Hypothesis draws; a class Amber
-does not read is named."""
+does not read is named; and what Amber saves in a store in Core Data's
+layout is an archive plistlib reads as the value saved."""
 import datetime
 import plistlib
+import sqlite3
 import uuid
 
-from hypothesis import given, settings, strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import amber
 
@@ -76,3 +79,69 @@ def test_a_class_amber_does_not_read_is_named():
         assert "an archived Cover, which is not a property-list class Amber reads" in str(error)
     else:
         raise AssertionError("an archived Cover was read")
+
+
+def unarchive(data):
+    """An NSKeyedArchiver archive read with plistlib, its references resolved here: the reference for what Amber writes."""
+    top = plistlib.loads(data)
+    assert top["$archiver"] == "NSKeyedArchiver" and top["$version"] == 100000
+    objects = top["$objects"]
+
+    def read(uid):
+        item = objects[uid.data]
+        if uid.data == 0:
+            return None
+        if not isinstance(item, dict):
+            return item
+        name = objects[item["$class"].data]["$classname"]
+        if name == "NSDate":
+            return EPOCH_2001 + datetime.timedelta(seconds=item["NS.time"])
+        if name == "NSUUID":
+            return uuid.UUID(bytes=item["NS.uuidbytes"])
+        if name == "NSNull":
+            return None
+        if name == "NSArray":
+            return [read(member) for member in item["NS.objects"]]
+        assert name == "NSDictionary", name
+        return {read(key): read(member) for key, member in zip(item["NS.keys"], item["NS.objects"])}
+    return read(top["$top"]["root"])
+
+
+NOTES_MODEL = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
+  <entity name="Note"><attribute name="info" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromDataTransformer"/></entity>
+</model>"""
+
+
+@pytest.fixture(scope="module")
+def notes_store(tmp_path_factory):
+    """A store in Core Data's layout (made with sqlite3) whose Note.info an imported model archives with Amber's archive transformer."""
+    folder = tmp_path_factory.mktemp("notes")
+    (folder / "Notes.xcdatamodel").mkdir()
+    (folder / "Notes.xcdatamodel" / "contents").write_text(NOTES_MODEL)
+    path = folder / "Notes.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(f"""
+            CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+            CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+            INSERT INTO Z_PRIMARYKEY VALUES (1, 'Note', 0, 0);
+            INSERT INTO Z_METADATA VALUES (1, '{str(uuid.uuid4()).upper()}', NULL);
+            CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZINFO BLOB);""")
+    db.close()
+    with amber.open(path, amber.Model.from_xcode(folder / "Notes.xcdatamodel")) as store:
+        yield path, store
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values.filter(lambda value: value is not None))
+def test_values_saved_in_a_core_data_store_are_archives_plistlib_reads(notes_store, value):
+    path, store = notes_store
+    with store.context() as ctx:
+        note = ctx.insert("Note", info=value)
+        ctx.save()
+        key = note.primary_key
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        (data,) = db.execute("SELECT ZINFO FROM ZNOTE WHERE Z_PK = ?", (key,)).fetchone()
+    db.close()
+    assert data.startswith(b"bplist00")
+    assert unarchive(data) == value
