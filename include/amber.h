@@ -829,6 +829,17 @@ typedef struct amber_template_spec {
  *  Errors: AMBER_E_INVALID_VALUE (a bad `size`, a negative limit). */
 amber_status amber_model_builder_add_template(amber_model_builder *builder, const amber_template_spec *spec);
 
+/** Adds a fetched property named spec->name to `entity`: a read-only
+ *  property whose value is a fetch of spec->entity objects with
+ *  spec->predicate (which reads $FETCH_SOURCE as the object the property is
+ *  read on, and $FETCH_SOURCE.path as its value there), spec->sort and
+ *  spec->limit; read it with amber_object_fetched_objects. Its predicate,
+ *  key paths and variables are checked when the model is bound, each
+ *  problem placed as "Entity.name". Errors: AMBER_E_NOT_FOUND (no such
+ *  entity in the builder), AMBER_E_INVALID_VALUE (a bad `size`, a negative
+ *  limit). */
+amber_status amber_model_builder_add_fetched_property(amber_model_builder *builder, const char *entity, const amber_template_spec *spec);
+
 /** The number of fetch request templates of `model`. */
 amber_status amber_model_template_count(size_t *out, amber_model *model);
 
@@ -1779,6 +1790,20 @@ amber_status amber_object_remove_object(amber_object *object, amber_relationship
  *  changes nothing. `members` is borrowed for the call (NULL when count is 0). */
 amber_status amber_object_set_objects(amber_object *object, amber_relationship *relationship, amber_object *const *members,
                                       size_t count);
+
+/** The objects of fetched property `name` of `object`: a read-only property
+ *  the model declares (a JSON model's "fetchedProperties", an Xcode model's
+ *  <fetchedProperty>) whose value is a fetch of another entity, its
+ *  predicate reading $FETCH_SOURCE as `object` (and $FETCH_SOURCE.path as
+ *  its value there) and $FETCHED_PROPERTY.userInfo.KEY as the property's
+ *  user info. Fetched in the object's context when first read, then kept
+ *  until amber_context_refresh refreshes the object. A malloc'd array of
+ *  `*out_count` handles (NULL when empty) for the caller to amber_free; the
+ *  handles are owned by the context. Errors: AMBER_E_NOT_FOUND naming
+ *  "Entity.name" when the entity has no such fetched property (with the
+ *  nearest name); AMBER_E_UNAVAILABLE for an object without a context;
+ *  otherwise as amber_context_fetch. Threads: the context's. */
+amber_status amber_object_fetched_objects(amber_object ***out_objects, size_t *out_count, amber_object *object, const char *name);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@ struct CAPIError: Error, CustomStringConvertible {
         case .unknownTransformer(let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: name)
         case .unknownAttribute(let entity, let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: "\(entity).\(name)")
         case .unknownRelationship(let entity, let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: "\(entity).\(name)")
+        case .unknownFetchedProperty(let entity, let name, _): self.init(AMBER_E_NOT_FOUND, message, origin: "\(entity).\(name)")
         case .invalidValue(let place, _, _): self.init(AMBER_E_INVALID_VALUE, message, origin: place)
         case .foreignAttribute(let attribute, _): self.init(AMBER_E_NOT_FOUND, message, origin: attribute)
         case .foreignRelationship(let relationship, _): self.init(AMBER_E_NOT_FOUND, message, origin: relationship)

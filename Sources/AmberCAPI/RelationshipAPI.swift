@@ -169,6 +169,21 @@ public func amber_object_objects(_ out_objects: UnsafeMutablePointer<UnsafeMutab
     }
 }
 
+@c @implementation
+public func amber_object_fetched_objects(_ out_objects: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?,
+                                         _ out_count: UnsafeMutablePointer<Int>?, _ object: OpaquePointer?,
+                                         _ property: UnsafePointer<CChar>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let objectsOut = try require(out_objects, "out_objects"), countOut = try require(out_count, "out_count")
+        let target = try Handles.object(object)
+        let key = try name(property, "name")
+        let found = try core { () throws(AmberError) in try target.object.fetchedObjects(forKey: key) }
+        objectsOut.pointee = try handleArray(found, target.context)
+        countOut.pointee = found.count
+    }
+}
+
 /// Adds or removes a member of a to-many relationship.
 private func changeMembers(_ object: OpaquePointer?, _ relationship: OpaquePointer?, _ member: OpaquePointer?, adding: Bool) -> amber_status {
     api { () throws(CAPIError) in

@@ -6,18 +6,35 @@ import Foundation
 public func amber_model_builder_add_template(_ builder: OpaquePointer?, _ spec: UnsafePointer<amber_template_spec>?) -> amber_status {
     api { () throws(CAPIError) in
         let wrapper: CBuilder = try Handles.resolve(builder, as: .builder, "builder")
-        let spec = try sized(spec, "spec", initializer: "AMBER_TEMPLATE_SPEC_INIT",
-                             minimum: MemoryLayout<amber_template_spec>.stride, zero: amber_template_spec())
-        let templateName = try name(spec.name, "spec->name")
-        guard spec.limit >= 0, spec.limit <= Int64(Int32.max) else {
-            throw CAPIError(AMBER_E_INVALID_VALUE, "spec->limit is \(spec.limit); give a count, or 0 for none", origin: templateName)
-        }
-        let template = FetchTemplateDescription(templateName, entity: try name(spec.entity, "spec->entity"),
-                                                where: try optionalName(spec.predicate, "spec->predicate"),
-                                                sortedBy: try sortKeys(spec.sort, spec.sort_count, "spec->sort"),
-                                                limit: spec.limit > 0 ? Int(spec.limit) : nil)
+        let template = try request(spec)
         wrapper.description.withLock { $0.templates.append(template) }
     }
+}
+
+@c @implementation
+public func amber_model_builder_add_fetched_property(_ builder: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
+                                                     _ spec: UnsafePointer<amber_template_spec>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let described = try request(spec)
+        let property = FetchedPropertyDescription(described.name, entity: described.entityName, where: described.predicate,
+                                                  sortedBy: described.sortKeys, limit: described.limit)
+        try withEntity(builder, entity) { entity in entity.fetchedProperties.append(property) }
+    }
+}
+
+/// The named request `spec` describes (a template's, or a fetched property's).
+private func request(_ spec: UnsafePointer<amber_template_spec>?) throws(CAPIError) -> FetchTemplateDescription {
+    let spec = try sized(spec, "spec", initializer: "AMBER_TEMPLATE_SPEC_INIT",
+                         minimum: MemoryLayout<amber_template_spec>.stride, zero: amber_template_spec())
+    let requestName = try name(spec.name, "spec->name")
+    guard spec.limit >= 0, spec.limit <= Int64(Int32.max) else {
+        throw CAPIError(AMBER_E_INVALID_VALUE, "spec->limit is \(spec.limit); give a count, or 0 for none", origin: requestName)
+    }
+    return FetchTemplateDescription(requestName, entity: try name(spec.entity, "spec->entity"),
+                                    where: try optionalName(spec.predicate, "spec->predicate"),
+                                    sortedBy: try sortKeys(spec.sort, spec.sort_count, "spec->sort"),
+                                    limit: spec.limit > 0 ? Int(spec.limit) : nil)
 }
 
 @c @implementation

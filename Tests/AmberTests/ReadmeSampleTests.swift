@@ -315,6 +315,27 @@ import Testing
         #expect(try context.fetch(request).map { try $0.value(forKey: "price") } == [.decimal(try Value.decimal(parsing: "9.90"))])
     }
 
+    @Test func fetchedProperties() throws {
+        let library = ModelDescription {
+            EntityDescription("Author") {
+                Attribute.string("name")
+                Relationship.toMany("books", "Book", inverse: "author")
+            }
+            .fetching("recentBooks", entity: "Book", where: "author == $FETCH_SOURCE AND year >= 2000",
+                      sortedBy: [SortKey("year", ascending: false)])
+            EntityDescription("Book") {
+                Attribute.string("title")
+                Attribute.integer32("year")
+                Relationship.toOne("author", "Author", inverse: "books")
+            }
+        }
+        let shelf = Context(store: try Store.inMemory(model: Model(library)))
+        let author = try shelf.insert("Author")
+        let recent = try author.fetchedObjects(forKey: "recentBooks")   // fetched now, kept until refreshed
+        try shelf.refresh(author, mergeChanges: true)                     // read again next time
+        #expect(recent.isEmpty)
+    }
+
     /// README's migration sample, then docs/migration.md's.
     @Test func migratingStores() throws {
         try inScratchFolder { _ in

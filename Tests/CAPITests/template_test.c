@@ -4,7 +4,8 @@
  * for every author and every page threshold, a template fetch returns
  * exactly the books a brute-force loop over plain arrays picks, in the
  * template's order or the one the request gives. Missing, extra, repeated
- * and misplaced variables fail naming the variable. */
+ * and misplaced variables fail naming the variable. A fetched property,
+ * added with the builder, reads what a loop picks for every author. */
 #define _POSIX_C_SOURCE 200809L /* rand_r */
 #include <amber.h>
 
@@ -19,7 +20,8 @@ enum { AUTHORS = 4, BOOKS = 200 };
 static amber_model *model;
 static amber_attribute *pages_attribute;
 
-/* The library model with its templates, and with `extra` (if not NULL) added last. */
+/* The library model with its templates and fetched property, and with `extra` (if not NULL) added
+ * last: a template, or (with no entity) the fetched property's name and predicate instead. */
 static amber_status build(amber_model **out, const amber_template_spec *extra) {
     amber_model_builder *builder = NULL;
     OK(amber_model_builder_new(&builder));
@@ -60,7 +62,17 @@ static amber_status build(amber_model **out, const amber_template_spec *extra) {
     negative.entity = "Book";
     negative.limit = -1;
     FAILS(amber_model_builder_add_template(builder, &negative), AMBER_E_INVALID_VALUE, "spec->limit");
-    if (extra) OK(amber_model_builder_add_template(builder, extra));
+    /* A fetched property: the same kind of named request, read on an author. */
+    amber_sort longest_first = {"pages", 1, 0};
+    amber_template_spec long_books = AMBER_TEMPLATE_SPEC_INIT;
+    long_books.name = extra && extra->entity == NULL ? extra->name : "longBooks";
+    long_books.entity = "Book";
+    long_books.predicate = extra && extra->entity == NULL ? extra->predicate : "author == $FETCH_SOURCE AND pages >= 30";
+    long_books.sort = &longest_first;
+    long_books.sort_count = 1;
+    OK(amber_model_builder_add_fetched_property(builder, "Author", &long_books));
+    FAILS(amber_model_builder_add_fetched_property(builder, "Nobody", &long_books), AMBER_E_NOT_FOUND, "Nobody");
+    if (extra && extra->entity) OK(amber_model_builder_add_template(builder, extra));
     amber_status status = amber_model_builder_bind(out, builder, NULL);
     OK(amber_model_builder_free(builder));
     return status;
@@ -76,6 +88,10 @@ static void test_model(void) {
     CHECK(strstr(amber_last_error_message(), "did you mean name?") != NULL);
     typo.predicate = "title == $";
     FAILS(build(&bad, &typo), AMBER_E_INVALID_MODEL, "position 10: $ must start a variable name");
+    amber_template_spec fetched = AMBER_TEMPLATE_SPEC_INIT;
+    fetched.name = "badBooks";
+    fetched.predicate = "pages >= $MIN";
+    FAILS(build(&bad, &fetched), AMBER_E_INVALID_MODEL, "Author.badBooks: $MIN");
 
     OK(build(&model, NULL));
     size_t count = 0;
@@ -181,6 +197,26 @@ static void test_fetch(const char *path) {
             CHECK(counted == (int64_t)expected);
         }
     }
+    /* Each author's fetched property: the books a loop picks, longest first. */
+    for (int a = 0; a < AUTHORS; a++) {
+        amber_object **found = NULL;
+        size_t found_count = 0;
+        OK(amber_object_fetched_objects(&found, &found_count, authors[a], "longBooks"));
+        size_t expected = 0;
+        for (int b = 0; b < BOOKS; b++) expected += owner[b] == a && pages[b] >= 30;
+        CHECK(found_count == expected && expected > 0);
+        for (size_t i = 0; i < found_count; i++) {
+            CHECK(pages_of(found[i]) >= 30);
+            if (i > 0) CHECK(pages_of(found[i - 1]) >= pages_of(found[i]));
+        }
+        amber_free(found);
+    }
+    amber_object **none = NULL;
+    size_t none_count = 0;
+    FAILS(amber_object_fetched_objects(&none, &none_count, authors[0], "longBook"), AMBER_E_NOT_FOUND, "Author.longBook");
+    CHECK(strstr(amber_last_error_message(), "longBooks") != NULL);
+    FAILS(amber_object_fetched_objects(&none, &none_count, authors[0], NULL), AMBER_E_NULL_ARGUMENT, "name");
+
     /* The template's limit, then an order and limit the request gives instead. */
     int64_t longest = 0, shortest = 100;
     for (int b = 0; b < BOOKS; b++) {

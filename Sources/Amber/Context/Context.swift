@@ -38,6 +38,8 @@ public final class Context {
     /// The extended attributes last read, with their stored JSON text: reading
     /// several keys of one object decodes it once.
     var lastExtendedValues: (text: String, values: [String: Value])?
+    /// Fetched properties read so far, by object and property name: kept until the object is refreshed.
+    var fetchedResults: [ObjectID: [String: [ManagedObject]]] = [:]
     /// Objects whose to-many members changed since the last save (their counts are checked at save).
     @exclusivity(unchecked) var relinked: [ManagedObject] = []
     /// Observers and live queries (see Observing/).
@@ -210,6 +212,7 @@ public final class Context {
             registry[object.entity.rootIndex].removeValue(for: pk)
         }
         object.leaveContext()
+        fetchedResults[object.objectID] = nil
         // Its loaded members hold objects strongly, and inverses make cycles: a detached object would keep them alive.
         object.links = nil
     }

@@ -16,7 +16,8 @@ extension Context {
     /// no longer make the save conflict. Transient values stay either way,
     /// and so does a deletion mark. An object whose row was deleted leaves
     /// the context, unless it has changes to keep (then its save reports the
-    /// conflict). A new object is left alone.
+    /// conflict). A new object is left alone. Either way its fetched
+    /// properties are fetched again when next read.
     ///
     /// - Throws: ``/AmberValues/AmberError/objectUnavailable(_:reason:)`` for an object
     ///   of another context; a store error.
@@ -24,6 +25,7 @@ extension Context {
         guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
         var change = isObserved ? ContextChange(.refreshed) : nil
         if let key = object.objectID.primaryKey { change?.touch(object.entity.rootIndex, key) }
+        fetchedResults[object.objectID] = nil
         try refresh([object], keepingChanges: mergeChanges, reporting: &change)
         if let change { try notify(change) }
     }

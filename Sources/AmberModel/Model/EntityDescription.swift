@@ -36,6 +36,8 @@ public struct EntityDescription: Sendable, Hashable {
     public var uniquenessConstraints: [[String]] = []
     /// Free-form key/value pairs for the program's own use.
     public var userInfo: [String: String] = [:]
+    /// Fetched properties: read-only properties whose value is a fetch (see ``FetchedPropertyDescription``).
+    public var fetchedProperties: [FetchedPropertyDescription] = []
     /// The entity's name in the previous version of the model, when it was
     /// renamed: migration carries the old table's objects over. Core Data's
     /// renaming identifier.

@@ -145,7 +145,7 @@ extension Model {
     /// What is wrong with key path `path` from `entity`, or nil: each step
     /// names a relationship or (last) an attribute; a collection operator
     /// (`@count`, `@sum.price`) follows a relationship.
-    private static func keyPathProblem(_ path: String, from entity: Entity, model: [Entity], toOnesOnly: Bool = false) -> String? {
+    static func keyPathProblem(_ path: String, from entity: Entity, model: [Entity], toOnesOnly: Bool = false) -> String? {
         let steps = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current = entity
         var index = 0

@@ -18,6 +18,8 @@ public final class Model: Sendable {
     public let versionHash: String
     /// The fetch request templates, in model order, each parsed and checked at bind.
     public let templates: [FetchTemplate]
+    /// By entity index, its fetched properties (inherited first), each parsed and checked at bind.
+    let fetchedProperties: [[FetchedProperty]]
     /// Whether any entity has a relationship (saves check links only then).
     package let hasRelationships: Bool
     /// Whether any entity has a uniqueness constraint (a save that fails validation checks them too only then).
@@ -64,6 +66,8 @@ public final class Model: Sendable {
         // Derived attributes and templates follow relationships, so they are checked once everything else has bound.
         var problems: [ModelProblem] = []
         self.templates = Self.bindTemplates(description.templates, entities: entitiesByName, model: entities, problems: &problems)
+        self.fetchedProperties = Self.bindFetchedProperties(hierarchy.effective.indices.map { description.entities[$0] }, entities: entities,
+                                                            byName: entitiesByName, problems: &problems)
         problems = derivationProblems() + problems
         guard problems.isEmpty else { throw .invalidModel(problems) }
     }

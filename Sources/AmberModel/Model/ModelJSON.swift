@@ -65,6 +65,7 @@ extension ModelDescription {
             if !entity.userInfo.isEmpty { object["userInfo"] = .object(entity.userInfo.mapValues(JSONValue.string)) }
             if let v = entity.renamingIdentifier { object["renamingIdentifier"] = .string(v) }
             if let v = entity.versionHashModifier { object["versionHashModifier"] = .string(v) }
+            if !entity.fetchedProperties.isEmpty { object["fetchedProperties"] = .array(entity.fetchedProperties.map(\.json)) }
             return .object(object)
         }
         var root: [String: JSONValue] = ["format": .string("amber-model/1"), "entities": .array(entities)]
@@ -77,7 +78,7 @@ extension ModelDescription {
 extension EntityDescription {
     init(json reader: JSONReader) throws(AmberError) {
         try reader.allowOnly(["name", "parent", "abstract", "extensible", "attributes", "relationships", "indexes", "uniquenessConstraints", "userInfo",
-                              "renamingIdentifier", "versionHashModifier"])
+                              "renamingIdentifier", "versionHashModifier", "fetchedProperties"])
         self.init(try reader.string("name"))
         self.parent = try reader.optionalString("parent")
         self.isAbstract = try reader.optionalBool("abstract") ?? false
@@ -95,6 +96,9 @@ extension EntityDescription {
         self.userInfo = try reader.optionalStringMap("userInfo") ?? [:]
         self.renamingIdentifier = try reader.optionalString("renamingIdentifier")
         self.versionHashModifier = try reader.optionalString("versionHashModifier")
+        self.fetchedProperties = try reader.optionalArray("fetchedProperties")?.map { (item: JSONReader) throws(AmberError) in
+            try FetchedPropertyDescription(json: item)
+        } ?? []
     }
 }
 
@@ -221,17 +225,42 @@ extension RelationshipDescription {
 extension FetchTemplateDescription {
     init(json reader: JSONReader) throws(AmberError) {
         try reader.allowOnly(["name", "entity", "predicate", "sort", "limit"])
-        let sortKeys = try reader.optionalArray("sort")?.map { (key: JSONReader) throws(AmberError) -> SortKey in
+        self.init(try reader.string("name"), entity: try reader.string("entity"), where: try reader.optionalString("predicate"),
+                  sortedBy: try SortKey.list(json: reader), limit: try reader.optionalInt("limit"))
+    }
+
+    var json: JSONValue { SortKey.requestJSON(name: name, entity: entityName, predicate: predicate, sortKeys: sortKeys, limit: limit) }
+}
+
+extension FetchedPropertyDescription {
+    init(json reader: JSONReader) throws(AmberError) {
+        try reader.allowOnly(["name", "entity", "predicate", "sort", "limit", "userInfo"])
+        self.init(try reader.string("name"), entity: try reader.string("entity"), where: try reader.optionalString("predicate"),
+                  sortedBy: try SortKey.list(json: reader), limit: try reader.optionalInt("limit"),
+                  userInfo: try reader.optionalStringMap("userInfo") ?? [:])
+    }
+
+    var json: JSONValue {
+        guard case .object(var object) = SortKey.requestJSON(name: name, entity: entityName, predicate: predicate, sortKeys: sortKeys, limit: limit)
+        else { return .null }
+        if !userInfo.isEmpty { object["userInfo"] = .object(userInfo.mapValues(JSONValue.string)) }
+        return .object(object)
+    }
+}
+
+extension SortKey {
+    /// The `sort` list of a template or fetched property.
+    static func list(json reader: JSONReader) throws(AmberError) -> [SortKey] {
+        try reader.optionalArray("sort")?.map { (key: JSONReader) throws(AmberError) -> SortKey in
             try key.allowOnly(["key", "ascending", "caseInsensitive"])
             return SortKey(try key.string("key"), ascending: try key.optionalBool("ascending") ?? true,
                            caseInsensitive: try key.optionalBool("caseInsensitive") ?? false)
         } ?? []
-        self.init(try reader.string("name"), entity: try reader.string("entity"), where: try reader.optionalString("predicate"),
-                  sortedBy: sortKeys, limit: try reader.optionalInt("limit"))
     }
 
-    var json: JSONValue {
-        var object: [String: JSONValue] = ["name": .string(name), "entity": .string(entityName)]
+    /// The JSON of a named request (a template or fetched property): name, entity, predicate, sort, limit.
+    static func requestJSON(name: String, entity: String, predicate: String?, sortKeys: [SortKey], limit: Int?) -> JSONValue {
+        var object: [String: JSONValue] = ["name": .string(name), "entity": .string(entity)]
         if let predicate { object["predicate"] = .string(predicate) }
         if !sortKeys.isEmpty {
             object["sort"] = .array(sortKeys.map { key in

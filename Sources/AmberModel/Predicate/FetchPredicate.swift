@@ -79,11 +79,19 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
         return FetchPredicate(format: format, root: root.substituting(values))
     }
 
-    /// A substituted predicate: its variables are values now.
-    private init(format: String, root: PredicateNode) {
+    /// A substituted predicate: its variables are values now, but for `remaining`.
+    private init(format: String, root: PredicateNode, remaining: [(name: String, position: Int)] = []) {
         self.format = format
         self.root = root
-        self.variableUses = []
+        self.variableUses = remaining
+    }
+
+    /// The predicate with the variables `values` names replaced by their
+    /// values and the others left as variables (what a binding knows
+    /// before the rest is known).
+    package func filling(_ values: [String: Value]) -> FetchPredicate {
+        guard !values.isEmpty else { return self }
+        return FetchPredicate(format: format, root: root.substituting(values), remaining: variableUses.filter { values[$0.name] == nil })
     }
 
     /// A substitution of `values` into `predicate`, which may be nil (`owner`,
@@ -135,7 +143,7 @@ package indirect enum PredicateNode: Sendable {
     case or(PredicateNode, PredicateNode)
     case comparison(Comparison)
 
-    /// The tree with each variable operand replaced by its value (every one has one).
+    /// The tree with each variable operand that `values` names replaced by its value.
     func substituting(_ values: [String: Value]) -> PredicateNode {
         // `a AND b AND c …` is a left-deep chain as long as the text: walk its spine in a loop
         // and recurse only into the right-hand sides, whose depth the parser bounds by nesting.
@@ -225,7 +233,8 @@ package enum Operand: Sendable {
 
     func substituting(_ values: [String: Value]) -> Operand {
         switch self {
-        case .variable(let name, let position): .value(values[name] ?? .null, position: position)
+        // A variable without a value stays one (``FetchPredicate/filling(_:)``; a full substitution has them all).
+        case .variable(let name, let position): values[name].map { .value($0, position: position) } ?? self
         case .list(let members, let position): .list(members.map { $0.substituting(values) }, position: position)
         case .keyPath, .this, .value: self
         }

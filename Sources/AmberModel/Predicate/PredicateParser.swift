@@ -158,9 +158,14 @@ struct PredicateParser {
         if c == "%" { return try parseSpecifier() }
         if c == "$" {
             index += 1
-            let name = readWhile { $0.isLetter || $0.isNumber || $0 == "_" }
+            var name = readWhile { $0.isLetter || $0.isNumber || $0 == "_" }
             guard Identifier.problem(name, kind: "variable") == nil else {
                 throw .invalidPredicate(position: position, message: "$ must start a variable name such as $AUTHOR")
+            }
+            // A key path of the variable (`$FETCH_SOURCE.author`) is part of its name: its value is given as one.
+            while index + 1 < text.count, text[index] == ".", text[index + 1].isLetter || text[index + 1] == "_" {
+                index += 1
+                name += "." + readWhile { $0.isLetter || $0.isNumber || $0 == "_" }
             }
             variables.append((name, position))
             return .variable(name, position: position)

@@ -13,7 +13,7 @@ struct XcodePropertyList {
 
 /// Reads one `<entity>` element: its flags, attributes, relationships,
 /// user info, and the index and constraint lists (resolved later by
-/// ``XcodePropertyLists``). Fetched properties become notes.
+/// ``XcodePropertyLists``).
 struct XcodeEntityReader {
     let context: XcodeReadContext
     let composites: [String: XMLNode]
@@ -44,7 +44,7 @@ struct XcodeEntityReader {
             case "relationship":
                 entity.relationships.append(try relationships.read(child, entity: name))
             case "fetchedProperty":
-                fetchedProperty(child, entity: name)
+                if let property = try fetchedProperty(child, entity: name) { entity.fetchedProperties.append(property) }
             case "fetchIndex":
                 if let list = try fetchIndex(child, entity: name) { lists.append(list) }
             case "compoundIndexes":
@@ -60,13 +60,20 @@ struct XcodeEntityReader {
         return (entity, lists)
     }
 
-    private func fetchedProperty(_ node: XMLNode, entity: String) {
-        let request = node.children(named: "fetchRequest").first
-        let predicate = request?["predicateString"].map { " where \($0)" } ?? ""
-        let target = request?["entity"].map { " (\($0)\(predicate))" } ?? ""
-        context.note("\(entity).\(node["name"] ?? "?")",
-                     "fetched property\(target) is not imported: Amber has no fetched properties; a fetch request template or a fetch does the same",
-                     .notHonoured)
+    /// `<fetchedProperty name><fetchRequest entity predicateString/></fetchedProperty>`: the property, or nil
+    /// (with a note) when it names no request.
+    private func fetchedProperty(_ node: XMLNode, entity: String) throws(AmberError) -> FetchedPropertyDescription? {
+        let name = try context.required("name", of: node)
+        let place = "\(entity).\(name)"
+        context.screenAttributes(of: node, place: place, handled: ["optional", "syncable"])
+        guard let request = node.children(named: "fetchRequest").first else {
+            context.note(place, "a fetched property without a fetch request is left out", .notHonoured)
+            return nil
+        }
+        for child in node.children where child.name != "fetchRequest" && child.name != "userInfo" { context.unknownElement(child, in: place) }
+        let template = try XcodeTemplateReader(context: context).read(request, place: place)
+        return FetchedPropertyDescription(name, entity: template.entityName, where: template.predicate, limit: template.limit,
+                                          userInfo: try context.userInfo(of: node, place: place))
     }
 
     /// `<fetchIndex name><fetchIndexElement property type order/>…`: an index, or nil (with a note) when Amber cannot keep it.

@@ -88,9 +88,9 @@ struct XcodeTemplateReader {
     ///
     /// - Throws: ``/AmberValues/AmberError/invalidXcodeModel(file:line:element:message:)``
     ///   for a missing name or entity, or a limit that is not a number.
-    func read(_ node: XMLNode) throws(AmberError) -> FetchTemplateDescription {
+    func read(_ node: XMLNode, place given: String? = nil) throws(AmberError) -> FetchTemplateDescription {
         let name = try context.required("name", of: node)
-        let place = "templates.\(name)"
+        let place = given ?? "templates.\(name)"
         context.screenAttributes(of: node, place: place, handled: Self.handled.union(Self.options.keys))
         for child in node.children { context.unknownElement(child, in: place) }
         let limit = try context.integer("fetchLimit", of: node)

@@ -14,6 +14,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownAttribute(entity: String, name: String, suggestion: String?)
     /// No relationship of that name on `entity`; `suggestion` is the nearest known name, if any.
     case unknownRelationship(entity: String, name: String, suggestion: String?)
+    /// The entity has no fetched property of that name.
+    case unknownFetchedProperty(entity: String, name: String, suggestion: String?)
     /// No transformer of that name in the registry; `suggestion` is the nearest registered name, if any.
     case unknownTransformer(name: String, suggestion: String?)
     /// A value of the wrong class, or out of the attribute type's range, was given for `place`.
@@ -103,6 +105,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(entity).\(name): no such attribute" + Self.hint(suggestion)
         case .unknownRelationship(let entity, let name, let suggestion):
             return "\(entity).\(name): no such relationship" + Self.hint(suggestion)
+        case .unknownFetchedProperty(let entity, let name, let suggestion):
+            return "\(entity).\(name): no such fetched property" + Self.hint(suggestion)
         case .invalidValue(let place, let expected, let given):
             return "\(place): expected \(expected), given \(given)"
         case .foreignAttribute(let attribute, let object):

@@ -2220,6 +2220,18 @@ class Object:
         finally:
             lib.amber_free(out[0])
 
+    def fetched(self, name: str) -> list["Object"]:
+        """The objects of fetched property `name` (declared in the model): a
+        fetch whose predicate reads $FETCH_SOURCE as this object, made when
+        first read and kept until Context.refresh refreshes the object.
+        NotFoundError naming Entity.name for a property the entity lacks."""
+        objects, count = _out("amber_object ***"), _out("size_t *")
+        check(lib.amber_object_fetched_objects(objects, count, self._handle, _name(name, "a fetched property")))
+        try:
+            return [self._context._known(objects[0][i]) for i in range(count[0])]
+        finally:
+            lib.amber_free(objects[0])
+
     @property
     def primary_key(self) -> int:
         """The object's primary key, the integer its URI ends with (…/p42 → 42),
