@@ -211,6 +211,9 @@ printf '<model><entity name="Tag"><attribute name="tint" optional="YES" attribut
     > "$work/misspelled.xml"
 expect "problem: Tag.tint: ColorToDta: no such transformer; did you mean ColorToData?" cli model check "$work/misspelled.xml"
 if cli model check "$work/misspelled.xml" > /dev/null 2>&1; then echo "CLI: amber model check should fail on a model that does not bind"; exit 1; fi
+printf '%s' '<model><entity name="Author"><attribute name="name" optional="YES" attributeType="String"/><relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="author" inverseEntity="Book"/><fetchedProperty name="longBooks" optional="YES"><fetchRequest name="fetchedPropertyFetchRequest" entity="Book" predicateString="author == $FETCH_SOURCE AND pages &gt; 300"/></fetchedProperty></entity><entity name="Book"><attribute name="pages" optional="YES" attributeType="Integer 32"/><relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author" inverseName="books" inverseEntity="Author"/></entity></model>' \
+    > "$work/fetched.xml"
+expect "  longBooks: fetched Book where author == \$FETCH_SOURCE AND pages > 300" cli schema "$work/fetched.xml"
 # Stores Core Data wrote (../shared/coredata beside the repository), copied first: read with the model they were made with.
 coredata="$(cd .. && pwd)/shared/coredata"
 for file in "$coredata"/CoreDataPlus/SampleModel3_V1.sqlite* "$coredata"/wibosco/CoreDataMigration_Example_1.sqlite; do

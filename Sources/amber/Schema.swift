@@ -53,6 +53,9 @@ struct Schema: ParsableCommand {
                 for relationship in entity.relationships {
                     print("  \(relationship.name): \(Self.describe(relationship))")
                 }
+                for property in model.fetchedProperties(of: entity) {
+                    print("  \(property.name): fetched " + Self.describe(entity: property.destinationName, property.predicate, property.sortKeys, property.limit))
+                }
                 for constraint in entity.uniquenessConstraints {
                     print("  unique (\(constraint.map(\.name).joined(separator: ", ")))")
                 }
@@ -72,12 +75,17 @@ struct Schema: ParsableCommand {
 
     /// `template booksByAuthor: Book where author.name == $AUTHOR, sorted by title, limit 10`.
     static func describe(_ template: FetchTemplate) -> String {
-        var text = "template \(template.name): \(template.entityName)"
-        if let predicate = template.predicate { text += " where \(predicate.format)" }
-        if !template.sortKeys.isEmpty {
-            text += ", sorted by " + template.sortKeys.map { $0.key + ($0.ascending ? "" : " descending") }.joined(separator: ", ")
+        "template \(template.name): " + describe(entity: template.entityName, template.predicate, template.sortKeys, template.limit)
+    }
+
+    /// `Book where author.name == $AUTHOR, sorted by title, limit 10`: a named request's fetch.
+    static func describe(entity: String, _ predicate: FetchPredicate?, _ sortKeys: [SortKey], _ limit: Int?) -> String {
+        var text = entity
+        if let predicate { text += " where \(predicate.format)" }
+        if !sortKeys.isEmpty {
+            text += ", sorted by " + sortKeys.map { $0.key + ($0.ascending ? "" : " descending") }.joined(separator: ", ")
         }
-        if let limit = template.limit { text += ", limit \(limit)" }
+        if let limit { text += ", limit \(limit)" }
         return text
     }
 
