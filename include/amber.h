@@ -806,7 +806,8 @@ typedef struct amber_sort {
 } amber_sort;
 
 /** A fetch request template to add with amber_model_builder_add_template,
- *  or one described by amber_model_template_at. Start from
+ *  or one described by amber_model_template_at; also a fetched property to
+ *  add with amber_model_builder_add_fetched_property. Start from
  *  AMBER_TEMPLATE_SPEC_INIT; every pointer is borrowed for the call (or,
  *  from amber_model_template_at, owned by the model). */
 typedef struct amber_template_spec {
@@ -817,11 +818,17 @@ typedef struct amber_template_spec {
     const amber_sort *sort;    /**< sort keys, first key first */
     size_t sort_count;
     int64_t limit;             /**< at most this many; 0: no limit */
+    /** A fetched property's user info, which its predicate reads as
+     *  $FETCHED_PROPERTY.userInfo.KEY: `user_info_count` keys and their
+     *  values (a template has none: 0 here, or AMBER_E_INVALID_VALUE). */
+    const char *const *user_info_keys;
+    const char *const *user_info_values;
+    size_t user_info_count;
 } amber_template_spec;
 
 /** Initializer of amber_template_spec:
  *  `amber_template_spec spec = AMBER_TEMPLATE_SPEC_INIT;` */
-#define AMBER_TEMPLATE_SPEC_INIT { sizeof(amber_template_spec), NULL, NULL, NULL, NULL, 0, 0 }
+#define AMBER_TEMPLATE_SPEC_INIT { sizeof(amber_template_spec), NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, 0 }
 
 /** Adds a fetch request template. Names, the predicate (with the position
  *  of a problem), key paths and sort keys are checked when the model is
@@ -832,8 +839,9 @@ amber_status amber_model_builder_add_template(amber_model_builder *builder, cons
 /** Adds a fetched property named spec->name to `entity`: a read-only
  *  property whose value is a fetch of spec->entity objects with
  *  spec->predicate (which reads $FETCH_SOURCE as the object the property is
- *  read on, and $FETCH_SOURCE.path as its value there), spec->sort and
- *  spec->limit; read it with amber_object_fetched_objects. Its predicate,
+ *  read on, $FETCH_SOURCE.path as its value there, and
+ *  $FETCHED_PROPERTY.userInfo.KEY as an entry of spec's user info),
+ *  spec->sort and spec->limit; read it with amber_object_fetched_objects. Its predicate,
  *  key paths and variables are checked when the model is bound, each
  *  problem placed as "Entity.name". Errors: AMBER_E_NOT_FOUND (no such
  *  entity in the builder), AMBER_E_INVALID_VALUE (a bad `size`, a negative
@@ -941,8 +949,10 @@ amber_status amber_store_open_with_options(amber_store **out, const char *path, 
  *  with the model it was made with (amber_model_from_xcode): its tables
  *  must match the model (AMBER_E_MODEL_MISMATCH names each difference).
  *  Saves write it as Core Data would (new keys above Z_MAX, versions in
- *  Z_OPT, entity numbers, join rows, keyed archives); a decimal of more
- *  than 15 significant digits fails the save naming the attribute. Saving
+ *  Z_OPT, entity numbers, join rows, keyed archives); a decimal that
+ *  would not read back as it is (more than 15 significant digits, or
+ *  trailing zeros after the point: the store keeps an SQLite number) fails
+ *  the save naming the attribute. Saving
  *  to a store that keeps Core Data's persistent history, batch changes,
  *  history and maintenance fail with AMBER_E_UNSUPPORTED
  *  (docs/core-data-stores.md). A file this process may not write opens

@@ -6,7 +6,10 @@ import Foundation
 public func amber_model_builder_add_template(_ builder: OpaquePointer?, _ spec: UnsafePointer<amber_template_spec>?) -> amber_status {
     api { () throws(CAPIError) in
         let wrapper: CBuilder = try Handles.resolve(builder, as: .builder, "builder")
-        let template = try request(spec)
+        let (template, userInfo) = try request(spec)
+        guard userInfo.isEmpty else {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "spec->user_info_count: a template has no user info", origin: template.name)
+        }
         wrapper.description.withLock { $0.templates.append(template) }
     }
 }
@@ -16,25 +19,39 @@ public func amber_model_builder_add_fetched_property(_ builder: OpaquePointer?, 
                                                      _ spec: UnsafePointer<amber_template_spec>?) -> amber_status
 {
     api { () throws(CAPIError) in
-        let described = try request(spec)
+        let (described, userInfo) = try request(spec)
         let property = FetchedPropertyDescription(described.name, entity: described.entityName, where: described.predicate,
-                                                  sortedBy: described.sortKeys, limit: described.limit)
+                                                  sortedBy: described.sortKeys, limit: described.limit, userInfo: userInfo)
         try withEntity(builder, entity) { entity in entity.fetchedProperties.append(property) }
     }
 }
 
-/// The named request `spec` describes (a template's, or a fetched property's).
-private func request(_ spec: UnsafePointer<amber_template_spec>?) throws(CAPIError) -> FetchTemplateDescription {
+/// The named request `spec` describes (a template's, or a fetched property's), and its user info.
+private func request(_ spec: UnsafePointer<amber_template_spec>?) throws(CAPIError) -> (FetchTemplateDescription, [String: String]) {
+    // A caller built before the user info fields passes a smaller struct; they read as none.
     let spec = try sized(spec, "spec", initializer: "AMBER_TEMPLATE_SPEC_INIT",
-                         minimum: MemoryLayout<amber_template_spec>.stride, zero: amber_template_spec())
+                         minimum: MemoryLayout<amber_template_spec>.offset(of: \.user_info_keys) ?? MemoryLayout<amber_template_spec>.stride,
+                         zero: amber_template_spec())
     let requestName = try name(spec.name, "spec->name")
     guard spec.limit >= 0, spec.limit <= Int64(Int32.max) else {
         throw CAPIError(AMBER_E_INVALID_VALUE, "spec->limit is \(spec.limit); give a count, or 0 for none", origin: requestName)
     }
-    return FetchTemplateDescription(requestName, entity: try name(spec.entity, "spec->entity"),
-                                    where: try optionalName(spec.predicate, "spec->predicate"),
-                                    sortedBy: try sortKeys(spec.sort, spec.sort_count, "spec->sort"),
-                                    limit: spec.limit > 0 ? Int(spec.limit) : nil)
+    var userInfo: [String: String] = [:]
+    guard spec.user_info_count <= 4096 else {
+        throw CAPIError(AMBER_E_INVALID_VALUE, "spec->user_info_count is \(spec.user_info_count); a request takes at most 4096 entries", origin: requestName)
+    }
+    if spec.user_info_count > 0 {
+        guard let keys = spec.user_info_keys else { throw .null("spec->user_info_keys") }
+        guard let values = spec.user_info_values else { throw .null("spec->user_info_values") }
+        for index in 0..<spec.user_info_count {
+            userInfo[try name(keys[index], "spec->user_info_keys[\(index)]")] = try name(values[index], "spec->user_info_values[\(index)]")
+        }
+    }
+    let described = FetchTemplateDescription(requestName, entity: try name(spec.entity, "spec->entity"),
+                                             where: try optionalName(spec.predicate, "spec->predicate"),
+                                             sortedBy: try sortKeys(spec.sort, spec.sort_count, "spec->sort"),
+                                             limit: spec.limit > 0 ? Int(spec.limit) : nil)
+    return (described, userInfo)
 }
 
 @c @implementation

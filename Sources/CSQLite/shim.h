@@ -1,1 +1,6 @@
 #include <sqlite3.h>
+
+/* sqlite3_db_config is variadic, which Swift cannot call: this sets one option. */
+static inline int amber_sqlite3_no_checkpoint_on_close(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+}

@@ -171,11 +171,20 @@ struct CoreDataWriteTests {
         #expect(try fixture.rows("SELECT Z1_BOOK FROM ZPAGE WHERE Z_PK = \(pages[0].objectID.primaryKey ?? -1)") == [numbers[1]])
         if case .int(let before) = counts[1] { #expect(try book.value(forKey: "pagesCount") == .int(before + 2)) }
 
-        // A decimal the store's SQLite number cannot hold exactly is refused, naming the attribute.
-        try book.setValue(.decimal(ScaledDecimal("1.23456789012345678") ?? ScaledDecimal(0)), forKey: "price")
-        let refused = problems { try context.save() }
-        #expect(refused.count == 1 && refused[0].message.contains("Book.price"), "\(refused)")
-        context.rollback()
+        // A decimal the store's SQLite number cannot hold exactly is refused, naming the attribute and what it would read back as.
+        for (text, kept) in [("1.23456789012345678", "1.23456789012346"), ("9.90", "9.9"), ("12345678901234567890", "1.23456789012346e+19")] {
+            try book.setValue(.decimal(ScaledDecimal(text) ?? ScaledDecimal(0)), forKey: "price")
+            let refused = problems { try context.save() }
+            #expect(refused.count == 1 && refused[0].message.contains("Book.price") && refused[0].message.contains("would read back as \(kept)"),
+                    "\(refused)")
+            context.rollback()
+        }
+        // A whole number of up to 19 digits is an SQLite integer, kept exactly.
+        try book.setValue(.decimal(ScaledDecimal("1234567890123456789") ?? ScaledDecimal(0)), forKey: "price")
+        try context.save()
+        #expect(try fixture.rows("SELECT ZPRICE FROM ZBOOK WHERE Z_PK = \(book.objectID.primaryKey ?? -1)") == [[.int(1_234_567_890_123_456_789)]])
+        try book.setValue(.decimal(ScaledDecimal("12.5") ?? ScaledDecimal(0)), forKey: "price")
+        try context.save()
         let reopened = Context(store: try Store(openingExisting: fixture.path, registry: CoreDataStoreTests.sampleModel2Registry()))
         let price = try reopened.fetch(FetchRequest("Book")).first { $0.objectID.primaryKey == book.objectID.primaryKey }?.value(forKey: "price")
         #expect(price == .decimal(ScaledDecimal("12.5") ?? ScaledDecimal(0)))
@@ -238,7 +247,7 @@ struct CoreDataWriteTests {
         try playlist.setObjects([song, songs[2], songs[0], songs[1]], forKey: "songs")
         try context.save()
 
-        let file = try CoreDataFixture(existing: path)
+        let file = CoreDataFixture(existing: path)
         let key = try #require(post.objectID.primaryKey)
         #expect(key == 3)
         #expect(try file.rows("SELECT Z_1POSTS, Z_2TAGS FROM Z_1TAGS ORDER BY 1, 2") == [[.int(1), .int(1)], [.int(2), .int(2)], [.int(3), .int(1)], [.int(3), .int(3)]])

@@ -91,6 +91,12 @@ import Testing
             compared += 1
         }
         #expect(compared > 200)
+        // Lists of every length around 256 and 65,536 objects, where the size of a reference grows: Foundation reads each.
+        for count in Array(100...300) + Array(32_700...32_800) where count < 300 || count % 7 == 0 {
+            let value = Value.array((0..<count).map { .string("s\($0)") })
+            let decoded = try NSKeyedUnarchiver.unarchiveTopLevelObjectWithData(KeyedArchive.archive(value)) as? NSArray
+            #expect(decoded?.count == count, "\(count) strings")
+        }
         // A Float stays a four-byte real, so it reads back as a Float, not a Double.
         #expect(try KeyedArchive(KeyedArchive.archive(.array([.float(1.5), .double(1.5)]))).rootValue() == .array([.float(1.5), .double(1.5)]))
     }

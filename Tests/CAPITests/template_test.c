@@ -72,6 +72,18 @@ static amber_status build(amber_model **out, const amber_template_spec *extra) {
     long_books.sort_count = 1;
     OK(amber_model_builder_add_fetched_property(builder, "Author", &long_books));
     FAILS(amber_model_builder_add_fetched_property(builder, "Nobody", &long_books), AMBER_E_NOT_FOUND, "Nobody");
+    /* One that reads its user info; a template has none. */
+    const char *keys[] = {"prefix"}, *values[] = {"Book 00"};
+    amber_template_spec titled = AMBER_TEMPLATE_SPEC_INIT;
+    titled.name = "firstTen";
+    titled.entity = "Book";
+    titled.predicate = "author == $FETCH_SOURCE AND title BEGINSWITH $FETCHED_PROPERTY.userInfo.prefix";
+    titled.user_info_keys = keys;
+    titled.user_info_values = values;
+    titled.user_info_count = 1;
+    OK(amber_model_builder_add_fetched_property(builder, "Author", &titled));
+    titled.entity = "Book";
+    FAILS(amber_model_builder_add_template(builder, &titled), AMBER_E_INVALID_VALUE, "user_info_count");
     if (extra && extra->entity) OK(amber_model_builder_add_template(builder, extra));
     amber_status status = amber_model_builder_bind(out, builder, NULL);
     OK(amber_model_builder_free(builder));
@@ -211,6 +223,19 @@ static void test_fetch(const char *path) {
         }
         amber_free(found);
     }
+    /* The user info's prefix: Book 000 to Book 009, whoever wrote them. */
+    size_t first_ten = 0;
+    for (int a = 0; a < AUTHORS; a++) {
+        amber_object **found = NULL;
+        size_t found_count = 0;
+        OK(amber_object_fetched_objects(&found, &found_count, authors[a], "firstTen"));
+        size_t expected = 0;
+        for (int b = 0; b < 10; b++) expected += owner[b] == a;
+        CHECK(found_count == expected);
+        first_ten += found_count;
+        amber_free(found);
+    }
+    CHECK(first_ten == 10);
     amber_object **none = NULL;
     size_t none_count = 0;
     FAILS(amber_object_fetched_objects(&none, &none_count, authors[0], "longBook"), AMBER_E_NOT_FOUND, "Author.longBook");

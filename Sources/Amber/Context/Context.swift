@@ -212,7 +212,7 @@ public final class Context {
             registry[object.entity.rootIndex].removeValue(for: pk)
         }
         object.leaveContext()
-        fetchedResults[object.objectID] = nil
+        forgetFetchedProperties(of: object.objectID)
         // Its loaded members hold objects strongly, and inverses make cycles: a detached object would keep them alive.
         object.links = nil
     }
@@ -224,6 +224,15 @@ public final class Context {
     /// Called by a registered object's deinit.
     func unregister(_ object: ManagedObject, primaryKey: Int64) {
         registry[object.entity.rootIndex].remove(object, for: primaryKey)
+        forgetFetchedProperties(of: object.objectID)
+    }
+
+    /// Drops what `id`'s fetched properties read. The results are released
+    /// after the dictionary is changed (their own release may come back here).
+    func forgetFetchedProperties(of id: ObjectID) {
+        guard !fetchedResults.isEmpty else { return }
+        let dropped = fetchedResults.removeValue(forKey: id)
+        withExtendedLifetime(dropped) {}
     }
 
     /// The saved object of `entity` with primary key `key`, if registered here.
@@ -505,7 +514,10 @@ public final class Context {
                 }
                 let pk = written.keys[inserted]
                 inserted += 1
+                // What its fetched properties read stays its own under its new ID.
+                let fetched = fetchedResults.isEmpty ? nil : fetchedResults.removeValue(forKey: object.objectID)
                 object.objectID = ObjectID(entityName: object.entity.name, store: store.identifier, key: .permanent(pk))
+                if let fetched { fetchedResults[object.objectID] = fetched }
                 object.insertedFlag = false
                 object.version = 1
                 registry[object.entity.rootIndex].insert(object, for: pk)

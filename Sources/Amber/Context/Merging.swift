@@ -25,7 +25,7 @@ extension Context {
         guard object.context === self else { throw .objectUnavailable(object.objectID, reason: "the object belongs to another context") }
         var change = isObserved ? ContextChange(.refreshed) : nil
         if let key = object.objectID.primaryKey { change?.touch(object.entity.rootIndex, key) }
-        fetchedResults[object.objectID] = nil
+        forgetFetchedProperties(of: object.objectID)
         try refresh([object], keepingChanges: mergeChanges, reporting: &change)
         if let change { try notify(change) }
     }

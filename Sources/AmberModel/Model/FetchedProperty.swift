@@ -111,28 +111,43 @@ extension Model {
         for (description, entity) in zip(descriptions, entities) {
             var own: [FetchedProperty] = []
             for property in description.fetchedProperties {
-                if let bound = bind(property, of: entity, entities: entities, byName: byName, problems: &problems) { own.append(bound) }
+                if own.contains(where: { $0.name == property.name }) {
+                    problems.append(ModelProblem(place: "\(entity.name).\(property.name)", message: "duplicate fetched property name"))
+                } else if let bound = bind(property, of: entity, entities: entities, byName: byName, problems: &problems) {
+                    own.append(bound)
+                }
             }
             declared.append(own)
         }
-        // An entity has its ancestors' fetched properties, then its own; a name may be declared once along the way.
+        // An entity has its ancestors' fetched properties, then its own; a name may be declared once along the
+        // way, and not by a property of an entity below (each clash is reported once, where it is declared).
         return entities.map { entity in
             var all: [FetchedProperty] = []
             for owner in entity.ancestors.reversed() + [entity] {
-                for property in declared[owner.index] {
-                    if all.contains(where: { $0.name == property.name }) {
-                        problems.append(ModelProblem(place: "\(entity.name).\(property.name)", message: "an inherited fetched property has that name"))
-                    } else {
-                        all.append(property)
-                    }
+                for property in declared[owner.index] where !all.contains(where: { $0.name == property.name }) {
+                    all.append(property)
                 }
+            }
+            let inherited = all.filter { $0.entityName != entity.name }
+            for property in declared[entity.index] where inherited.contains(where: { $0.name == property.name }) {
+                problems.append(ModelProblem(place: "\(entity.name).\(property.name)", message: "an inherited fetched property has that name"))
+            }
+            let names = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+            // A name the declaring entity has too was reported there.
+            for property in inherited where names.contains(property.name) {
+                guard let declarer = byName[property.entityName],
+                      !declarer.attributes.contains(where: { $0.name == property.name }),
+                      !declarer.relationships.contains(where: { $0.name == property.name }) else { continue }
+                problems.append(ModelProblem(place: "\(entity.name).\(property.name)",
+                                             message: "a property of the entity has the name of fetched property \(property.entityName).\(property.name)"))
             }
             return all
         }
     }
 
-    private static func bind(_ description: FetchedPropertyDescription, of entity: Entity, entities: [Entity], byName: [String: Entity],
-                             problems: inout [ModelProblem]) -> FetchedProperty?
+    /// `description` bound as a fetched property of `entity`; nil, with its problems, if it cannot be.
+    static func bind(_ description: FetchedPropertyDescription, of entity: Entity, entities: [Entity], byName: [String: Entity],
+                     problems: inout [ModelProblem]) -> FetchedProperty?
     {
         let place = "\(entity.name).\(description.name)", before = problems.count
         func problem(_ message: String) { problems.append(ModelProblem(place: place, message: message)) }

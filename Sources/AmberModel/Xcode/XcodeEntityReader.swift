@@ -63,11 +63,14 @@ struct XcodeEntityReader {
     /// `<fetchedProperty name><fetchRequest entity predicateString/></fetchedProperty>`: the property, or nil
     /// (with a note) when it names no request.
     private func fetchedProperty(_ node: XMLNode, entity: String) throws(AmberError) -> FetchedPropertyDescription? {
-        let name = try context.required("name", of: node)
+        guard let name = node["name"] else {
+            context.note(entity, "a fetched property without a name (line \(node.line)) is left out", .notHonoured)
+            return nil
+        }
         let place = "\(entity).\(name)"
         context.screenAttributes(of: node, place: place, handled: ["optional", "syncable"])
-        guard let request = node.children(named: "fetchRequest").first else {
-            context.note(place, "a fetched property without a fetch request is left out", .notHonoured)
+        guard let request = node.children(named: "fetchRequest").first, request["entity"] != nil, request["name"] != nil else {
+            context.note(place, "a fetched property without a fetch request naming its entity is left out", .notHonoured)
             return nil
         }
         for child in node.children where child.name != "fetchRequest" && child.name != "userInfo" { context.unknownElement(child, in: place) }

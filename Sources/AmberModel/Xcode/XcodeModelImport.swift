@@ -68,8 +68,35 @@ public struct XcodeModelImport: Sendable {
         if let refusal = ModelLimits.refusal(bytes: data.count) { throw .invalidXcodeModel(file: file, line: 0, element: "model", message: refusal) }
         let root = try XMLTree.parse(data, file: file)
         let context = XcodeReadContext(file: file, options: options)
-        self.model = try XcodeModelReader(context).read(root)
+        var model = try XcodeModelReader(context).read(root)
+        Self.screenFetchedProperties(of: &model, context: context, registry: options.registry)
+        self.model = model
         self.notes = context.notes
+    }
+
+    /// Leaves out, each with a note, the fetched properties that would not
+    /// bind (a predicate Amber does not read, a variable it does not fill):
+    /// the rest of the model imports as it would without them. Checked on
+    /// the model bound without its fetched properties; a model that does not
+    /// bind at all keeps them, for binding to report with the rest.
+    private static func screenFetchedProperties(of model: inout ModelDescription, context: XcodeReadContext, registry: Registry) {
+        guard model.entities.contains(where: { !$0.fetchedProperties.isEmpty }) else { return }
+        var bare = model
+        for index in bare.entities.indices { bare.entities[index].fetchedProperties = [] }
+        guard let bound = try? Model(bare, registry: registry) else { return }
+        let byName = Dictionary(uniqueKeysWithValues: bound.entities.map { ($0.name, $0) })
+        for index in model.entities.indices {
+            let entityName = model.entities[index].name
+            model.entities[index].fetchedProperties.removeAll { property in
+                var problems: [ModelProblem] = []
+                guard Model.bind(property, of: bound.entities[index], entities: bound.entities, byName: byName, problems: &problems) == nil else {
+                    return false
+                }
+                context.note("\(entityName).\(property.name)",
+                             "fetched property not imported: " + problems.map(\.message).joined(separator: "; "), .notHonoured)
+                return true
+            }
+        }
     }
 
     /// The bytes of `file`, or an error naming it.

@@ -27,7 +27,7 @@ extension SQLiteStore {
         for taken in [destination, destination + "-wal", destination + "-journal"] where FileManager.default.fileExists(atPath: taken) {
             throw .fileExists(path: taken)
         }
-        let reader = try SQLiteStore(coreDataPath: source, model: model, options: options)
+        let reader = try SQLiteStore(coreDataPath: source, model: model, options: options, readOnly: true)
         do throws(AmberError) {
             let writer = try SQLiteStore(path: destination, model: model, options: options)
             let counts = try writer.serialized { () throws(AmberError) -> [String: Int] in

@@ -43,8 +43,9 @@ extension CoreDataLayout {
     }
 
     /// `value` of `column` of an `entity` row as this store keeps it: a
-    /// decimal as an SQLite number, which holds 15 significant digits (one
-    /// that would not read back as it is, is refused); an archive of Amber's
+    /// decimal as an SQLite number, which holds 15 significant digits (or a
+    /// whole number within 64 bits) and no scale, so one that would not read
+    /// back as it is (`1.23456789012345678`, `9.90`) is refused; an archive of Amber's
     /// archive transformer as an `NSKeyedArchiver` archive of the same value.
     ///
     /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
@@ -58,9 +59,13 @@ extension CoreDataLayout {
                 + "FROM (SELECT CAST(? AS NUMERIC) AS v)")
             defer { statement.reset() }
             statement.bind(0, decimal.description)
-            guard try statement.step(), ScaledDecimal(try statement.string(0)) == decimal else {
+            guard try statement.step() else { throw .invalidValue(place: "\(entity.name).\(column.name)", expected: "a decimal", given: decimal.description) }
+            let kept = try statement.string(0)
+            guard ScaledDecimal(kept) == decimal else {
                 throw .invalidValue(place: "\(entity.name).\(column.name)",
-                                    expected: "a decimal of at most 15 significant digits, as a Core Data store keeps it", given: decimal.description)
+                                    expected: "a decimal that reads back as it is from a Core Data store, which keeps an SQLite number: "
+                                        + "15 significant digits (a whole number up to 19) and no trailing zeros after the point",
+                                    given: "\(decimal.description), which would read back as \(kept)")
             }
             return value
         case .binary(let bytes) where archivedColumns[entity.index].contains(column.name) && !KeyedArchive.looksLikeOne(bytes):

@@ -164,17 +164,23 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
 
     /// Opens the SQLite store Core Data wrote at `path` (with its `-wal`
     /// beside it, if any) with `model`, the model it was made with. Nothing
-    /// is written to the file until a save; a file this process may not
-    /// write is opened read-only (a save then fails naming the store).
+    /// is written to the file until a save, and closing does not fold the
+    /// `-wal` into it (Core Data does that when it next opens the store). A
+    /// file this process may not write, or any with `readOnly`, is opened
+    /// read-only (a save then fails naming the store).
     ///
     /// - Throws: ``/AmberValues/AmberError/modelMismatch(store:differences:)`` naming every
     ///   entity, table and column in which the store and the model differ;
     ///   ``/AmberValues/AmberError/notAStore(path:reason:)`` for a missing file or one
     ///   that is not a Core Data store.
-    package init(coreDataPath path: String, model: Model, options: Store.Options) throws(AmberError) {
+    package init(coreDataPath path: String, model: Model, options: Store.Options, readOnly: Bool = false) throws(AmberError) {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        let connection = try Connection(path: path, create: false, readOnly: !FileManager.default.isWritableFile(atPath: path),
-                                        busyTimeout: options.busyTimeout)
+        let readOnly = readOnly || !FileManager.default.isWritableFile(atPath: path)
+        let connection = try Connection(path: path, create: false, readOnly: readOnly, busyTimeout: options.busyTimeout)
+        if !readOnly {
+            let rc = amber_sqlite3_no_checkpoint_on_close(connection.handle)
+            guard rc == SQLITE_OK else { throw connection.error(rc, message: "cannot keep the -wal on close: \(String(cString: sqlite3_errstr(rc)))") }
+        }
         guard try CoreDataLayout.describes(connection) else {
             throw .notAStore(path: path, reason: "not a Core Data store (no Z_PRIMARYKEY and Z_METADATA tables)")
         }

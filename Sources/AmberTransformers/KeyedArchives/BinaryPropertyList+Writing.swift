@@ -6,10 +6,11 @@ extension BinaryPropertyList {
     /// Integers take the fewest bytes that hold them (negative ones eight, as
     /// the format requires); text is ASCII when it can be, else UTF-16.
     ///
-    /// - Precondition: every reference is an index of `items` (the caller
-    ///   builds the table; nothing here reads untrusted input).
+    /// Every reference must be an index of `items`: the caller builds the
+    /// table, and nothing here reads untrusted input.
     package static func encode(_ items: [Item], top: Int) -> Data {
-        let referenceSize = byteCount(UInt64(max(items.count - 1, 0)))
+        // Sized by the count, not the largest index: CoreFoundation refuses a list whose count its references cannot hold.
+        let referenceSize = byteCount(UInt64(items.count))
         var out = [UInt8](magic)
         var offsets: [Int] = []
         offsets.reserveCapacity(items.count)
