@@ -112,34 +112,44 @@ extension Model {
             let place = "templates.\(description.name)"
             let before = problems.count
             func problem(_ message: String) { problems.append(ModelProblem(place: place, message: message)) }
-            if let issue = Identifier.problem(description.name, kind: "template") { problem(issue) }
             if !seen.insert(description.name).inserted { problem("duplicate template name") }
-            if let limit = description.limit, limit <= 0 { problem("limit must be 1 or more, not \(limit)") }
-            guard let entity = entities[description.entityName] else {
-                problem("entity \(description.entityName): no such entity" + AmberError.hint(nearestName(to: description.entityName, in: entities.keys)))
-                return nil
-            }
-            var predicate: FetchPredicate?
-            if let text = description.predicate {
-                do throws(AmberError) {
-                    let parsed = try FetchPredicate(text)
-                    for use in parsed.keyPathUses {
-                        if let issue = keyPathProblem(use.path, from: entity, model: model) {
-                            problem("predicate, position \(use.position): \(issue)")
-                        }
-                    }
-                    predicate = parsed
-                } catch {
-                    problem("\(error)")
-                }
-            }
-            for key in description.sortKeys {
-                if let issue = keyPathProblem(key.key, from: entity, model: model, toOnesOnly: true) { problem("sort key: \(issue)") }
-            }
-            guard problems.count == before else { return nil }
-            return FetchTemplate(name: description.name, entityName: entity.name, predicate: predicate, sortKeys: description.sortKeys,
-                                 limit: description.limit)
+            let bound = bindRequest(description, kind: "template", entities: entities, model: model, problem: problem)
+            guard let bound, problems.count == before else { return nil }
+            return FetchTemplate(name: description.name, entityName: bound.entity.name, predicate: bound.predicate,
+                                 sortKeys: description.sortKeys, limit: description.limit)
         }
+    }
+
+    /// What a named request (a template, or a fetched property's request)
+    /// fetches: its entity and its parsed predicate, its name, limit, key
+    /// paths and sort keys checked, each problem handed to `problem`. Nil
+    /// when its entity is unknown; the predicate is nil when there is none
+    /// or it did not parse.
+    static func bindRequest(_ description: FetchTemplateDescription, kind: String, entities: [String: Entity], model: [Entity],
+                            problem: (String) -> Void) -> (entity: Entity, predicate: FetchPredicate?)?
+    {
+        if let issue = Identifier.problem(description.name, kind: kind) { problem(issue) }
+        if let limit = description.limit, limit <= 0 { problem("limit must be 1 or more, not \(limit)") }
+        guard let entity = entities[description.entityName] else {
+            problem("entity \(description.entityName): no such entity" + AmberError.hint(nearestName(to: description.entityName, in: entities.keys)))
+            return nil
+        }
+        var predicate: FetchPredicate?
+        if let text = description.predicate {
+            do throws(AmberError) {
+                let parsed = try FetchPredicate(text)
+                for use in parsed.keyPathUses {
+                    if let issue = keyPathProblem(use.path, from: entity, model: model) { problem("predicate, position \(use.position): \(issue)") }
+                }
+                predicate = parsed
+            } catch {
+                problem("\(error)")
+            }
+        }
+        for key in description.sortKeys {
+            if let issue = keyPathProblem(key.key, from: entity, model: model, toOnesOnly: true) { problem("sort key: \(issue)") }
+        }
+        return (entity, predicate)
     }
 
     /// What is wrong with key path `path` from `entity`, or nil: each step

@@ -151,49 +151,32 @@ extension Model {
     {
         let place = "\(entity.name).\(description.name)", before = problems.count
         func problem(_ message: String) { problems.append(ModelProblem(place: place, message: message)) }
-        if let issue = Identifier.problem(description.name, kind: "fetched property") { problem(issue) }
         if entity.attributes.contains(where: { $0.name == description.name }) || entity.relationships.contains(where: { $0.name == description.name }) {
             problem("the entity has another property of that name")
         }
-        if let limit = description.limit, limit <= 0 { problem("limit must be 1 or more, not \(limit)") }
-        guard let destination = byName[description.entityName] else {
-            problem("entity \(description.entityName): no such entity" + AmberError.hint(nearestName(to: description.entityName, in: byName.keys)))
-            return nil
-        }
-        var predicate: FetchPredicate?
-        if let text = description.predicate {
-            do throws(AmberError) {
-                let parsed = try FetchPredicate(text)
-                for use in parsed.keyPathUses {
-                    if let issue = keyPathProblem(use.path, from: destination, model: entities) { problem("predicate, position \(use.position): \(issue)") }
-                }
-                var constants: [String: Value] = [:]
-                for variable in parsed.variables {
-                    let property = FetchedProperty.propertyVariable + "."
-                    if variable == FetchedProperty.sourceVariable { continue }
-                    if variable.hasPrefix(FetchedProperty.sourceVariable + ".") {
-                        let path = String(variable.dropFirst(FetchedProperty.sourceVariable.count + 1))
-                        if let issue = keyPathProblem(path, from: entity, model: entities, toOnesOnly: true) { problem("$\(variable): \(issue)") }
-                    } else if variable == property + "name" {
-                        constants[variable] = .string(description.name)
-                    } else if variable.hasPrefix(property + "userInfo."), let text = description.userInfo[String(variable.dropFirst(property.count + 9))] {
-                        constants[variable] = .string(text)
-                    } else {
-                        problem("$\(variable): a fetched property's predicate takes $FETCH_SOURCE (or a key path of it), "
-                            + "$FETCHED_PROPERTY.name and $FETCHED_PROPERTY.userInfo.KEY for a key of its user info")
-                    }
-                }
-                predicate = parsed.filling(constants)
-            } catch {
-                problem("\(error)")
+        let request = FetchTemplateDescription(description.name, entity: description.entityName, where: description.predicate,
+                                               sortedBy: description.sortKeys, limit: description.limit)
+        guard let bound = bindRequest(request, kind: "fetched property", entities: byName, model: entities, problem: problem) else { return nil }
+        var constants: [String: Value] = [:]
+        for variable in bound.predicate?.variables ?? [] {
+            let property = FetchedProperty.propertyVariable + "."
+            if variable == FetchedProperty.sourceVariable { continue }
+            if variable.hasPrefix(FetchedProperty.sourceVariable + ".") {
+                let path = String(variable.dropFirst(FetchedProperty.sourceVariable.count + 1))
+                if let issue = keyPathProblem(path, from: entity, model: entities, toOnesOnly: true) { problem("$\(variable): \(issue)") }
+            } else if variable == property + "name" {
+                constants[variable] = .string(description.name)
+            } else if variable.hasPrefix(property + "userInfo."), let text = description.userInfo[String(variable.dropFirst(property.count + 9))] {
+                constants[variable] = .string(text)
+            } else {
+                problem("$\(variable): a fetched property's predicate takes $FETCH_SOURCE (or a key path of it), "
+                    + "$FETCHED_PROPERTY.name and $FETCHED_PROPERTY.userInfo.KEY for a key of its user info")
             }
         }
-        for key in description.sortKeys {
-            if let issue = keyPathProblem(key.key, from: destination, model: entities, toOnesOnly: true) { problem("sort key: \(issue)") }
-        }
         guard problems.count == before else { return nil }
-        return FetchedProperty(name: description.name, entityName: entity.name, destinationName: destination.name, predicate: predicate,
-                               sortKeys: description.sortKeys, limit: description.limit, userInfo: description.userInfo)
+        return FetchedProperty(name: description.name, entityName: entity.name, destinationName: bound.entity.name,
+                               predicate: bound.predicate?.filling(constants), sortKeys: description.sortKeys, limit: description.limit,
+                               userInfo: description.userInfo)
     }
 
     /// The fetched properties of `entity`: its own and those it inherits.
