@@ -272,3 +272,124 @@ struct CoreDataWriteTests {
         #expect(try file.rows("SELECT count(*) FROM ZSONG") == [[.int(0)]])
     }
 }
+
+/// Random inserts, changes, moves and deletes on a copy of SampleModel, each
+/// round saved and then compared, row by row, with a plain model of what
+/// the rows must hold, read with plain SQLite: values, entity numbers, owner
+/// keys (the delete rule nullifies), `Z_MAX` and `Z_OPT`.
+@Suite("Core Data stores: seeded writes")
+struct CoreDataSeededWriteTests {
+    struct Car: Equatable { var entity: String, maker: String, plate: String, owner: Int64? }
+
+    @Test("seeded rounds of changes leave exactly the rows a plain model predicts", arguments: [UInt64(3), 11, 2026])
+    func roundsMatchAPlainModel(_ seed: UInt64) throws {
+        let (fixture, store) = try sampleModel()
+        defer { fixture.remove() }
+        let numbers = Dictionary(uniqueKeysWithValues: try fixture.rows("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY").compactMap { row -> (String, Int64)? in
+            guard case .string(let name) = row[0], case .int(let number) = row[1] else { return nil }
+            return (name, number)
+        })
+        let context = Context(store: store)
+        var people: [Int64: String] = [:], cars: [Int64: Car] = [:]
+        var objects: [Int64: ManagedObject] = [:]
+        for person in try context.fetch(FetchRequest("Person")) {
+            guard let key = person.objectID.primaryKey, case .string(let first) = try person.value(forKey: "firstName") else { continue }
+            people[key] = first
+            objects[key] = person
+        }
+        var carObjects: [Int64: ManagedObject] = [:]
+        for car in try context.fetch(FetchRequest("Car")) {
+            guard let key = car.objectID.primaryKey, case .string(let plate) = try car.value(forKey: "numberPlate") else { continue }
+            let maker = if case .string(let text) = try car.value(forKey: "maker") { text } else { "" }
+            cars[key] = Car(entity: car.entity.name, maker: maker, plate: plate, owner: try car.object(forKey: "owner")?.objectID.primaryKey)
+            carObjects[key] = car
+        }
+        var random = SplitMix64(seed: seed), serial = 0
+        // The largest key each table has given: new rows take the next ones, and Z_MAX follows.
+        var given = (car: Int64(125), person: Int64(20))
+        for round in 0..<8 {
+            var newPeople: [(ManagedObject, String)] = [], newCars: [(ManagedObject, Car)] = []
+            // A row is written when its values differ at the save from what it held before (a change undone in the round writes nothing).
+            let carsBefore = cars
+            let versionsBefore = Dictionary(uniqueKeysWithValues: try fixture.rows("SELECT Z_PK, Z_OPT FROM ZCAR").compactMap { row -> (Int64, Int64)? in
+                guard case .int(let key) = row[0], case .int(let version) = row[1] else { return nil }
+                return (key, version)
+            })
+            for _ in 0..<12 {
+                serial += 1
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0:
+                    let person = try context.insert("Person")
+                    let first = "Seed\(seed)-\(serial)"
+                    try person.setValue(.string(first), forKey: "firstName")
+                    try person.setValue(.string("Round \(round)"), forKey: "lastName")
+                    try person.setValue(.uuid(UUID()), forKey: "id")
+                    try person.setValue(.date(Date(timeIntervalSinceReferenceDate: Double(serial))), forKey: "updatedAt")
+                    newPeople.append((person, first))
+                case 1:
+                    let entity = ["Car", "SportCar", "ExpensiveSportCar"][Int.random(in: 0..<3, using: &random)]
+                    let car = try context.insert(entity)
+                    let value = Car(entity: entity, maker: "Maker \(serial % 5)", plate: "SEED-\(seed)-\(serial)", owner: nil)
+                    try car.setValue(.string(value.maker), forKey: "maker")
+                    try car.setValue(.string(value.plate), forKey: "numberPlate")
+                    newCars.append((car, value))
+                case 2:
+                    guard let key = cars.keys.sorted().randomElement(using: &random), let car = carObjects[key] else { continue }
+                    let maker = "Changed \(serial)"
+                    try car.setValue(.string(maker), forKey: "maker")
+                    cars[key]?.maker = maker
+                case 3:
+                    guard let key = cars.keys.sorted().randomElement(using: &random), let car = carObjects[key],
+                          let owner = people.keys.sorted().randomElement(using: &random), let person = objects[owner] else { continue }
+                    try car.setObject(person, forKey: "owner")
+                    cars[key]?.owner = owner
+                case 4:
+                    guard let key = cars.keys.sorted().randomElement(using: &random), let car = carObjects[key] else { continue }
+                    try context.delete(car)
+                    cars[key] = nil
+                    carObjects[key] = nil
+                default:
+                    guard let key = people.keys.sorted().randomElement(using: &random), let person = objects[key] else { continue }
+                    try context.delete(person)
+                    people[key] = nil
+                    objects[key] = nil
+                    for (carKey, car) in cars where car.owner == key {
+                        cars[carKey]?.owner = nil  // Person.cars nullifies
+                    }
+                }
+            }
+            try context.save()
+            for (person, first) in newPeople {
+                let key = try #require(person.objectID.primaryKey)
+                #expect(key == given.person + 1, "round \(round)")
+                given.person = key
+                people[key] = first
+                objects[key] = person
+            }
+            for (car, value) in newCars {
+                let key = try #require(car.objectID.primaryKey)
+                #expect(key == given.car + 1, "round \(round)")
+                given.car = key
+                cars[key] = value
+                carObjects[key] = car
+            }
+            // Every row as the plain model says, read with plain SQLite.
+            let storedPeople = try fixture.rows("SELECT Z_PK, Z_ENT, ZFIRSTNAME FROM ZPERSON ORDER BY Z_PK")
+            #expect(storedPeople == people.keys.sorted().map { [.int($0), .int(numbers["Person"] ?? -1), .string(people[$0] ?? "")] }, "round \(round)")
+            let storedCars = try fixture.rows("SELECT Z_PK, Z_ENT, ZMAKER, ZNUMBERPLATE, ZOWNER, Z_OPT FROM ZCAR ORDER BY Z_PK")
+            #expect(storedCars.map { Array($0.prefix(5)) } == cars.keys.sorted().map { key -> [Value] in
+                let car = cars[key] ?? Car(entity: "", maker: "", plate: "", owner: nil)
+                return [.int(key), .int(numbers[car.entity] ?? -1), .string(car.maker), .string(car.plate), car.owner.map(Value.int) ?? .null]
+            }, "round \(round)")
+            // A changed row's version rose by one; an untouched one kept its own; a new row starts at 1.
+            for row in storedCars {
+                guard case .int(let key) = row[0], case .int(let version) = row[5] else { continue }
+                let expected = versionsBefore[key].map { carsBefore[key] != cars[key] ? $0 + 1 : $0 } ?? 1
+                #expect(version == expected, "round \(round), car \(key)")
+            }
+            // Z_MAX is the largest key ever given, deleted rows' included.
+            #expect(try fixture.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME IN ('Car', 'Person') ORDER BY Z_NAME")
+                == [[.int(given.car)], [.int(given.person)]], "round \(round)")
+        }
+    }
+}
