@@ -1468,15 +1468,18 @@ class Context(_Owner):
         return handles, values, keep + slow_keep
 
     def insert(self, entity: str, /, **values: Any) -> "Object":
-        """Inserts a new object of `entity`, setting `values` by attribute name
-        (extended attributes too, for an extensible entity). All or nothing."""
+        """Inserts a new object of `entity`, setting `values` by name:
+        attributes, relationships (an object or None for a to-one, an
+        iterable of objects for a to-many; the inverses follow) and, for an
+        extensible entity, extended attributes. All or nothing."""
         target = self.model.entity(entity)
-        extended = {}
+        # Relationships and extended values are set once the object exists.
+        later = {name: values.pop(name) for name in list(values) if name in target.relationships}
         if target.extensible:
-            extended = {name: values.pop(name) for name in list(values) if name not in target.attributes}
+            later.update({name: values.pop(name) for name in list(values) if name not in target.attributes})
         out = ffi.new("amber_object *[1]")
-        # With extended values, the insert and its sets are one undo group (when undo is on), undone together.
-        grouped = bool(extended) and lib.amber_context_begin_undo_group(self._handle, ffi.NULL) == lib.AMBER_OK
+        # With later values, the insert and its sets are one undo group (when undo is on), undone together.
+        grouped = bool(later) and lib.amber_context_begin_undo_group(self._handle, ffi.NULL) == lib.AMBER_OK
         try:
             if values:
                 handles, array, _keep = self._fill(target, list(values), [list(values.values())])
@@ -1485,7 +1488,7 @@ class Context(_Owner):
                 check(lib.amber_context_insert(out, self._handle, target.handle))
             obj = self._object(out[0], target)
             try:
-                for name, value in extended.items():
+                for name, value in later.items():
                     obj._set(name, value)
             except BaseException:
                 self.delete(obj)  # a new object deleted before any save leaves the context
@@ -1544,6 +1547,10 @@ class Context(_Owner):
         return rows
 
     def _insert_columns(self, entity: Entity, names: Sequence[str], columns: Sequence[Sequence[Any]], rows: int) -> None:
+        for name in names:
+            if name in entity.relationships:
+                raise argument_error(f"{entity.name}.{name} is a relationship: a batch insert takes attributes; "
+                                     "set relationships on the objects it makes, or insert them one by one with insert()")
         attributes = [entity.attribute(name) for name in names]
         array = ffi.new("amber_column[]", len(attributes))
         keep: list = []

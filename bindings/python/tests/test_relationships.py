@@ -231,3 +231,26 @@ def test_sub_entities_inherit_and_come_with_their_parents_fetches(tmp_path):
         assert ctx.fetch("Person", subentities=False) == []
         assert [b.title for b in king.books] == ["Carrie"]
         assert [p.name for p in ctx.fetch("Person", "ANY books.title == 'Carrie'")] == ["King"]
+
+
+def test_insert_takes_relationships_and_is_all_or_nothing(tmp_path):
+    model = amber.Model.from_dict({
+        "entities": [
+            {"name": "Author", "attributes": [{"name": "name", "type": "String"}],
+             "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": True}]},
+            {"name": "Book", "attributes": [{"name": "title", "type": "String"}],
+             "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}]},
+        ]})
+    with amber.open(str(tmp_path / "insert.amber"), model) as store, store.context() as ctx:
+        le_guin = ctx.insert("Author", name="Le Guin")
+        book = ctx.insert("Book", title="The Dispossessed", author=le_guin)
+        banks = ctx.insert("Author", name="Banks", books=[ctx.insert("Book", title="Excession"), ctx.insert("Book", title="Matter")])
+        ctx.save()
+        assert book["author"] is le_guin and list(le_guin["books"]) == [book]  # the inverse follows
+        assert sorted(member["title"] for member in banks["books"]) == ["Excession", "Matter"]
+        before = ctx.count("Book")
+        with pytest.raises(amber.Error):
+            ctx.insert("Book", title="Orphan", author="not an object")
+        assert ctx.count("Book") == before and not ctx.has_changes  # nothing was left behind
+        with pytest.raises(amber.ArgumentError, match="Book.author is a relationship: a batch insert takes attributes"):
+            ctx.insert_many("Book", ["title", "author"], [("A", le_guin)])
