@@ -393,3 +393,59 @@ struct CoreDataSeededWriteTests {
         }
     }
 }
+
+/// Binary attributes with "Allows External Storage", in the layout people who
+/// read Apple's stores report (no fixture shows one): a marker byte, then
+/// the bytes (1) or a file name in `.<store>_SUPPORT/_EXTERNAL_DATA/` (2).
+@Suite("Core Data stores: external storage")
+struct CoreDataExternalStorageTests {
+    @Test("external-storage values read from the row or the file, anything else is refused naming the attribute, and writes keep the marker")
+    func externalStorage() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("Photos.sqlite").path
+        let external = folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: external, withIntermediateDirectories: true)
+        let large = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try large.write(to: external.appendingPathComponent("4C2B-FILE"))
+        try execute(path, """
+            CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+            CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+            INSERT INTO Z_PRIMARYKEY VALUES (1, 'Photo', 0, 3);
+            INSERT INTO Z_METADATA VALUES (1, '\(UUID().uuidString)', NULL);
+            CREATE TABLE ZPHOTO (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR, ZDATA BLOB);
+            INSERT INTO ZPHOTO VALUES (1, 1, 1, 'inline', x'01CAFE'), (2, 1, 1, 'file', x'02' || CAST('4C2B-FILE' AS BLOB)), (3, 1, 1, 'none', NULL);
+            """)
+        let imported = try importXML("""
+            <entity name="Photo"><attribute name="name" optional="YES" attributeType="String"/>
+              <attribute name="data" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/></entity>
+            """)
+        let model = try Model(imported.model)
+        let context = Context(store: try Store(path: path, model: model))
+        let photos = try context.fetch(FetchRequest("Photo", sortedBy: [SortKey("name")]))
+        #expect(try photos.map { try $0.value(forKey: "data") } == [.binary(large), .binary(Data([0xCA, 0xFE])), .null])
+
+        // Written in the row, after the marker.
+        let photo = try context.insert("Photo")
+        try photo.setValue(.string("new"), forKey: "name")
+        try photo.setValue(.binary(Data([7, 8, 9])), forKey: "data")
+        try context.save()
+        #expect(try CoreDataFixture(existing: path).rows("SELECT hex(ZDATA) FROM ZPHOTO WHERE Z_PK = 4") == [[.string("01070809")]])
+        #expect(try Context(store: try Store(path: path, model: model)).fetch(FetchRequest("Photo", predicate: FetchPredicate("name == 'new'")))
+            .first?.value(forKey: "data") == .binary(Data([7, 8, 9])))
+
+        // A value in no layout Amber knows, a file outside the folder or missing: the fetch fails naming the attribute.
+        for column in ["x'07CAFE'", "x'02' || CAST('../Photos.sqlite' AS BLOB)", "x'02' || CAST('gone' AS BLOB)"] {
+            try execute(path, "UPDATE ZPHOTO SET ZDATA = \(column) WHERE Z_PK = 1")
+            #expect {
+                try Context(store: try Store(path: path, model: model)).fetch(FetchRequest("Photo"))
+            } throws: { error in "\(error)".contains("Photo.data") }
+        }
+        // An Amber store keeps such an attribute's bytes as they are.
+        let amber = Context(store: try Store.inMemory(model: model))
+        let kept = try amber.insert("Photo")
+        try kept.setValue(.binary(Data([1, 2])), forKey: "data")
+        try amber.save()
+        #expect(try amber.fetch(FetchRequest("Photo")).first?.value(forKey: "data") == .binary(Data([1, 2])))
+    }
+}

@@ -265,6 +265,7 @@ extension XcodeModelImport {
         #expect(thumbnail.type == .undefined && thumbnail.isTransient)
         #expect(imported.notes(at: "Attachment.thumbnail").count == 1)
         #expect(imported.notes(at: "ImageData.data").first?.hasPrefix("allowsExternalBinaryDataStorage") == true)
+        #expect(try imported.model.entity("ImageData").attribute("data").allowsExternalStorage)
         let attachments = try imported.model.entity("Post").relationship("attachments")
         #expect(attachments.isToMany && attachments.inverse == "post" && attachments.deleteRule == .cascade)
         #expect(try imported.model.entity("Attachment").relationship("post").deleteRule == .nullify)
@@ -294,7 +295,7 @@ extension XcodeModelImport {
         #expect(try imported.model.entity("Rating").attribute("value").defaultValue == .int(0))
         #expect(imported.notes.map(\.description) == [
             "model: usedWithCloudKit: Amber does not sync with CloudKit",
-            "PhotoData.data: allowsExternalBinaryDataStorage: Amber keeps the bytes in the SQLite row, never in a file beside the store",
+            "PhotoData.data: allowsExternalBinaryDataStorage: kept for stores Core Data made (their marker byte and external files); an Amber store keeps the bytes in its row",
         ])
     }
 

@@ -51,6 +51,11 @@ public struct AttributeDescription: Sendable, Hashable {
     /// Any text: changing it changes the model's version hash (see
     /// ``EntityDescription/versionHashModifier``).
     public var versionHashModifier: String?
+    /// Core Data's "Allows External Storage" (binary and transformable
+    /// attributes): in a store Core Data made, the column holds a marker
+    /// byte, then the bytes (1) or the name of a file beside the store (2).
+    /// An Amber store keeps the bytes in its row either way.
+    public var allowsExternalStorage = false
 
     /// A computed attribute's function and sources.
     public struct Computation: Sendable, Hashable {
@@ -121,6 +126,8 @@ extension AttributeDescription {
     public func transient() -> Self { with { $0.isTransient = true } }
     /// The store keeps an index on this attribute.
     public func indexed() -> Self { with { $0.isIndexed = true } }
+    /// Marks the attribute as Core Data's "Allows External Storage" (see ``allowsExternalStorage``).
+    public func externalStorage() -> Self { with { $0.allowsExternalStorage = true } }
     /// Values must lie between `minimum` and `maximum`, inclusive (numbers, decimals, dates).
     public func range(_ minimum: Value, _ maximum: Value) -> Self {
         with { $0.validation.minValue = minimum; $0.validation.maxValue = maximum }

@@ -336,6 +336,8 @@ public final class Attribute: Sendable, CustomStringConvertible {
     public let entityName: String
     /// Its type.
     public let type: AttributeType
+    /// Core Data's "Allows External Storage" (``AttributeDescription/allowsExternalStorage``).
+    public let allowsExternalStorage: Bool
     /// Whether nil is allowed at save.
     public let isOptional: Bool
     /// The value new objects start with (already checked against the type).
@@ -382,6 +384,7 @@ public final class Attribute: Sendable, CustomStringConvertible {
         self.defaultValue = plan.defaultValue
         self.isTransient = description.isTransient
         self.isIndexed = description.isIndexed
+        self.allowsExternalStorage = description.allowsExternalStorage
         self.validation = description.validation
         self.userInfo = description.userInfo
         self.slot = slot

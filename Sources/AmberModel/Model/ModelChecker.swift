@@ -151,6 +151,9 @@ enum ModelChecker {
         if attribute.isTransient && attribute.isIndexed {
             problem("a transient attribute has no column and cannot be indexed")
         }
+        if attribute.allowsExternalStorage, type != .binary, type != .transformable {
+            problem("external storage is for binary and transformable attributes, not \(type)")
+        }
         if let expression = attribute.derivation {
             do throws(Derivation.Problem) {
                 plan.derivation = try Derivation(parsing: expression)

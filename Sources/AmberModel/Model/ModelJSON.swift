@@ -105,7 +105,7 @@ extension EntityDescription {
 extension AttributeDescription {
     private static let keys = ["name", "type", "optional", "default", "transient", "indexed", "minValue", "maxValue",
                                "minLength", "maxLength", "pattern", "userInfo", "valueClass", "transformer", "decode",
-                               "encode", "storage", "derived", "computed", "renamingIdentifier", "versionHashModifier"]
+                               "encode", "storage", "derived", "computed", "renamingIdentifier", "versionHashModifier", "externalStorage"]
 
     init(json reader: JSONReader) throws(AmberError) {
         try reader.allowOnly(Self.keys)
@@ -126,6 +126,7 @@ extension AttributeDescription {
         // A computed attribute is transient unless the file says otherwise (binding then says why not).
         isTransient = try reader.optionalBool("transient") ?? (computation != nil)
         isIndexed = try reader.optionalBool("indexed") ?? false
+        allowsExternalStorage = try reader.optionalBool("externalStorage") ?? false
         defaultValue = try reader.optionalValue("default", as: type)
         validation.minValue = try reader.optionalValue("minValue", as: type)
         validation.maxValue = try reader.optionalValue("maxValue", as: type)
@@ -158,6 +159,7 @@ extension AttributeDescription {
         if !isOptional { object["optional"] = .bool(false) }
         if isTransient { object["transient"] = .bool(true) }
         if isIndexed { object["indexed"] = .bool(true) }
+        if allowsExternalStorage { object["externalStorage"] = .bool(true) }
         if let defaultValue { object["default"] = JSONValue(defaultValue) }
         if let v = validation.minValue { object["minValue"] = JSONValue(v) }
         if let v = validation.maxValue { object["maxValue"] = JSONValue(v) }

@@ -28,7 +28,6 @@ struct XcodeAttributeReader {
 
     /// Settings Amber does not act on, and what to say about each when it is YES.
     static let unhonouredFlags: [(key: String, message: String)] = [
-        ("allowsExternalBinaryDataStorage", "allowsExternalBinaryDataStorage: Amber keeps the bytes in the SQLite row, never in a file beside the store"),
         ("spotlightIndexingEnabled", "spotlightIndexingEnabled: Amber does not index for Spotlight"),
         ("storedInTruthFile", "storedInTruthFile: Amber keeps every stored attribute in the store's tables"),
         ("allowsCloudEncryption", "allowsCloudEncryption: Amber does not sync with CloudKit; encrypt with a transformer (such as the AES-GCM plugin) instead"),
@@ -64,6 +63,11 @@ struct XcodeAttributeReader {
         attribute.userInfo = try context.userInfo(of: node, place: place)
         attribute.renamingIdentifier = node["elementID"]
         attribute.versionHashModifier = node["versionHashModifier"]
+        if try context.flag("allowsExternalBinaryDataStorage", of: node) {
+            attribute.allowsExternalStorage = true
+            context.note(place, "allowsExternalBinaryDataStorage: kept for stores Core Data made (their marker byte and external files); "
+                + "an Amber store keeps the bytes in its row", .mapped)
+        }
         for (key, message) in Self.unhonouredFlags {
             if try context.flag(key, of: node) { context.note(place, message, .notHonoured) }
         }

@@ -36,6 +36,8 @@ struct CoreDataLayout {
     /// By entity index, the stored columns whose values Amber's archive
     /// transformer makes, written as Core Data's keyed archives.
     let archivedColumns: [Set<String>]
+    /// By entity index, the stored columns of attributes that allow external storage (written with a marker byte).
+    let externalColumns: [Set<String>]
     /// Whether the store keeps Core Data's persistent history (`ATRANSACTION`), which Amber does not write.
     let tracksHistory: Bool
     /// By entity index, the entity's name (a root's names its table in ``names``).
@@ -143,6 +145,7 @@ struct CoreDataLayout {
         entityNames = model.entities.map(\.name)
         tableRoots = Dictionary(model.entities.filter { $0.parentIndex == nil }.map { (Self.tableName($0.name), $0.index) },
                                 uniquingKeysWith: { first, _ in first })
+        externalColumns = model.entities.map { entity in Set(entity.persistentAttributes.filter(\.allowsExternalStorage).map(\.name)) }
         archivedColumns = model.entities.map { entity in
             Set(entity.persistentAttributes.filter { $0.transformerNames.last == Registry.archiveTransformerName }.map(\.name))
         }
@@ -192,7 +195,10 @@ struct CoreDataLayout {
                 let place = "\(entity.name).\(column.name)"
                 guard toOnes.contains(column.name) else {
                     guard let name = take(tableName(column.name), for: place, types: declaredTypes(column.type)) else { continue }
-                    select.append("\(expression(name, type: column.type)) AS \(quote(column.name))")
+                    let external = entity.attributes.contains { $0.name == column.name && $0.allowsExternalStorage }
+                    let read = external ? "amber_coredata_external(\(name), '\(place.replacingOccurrences(of: "'", with: "''"))')"
+                        : expression(name, type: column.type)
+                    select.append("\(read) AS \(quote(column.name))")
                     stored[column.name] = name
                     continue
                 }

@@ -45,7 +45,8 @@ extension CoreDataLayout {
     /// `value` of `column` of an `entity` row as this store keeps it: a
     /// decimal as an SQLite number, which holds 15 significant digits (or a
     /// whole number within 64 bits) and no scale, so one that would not read
-    /// back as it is (`1.23456789012345678`, `9.90`) is refused; an archive of Amber's
+    /// back as it is (`1.23456789012345678`, `9.90`) is refused; an
+    /// external-storage value in the row, after its marker byte; an archive of Amber's
     /// archive transformer as an `NSKeyedArchiver` archive of the same value.
     ///
     /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
@@ -68,12 +69,17 @@ extension CoreDataLayout {
                                     given: "\(decimal.description), which would read back as \(kept)")
             }
             return value
-        case .binary(let bytes) where archivedColumns[entity.index].contains(column.name) && !KeyedArchive.looksLikeOne(bytes):
-            do {
-                return .binary(try KeyedArchive.archive(try PropertyListArchive.decode(bytes)))
-            } catch {
-                throw .invalidValue(place: "\(entity.name).\(column.name)", expected: "a value a keyed archive holds", given: "\(error)")
+        case .binary(var bytes) where archivedColumns[entity.index].contains(column.name) || externalColumns[entity.index].contains(column.name):
+            if archivedColumns[entity.index].contains(column.name), !KeyedArchive.looksLikeOne(bytes) {
+                do {
+                    bytes = try KeyedArchive.archive(try PropertyListArchive.decode(bytes))
+                } catch {
+                    throw .invalidValue(place: "\(entity.name).\(column.name)", expected: "a value a keyed archive holds", given: "\(error)")
+                }
             }
+            // Kept in the row, after the marker that says so.
+            if externalColumns[entity.index].contains(column.name) { bytes.insert(CoreDataExternalData.inline, at: 0) }
+            return .binary(bytes)
         default:
             return value
         }

@@ -185,6 +185,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             throw .notAStore(path: path, reason: "not a Core Data store (no Z_PRIMARYKEY and Z_METADATA tables)")
         }
         let layout = try CoreDataLayout(connection: connection, model: model, place: path)
+        // The views of external-storage columns call it.
+        try connection.registerExternalData(CoreDataExternalData(storePath: path))
         for view in layout.views { try connection.execute(view) }
         self.connection = connection
         self.path = path
