@@ -634,7 +634,9 @@ enum {
     AMBER_ATTRIBUTE_TRANSIENT = 2,       /**< tracked, never stored */
     AMBER_ATTRIBUTE_INDEXED = 4,         /**< the store keeps an index */
     AMBER_ATTRIBUTE_DECODE_EAGER = 8,    /**< decode stored values at fetch, not on first read */
-    AMBER_ATTRIBUTE_ENCODE_IMMEDIATE = 16 /**< encode on every set, not at save */
+    AMBER_ATTRIBUTE_ENCODE_IMMEDIATE = 16, /**< encode on every set, not at save */
+    AMBER_ATTRIBUTE_EXTERNAL_STORAGE = 32 /**< Core Data's "Allows External Storage" (binary and transformable attributes):
+                                               a store Core Data made keeps such values behind a marker byte, or in a file */
 };
 
 /** An attribute to add with amber_model_builder_add_attribute. Start from

@@ -277,13 +277,14 @@ public func amber_model_builder_add_attribute(_ builder: OpaquePointer?, _ entit
         let flags = Int(spec.flags)
         // As for relationships: a flag this version does not know is refused, never ignored.
         let known = AMBER_ATTRIBUTE_REQUIRED | AMBER_ATTRIBUTE_TRANSIENT | AMBER_ATTRIBUTE_INDEXED | AMBER_ATTRIBUTE_DECODE_EAGER
-            | AMBER_ATTRIBUTE_ENCODE_IMMEDIATE
+            | AMBER_ATTRIBUTE_ENCODE_IMMEDIATE | AMBER_ATTRIBUTE_EXTERNAL_STORAGE
         guard flags & ~Int(known) == 0 else {
             throw CAPIError(AMBER_E_INVALID_VALUE, "spec->flags: unknown flags \(flags & ~Int(known))", origin: attributeName)
         }
         attribute.isOptional = flags & AMBER_ATTRIBUTE_REQUIRED == 0
         attribute.isTransient = flags & AMBER_ATTRIBUTE_TRANSIENT != 0
         attribute.isIndexed = flags & AMBER_ATTRIBUTE_INDEXED != 0
+        attribute.allowsExternalStorage = flags & AMBER_ATTRIBUTE_EXTERNAL_STORAGE != 0
         attribute.decodePolicy = flags & AMBER_ATTRIBUTE_DECODE_EAGER != 0 ? .eager : .lazy
         attribute.encodePolicy = flags & AMBER_ATTRIBUTE_ENCODE_IMMEDIATE != 0 ? .immediate : .onSave
         if spec.default_value != nil { attribute.defaultValue = try CValue.read(spec.default_value, "spec->default_value") }

@@ -76,8 +76,15 @@ static void build_model(void) {
     add_string(broken, "Author", "name");
     add_relationship(broken, "Author", "books", "Bok", "author", AMBER_RELATIONSHIP_TO_MANY, AMBER_DELETE_NULLIFY);
     add_relationship(broken, "Author", "friend", "Author", NULL, 0, AMBER_DELETE_NULLIFY);
+    /* Core Data's external storage is for binary and transformable attributes. */
+    amber_attribute_spec external = AMBER_ATTRIBUTE_SPEC_INIT;
+    external.name = "nickname";
+    external.type = AMBER_TYPE_STRING;
+    external.flags = AMBER_ATTRIBUTE_EXTERNAL_STORAGE;
+    OK(amber_model_builder_add_attribute(broken, "Author", &external));
     FAILS(amber_model_builder_bind(&unbound, broken, NULL), AMBER_E_INVALID_MODEL, "Author.books: destination \"Bok\": no such entity");
     CHECK(strstr(amber_last_error_message(), "Author.friend: has no inverse") != NULL);
+    CHECK(strstr(amber_last_error_message(), "Author.nickname: external storage is for binary and transformable attributes, not string") != NULL);
     OK(amber_model_builder_free(broken));
 
     OK(amber_model_builder_bind(&model, builder, NULL));
