@@ -952,7 +952,8 @@ amber_status amber_store_open_with_options(amber_store **out, const char *path, 
  *  must match the model (AMBER_E_MODEL_MISMATCH names each difference).
  *  Saves write it as Core Data would (new keys above Z_MAX, versions in
  *  Z_OPT, entity numbers, join rows, keyed archives); a decimal that
- *  would not read back as it is (more than 15 significant digits, or
+ *  would not read back as it is (more than 15 significant digits unless a
+ *  whole number within 64-bit integers, or
  *  trailing zeros after the point: the store keeps an SQLite number) fails
  *  the save naming the attribute. Saving
  *  to a store that keeps Core Data's persistent history, batch changes,

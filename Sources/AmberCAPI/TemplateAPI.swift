@@ -26,12 +26,12 @@ public func amber_model_builder_add_fetched_property(_ builder: OpaquePointer?, 
     }
 }
 
+/// The size of amber_template_spec before its user info fields: a caller built then passes that much, and its user info reads as none.
+private let templateSpecMinimum = MemoryLayout<amber_template_spec>.offset(of: \.user_info_keys) ?? MemoryLayout<amber_template_spec>.stride
+
 /// The named request `spec` describes (a template's, or a fetched property's), and its user info.
 private func request(_ spec: UnsafePointer<amber_template_spec>?) throws(CAPIError) -> (FetchTemplateDescription, [String: String]) {
-    // A caller built before the user info fields passes a smaller struct; they read as none.
-    let spec = try sized(spec, "spec", initializer: "AMBER_TEMPLATE_SPEC_INIT",
-                         minimum: MemoryLayout<amber_template_spec>.offset(of: \.user_info_keys) ?? MemoryLayout<amber_template_spec>.stride,
-                         zero: amber_template_spec())
+    let spec = try sized(spec, "spec", initializer: "AMBER_TEMPLATE_SPEC_INIT", minimum: templateSpecMinimum, zero: amber_template_spec())
     let requestName = try name(spec.name, "spec->name")
     guard spec.limit >= 0, spec.limit <= Int64(Int32.max) else {
         throw CAPIError(AMBER_E_INVALID_VALUE, "spec->limit is \(spec.limit); give a count, or 0 for none", origin: requestName)
@@ -70,8 +70,7 @@ public func amber_model_template_at(_ out: UnsafeMutablePointer<amber_template_s
 {
     api { () throws(CAPIError) in
         let result = try require(out, "out")
-        _ = try sized(UnsafePointer(result), "out", initializer: "AMBER_TEMPLATE_SPEC_INIT",
-                      minimum: MemoryLayout<amber_template_spec>.stride, zero: amber_template_spec())
+        _ = try sized(UnsafePointer(result), "out", initializer: "AMBER_TEMPLATE_SPEC_INIT", minimum: templateSpecMinimum, zero: amber_template_spec())
         guard out_variables == nil || out_variable_count != nil else { throw .null("out_variable_count") }
         let wrapper: CModel = try Handles.resolve(model, as: .model, "model")
         let views = wrapper.templateViews

@@ -434,8 +434,9 @@ struct CoreDataExternalStorageTests {
         #expect(try Context(store: try Store(path: path, model: model)).fetch(FetchRequest("Photo", predicate: FetchPredicate("name == 'new'")))
             .first?.value(forKey: "data") == .binary(Data([7, 8, 9])))
 
-        // A value in no layout Amber knows, a file outside the folder or missing: the fetch fails naming the attribute.
-        for column in ["x'07CAFE'", "x'02' || CAST('../Photos.sqlite' AS BLOB)", "x'02' || CAST('gone' AS BLOB)"] {
+        // A value in no layout Amber knows, a file outside the folder, missing, or a symbolic link: the fetch fails naming the attribute.
+        try FileManager.default.createSymbolicLink(atPath: external.appendingPathComponent("link").path, withDestinationPath: path)
+        for column in ["x'07CAFE'", "x'02' || CAST('../Photos.sqlite' AS BLOB)", "x'02' || CAST('gone' AS BLOB)", "x'02' || CAST('link' AS BLOB)"] {
             try execute(path, "UPDATE ZPHOTO SET ZDATA = \(column) WHERE Z_PK = 1")
             #expect {
                 try Context(store: try Store(path: path, model: model)).fetch(FetchRequest("Photo"))

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L /* rand_r */
 #include <amber.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,13 @@ static void test_model(void) {
     OK(amber_model_template_at(&spec, NULL, NULL, model, 1));
     CHECK(strcmp(spec.name, "longest") == 0 && spec.predicate == NULL && spec.limit == 3);
     FAILS(amber_model_template_at(&spec, NULL, NULL, model, 2), AMBER_E_NOT_FOUND, "2 templates");
+    /* A caller built before the spec had user info passes a smaller struct: read and written only as far as it goes. */
+    amber_template_spec old = AMBER_TEMPLATE_SPEC_INIT;
+    old.size = offsetof(amber_template_spec, user_info_keys);
+    old.user_info_count = 99; /* past the old struct: never touched */
+    OK(amber_model_template_at(&old, NULL, NULL, model, 1));
+    CHECK(strcmp(old.name, "longest") == 0 && old.limit == 3 && old.size == offsetof(amber_template_spec, user_info_keys));
+    CHECK(old.user_info_count == 99);
     amber_entity *book = NULL;
     OK(amber_model_entity(&book, model, "Book"));
     OK(amber_entity_attribute(&pages_attribute, book, "pages"));

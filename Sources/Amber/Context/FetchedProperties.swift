@@ -22,7 +22,11 @@ extension ManagedObject {
         var source: [String: Value] = [:]
         for path in property.sourceKeyPaths { source[path] = try value(atSourcePath: path) }
         let objects = try context.fetch(property.request(source: source))
-        context.fetchedResults[objectID, default: [:]][key] = objects
+        // Whatever this replaces (a fetch inside the fetch may have filled it) is released after the dictionary is changed.
+        var entry = context.fetchedResults.removeValue(forKey: objectID) ?? [:]
+        let replaced = entry.updateValue(objects, forKey: key)
+        context.fetchedResults[objectID] = entry
+        withExtendedLifetime(replaced) {}
         return objects
     }
 

@@ -63,7 +63,8 @@ struct XcodeAttributeReader {
         attribute.userInfo = try context.userInfo(of: node, place: place)
         attribute.renamingIdentifier = node["elementID"]
         attribute.versionHashModifier = node["versionHashModifier"]
-        if try context.flag("allowsExternalBinaryDataStorage", of: node) {
+        // Core Data acts on it for Binary and Transformable attributes only, and so does Amber.
+        if try context.flag("allowsExternalBinaryDataStorage", of: node), type == .binary || type == .transformable {
             attribute.allowsExternalStorage = true
             context.note(place, "allowsExternalBinaryDataStorage: kept for stores Core Data made (their marker byte and external files); "
                 + "an Amber store keeps the bytes in its row", .mapped)

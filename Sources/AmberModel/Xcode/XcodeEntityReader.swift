@@ -70,7 +70,7 @@ struct XcodeEntityReader {
         let place = "\(entity).\(name)"
         context.screenAttributes(of: node, place: place, handled: ["optional", "syncable"])
         guard let request = node.children(named: "fetchRequest").first, request["entity"] != nil, request["name"] != nil else {
-            context.note(place, "a fetched property without a fetch request naming its entity is left out", .notHonoured)
+            context.note(place, "a fetched property without a fetch request (with a name and an entity) is left out", .notHonoured)
             return nil
         }
         for child in node.children where child.name != "fetchRequest" && child.name != "userInfo" { context.unknownElement(child, in: place) }

@@ -99,6 +99,15 @@ public struct XcodeModelImport: Sendable {
         }
     }
 
+    /// This import with `note` after its own.
+    package func noting(_ note: XcodeImportNote) -> XcodeModelImport {
+        XcodeModelImport(model: model, notes: notes + [note])
+    }
+
+    private init(model: ModelDescription, notes: [XcodeImportNote]) {
+        (self.model, self.notes) = (model, notes)
+    }
+
     /// The bytes of `file`, or an error naming it.
     static func read(_ file: URL) throws(AmberError) -> Data {
         if let refusal = ModelLimits.refusal(fileAt: file) { throw .invalidXcodeModel(file: file.path, line: 0, element: "model", message: refusal) }

@@ -7,23 +7,24 @@ import Foundation
 /// column, 2 for a file (named by the rest) in `.<store>_SUPPORT/_EXTERNAL_DATA/`
 /// beside the store. This is the layout people who read Apple's stores
 /// report; no fixture here shows it, so anything else is refused, never
-/// guessed, and a file name must be a plain name in that folder.
+/// guessed. A file must be a regular file with a plain name in that folder
+/// (a symbolic link is refused), and no larger than SQLite holds in a value.
 final class CoreDataExternalData {
     /// The folder external values are kept in.
     let folder: URL
-
-    /// A value larger than this in a file is refused (it would be read whole into memory).
-    static let largestFile = 1 << 30
+    /// The largest value read from a file: what SQLite holds in one value.
+    let largestFile: Int
 
     /// The marker bytes, and the one Amber writes.
     static let inline: UInt8 = 1, inFile: UInt8 = 2
 
-    /// The external-data folder of the store at `path`.
-    init(storePath path: String) {
+    /// The external-data folder of the store at `path`; values up to `largestFile` bytes.
+    init(storePath path: String, largestFile: Int) {
         let store = URL(fileURLWithPath: path)
         folder = store.deletingLastPathComponent()
             .appendingPathComponent(".\(store.deletingPathExtension().lastPathComponent)_SUPPORT")
             .appendingPathComponent("_EXTERNAL_DATA")
+        self.largestFile = largestFile
     }
 
     /// The bytes `column` stands for, or why it cannot be read.
@@ -40,17 +41,43 @@ final class CoreDataExternalData {
             guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else {
                 return .failure(.invalidValue(place: place, expected: "the name of a file in \(folder.path)", given: "\"\(name)\""))
             }
-            let file = folder.appendingPathComponent(name)
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int, size <= Self.largestFile,
-                  let data = try? Data(contentsOf: file)
-            else {
-                return .failure(.invalidValue(place: place, expected: "a readable file of at most 1 GiB", given: file.path))
+            return read(folder.appendingPathComponent(name).path).mapError { reason in
+                .invalidValue(place: place, expected: "a regular file of at most \(largestFile) bytes", given: "\(folder.path)/\(name): \(reason)")
             }
-            return .success(data)
         default:
             return .failure(.invalidValue(place: place, expected: "Core Data's external-storage layout (a first byte of 1 or 2)",
                                           given: "a first byte of \(marker)"))
         }
+    }
+
+    /// Why a file cannot be read, as an error's text.
+    struct Reason: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The bytes of the regular file at `path`, through one descriptor
+    /// (no symbolic link followed, its size taken from what was opened, never
+    /// more than ``largestFile`` read).
+    private func read(_ path: String) -> Result<Data, Reason> {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return .failure(Reason(description: String(cString: strerror(errno)))) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return .failure(Reason(description: String(cString: strerror(errno)))) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(Reason(description: "not a regular file")) }
+        guard status.st_size >= 0, status.st_size <= largestFile else { return .failure(Reason(description: "\(status.st_size) bytes")) }
+        var data = Data(count: Int(status.st_size))
+        var filled = 0
+        let failure: Reason? = data.withUnsafeMutableBytes { buffer in
+            while filled < buffer.count {
+                let got = Foundation.read(descriptor, buffer.baseAddress?.advanced(by: filled), buffer.count - filled)
+                if got < 0, errno == EINTR { continue }
+                guard got > 0 else { return Reason(description: got < 0 ? String(cString: strerror(errno)) : "shorter than its size") }
+                filled += got
+            }
+            return nil
+        }
+        return failure.map { .failure($0) } ?? .success(data)
     }
 }
 
@@ -59,8 +86,8 @@ extension Connection {
     /// call for external-storage columns: the value's bytes, or an error naming `place`.
     func registerExternalData(_ external: CoreDataExternalData) throws(AmberError) {
         let box = Unmanaged.passRetained(external).toOpaque()
-        // Not direct-only: the temporary views call it. It reads only plain file names in the store's own folder.
-        let rc = sqlite3_create_function_v2(handle, "amber_coredata_external", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, box,
+        // Direct-only: Amber's temporary views call it; views and triggers stored in the file cannot.
+        let rc = sqlite3_create_function_v2(handle, "amber_coredata_external", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, box,
                                             externalDataFunction, nil, nil, releaseExternalData)
         // On failure SQLite has already called the destructor (releasing the box).
         guard rc == SQLITE_OK else { throw error(rc, message: "cannot register amber_coredata_external: \(String(cString: sqlite3_errstr(rc)))") }
@@ -79,8 +106,9 @@ private let externalDataFunction: @convention(c) (OpaquePointer?, Int32, UnsafeM
     }
     guard sqlite3_value_type(column) != SQLITE_NULL else { return sqlite3_result_null(context) }
     let place = sqlite3_value_text(arguments[1]).map { String(cString: $0) } ?? "a column"
-    let length = Int(sqlite3_value_bytes(column))
-    let bytes = UnsafeRawBufferPointer(start: sqlite3_value_blob(column), count: length)
+    // The pointer first, then its length, as SQLite documents.
+    let start = sqlite3_value_blob(column)
+    let bytes = UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : Int(sqlite3_value_bytes(column)))
     switch Unmanaged<CoreDataExternalData>.fromOpaque(box).takeUnretainedValue().bytes(of: bytes, place: place) {
     case .success(let data):
         data.withUnsafeBytes { raw in

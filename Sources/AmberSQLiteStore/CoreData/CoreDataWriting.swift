@@ -65,7 +65,7 @@ extension CoreDataLayout {
             guard ScaledDecimal(kept) == decimal else {
                 throw .invalidValue(place: "\(entity.name).\(column.name)",
                                     expected: "a decimal that reads back as it is from a Core Data store, which keeps an SQLite number: "
-                                        + "15 significant digits (a whole number up to 19) and no trailing zeros after the point",
+                                        + "15 significant digits (a whole number within 64-bit integers exactly) and no trailing zeros after the point",
                                     given: "\(decimal.description), which would read back as \(kept)")
             }
             return value
@@ -80,7 +80,14 @@ extension CoreDataLayout {
             // Kept in the row, after the marker that says so.
             if externalColumns[entity.index].contains(column.name) { bytes.insert(CoreDataExternalData.inline, at: 0) }
             return .binary(bytes)
+        case .null:
+            return value
         default:
+            // A stored form other than bytes has no place for the marker Core Data reads first.
+            guard !externalColumns[entity.index].contains(column.name) else {
+                throw .invalidValue(place: "\(entity.name).\(column.name)", expected: "bytes (an external-storage value is binary)",
+                                    given: value.className)
+            }
             return value
         }
     }

@@ -186,7 +186,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         }
         let layout = try CoreDataLayout(connection: connection, model: model, place: path)
         // The views of external-storage columns call it.
-        try connection.registerExternalData(CoreDataExternalData(storePath: path))
+        try connection.registerExternalData(CoreDataExternalData(storePath: path,
+                                                                 largestFile: Int(sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, -1)) - 1))
         for view in layout.views { try connection.execute(view) }
         self.connection = connection
         self.path = path

@@ -1471,12 +1471,13 @@ class Context(_Owner):
         """Inserts a new object of `entity`, setting `values` by name:
         attributes, relationships (an object or None for a to-one, an
         iterable of objects for a to-many; the inverses follow) and, for an
-        extensible entity, extended attributes. All or nothing."""
+        extensible entity, extended attributes. All or nothing: relationship
+        values are checked before anything is inserted, and set last."""
         target = self.model.entity(entity)
-        # Relationships and extended values are set once the object exists.
-        later = {name: values.pop(name) for name in list(values) if name in target.relationships}
-        if target.extensible:
-            later.update({name: values.pop(name) for name in list(values) if name not in target.attributes})
+        related = {name: self._related_value(target, name, values.pop(name)) for name in list(values) if name in target.relationships}
+        # Extended values, then relationships, are set once the object exists.
+        later = {name: values.pop(name) for name in list(values) if name not in target.attributes} if target.extensible else {}
+        later.update(related)
         out = ffi.new("amber_object *[1]")
         # With later values, the insert and its sets are one undo group (when undo is on), undone together.
         grouped = bool(later) and lib.amber_context_begin_undo_group(self._handle, ffi.NULL) == lib.AMBER_OK
@@ -1497,6 +1498,36 @@ class Context(_Owner):
             if grouped:
                 check(lib.amber_context_end_undo_group(self._handle))
         return obj
+
+    def _related_value(self, entity: Entity, name: str, value: Any) -> Any:
+        """`value` for relationship `name` of a new `entity` object, checked as
+        setting it would check it (objects of this context, of the destination
+        entity or one below it, each once), so that setting it cannot fail
+        after the object is made: a to-one's object or None, a to-many's list."""
+        relationship = entity.relationships[name]
+        place = f"{entity.name}.{name}"
+
+        def checked(member: Any) -> Any:
+            if not isinstance(member, Object) or member._context is not self:
+                raise argument_error(f"{place}: {member!r} is not an object of this context")
+            kind: Optional[Entity] = member._entity
+            while kind is not None and kind.name != relationship.destination:
+                kind = self.model.entity(kind.parent) if kind.parent else None
+            if kind is None:
+                raise argument_error(f"{place}: {member!r} is a {member._entity.name}, not a {relationship.destination}")
+            state = _out("uint32_t *")
+            check(lib.amber_object_state(state, member._handle))
+            if state[0] & lib.AMBER_OBJECT_DELETED:
+                raise argument_error(f"{place}: {member!r} is deleted")
+            return member
+        if not relationship.to_many:
+            return None if value is None else checked(value)
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+            raise argument_error(f"{place}: a to-many takes an iterable of objects, not {type(value).__name__}")
+        members = [checked(member) for member in value]
+        if len(set(map(id, members))) != len(members):
+            raise argument_error(f"{place}: an object is listed twice")
+        return members
 
     def insert_many(self, entity: str, attributes: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
         """Inserts one object per row (values in `attributes` order) in one call:

@@ -254,3 +254,23 @@ def test_insert_takes_relationships_and_is_all_or_nothing(tmp_path):
         assert ctx.count("Book") == before and not ctx.has_changes  # nothing was left behind
         with pytest.raises(amber.ArgumentError, match="Book.author is a relationship: a batch insert takes attributes"):
             ctx.insert_many("Book", ["title", "author"], [("A", le_guin)])
+
+
+def test_a_refused_relationship_at_insert_changes_nothing(tmp_path):
+    model = amber.Model.from_dict({
+        "entities": [
+            {"name": "Author", "attributes": [{"name": "name", "type": "String"}],
+             "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": True, "deleteRule": "cascade"}]},
+            {"name": "Book", "attributes": [{"name": "title", "type": "String"}],
+             "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}]},
+        ]})
+    with amber.open(str(tmp_path / "refused.amber"), model) as store, store.context() as ctx:
+        owner = ctx.insert("Author", name="Owner")
+        kept = ctx.insert("Book", title="Kept", author=owner)
+        ctx.save()
+        # Checked before the object is made: the cascade rule never runs on a member it took, no member moves.
+        for books, message in (([kept, "x"], "is not an object of this context"), ([kept, kept], "listed twice"),
+                                ([kept, owner], "is a Author, not a Book"), ("Kept", "a to-many takes an iterable")):
+            with pytest.raises(amber.ArgumentError, match=message):
+                ctx.insert("Author", name="Thief", books=books)
+            assert kept["author"] is owner and not ctx.has_changes and ctx.count("Author") == 1
