@@ -20,11 +20,16 @@ final class CoreDataExternalData {
 
     /// The external-data folder of the store at `path`; values up to `largestFile` bytes.
     init(storePath path: String, largestFile: Int) {
+        folder = Self.folder(ofStoreAt: path)
+        self.largestFile = largestFile
+    }
+
+    /// `.<store name>_SUPPORT/_EXTERNAL_DATA` beside the store at `path`.
+    static func folder(ofStoreAt path: String) -> URL {
         let store = URL(fileURLWithPath: path)
-        folder = store.deletingLastPathComponent()
+        return store.deletingLastPathComponent()
             .appendingPathComponent(".\(store.deletingPathExtension().lastPathComponent)_SUPPORT")
             .appendingPathComponent("_EXTERNAL_DATA")
-        self.largestFile = largestFile
     }
 
     /// The bytes `column` stands for, or why it cannot be read.

@@ -74,7 +74,7 @@ extension SQLiteStore {
                                             options: XcodeImportOptions(registry: registry))
         // The cache does not say which attributes keep their bytes outside the row: whoever reads such a store should know.
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: CoreDataExternalData(storePath: path, largestFile: 0).folder.path, isDirectory: &isFolder),
+        guard FileManager.default.fileExists(atPath: CoreDataExternalData.folder(ofStoreAt: path).path, isDirectory: &isFolder),
               isFolder.boolValue else { return imported }
         return imported.noting(XcodeImportNote(place: "model", message: "the store has an external data folder (_SUPPORT/_EXTERNAL_DATA beside it), "
             + "and its model cache does not say which binary attributes use it: they read with their marker byte; open the store with the app's model",
