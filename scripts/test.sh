@@ -214,6 +214,11 @@ if cli model check "$work/misspelled.xml" > /dev/null 2>&1; then echo "CLI: ambe
 printf '%s' '<model><entity name="Author"><attribute name="name" optional="YES" attributeType="String"/><relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="author" inverseEntity="Book"/><fetchedProperty name="longBooks" optional="YES"><fetchRequest name="fetchedPropertyFetchRequest" entity="Book" predicateString="author == $FETCH_SOURCE AND pages &gt; 300"/></fetchedProperty></entity><entity name="Book"><attribute name="pages" optional="YES" attributeType="Integer 32"/><relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author" inverseName="books" inverseEntity="Author"/></entity></model>' \
     > "$work/fetched.xml"
 expect "  longBooks: fetched Book where author == \$FETCH_SOURCE AND pages > 300" cli schema "$work/fetched.xml"
+# Sibling entities declaring one name: both kept, the later one in a column of its own.
+printf '%s' '<model><entity name="Attachment" isAbstract="YES"/><entity name="Image" parentEntity="Attachment"><attribute name="width" optional="YES" attributeType="Integer 32"/></entity><entity name="Video" parentEntity="Attachment"><attribute name="width" optional="YES" attributeType="Double"/></entity></model>' \
+    > "$work/siblings.xml"
+expect "ok: 3 entities, 0 templates" cli model check "$work/siblings.xml"
+expect "  width: double, optional, column Video.width" cli schema "$work/siblings.xml"
 # Stores Core Data wrote (../shared/coredata beside the repository), copied first: read with the model they were made with.
 coredata="$(cd .. && pwd)/shared/coredata"
 for file in "$coredata"/CoreDataPlus/SampleModel3_V1.sqlite* "$coredata"/wibosco/CoreDataMigration_Example_1.sqlite; do

@@ -43,15 +43,18 @@ struct Schema: ParsableCommand {
                 print("model file \(store), model version \(model.versionHash)")
             }
             for valueClass in model.description.valueClasses { print("value class \(valueClass.name)") }
+            // Where a sibling declared the name first, the column has the entity's name too (Amber's layout only).
+            let coreData = !isServer(store) && Store.isCoreDataStore(atPath: store)
+            let column = { (name: String, column: String) in coreData || name == column ? "" : ", column \(column)" }
             for entity in model.entities {
                 let parent = model.parent(of: entity).map { " : \($0.name)" } ?? ""
                 let kinds = [entity.isAbstract ? "abstract" : nil, entity.isExtensible ? "extensible" : nil].compactMap { $0 }
                 print("\nentity \(entity.name)\(parent)" + (kinds.isEmpty ? "" : " (\(kinds.joined(separator: ", ")))"))
                 for attribute in entity.attributes {
-                    print("  \(attribute.name): \(attribute.type)\(Self.flags(attribute))")
+                    print("  \(attribute.name): \(attribute.type)\(Self.flags(attribute))" + column(attribute.name, attribute.columnName))
                 }
                 for relationship in entity.relationships {
-                    print("  \(relationship.name): \(Self.describe(relationship))")
+                    print("  \(relationship.name): \(Self.describe(relationship))" + column(relationship.name, relationship.columnName))
                 }
                 for property in model.fetchedProperties(of: entity) {
                     print("  \(property.name): fetched " + Self.describe(entity: property.destinationName, property.predicate, property.sortKeys, property.limit))

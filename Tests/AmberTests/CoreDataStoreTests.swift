@@ -304,6 +304,68 @@ struct CoreDataStoreTests {
         return links
     }
 
+    /// Two sibling entities declaring `caption`, `size` and `owner`: Core Data keeps the second's in
+    /// numbered columns (`ZCAPTION1`), which no fixture shows; the numbering is assumed to follow the model's order.
+    private static let attachmentsModel = """
+        <entity name="Attachment" isAbstract="YES"><attribute name="added" optional="YES" attributeType="Date"/></entity>
+        <entity name="ImageAttachment" parentEntity="Attachment">
+          <attribute name="caption" optional="YES" attributeType="String"/>
+          <attribute name="size" optional="YES" attributeType="Integer 32" usesScalarValueType="NO"/>
+          <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Post" inverseName="images" inverseEntity="Post"/></entity>
+        <entity name="VideoAttachment" parentEntity="Attachment">
+          <attribute name="caption" optional="YES" attributeType="String"/>
+          <attribute name="size" optional="YES" attributeType="Double" usesScalarValueType="NO"/>
+          <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Post" inverseName="videos" inverseEntity="Post"/></entity>
+        <entity name="Post"><attribute name="text" optional="YES" attributeType="String"/>
+          <relationship name="images" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="ImageAttachment" inverseName="owner" inverseEntity="ImageAttachment"/>
+          <relationship name="videos" optional="YES" toMany="YES" ordered="YES" deletionRule="Nullify" destinationEntity="VideoAttachment" inverseName="owner" inverseEntity="VideoAttachment"/></entity>
+        """
+
+    @Test("sibling entities' properties of one name read from and write to their own numbered columns")
+    func siblingPropertiesOfOneName() throws {
+        let folder = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("attachments.sqlite").path
+        var db: OpaquePointer?
+        sqlite3_open(path, &db)
+        sqlite3_exec(db, """
+            CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+            CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+            INSERT INTO Z_PRIMARYKEY VALUES (1, 'Attachment', 0, 3), (2, 'ImageAttachment', 1, 0), (3, 'VideoAttachment', 1, 0), (4, 'Post', 0, 1);
+            INSERT INTO Z_METADATA VALUES (1, '\(UUID().uuidString)', NULL);
+            CREATE TABLE ZATTACHMENT (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZSIZE INTEGER, ZOWNER INTEGER, ZOWNER1 INTEGER,
+              Z_FOK_OWNER1 INTEGER, ZADDED TIMESTAMP, ZCAPTION VARCHAR, ZCAPTION1 VARCHAR, ZSIZE1 FLOAT);
+            CREATE TABLE ZPOST (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTEXT VARCHAR);
+            INSERT INTO ZPOST VALUES (1, 4, 1, 'first');
+            INSERT INTO ZATTACHMENT (Z_PK, Z_ENT, Z_OPT, ZCAPTION, ZSIZE, ZOWNER) VALUES (1, 2, 1, 'a cat', 640, 1);
+            INSERT INTO ZATTACHMENT (Z_PK, Z_ENT, Z_OPT, ZCAPTION1, ZSIZE1, ZOWNER1, Z_FOK_OWNER1) VALUES (2, 3, 1, 'a dog', 2.5, 1, 2), (3, 3, 1, 'a bird', 0.5, 1, 1);
+            """, nil, nil, nil)
+        sqlite3_close(db)
+        let model = try Model(importXML(Self.attachmentsModel).model, registry: Registry())
+        let context = Context(store: try Store(path: path, model: model))
+        let post = try #require(try context.fetch(FetchRequest("Post")).first)
+        #expect(try post.objects(forKey: "videos").map { try $0.value(forKey: "caption") } == [.string("a bird"), .string("a dog")])
+        #expect(try post.objects(forKey: "images").map { try $0.value(forKey: "size") } == [.int(640)])
+        #expect(try context.count(FetchRequest("VideoAttachment", where: "size > 1")) == 1)
+        #expect(try context.count(FetchRequest("ImageAttachment", where: "caption == 'a dog'")) == 0)
+        // Written back to the same columns.
+        let video = try context.insert("VideoAttachment"), image = try #require(try post.objects(forKey: "images").first)
+        try video.setValue(.string("a fish"), forKey: "caption")
+        try video.setValue(.double(7.25), forKey: "size")
+        try post.setObjects(try post.objects(forKey: "videos") + [video], forKey: "videos")
+        try image.setValue(.int(800), forKey: "size")
+        try context.save()
+        let fixture = CoreDataFixture(existing: path)
+        #expect(try fixture.rows("SELECT Z_PK, Z_ENT, ZCAPTION, ZSIZE, ZOWNER, ZCAPTION1, ZSIZE1, ZOWNER1 FROM ZATTACHMENT ORDER BY Z_PK") == [
+            [.int(1), .int(2), .string("a cat"), .int(800), .int(1), .null, .null, .null],
+            [.int(2), .int(3), .null, .null, .null, .string("a dog"), .double(2.5), .int(1)],
+            [.int(3), .int(3), .null, .null, .null, .string("a bird"), .double(0.5), .int(1)],
+            [.int(4), .int(3), .null, .null, .null, .string("a fish"), .double(7.25), .int(1)],
+        ])
+        #expect(try fixture.rows("SELECT ZCAPTION1 FROM ZATTACHMENT WHERE ZOWNER1 = 1 ORDER BY Z_FOK_OWNER1")
+            == [[.string("a bird")], [.string("a dog")], [.string("a fish")]])
+    }
+
     @Test("a many-to-many pair reads from Core Data's join table, both ways and in predicates")
     func manyToMany() throws {
         let folder = temporaryDirectory()

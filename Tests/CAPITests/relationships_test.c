@@ -342,6 +342,70 @@ static void test_inheritance(void) {
     OK(amber_model_free(people));
 }
 
+/* Siblings may each declare a property of one name (as in Core Data): each
+ * keeps its own column, of its own type, and predicates read the entity's own. */
+static void test_sibling_properties(void) {
+    amber_model_builder *builder = NULL;
+    OK(amber_model_builder_new(&builder));
+    OK(amber_model_builder_add_entity(builder, "Person"));
+    OK(amber_model_builder_add_entity(builder, "Writer"));
+    OK(amber_model_builder_add_entity(builder, "Painter"));
+    add_string(builder, "Writer", "genre");
+    amber_attribute_spec spec = AMBER_ATTRIBUTE_SPEC_INIT;
+    spec.name = "genre";
+    spec.type = AMBER_TYPE_INTEGER64;
+    OK(amber_model_builder_add_attribute(builder, "Painter", &spec));
+    OK(amber_model_builder_set_parent(builder, "Person", NULL, 1));
+    OK(amber_model_builder_set_parent(builder, "Writer", "Person", 0));
+    OK(amber_model_builder_set_parent(builder, "Painter", "Person", 0));
+    amber_model *model = NULL;
+    OK(amber_model_builder_bind(&model, builder, NULL));
+    OK(amber_model_builder_free(builder));
+    amber_entity *writer = NULL, *painter = NULL;
+    OK(amber_model_entity(&writer, model, "Writer"));
+    OK(amber_model_entity(&painter, model, "Painter"));
+    amber_store *store = NULL;
+    amber_context *context = NULL;
+    OK(amber_store_open(&store, NULL, model));
+    OK(amber_context_new(&context, store));
+    amber_object *king = NULL, *hopper = NULL;
+    OK(amber_context_insert(&king, context, writer));
+    OK(amber_context_insert(&hopper, context, painter));
+    amber_value horror = {.type = AMBER_VALUE_STRING}, three = {.type = AMBER_VALUE_INT};
+    horror.v.text.data = "horror";
+    horror.v.text.length = 6;
+    three.v.integer = 3;
+    OK(amber_object_set_named(king, "genre", &horror));
+    OK(amber_object_set_named(hopper, "genre", &three));
+    FAILS(amber_object_set_named(king, "genre", &three), AMBER_E_INVALID_VALUE, "Writer.genre");
+    OK(amber_context_save(context));
+    amber_context *fresh = NULL;
+    OK(amber_context_new(&fresh, store));
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Painter";
+    request.predicate = "genre == 3";
+    amber_object **found = NULL;
+    size_t count = 0;
+    OK(amber_context_fetch(&found, &count, fresh, &request));
+    CHECK(count == 1);
+    amber_value read;
+    if (count == 1) {
+        OK(amber_object_get_named(&read, found[0], "genre"));
+        CHECK(read.type == AMBER_VALUE_INT && read.v.integer == 3);
+        amber_value_release(&read);
+    }
+    amber_free(found);
+    request.entity = "Writer";
+    request.predicate = "genre == 'horror'";
+    OK(amber_context_fetch(&found, &count, fresh, &request));
+    CHECK(count == 1);
+    amber_free(found);
+    OK(amber_context_free(fresh));
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+    OK(amber_model_free(model));
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "relationships_test.amber";
     remove(path);
@@ -349,6 +413,7 @@ int main(int argc, char **argv) {
     test_introspection();
     test_graph(path);
     test_inheritance();
+    test_sibling_properties();
     OK(amber_model_free(model));
     FAILS(amber_relationship_describe(&(amber_relationship_spec)AMBER_RELATIONSHIP_SPEC_INIT, books), AMBER_E_INVALID_HANDLE,
           "released (stale) handle");

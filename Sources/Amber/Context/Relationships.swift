@@ -465,7 +465,7 @@ extension Context {
             } else if !saved.isEmpty {
                 // Saved members as this context has them (a fetch fills faults): some may point elsewhere now.
                 // Ordered by owner, so each owner's members are one run: one table write per owner, not per member.
-                let rows = try engine.fetchRows(of: entity, where: .foreignKey(inverse), in: saved, orderedBy: [inverse.name] + (order.map { [$0] } ?? []))
+                let rows = try engine.fetchRows(of: entity, where: .foreignKey(inverse), in: saved, orderedBy: [inverse.columnName] + (order.map { [$0] } ?? []))
                 var run: [ManagedObject] = [], runKey: Int64?
                 func close() {
                     guard let key = runKey, !run.isEmpty else { return }

@@ -17,6 +17,8 @@ struct Hierarchy {
     /// By entity: how many of its effective attributes and relationships it inherits.
     private(set) var inheritedAttributes: [Int]
     private(set) var inheritedRelationships: [Int]
+    /// By entity, by property name (its own and inherited): the column of the root's table holding it.
+    private(set) var columns: [[String: StoredColumn]]
 
     init(_ model: ModelDescription, problems: inout [ModelProblem]) {
         let entities = model.entities
@@ -73,22 +75,42 @@ struct Hierarchy {
             inheritedAttributes[index] = inherited.attributes.count
             inheritedRelationships[index] = inherited.relationships.count
         }
-        // Siblings and cousins share their root's table: a name two of them declare would be one column for two meanings.
-        var declaredBy: [String: (entity: Int, name: String)] = [:]
+        // Siblings and cousins share their root's table, and may each declare a property of one name (as in Core Data):
+        // the first in model order keeps the name as its column, each later one has its own column, `Entity.name`.
+        var claimed: [String: Int] = [:]
+        var ownColumns = entities.map { _ in [String: StoredColumn]() }
         for (index, entity) in entities.enumerated() {
             for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
-                let key = "\(roots[index]) \(name.lowercased())"
-                if let other = declaredBy[key], !subtrees[other.entity].contains(index), !subtrees[index].contains(other.entity) {
-                    problems.append(ModelProblem(place: "\(entity.name).\(name)",
-                                                 message: "\(entities[other.entity].name) declares a property of that name too, and they share \(entities[roots[index]].name)'s table"))
-                }
-                declaredBy[key] = declaredBy[key] ?? (index, name)
+                let key = "\(roots[index]) \(name.lowercased())", rank = claimed[key, default: 0]
+                claimed[key] = rank + 1
+                ownColumns[index][name] = StoredColumn(name: rank == 0 ? name : "\(entity.name).\(name)", property: name, rank: rank)
             }
+        }
+        var columns = ownColumns
+        for index in entities.indices.sorted(by: { depths[$0] < depths[$1] }) {
+            guard let parent = parents[index] else { continue }
+            columns[index].merge(columns[parent]) { own, _ in own }
         }
         (self.parents, self.roots, self.subtrees, self.effective, self.depths) = (parents, roots, subtrees, effective, depths)
         (self.declaring, self.inheritedAttributes, self.inheritedRelationships) = (declaring, inheritedAttributes, inheritedRelationships)
+        self.columns = columns
     }
 
     /// Whether entity `index` is `ancestor` or below it.
     func isKind(_ index: Int, of ancestor: Int) -> Bool { subtrees[ancestor].contains(index) }
+}
+
+/// Where a property is kept in its hierarchy's table. A property has its own
+/// name as its column, unless an entity earlier in the model, beside it in the
+/// hierarchy (neither above nor below it), declares a property of that name
+/// too: then its column is `Entity.name`, which no property name can be.
+package struct StoredColumn: Sendable, Equatable {
+    /// The column's name in Amber's layout.
+    package let name: String
+    /// The property's name.
+    package let property: String
+    /// How many entities of the hierarchy declared a property of this name
+    /// (letters in any case) before the declaring entity, in model order: 0
+    /// for the column named as the property.
+    package let rank: Int
 }

@@ -54,7 +54,7 @@ public final class Model: Sendable {
             }
             made[index] = Entity(description: hierarchy.effective[index], index: index, plans: plan.attributes[index],
                                  relationshipPlans: plan.relationships[index], parent: parent, rootIndex: hierarchy.roots[index],
-                                 subentityIndices: hierarchy.subtrees[index], modelledNames: modelled)
+                                 subentityIndices: hierarchy.subtrees[index], modelledNames: modelled, stored: hierarchy.columns[index])
         }
         let entities = made.compactMap { $0 }, entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.entities = entities
@@ -173,8 +173,9 @@ public final class Entity: Sendable, CustomStringConvertible {
     private let relationshipsByName: [String: Relationship]
 
     init(description: EntityDescription, index: Int, plans: [AttributePlan], relationshipPlans: [RelationshipPlan],
-         parent: Entity?, rootIndex: Int, subentityIndices: [Int], modelledNames: [String])
+         parent: Entity?, rootIndex: Int, subentityIndices: [Int], modelledNames: [String], stored: [String: StoredColumn])
     {
+        let storedColumn = { (name: String) in stored[name] ?? StoredColumn(name: name, property: name, rank: 0) }
         self.name = description.name
         self.index = index
         self.ancestors = parent.map { [$0] + $0.ancestors } ?? []
@@ -199,7 +200,8 @@ public final class Entity: Sendable, CustomStringConvertible {
                 codec = Codec(chain: binding.chain, encodedSlot: encodedSlot, storedType: storedType,
                               decodePolicy: attribute.decodePolicy, encodePolicy: attribute.encodePolicy)
             }
-            return Attribute(description: attribute, entity: description.name, slot: slot, plan: plan, codec: codec)
+            return Attribute(description: attribute, entity: description.name, slot: slot, plan: plan, codec: codec,
+                             column: storedColumn(attribute.name))
         }
         self.relationships = description.relationships.enumerated().map { position, relationship in
             let plan = relationshipPlans[position]
@@ -209,7 +211,7 @@ public final class Entity: Sendable, CustomStringConvertible {
                 nextHiddenSlot += 1
             }
             return Relationship(description: relationship, entity: description.name, entityIndex: index, index: position, plan: plan,
-                                storage: storage)
+                                storage: storage, column: storedColumn(relationship.name))
         }
         self.isExtensible = description.isExtensible
         self.extraSlot = description.isExtensible ? nextHiddenSlot : nil
@@ -220,11 +222,12 @@ public final class Entity: Sendable, CustomStringConvertible {
         self.slotCount = nextHiddenSlot
         self.persistentAttributes = attributes.filter { !$0.isTransient }
         self.columns = persistentAttributes.map { attribute in
-            Column(name: attribute.name, type: attribute.codec?.storedType ?? attribute.type,
+            Column(stored: attribute.storedColumn, type: attribute.codec?.storedType ?? attribute.type,
                    slot: attribute.codec?.encodedSlot ?? attribute.slot)
         } + relationships.compactMap { relationship in
-            relationship.slot.map { Column(name: relationship.name, type: .integer64, slot: $0) }
-        } + (extraSlot.map { [Column(name: ExtendedValues.columnName, type: .string, slot: $0)] } ?? [])
+            relationship.slot.map { Column(stored: relationship.storedColumn, type: .integer64, slot: $0) }
+        } + (extraSlot.map { [Column(stored: StoredColumn(name: ExtendedValues.columnName, property: ExtendedValues.columnName, rank: 0),
+                                     type: .string, slot: $0)] } ?? [])
         self.codedAttributes = attributes.filter { $0.codec != nil }
         self.eagerAttributes = codedAttributes.filter { $0.codec?.decodePolicy == .eager }
         var encodedFormOf = [Attribute?](repeating: nil, count: nextHiddenSlot)
@@ -373,7 +376,15 @@ public final class Attribute: Sendable, CustomStringConvertible {
     /// The transformer chain's names, first link first.
     public var transformerNames: [String] { codec?.chain.map(\.transformer.name) ?? [] }
 
-    init(description: AttributeDescription, entity: String, slot: Int, plan: AttributePlan, codec: Codec?) {
+    /// Its column in the hierarchy's table (see ``columnName``).
+    package let storedColumn: StoredColumn
+    /// The name of its column in Amber's layout: its own name, or
+    /// `Entity.name` when an entity beside its own in the hierarchy declared
+    /// an attribute or relationship of that name first.
+    package var columnName: String { storedColumn.name }
+
+    init(description: AttributeDescription, entity: String, slot: Int, plan: AttributePlan, codec: Codec?, column: StoredColumn) {
+        self.storedColumn = column
         self.derivation = plan.derivation
         self.computation = description.computation
         self.computer = plan.computer
@@ -456,9 +467,12 @@ extension Attribute {
 
 /// A stored column: its name, the type it stores and the object slot it reads from and writes to.
 package struct Column: Sendable {
-    package let name: String
+    /// Its name and the property it keeps.
+    package let stored: StoredColumn
     package let type: AttributeType
     package let slot: Int
+    /// The column's name in Amber's layout.
+    package var name: String { stored.name }
 }
 
 /// How an attribute's values become stored values and back.

@@ -10,8 +10,12 @@ package struct ModelFingerprint {
     let parts: [String: String]
 
     package init(_ model: ModelDescription) {
-        var parts: [String: String] = [:]
-        for entity in model.entities {
+        var parts: [String: String] = [:], unused: [ModelProblem] = []
+        // A property beside a sibling's of the same name keeps its own column, named after its entity: which one has
+        // the plain name follows the model's order, so it is part of the shape (and only where it applies).
+        let columns = Hierarchy(model, problems: &unused).columns
+        for (index, entity) in model.entities.enumerated() {
+            let column = { (name: String) in columns[index][name].flatMap { $0.rank == 0 ? nil : ", column \($0.name)" } ?? "" }
             // A parent decides the table an entity's objects live in.
             parts[entity.name] = "entity" + (entity.parent.map { " inheriting from \($0)" } ?? "") + (entity.isAbstract ? ", abstract" : "")
                 + (entity.isExtensible ? ", extensible" : "") + Self.modifier(entity.versionHashModifier)
@@ -26,7 +30,7 @@ package struct ModelFingerprint {
                 if attribute.isIndexed { text += ", indexed" }
                 // Stored derived values follow their expression: another expression needs the column computed again.
                 if let derivation = attribute.derivation { text += ", derived \(derivation)" }
-                text += Self.modifier(attribute.versionHashModifier)
+                text += Self.modifier(attribute.versionHashModifier) + column(attribute.name)
                 parts["\(entity.name).\(attribute.name)"] = text
             }
             // A shadow attribute's chain decides what its storage column holds.
@@ -40,7 +44,7 @@ package struct ModelFingerprint {
                 var text = (relationship.isToMany ? "to-many " : "to-one ") + relationship.destination
                 text += relationship.inverse.map { " inverse \($0)" } ?? " one-way"
                 if relationship.isOrdered { text += ", ordered" }
-                text += Self.modifier(relationship.versionHashModifier)
+                text += Self.modifier(relationship.versionHashModifier) + column(relationship.name)
                 parts["\(entity.name).\(relationship.name)"] = text
             }
             let render = { (lists: [[String]]) in lists.map { "(" + $0.joined(separator: ", ") + ")" }.sorted().joined(separator: " ") }

@@ -51,7 +51,15 @@ public final class Relationship: Sendable, CustomStringConvertible {
         case joinTable(table: String, sourceColumn: String, destinationColumn: String, orderColumn: String?)
     }
 
-    init(description: RelationshipDescription, entity: String, entityIndex: Int, index: Int, plan: RelationshipPlan, storage: Storage) {
+    /// The column of a to-one in the hierarchy's table (see ``Attribute/columnName``).
+    package let storedColumn: StoredColumn
+    /// The name of a to-one's column in Amber's layout (and the name a
+    /// to-many's ordered inverse position column is made from).
+    package var columnName: String { storedColumn.name }
+
+    init(description: RelationshipDescription, entity: String, entityIndex: Int, index: Int, plan: RelationshipPlan, storage: Storage,
+         column: StoredColumn) {
+        self.storedColumn = column
         self.name = description.name
         self.entityName = entity
         self.entityIndex = entityIndex

@@ -78,7 +78,8 @@ struct RelationshipChecker {
             plan.toManyStorage = inverse.isToMany
                 ? joinTable(relationship, declaredBy: declaring, inverse: inverse,
                             inverseDeclaredBy: hierarchy.declaring[destinationIndex][inverseIndex])
-                : .inverseForeignKey(orderColumn: relationship.isOrdered ? "_order_\(inverse.name)" : nil)
+                : .inverseForeignKey(orderColumn: relationship.isOrdered
+                    ? "_order_\(hierarchy.columns[destinationIndex][inverse.name]?.name ?? inverse.name)" : nil)
         }
         return plan
     }

@@ -20,7 +20,7 @@ extension PostgreSQLStore {
         let mapping = mapping(for: entity)
         let terms = assignments.map { $0.term.sql(as: $0.attribute.type, dialect: dialect) }
         let computed = assignments.indices.filter { assignments[$0].isComputed }.map { assignments[$0].attribute }
-        let returning = " RETURNING " + (["_pk", "_entity", "_version"] + computed.map { quote($0.name) }).joined(separator: ", ")
+        let returning = " RETURNING " + (["_pk", "_entity", "_version"] + computed.map { quote($0.columnName) }).joined(separator: ", ")
         let update = try BatchUpdateStatement(request: request, assignments: assignments, terms: terms, version: SQLFragment(sql: "_version + 1"),
                                               returning: returning, mapping: mapping, model: model)
         let integral = assignments.filter { $0.isComputed && $0.attribute.type.integerRange != nil }
@@ -66,7 +66,7 @@ extension PostgreSQLStore {
     private func check(_ rows: PGRows, computed: [Attribute], mapping: TableMapping) throws(AmberError) -> [SaveProblem] {
         var problems: [SaveProblem] = []
         for (index, attribute) in computed.enumerated() {
-            guard let column = mapping.fetchNames.firstIndex(of: attribute.name) else { continue }
+            guard let column = mapping.fetchNames.firstIndex(of: attribute.columnName) else { continue }
             let hasRules = attribute.hasRules
             for row in 0..<rows.count where problems.count < Self.problemLimit {
                 func object() -> ObjectID {
@@ -111,7 +111,7 @@ extension PostgreSQLStore {
             }
             switch term {
             case .constant(let value): return SQLFragment(sql: "?::numeric", bindings: [value])
-            case .column(let attribute): return SQLFragment(sql: "\(quote(attribute.name))::numeric")
+            case .column(let attribute): return SQLFragment(sql: "\(quote(attribute.columnName))::numeric")
             case .add(let a, let b): return binary("+", a, b)
             case .subtract(let a, let b): return binary("-", a, b)
             case .multiply(let a, let b): return binary("*", a, b)

@@ -256,7 +256,7 @@ final class PGWriter<Row: RowSource> {
     private func uniquenessProblem(_ object: Row, key: Int64, values given: [Value]? = nil) throws(AmberError) -> SaveProblem {
         let mapping = store.mapping(for: object.entity), values = given ?? object.slotValues
         for constraint in object.entity.uniquenessConstraints {
-            let terms = constraint.map { "\(quote($0.name)) = ?" }.joined(separator: " AND ")
+            let terms = constraint.map { "\(quote($0.columnName)) = ?" }.joined(separator: " AND ")
             var parameters: [PGParameter] = []
             for attribute in constraint { parameters.append(try PGParameter(values[attribute.codec?.encodedSlot ?? attribute.slot], place: store.place)) }
             parameters.append(try PGParameter(.int(key), place: store.place))

@@ -317,7 +317,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     private static func name(of column: KeyColumn) -> String {
         switch column {
         case .primaryKey: "_pk"
-        case .foreignKey(let relationship): quote(relationship.name)
+        case .foreignKey(let relationship): quote(relationship.columnName)
         }
     }
 

@@ -147,7 +147,7 @@ package final class TableMapping {
         var referrers: [Referrer] = []
         for relationship in model.entities.flatMap(\.relationships) where relationship.slot != nil {
             let owner = model.entities[relationship.entityIndex]
-            let referrer = Referrer(table: quote(model.root(of: owner).name), column: quote(relationship.name),
+            let referrer = Referrer(table: quote(model.root(of: owner).name), column: quote(relationship.columnName),
                                     place: "\(owner.name).\(relationship.name)")
             guard model.destination(of: relationship).rootIndex == entity.rootIndex,
                   !referrers.contains(where: { $0.table == referrer.table && $0.column == referrer.column }) else { continue }
@@ -204,18 +204,18 @@ package final class TableMapping {
             let ownRelationships = member.relationships.filter { relationship in !(inherited?.relationships.contains { $0.name == relationship.name } ?? false) }
             let ownAttributes = member.persistentAttributes.filter { attribute in !(inherited?.attributes.contains { $0.name == attribute.name } ?? false) }
             for constraint in member.uniquenessConstraints {
-                definitions.append("CONSTRAINT \(quote(Self.constraintName(entity: member, constraint))) UNIQUE (\(constraint.map { quote($0.name) }.joined(separator: ", ")))")
+                definitions.append("CONSTRAINT \(quote(Self.constraintName(entity: member, constraint))) UNIQUE (\(constraint.map { quote($0.columnName) }.joined(separator: ", ")))")
             }
             // Declared for `amber check` and migrations; the writer checks links inside each save.
             for relationship in ownRelationships where relationship.slot != nil {
                 if dialect.declaresForeignKeysInTable { definitions.append(foreignKey(relationship)) }
-                sql.append("CREATE INDEX \(quote("\(member.name)_\(relationship.name)_index")) ON \(table) (\(quote(relationship.name)))")
+                sql.append("CREATE INDEX \(quote("\(member.name)_\(relationship.name)_index")) ON \(table) (\(quote(relationship.columnName)))")
             }
             for attribute in ownAttributes where attribute.isIndexed {
-                sql.append("CREATE INDEX \(quote("\(member.name)_\(attribute.name)_index")) ON \(table) (\(quote(attribute.name)))")
+                sql.append("CREATE INDEX \(quote("\(member.name)_\(attribute.name)_index")) ON \(table) (\(quote(attribute.columnName)))")
             }
             for (i, index) in member.indexes.enumerated() {
-                sql.append("CREATE INDEX \(quote("\(member.name)_index\(i)")) ON \(table) (\(index.map { quote($0.name) }.joined(separator: ", ")))")
+                sql.append("CREATE INDEX \(quote("\(member.name)_index\(i)")) ON \(table) (\(index.map { quote($0.columnName) }.joined(separator: ", ")))")
             }
         }
         return ["CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))"] + sql
@@ -223,7 +223,7 @@ package final class TableMapping {
 
     /// The foreign key of to-one `relationship`'s column, as a table constraint.
     private func foreignKey(_ relationship: Relationship) -> String {
-        "FOREIGN KEY (\(quote(relationship.name))) REFERENCES \(quote(model.root(of: model.destination(of: relationship)).name)) (_pk) "
+        "FOREIGN KEY (\(quote(relationship.columnName))) REFERENCES \(quote(model.root(of: model.destination(of: relationship)).name)) (_pk) "
             + "DEFERRABLE INITIALLY DEFERRED"
     }
 

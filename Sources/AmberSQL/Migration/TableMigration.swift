@@ -246,7 +246,7 @@ package struct TableMigration {
         if let relationship = member.relationships.first(where: { $0.slot == column.slot }) {
             let previous = mapping.relationships[member.index][relationship.index]
             var expression: String?
-            if let previous, case .foreignKey = previous.storage { expression = quote(previous.name) }
+            if let previous, case .foreignKey = previous.storage { expression = quote(previous.columnName) }
             if !relationship.isOptional {
                 try requireValues(of: member, old: old, expression: expression ?? "NULL", bindings: [],
                                   place: "\(member.name).\(relationship.name)", problems: &problems)
@@ -260,7 +260,7 @@ package struct TableMigration {
         }
         let previous = mapping.attributes[member.index][attribute.slot]
         // Checked as stored (re-encoding keeps NULL as NULL), copied through the new chain.
-        var checked = previous.map { quote($0.name) }, expression = checked, own: [Value] = []
+        var checked = previous.map { quote($0.columnName) }, expression = checked, own: [Value] = []
         if let index = reencoder.columns.firstIndex(where: { $0.entity === member && $0.encoder.codec?.encodedSlot == column.slot }),
            let stored = expression
         {
@@ -351,13 +351,13 @@ package struct TableMigration {
             if let inverse = self.source.inverse(of: old), case .joinTable(_, _, _, let inverseOrder) = inverse.storage { positions.1 = inverseOrder }
         case .foreignKey:
             let entity = source.entities[old.entityIndex]
-            (mine, theirs, from) = ("_pk", quote(old.name), "\(oldTable(of: entity)) WHERE \(quote(old.name)) IS NOT NULL AND \(sourceRows(of: entity))")
+            (mine, theirs, from) = ("_pk", quote(old.columnName), "\(oldTable(of: entity)) WHERE \(quote(old.columnName)) IS NOT NULL AND \(sourceRows(of: entity))")
             // The far side's positions, if it was an ordered to-many, are in these rows.
             if let inverse = source.inverse(of: old), case .inverseForeignKey(let order?) = inverse.storage { positions.1 = quote(order) }
         case .inverseForeignKey(let order):
             guard let inverse = source.inverse(of: old) else { return nil }
             let entity = source.entities[inverse.entityIndex]
-            (mine, theirs, from) = (quote(inverse.name), "_pk", "\(oldTable(of: entity)) WHERE \(quote(inverse.name)) IS NOT NULL AND \(sourceRows(of: entity))")
+            (mine, theirs, from) = (quote(inverse.columnName), "_pk", "\(oldTable(of: entity)) WHERE \(quote(inverse.columnName)) IS NOT NULL AND \(sourceRows(of: entity))")
             positions.0 = order.map(quote)
         }
         // A position is kept only where both the old and the new side are ordered; the caller's columns
@@ -380,7 +380,7 @@ package struct TableMigration {
             if case .now = derivation.form, old?.derivation?.expression == derivation.expression { continue }
             let mapping = TableMapping(entity: entity, model: destination, dialect: dialect)
             let value = try PredicateCompiler(entity: entity, model: destination, dialect: dialect).derivedValue(derivation, as: attribute.type)
-            try driver.run(SQLFragment(sql: "UPDATE \(mapping.table) SET \(quote(attribute.name)) = \(value)"
+            try driver.run(SQLFragment(sql: "UPDATE \(mapping.table) SET \(quote(attribute.columnName)) = \(value)"
                 + (mapping.entityFilter.map { " WHERE \($0)" } ?? "")))
             try report(MigrationProgress(step: "compute \(attribute)", completed: 1, total: 1))
         }
@@ -394,7 +394,7 @@ package struct TableMigration {
             let table = quote(destination.root(of: entity).name)
             let inherited = Set(destination.parent(of: entity)?.relationships.map(\.name) ?? [])
             for relationship in entity.relationships where relationship.slot != nil && !inherited.contains(relationship.name) {
-                let target = destination.root(of: destination.destination(of: relationship)).name, column = quote(relationship.name)
+                let target = destination.root(of: destination.destination(of: relationship)).name, column = quote(relationship.columnName)
                 let rows = try driver.integers(SQLFragment(sql: "SELECT _pk FROM \(table) WHERE \(column) IS NOT NULL "
                     + "AND \(column) NOT IN (SELECT _pk FROM \(quote(target))) ORDER BY _pk LIMIT 20"), width: 1)
                 problems += rows.prefix(20 - problems.count).map { "\(destination.root(of: entity).name) row \($0[0]): links to a \(target) object the migration would remove" }

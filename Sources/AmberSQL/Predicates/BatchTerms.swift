@@ -13,7 +13,7 @@ extension BatchAssignment.Term {
         }
         switch self {
         case .constant(let value): return SQLFragment(sql: "?", bindings: [value])
-        case .column(let attribute): return SQLFragment(sql: quote(attribute.name))
+        case .column(let attribute): return SQLFragment(sql: quote(attribute.columnName))
         case .add(let a, let b): return binary("+", a, b)
         case .subtract(let a, let b): return binary("-", a, b)
         case .multiply(let a, let b): return binary("*", a, b)

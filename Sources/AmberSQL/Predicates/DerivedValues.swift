@@ -24,7 +24,7 @@ extension PredicateCompiler {
             }
             let member = counter.alias()
             let from = members(relationship, owner: "\(alias)._pk", member: member)
-            let column = "\(member).\(quote(key ?? ""))"
+            let column = "\(member).\(quote(key.map { model.destination(of: relationship).existingAttribute(named: $0)?.columnName ?? $0 } ?? ""))"
             switch operation {
             case .count: return "(SELECT count(*) \(from))"
             // An integer sum stays exact (the database reports an overflow); a floating one never overflows.

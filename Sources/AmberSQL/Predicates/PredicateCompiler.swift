@@ -352,7 +352,7 @@ package struct PredicateCompiler {
             guard let relationship = current.relationships.first(where: { $0.name == name }), !relationship.isToMany else {
                 return (current, key, index, last)
             }
-            key = column(name, of: current, key: key)
+            key = column(relationship.columnName, of: current, key: key)
             (current, last) = (model.destination(of: relationship), relationship)
         }
         return (current, key, names.count, last)
@@ -391,7 +391,7 @@ package struct PredicateCompiler {
         guard !attribute.isTransient else {
             throw .invalidPredicate(position: position, message: "\(attribute) is transient: it is not stored, so a fetch cannot test it")
         }
-        var fragment = SQLFragment(sql: column(name, of: current, key: key), type: attribute.type, name: "\(attribute)")
+        var fragment = SQLFragment(sql: column(attribute.columnName, of: current, key: key), type: attribute.type, name: "\(attribute)")
         if case .function(.canonical, _)? = attribute.derivation?.form { fragment.folded = [.caseInsensitive, .diacriticInsensitive] }
         return .attribute(fragment, attribute)
     }
@@ -440,7 +440,7 @@ package struct PredicateCompiler {
             return "FROM \(destination) \(member) JOIN \(quote(table)) \(member)j ON \(member)j.\(theirs) = \(member)._pk "
                 + "WHERE \(member)j.\(mine) = \(owner)"
         }
-        let inverse = model.inverse(of: relationship)?.name ?? ""
+        let inverse = model.inverse(of: relationship)?.columnName ?? ""
         return "FROM \(destination) \(member) WHERE \(member).\(quote(inverse)) = \(owner)"
     }
 
@@ -468,7 +468,7 @@ package struct PredicateCompiler {
         guard attribute.type.isNumeric || (ordered && attribute.type == .date) else {
             throw .invalidPredicate(position: position, message: "\(path): \(operation) needs numbers; \(attribute) is \(attribute.type)")
         }
-        var column = "\(member).\(quote(attribute.name))"
+        var column = "\(member).\(quote(attribute.columnName))"
         if attribute.type == .decimal { column = dialect.approximateDecimal(column) }
         let type: AttributeType = ordered && attribute.type != .decimal ? attribute.type : .double
         // A sum of no members is 0 (the dialect's floating sum), as in memory.

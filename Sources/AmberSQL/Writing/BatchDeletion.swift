@@ -80,16 +80,16 @@ package struct BatchDeletion {
         let owner = mappings[relationship.entityIndex]
         switch relationship.storage {
         case .foreignKey:
-            let own = try count("SELECT count(*) FROM \(owner.table) WHERE \(among("_pk")) AND \(quote(relationship.name)) IS NOT NULL",
+            let own = try count("SELECT count(*) FROM \(owner.table) WHERE \(among("_pk")) AND \(quote(relationship.columnName)) IS NOT NULL",
                                 on: statements)
             // A to-one inverse keeps its own column: rows pointing back count too.
             guard let inverse = model.inverse(of: relationship), !inverse.isToMany else { return own }
             let back = mappings[model.destination(of: relationship).index]
-            return try own + count("SELECT count(*) FROM \(back.table) WHERE \(among(quote(inverse.name)))", on: statements)
+            return try own + count("SELECT count(*) FROM \(back.table) WHERE \(among(quote(inverse.columnName)))", on: statements)
         case .inverseForeignKey:
-            guard let inverse = relationship.inverseName else { return 0 }
+            guard let inverse = model.inverse(of: relationship) else { return 0 }
             let members = mappings[model.destination(of: relationship).index]
-            return try count("SELECT count(*) FROM \(members.table) WHERE \(among(quote(inverse)))", on: statements)
+            return try count("SELECT count(*) FROM \(members.table) WHERE \(among(quote(inverse.columnName)))", on: statements)
         case .joinTable(let table, let mine, let theirs, _):
             // A relationship that is its own inverse (friends) keeps each link once: either end may be a deleted row.
             let ends = model.inverse(of: relationship) === relationship ? [mine, theirs] : [mine]
@@ -125,7 +125,7 @@ package struct BatchDeletion {
     private func nullify(_ inverse: Relationship, of destination: Entity, orderColumn: String?, into outcome: inout BatchOutcome,
                          record: inout HistoryRecord, on statements: some SQLStatements) throws(AmberError)
     {
-        let members = mappings[destination.index], column = quote(inverse.name)
+        let members = mappings[destination.index], column = quote(inverse.columnName)
         let found = try statements.integers(SQLFragment(sql: "SELECT _pk, _version + 1, _entity FROM \(members.table) WHERE \(among(column))",
                                                         bindings: [keys]), width: 3)
         for row in found {

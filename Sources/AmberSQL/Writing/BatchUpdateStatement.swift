@@ -16,7 +16,7 @@ package struct BatchUpdateStatement {
     package init(request: FetchRequest, assignments: [BatchAssignment], terms: [SQLFragment], version: SQLFragment,
                  returning: String = "", mapping: TableMapping, model: Model) throws(AmberError)
     {
-        let setList = (zip(assignments, terms).map { "\(quote($0.attribute.name)) = \($1.sql)" } + ["_version = \(version.sql)"])
+        let setList = (zip(assignments, terms).map { "\(quote($0.attribute.columnName)) = \($1.sql)" } + ["_version = \(version.sql)"])
             .joined(separator: ", ")
         let query = try FetchQuery(request: request, mapping: mapping, model: model, columns: "_pk")
         if request.limit != nil || request.offset != 0 {

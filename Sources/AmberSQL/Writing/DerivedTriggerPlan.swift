@@ -55,7 +55,7 @@ package struct DerivedTriggerPlan {
         var columns: [Int: [String]] = [:]
         for (entity, attribute, derivation) in model.declaredDerivations {
             try add(entity: entity, attribute: attribute, derivation: derivation, model: model, mapping: mappings[entity.index], dialect: dialect)
-            columns[entity.rootIndex, default: []].append(quote(attribute.name))
+            columns[entity.rootIndex, default: []].append(quote(attribute.columnName))
         }
         logged = columns.sorted { $0.key < $1.key }.map { Logged(tableIndex: $0.key, table: mappings[$0.key].table, columns: $0.value) }
     }
@@ -64,7 +64,7 @@ package struct DerivedTriggerPlan {
     private mutating func add(entity: Entity, attribute: Attribute, derivation: Derivation, model: Model, mapping: TableMapping,
                               dialect: any SQLDialect) throws(AmberError)
     {
-        let table = mapping.table, column = quote(attribute.name)
+        let table = mapping.table, column = quote(attribute.columnName)
         let value = try PredicateCompiler(entity: entity, model: model, dialect: dialect).derivedValue(derivation, as: attribute.type)
         let filter = mapping.entityFilter.map { " AND \($0)" } ?? ""
         let name = "amber_derived_\(entity.index)_\(attribute.slot)"
@@ -84,7 +84,7 @@ package struct DerivedTriggerPlan {
             // none of them, so two on one row do not fire each other without end (PostgreSQL's triggers
             // fire again inside a trigger; SQLite's do not, and this changes nothing there).
             let nowColumns = Set(model.declaredDerivations.filter { $0.entity.rootIndex == entity.rootIndex && $0.derivation.form == .now }
-                .map { quote($0.attribute.name) })
+                .map { quote($0.attribute.columnName) })
             let others = (mapping.fetchNames + mapping.orderColumns).map(quote).filter { !nowColumns.contains($0) }
             if !others.isEmpty { add(.update(others), on: table, rows: "_pk = NEW._pk") }
         case .value, .function:
@@ -92,12 +92,12 @@ package struct DerivedTriggerPlan {
             // A change at hop i reaches the rows whose path leads to it: `r1 IN (SELECT _pk FROM T1 WHERE r2 = …)`.
             var owner = entity
             for index in 0...hops.count {
-                let column = index < hops.count ? hops[index].name : source.name
-                var rows = index == 0 ? "_pk = NEW._pk" : "\(quote(hops[index - 1].name)) = NEW._pk"
+                let column = index < hops.count ? hops[index].columnName : source.columnName
+                var rows = index == 0 ? "_pk = NEW._pk" : "\(quote(hops[index - 1].columnName)) = NEW._pk"
                 if index >= 2 {
                     var current = model.destination(of: hops[index - 2])
                     for hop in stride(from: index - 2, through: 0, by: -1) {
-                        rows = "\(quote(hops[hop].name)) IN (SELECT _pk FROM \(tableOf(current)) WHERE \(rows))"
+                        rows = "\(quote(hops[hop].columnName)) IN (SELECT _pk FROM \(tableOf(current)) WHERE \(rows))"
                         if hop > 0 { current = model.destination(of: hops[hop - 1]) }
                     }
                 }
@@ -108,19 +108,20 @@ package struct DerivedTriggerPlan {
             }
         case .aggregate(let name, _, let key):
             guard let relationship = entity.relationships.first(where: { $0.name == name }) else { return }
-            let members = tableOf(model.destination(of: relationship))
+            let destination = model.destination(of: relationship), members = tableOf(destination)
+            let keyColumn = key.map { quote(destination.existingAttribute(named: $0)?.columnName ?? $0) }
             switch relationship.storage {
             case .joinTable(let links, let mine, let theirs, _):
                 add(.insert, on: quote(links), rows: "_pk = NEW.\(mine)")
                 add(.delete, on: quote(links), rows: "_pk = OLD.\(mine)")
-                if let key {
-                    add(.update([quote(key)]), on: members, rows: "_pk IN (SELECT \(mine) FROM \(quote(links)) WHERE \(theirs) = NEW._pk)")
+                if let keyColumn {
+                    add(.update([keyColumn]), on: members, rows: "_pk IN (SELECT \(mine) FROM \(quote(links)) WHERE \(theirs) = NEW._pk)")
                 }
             default:
-                guard let inverse = model.inverse(of: relationship).map({ quote($0.name) }) else { return }
+                guard let inverse = model.inverse(of: relationship).map({ quote($0.columnName) }) else { return }
                 add(.insert, on: members, rows: "_pk = NEW.\(inverse)")
                 add(.delete, on: members, rows: "_pk = OLD.\(inverse)")
-                add(.update([inverse] + (key.map { [quote($0)] } ?? [])), on: members, rows: "_pk IN (OLD.\(inverse), NEW.\(inverse))")
+                add(.update([inverse] + (keyColumn.map { [$0] } ?? [])), on: members, rows: "_pk IN (OLD.\(inverse), NEW.\(inverse))")
             }
         }
     }

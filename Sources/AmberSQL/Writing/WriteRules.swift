@@ -115,7 +115,7 @@ package enum WriteRules<Row: RowSource> {
             let storeChanged = before.map { $0[slot] != now } ?? true
             guard storeChanged || (!deletedHere && object.isSetHere(slot: slot)) else { continue }
             let wasRead = before.map { "read \($0[slot]), " } ?? ""
-            keys.append("\(mapping.columns[column].name): \(wasRead)stored \(now)" + (deletedHere ? "" : ", here \(values[slot])"))
+            keys.append("\(mapping.columns[column].stored.property): \(wasRead)stored \(now)" + (deletedHere ? "" : ", here \(values[slot])"))
         }
         let detail = keys.isEmpty ? "" : ": " + keys.joined(separator: "; ")
         return SaveProblem(objectID: object.objectID, place: object.entity.name, rule: .conflict,
@@ -136,7 +136,7 @@ package enum WriteRules<Row: RowSource> {
     /// Column `column` of `object`'s row points at `key` of `destination`,
     /// which another save deleted since it was read.
     package static func danglingLink(_ object: Row, column: Int, mapping: TableMapping, destination: TableMapping, key: Int64) -> SaveProblem {
-        SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)", rule: .relationship,
+        SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].stored.property)", rule: .relationship,
                     message: "points at \(destination.entity.name) \(key), which is no longer in the store "
                         + "(another save deleted it since it was read)")
     }
@@ -158,7 +158,7 @@ package enum WriteRules<Row: RowSource> {
         guard let object, let column, let mapping else {
             return .saveFailed([SaveProblem(objectID: nil, place: "link", rule: .relationship, message: "links a new object that is not being saved")])
         }
-        return .saveFailed([SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].name)",
+        return .saveFailed([SaveProblem(objectID: object.objectID, place: "\(object.entity.name).\(mapping.columns[column].stored.property)",
                                         rule: .relationship, message: "points at a new object that is not being saved")])
     }
 

@@ -145,9 +145,9 @@ struct CoreDataLayout {
         entityNames = model.entities.map(\.name)
         tableRoots = Dictionary(model.entities.filter { $0.parentIndex == nil }.map { (Self.tableName($0.name), $0.index) },
                                 uniquingKeysWith: { first, _ in first })
-        externalColumns = model.entities.map { entity in Set(entity.persistentAttributes.filter(\.allowsExternalStorage).map(\.name)) }
+        externalColumns = model.entities.map { entity in Set(entity.persistentAttributes.filter(\.allowsExternalStorage).map(\.columnName)) }
         archivedColumns = model.entities.map { entity in
-            Set(entity.persistentAttributes.filter { $0.transformerNames.last == Registry.archiveTransformerName }.map(\.name))
+            Set(entity.persistentAttributes.filter { $0.transformerNames.last == Registry.archiveTransformerName }.map(\.columnName))
         }
     }
 
@@ -164,6 +164,15 @@ struct CoreDataLayout {
 
     /// `ZCAR` for entity `Car`: how Core Data names a hierarchy's table and a property's column.
     static func tableName(_ name: String) -> String { "Z" + name.uppercased() }
+
+    /// The column Core Data keeps a property in: `ZTITLE`, then `ZTITLE1`,
+    /// `ZTITLE2` for entities beside the first in the hierarchy that declare
+    /// a property of the same name. Which entity has which number is assumed
+    /// to follow the model's order (Amber's own order for its columns): no
+    /// fixture shows it.
+    static func storedName(_ column: StoredColumn) -> String {
+        tableName(column.property) + (column.rank == 0 ? "" : String(column.rank))
+    }
 
     /// The view presenting `root`'s hierarchy, whose rows are in `table`
     /// with `columns` (name → declared type), as ``TableMapping`` reads it;
@@ -190,28 +199,28 @@ struct CoreDataLayout {
         for bookkeeping in ["Z_PK", "Z_ENT", "Z_OPT"] { _ = take(bookkeeping, for: "entity \(root.name)", types: nil) }
         var named: Set<String> = []
         for entity in hierarchy {
-            let toOnes = Set(entity.toOneRelationships.map(\.name))
+            let toOnes = Set(entity.toOneRelationships.map(\.columnName))
             for column in entity.columns where named.insert(column.name).inserted {
                 let place = "\(entity.name).\(column.name)"
                 guard toOnes.contains(column.name) else {
-                    guard let name = take(tableName(column.name), for: place, types: declaredTypes(column.type)) else { continue }
-                    let external = entity.attributes.contains { $0.name == column.name && $0.allowsExternalStorage }
+                    guard let name = take(storedName(column.stored), for: place, types: declaredTypes(column.type)) else { continue }
+                    let external = entity.attributes.contains { $0.columnName == column.name && $0.allowsExternalStorage }
                     let read = external ? "amber_coredata_external(\(name), '\(place.replacingOccurrences(of: "'", with: "''"))')"
                         : expression(name, type: column.type)
                     select.append("\(read) AS \(quote(column.name))")
                     stored[column.name] = name
                     continue
                 }
-                guard let key = take(tableName(column.name), for: place, types: ["INTEGER"]) else { continue }
+                guard let key = take(storedName(column.stored), for: place, types: ["INTEGER"]) else { continue }
                 select.append("\(key) AS \(quote(column.name))")
                 stored[column.name] = key
                 // The destination's entity number, kept beside its key when the destination hierarchy has several entities.
-                let suffix = "_" + column.name.uppercased()
+                let suffix = "_" + key.dropFirst()
                 let isEntityColumn = { (name: String) in
                     name.hasSuffix(suffix) && name.count > suffix.count + 1 && name.dropFirst().dropLast(suffix.count).allSatisfy(\.isNumber)
                 }
                 if let found = unexplained.first(where: isEntityColumn),
-                   let relationship = entity.toOneRelationships.first(where: { $0.name == column.name }) {
+                   let relationship = entity.toOneRelationships.first(where: { $0.columnName == column.name }) {
                     let destination = tableName(model.root(of: model.destination(of: relationship)).name)
                     naming.entityColumns[root.index, default: []].append(
                         EntityColumn(column: quote(found), foreignKey: quote(key), destination: "main.\(quote(destination))"))
@@ -223,9 +232,9 @@ struct CoreDataLayout {
         for relationship in declared(model) {
             guard root.subentityIndices.contains(relationship.destinationIndex),
                   case .inverseForeignKey(let order?) = relationship.storage, let inverse = relationship.inverseIndex,
-                  case let inverseName = model.entities[relationship.destinationIndex].relationships[inverse].name
+                  case let inverseColumn = model.entities[relationship.destinationIndex].relationships[inverse].storedColumn
             else { continue }
-            guard let column = take("Z_FOK_" + inverseName.uppercased(), for: relationship.description, types: ["INTEGER"]) else { continue }
+            guard let column = take("Z_FOK_" + storedName(inverseColumn).dropFirst(), for: relationship.description, types: ["INTEGER"]) else { continue }
             select.append("\(column) AS \(quote(order))")
             stored[order] = column
         }

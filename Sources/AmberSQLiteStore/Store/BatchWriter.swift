@@ -27,7 +27,7 @@ extension SQLiteStore {
         for index in computed {
             arguments.append(terms[index].sql)
             argumentBindings += terms[index].bindings
-            let read = assignments[index].term.columns.map { "\(quote($0.name)) IS NOT NULL" }
+            let read = assignments[index].term.columns.map { "\(quote($0.columnName)) IS NOT NULL" }
             arguments.append(assignments[index].attribute.type != .decimal ? "0" : read.isEmpty ? "1" : read.joined(separator: " AND "))
         }
         let rows = BatchRows(checks: computed.map { ValueCheck(attribute: assignments[$0].attribute, mapping: mapping) },
@@ -143,7 +143,7 @@ struct ValueCheck {
 
     init(attribute: Attribute, mapping: TableMapping) {
         self.attribute = attribute
-        layoutColumn = mapping.fetchNames.firstIndex(of: attribute.name)
+        layoutColumn = mapping.fetchNames.firstIndex(of: attribute.columnName)
         hasRules = attribute.hasRules
         plainRange = hasRules || layoutColumn == nil ? nil : attribute.type == .boolean ? 0...1 : attribute.type.integerRange
     }

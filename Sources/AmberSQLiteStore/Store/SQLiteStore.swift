@@ -66,10 +66,10 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         -> [Attribute]
     {
         let columns = Set(sqliteMessage.split(separator: ":").last?.split(separator: ",").map {
-            String($0.split(separator: ".").last ?? "").trimmingCharacters(in: .whitespaces)
+            String($0.split(separator: ".", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces)
         } ?? [])
         // SQLite names the stored columns; `column(_:of:)` quotes, so compare quoted.
-        let named = { (attribute: Attribute) in columns.contains { quote($0) == names.column(attribute.name, of: table) } }
+        let named = { (attribute: Attribute) in columns.contains { quote($0) == names.column(attribute.columnName, of: table) } }
         return entity.uniquenessConstraints.first { Set($0.map(\.name)).count == columns.count && $0.allSatisfy(named) }
             ?? entity.persistentAttributes.filter(named)
     }
@@ -510,7 +510,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     private static func name(of column: KeyColumn) -> String {
         switch column {
         case .primaryKey: "_pk"
-        case .foreignKey(let relationship): quote(relationship.name)
+        case .foreignKey(let relationship): quote(relationship.columnName)
         }
     }
 

@@ -233,6 +233,29 @@ def test_sub_entities_inherit_and_come_with_their_parents_fetches(tmp_path):
         assert [p.name for p in ctx.fetch("Person", "ANY books.title == 'Carrie'")] == ["King"]
 
 
+def test_sibling_entities_may_declare_one_name_each_with_its_own_values(tmp_path):
+    # As in Core Data: each sibling's "genre" is its own column, of its own type, and survives reopening.
+    people = {"entities": [
+        {"name": "Person", "abstract": True, "attributes": [{"name": "name", "type": "string"}]},
+        {"name": "Writer", "parent": "Person", "attributes": [{"name": "genre", "type": "string"}]},
+        {"name": "Painter", "parent": "Person", "attributes": [{"name": "genre", "type": "integer64"}]},
+    ]}
+    model = amber.Model.from_dict(people, amber.Registry())
+    path = tmp_path / "siblings.amber"
+    with amber.open(path, model) as store, store.context() as ctx:
+        ctx.insert("Writer", name="King", genre="horror")
+        ctx.insert("Painter", name="Hopper", genre=3)
+        ctx.save()
+    with amber.open(path, model) as store, store.context() as ctx:
+        everyone = {p.name: p.genre for p in ctx.fetch("Person")}
+        assert everyone == {"King": "horror", "Hopper": 3}
+        assert type(everyone["Hopper"]) is int
+        assert [p.name for p in ctx.fetch("Painter", "genre > 2")] == ["Hopper"]
+        assert [p.name for p in ctx.fetch("Writer", "genre == 'horror'")] == ["King"]
+        with pytest.raises(amber.Error, match="Writer.genre"):
+            ctx.insert("Writer", name="Le Guin", genre=4)
+
+
 def test_insert_takes_relationships_and_is_all_or_nothing(tmp_path):
     model = amber.Model.from_dict({
         "entities": [
