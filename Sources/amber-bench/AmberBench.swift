@@ -91,6 +91,13 @@ struct AmberBench: ParsableCommand {
             Swift.print(CoreDataImportWorkload.name, imported.amber_ms, imported.raw_ms, imported.ratio)
             return
         }
+        if profile == "links" {
+            // W20 alone: `--profile links`.
+            for (name, result) in try LinkWorkload(n: n, workspace: workspace).run(repetitions: repetitions).sorted(by: { $0.key < $1.key }) {
+                Swift.print(name, result.amber_ms, result.raw_ms, result.ratio)
+            }
+            return
+        }
         if profile == "migration" {
             // W13 alone, both sides: `--profile migration`.
             let result = try MigrationWorkload(bench: bench).run(repetitions: repetitions)
@@ -128,6 +135,7 @@ struct AmberBench: ParsableCommand {
         results[CoreDataWorkload.name] = try CoreDataWorkload(fixtures: URL(fileURLWithPath: coredata), workspace: workspace)
             .run(repetitions: repetitions)
         results[CoreDataImportWorkload.name] = try CoreDataImportWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+        for (name, result) in try LinkWorkload(n: max(n / 10, 500), workspace: workspace).run(repetitions: repetitions) { results[name] = result }
         for durability in [Store.Durability.normal, .full] {
             results[DurabilityWorkload.name(durability)] = try DurabilityWorkload(workspace: workspace).run(durability, repetitions: repetitions)
         }
@@ -392,6 +400,7 @@ struct Report {
         (DurabilityWorkload.name(.normal), 1.5), (DurabilityWorkload.name(.full), 1.5),
         (HistoryWorkload.name, 1.15), (BatchUpdateWorkload.name, 1.3), (BatchUpdateWorkload.againstContextName, 0.5),
         (CrossProcessMergeWorkload.name, 0.5), (CoreDataWorkload.name, 2.0), (CoreDataImportWorkload.name, 3.0),
+        (LinkWorkload.names[0], 1.5), (LinkWorkload.names[1], 1.5), (LinkWorkload.names[2], 1.5),
         (PostgreSQLWorkloads.names[0], 1.5), (PostgreSQLWorkloads.names[1], 2.0), (PostgreSQLWorkloads.names[2], 2.0),
         (PostgreSQLWorkloads.names[3], 1.5),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
@@ -411,7 +420,7 @@ struct Report {
             Swift.print(name.padding(toLength: 40, withPad: " ", startingAt: 0)
                         + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; W18's with a plain SQLite loop over the same pages; W19's with raw SQLite copying the same rows; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; W18's with a plain SQLite loop over the same pages; W19's with raw SQLite copying the same rows; W20's with four times the same work at a quarter of N; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
         if let server { Swift.print("(PostgreSQL rows: \(server))") }
     }
 }

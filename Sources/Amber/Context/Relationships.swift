@@ -17,7 +17,13 @@ final class Links {
     /// made on its first use, so an object that only reaches its to-ones pays
     /// for one array, not two.
     private var memberLists: [[ManagedObject]?] = []
+    /// By relationship index, the members of a long list as a set, made when
+    /// one is first looked for there: adding one member to thousands is then
+    /// not a walk through them all.
+    private var memberSets: [Set<ObjectIdentifier>?] = []
     private var destinationObjects: [ManagedObject?] = []
+    /// Lists this long or longer are looked through with a set.
+    private static let setThreshold = 32
 
     init(generation: Int, relationships: Int) {
         self.generation = generation
@@ -30,6 +36,30 @@ final class Links {
     func setMembers(_ members: [ManagedObject]?, _ index: Int) {
         if memberLists.isEmpty { memberLists = Array(repeating: nil, count: count) }
         memberLists[index] = members
+        if index < memberSets.count { memberSets[index] = nil }
+    }
+
+    /// Whether `member` is among the loaded members of relationship `index` (false when not loaded).
+    func contains(_ member: ManagedObject, _ index: Int) -> Bool {
+        guard index < memberLists.count, let list = memberLists[index] else { return false }
+        guard list.count >= Self.setThreshold else { return list.contains { $0 === member } }
+        if memberSets.isEmpty { memberSets = Array(repeating: nil, count: count) }
+        if memberSets[index] == nil { memberSets[index] = Set(list.map(ObjectIdentifier.init)) }
+        return memberSets[index]?.contains(ObjectIdentifier(member)) == true
+    }
+
+    /// Adds `member` at the end of loaded relationship `index` (nothing when not loaded or a member already).
+    func append(_ member: ManagedObject, _ index: Int) {
+        guard index < memberLists.count, memberLists[index] != nil, !contains(member, index) else { return }
+        memberLists[index]?.append(member)
+        if index < memberSets.count { memberSets[index]?.insert(ObjectIdentifier(member)) }
+    }
+
+    /// Takes `member` out of loaded relationship `index`, keeping the others' order.
+    func remove(_ member: ManagedObject, _ index: Int) {
+        guard index < memberLists.count, let position = memberLists[index]?.firstIndex(where: { $0 === member }) else { return }
+        memberLists[index]?.remove(at: position)
+        if index < memberSets.count { memberSets[index]?.remove(ObjectIdentifier(member)) }
     }
 
     /// The destination to-one `index` reached, if any.
@@ -340,7 +370,7 @@ extension Context {
     /// Links or unlinks `owner` and `member` through join-table `relationship`,
     /// from both sides, as a pending row (nothing if it is so already).
     private func setJoinLink(_ owner: ManagedObject, _ member: ManagedObject, _ relationship: Relationship, linked: Bool) throws(AmberError) {
-        guard try members(of: owner, relationship).contains(where: { $0 === member }) != linked else { return }
+        guard try isMember(member, of: owner, relationship) != linked else { return }
         for (near, far, through) in [(owner, member, relationship), (member, owner, model.inverse(of: relationship))] {
             guard let through else { continue }
             pendingLinks[joinRow(near, far, through)] = linked
@@ -396,9 +426,8 @@ extension Context {
     /// `member` joined `owner`'s `relationship` in memory.
     private func remember(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
         markRelinked(owner, relationship)
-        guard var members = loaded(owner, relationship), !members.contains(where: { $0 === member }) else { return }
-        members.append(member)
-        setLoaded(members, owner, relationship)
+        guard let links = owner.links, links.generation == generation else { return }
+        links.append(member, relationship.index)
     }
 
     /// Puts `owner`'s ordered `relationship`'s members (already exactly
@@ -412,11 +441,17 @@ extension Context {
     /// `member` left `owner`'s `relationship` in memory.
     func forget(_ member: ManagedObject, in owner: ManagedObject, _ relationship: Relationship) {
         markRelinked(owner, relationship)
-        guard var members = loaded(owner, relationship) else { return }
+        guard let links = owner.links, links.generation == generation, let members = links.members(relationship.index) else { return }
         // Undo puts a member back where it was, not at the end.
         if relationship.isOrdered, let undo = undoStack { undo.record(.order(owner, relationship, members)) }
-        members.removeAll { $0 === member }
-        setLoaded(members, owner, relationship)
+        links.remove(member, relationship.index)
+    }
+
+    /// Whether `member` is one of `owner`'s `relationship`'s members (read now
+    /// if they are not loaded); a deleted object is no member, as in ``members(of:_:)``.
+    private func isMember(_ member: ManagedObject, of owner: ManagedObject, _ relationship: Relationship) throws(AmberError) -> Bool {
+        if loaded(owner, relationship) == nil { try loadMembers(of: [owner], relationship) }
+        return !member.deletedFlag && owner.links?.contains(member, relationship.index) == true
     }
 
     /// The members of `owner`'s to-many `relationship`: loaded, or read now.

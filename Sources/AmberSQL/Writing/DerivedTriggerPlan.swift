@@ -76,6 +76,15 @@ package struct DerivedTriggerPlan {
             triggers.append(Trigger(name: "\(name)_\(count)", event: event, table: owner, body: body))
             count += 1
         }
+        // A count moves by one per link added or removed, as Core Data's own triggers keep it: recounting
+        // every member per link would make a save linear in the members for each one. A count not yet
+        // computed (NULL) is counted in full.
+        func step(_ event: Trigger.Event, on owner: String, rows: String, by delta: String) {
+            let body = "UPDATE \(table) SET \(column) = COALESCE(\(column) \(delta), \(value)), _version = _version + 1 "
+                + "WHERE (\(rows))\(filter)"
+            triggers.append(Trigger(name: "\(name)_\(count)", event: event, table: owner, body: body))
+            count += 1
+        }
         func tableOf(_ entity: Entity) -> String { quote(model.root(of: entity).name) }
         add(.insert, on: table, rows: "_pk = NEW._pk")
         switch derivation.form {
@@ -106,11 +115,22 @@ package struct DerivedTriggerPlan {
                 if index > 0 { add(.insert, on: tableOf(owner), rows: rows) }
                 if index < hops.count { owner = model.destination(of: hops[index]) }
             }
-        case .aggregate(let name, _, let key):
+        case .aggregate(let name, let operation, let key):
             guard let relationship = entity.relationships.first(where: { $0.name == name }) else { return }
             let destination = model.destination(of: relationship), members = tableOf(destination)
             let keyColumn = key.map { quote(destination.existingAttribute(named: $0)?.columnName ?? $0) }
+            let counted = operation == .count && model.inverse(of: relationship) !== relationship
             switch relationship.storage {
+            case .joinTable(let links, let mine, _, _) where counted:
+                step(.insert, on: quote(links), rows: "_pk = NEW.\(mine)", by: "+ 1")
+                step(.delete, on: quote(links), rows: "_pk = OLD.\(mine)", by: "- 1")
+            case .inverseForeignKey where counted:
+                guard let inverse = model.inverse(of: relationship).map({ quote($0.columnName) }) else { return }
+                let moved = "NEW.\(inverse) \(dialect.distinctFrom) OLD.\(inverse)"
+                step(.insert, on: members, rows: "_pk = NEW.\(inverse)", by: "+ 1")
+                step(.delete, on: members, rows: "_pk = OLD.\(inverse)", by: "- 1")
+                step(.update([inverse]), on: members, rows: "_pk = OLD.\(inverse) AND \(moved)", by: "- 1")
+                step(.update([inverse]), on: members, rows: "_pk = NEW.\(inverse) AND \(moved)", by: "+ 1")
             case .joinTable(let links, let mine, let theirs, _):
                 add(.insert, on: quote(links), rows: "_pk = NEW.\(mine)")
                 add(.delete, on: quote(links), rows: "_pk = OLD.\(mine)")
