@@ -99,8 +99,9 @@ class _Owner:
         # A finalizer must not raise: a refusal (a context collected on a thread other
         # than its own) leaves the handle with the library.
         if self._owns:
+            handle = self._handle
             self._owns = False
-            self._free(self._handle)
+            self._free(handle)
 
 
 # ---------------------------------------------------------------------------
@@ -1374,9 +1375,22 @@ class Store(_Owner):
         of another store or one later than the history."""
         _history.purge(self._handle, through)
 
-    def close(self) -> None:
-        """Closes the contexts made from this store that are still open, then the store."""
-        for context in list(self._contexts):
+    def close(self, discard: bool = False) -> None:
+        """Closes the contexts made from this store that are still open, then
+        the store. While one of them holds unsaved changes, raises MisuseError
+        naming them and closes nothing, unless `discard` is true: their
+        changes are then dropped. Using a context or object of a closed store
+        raises MisuseError saying the store was closed."""
+        contexts = [context for context in list(self._contexts) if context._owns]
+        unsaved = [context for context in contexts if context._holds_changes()] if not discard else []
+        if unsaved:
+            counts = ", ".join(f"{len(context.inserted)} inserted, {len(context.updated)} updated, {len(context.deleted)} deleted"
+                               for context in unsaved)
+            raise MisuseError(lib.AMBER_E_UNAVAILABLE, f"the store cannot close: {len(unsaved)} of its contexts "
+                              f"{'holds' if len(unsaved) == 1 else 'hold'} unsaved changes ({counts}); save or roll them back, "
+                              "or close(discard=True) to drop them", "store")
+        for context in contexts:
+            context._closed_because = ": its store was closed"
             context.close()
         self._release()
 
@@ -1387,8 +1401,9 @@ class Store(_Owner):
     def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        # Leaving on an exception drops what its contexts did not save (as their own `with` does), rather than hide it.
+        self.close(discard=kind is not None)
 
 
 @checks_arguments
@@ -1398,6 +1413,25 @@ class Context(_Owner):
     handle it gave out."""
 
     _free = staticmethod(lib.amber_context_free)
+    _closed_because = ""  # why, in the MisuseError of a later use: the store's close says so
+
+    @property
+    def _handle(self) -> Any:
+        # Every call the context makes passes through here: once closed, it says so, and why.
+        if not self._owns:
+            raise MisuseError(lib.AMBER_E_INVALID_HANDLE, f"the context is closed{self._closed_because}", "context")
+        return self._live_handle
+
+    @_handle.setter
+    def _handle(self, handle: Any) -> None:
+        self._live_handle = handle
+
+    def _holds_changes(self) -> bool:
+        """Whether it holds unsaved changes (False when another thread's context cannot be asked)."""
+        try:
+            return self.has_changes
+        except MisuseError:
+            return False
 
     def __init__(self, store: Store) -> None:
         if not store._owns:
@@ -2092,6 +2126,11 @@ class Context(_Owner):
     def close(self) -> None:
         """Frees the context and its objects' handles; later use raises MisuseError."""
         self._release()
+        # Values a fetch cached in its objects go too, so reading one raises instead of answering from the cache.
+        for ref in list(self._objects.values()):
+            obj = ref()
+            if obj is not None:
+                obj._forget_values()
         self._objects.clear()
 
     def __enter__(self) -> "Context":
@@ -2279,14 +2318,16 @@ class Object:
         return out[0]
 
     def _get(self, name: str) -> Any:
-        if name in self._entity.relationships:
-            return self._related(name)
         slot = self._entity.slots.get(name)
         if slot is not None:
             try:
                 return slot.__get__(self)
-            except AttributeError:  # not fetched, or cleared: ask the library
+            except AttributeError:  # not fetched, or cleared (also by closing the context): ask the library
                 pass
+        if not self._context._owns:
+            self._context._handle  # raises MisuseError: the context (or its store) is closed
+        if name in self._entity.relationships:
+            return self._related(name)
         attribute = self._entity.attributes.get(name)
         value = ffi.new("amber_value *")
         if attribute is not None:
@@ -2330,6 +2371,8 @@ class Object:
         check(lib.amber_object_set_object(self._handle, relationship.handle, destination))
 
     def _set(self, name: str, new: Any) -> None:
+        if not self._context._owns:
+            self._context._handle  # raises MisuseError: the context (or its store) is closed
         relationship = self._entity.relationships.get(name)
         if relationship is not None:
             self._set_related(relationship, new)

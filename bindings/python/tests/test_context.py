@@ -139,16 +139,46 @@ def test_misuse_raises_and_never_crashes(store, model):
     assert len(errors) == 1 and "belongs to another thread" in errors[0].message
 
     ctx.close()
-    with pytest.raises(amber.MisuseError, match="released"):
+    with pytest.raises(amber.MisuseError, match="the context is closed"):
         ctx.count("Book")
-    with pytest.raises(amber.MisuseError, match="released"):
+    with pytest.raises(amber.MisuseError, match="the context is closed"):
         book.title = "x"
     other = store.context()
     store.close()
-    with pytest.raises(amber.MisuseError):
+    with pytest.raises(amber.MisuseError, match="the context is closed: its store was closed"):
         other.fetch("Book")
     with pytest.raises(amber.MisuseError, match="store is closed"):
         store.context()
+
+
+def test_closed_means_closed(tmp_path, model):
+    # A store does not close over unsaved changes (nothing is closed then); once closed, every context and
+    # object of it says so, including values a fetch cached in the objects.
+    store = amber.open(tmp_path / "closing.amber", model)
+    with store.context() as ctx:
+        fill(ctx)
+    reader, writer = store.context(), store.context()
+    fetched = reader.fetch("Book", sort=["title"])
+    first = fetched[0].title
+    writer.insert("Book", title="Unsaved")
+    with pytest.raises(amber.MisuseError, match=r"cannot close: 1 of its contexts holds unsaved changes \(1 inserted"):
+        store.close()
+    assert fetched[0].title == first and writer.has_changes  # nothing closed
+    reader.close()
+    with pytest.raises(amber.MisuseError, match="the context is closed"):
+        fetched[0].title
+    store.close(discard=True)
+    with pytest.raises(amber.MisuseError, match="its store was closed"):
+        writer.save()
+    with pytest.raises(amber.MisuseError, match="the store is closed"):
+        store.context()
+    # Leaving a `with` on an exception drops what was not saved rather than hide the exception.
+    with pytest.raises(KeyError):
+        with amber.open(tmp_path / "closing.amber", model) as again:
+            again.context().insert("Book", title="Dropped")
+            raise KeyError("the caller's own error")
+    with amber.open(tmp_path / "closing.amber", model) as again, again.context() as ctx:
+        assert ctx.count("Book", "title == 'Dropped'") == 0 and ctx.count("Book", "title == 'Unsaved'") == 0
 
 
 def test_an_existing_store_opens_with_the_model_it_carries(tmp_path, model):

@@ -234,6 +234,7 @@ def test_a_transformer_that_loses_a_value_or_is_interrupted_writes_nothing(tmp_p
         interrupt["now"] = False
         assert store.context().fetch("Note")[0].text == "first"
         assert note.text == "second"  # the pending change is kept
+        ctx.rollback()
 
 
 def test_deleted_objects_and_unknown_names_answer_as_they_should(tmp_path):

@@ -51,6 +51,7 @@ def test_backup_is_a_whole_store_and_never_replaces_a_file(path, tmp_path):
         with pytest.raises(amber.DestinationExistsError):
             store.backup(tmp_path / "dangling.amber")
         assert sorted(os.listdir(tmp_path)) == ["copy.amber", "dangling.amber", "notes.amber", "notes.amber-shm", "notes.amber-wal"]
+        pending.rollback()
     with amber.open(copy) as restored:  # opens with the model it carries
         ctx = restored.context()
         assert ctx.count("Note") == 300

@@ -18,8 +18,9 @@ MODEL = {"entities": [
 
 @pytest.fixture
 def store(tmp_path):
-    with amber.open(tmp_path / "books.amber", amber.Model.from_dict(MODEL)) as opened:
-        yield opened
+    opened = amber.open(tmp_path / "books.amber", amber.Model.from_dict(MODEL))
+    yield opened
+    opened.close(discard=True)  # the tests leave changes unsaved
 
 
 def test_unknown_names_are_attribute_and_key_errors(store):
@@ -118,6 +119,7 @@ def test_attribute_names_cannot_hide_the_object_api(tmp_path):
         thing["uri"] = "changed"
         assert [t.uri for t in ctx.fetch("Thing", "SELF == %@", thing)] == [thing.uri]
         assert [t["uri"] for t in ctx.fetch("Thing", "SELF IN %@", [thing, other], sort=["uri"])] == ["changed", "other"]
+        ctx.rollback()
 
 
 BAD_CALLS = {
