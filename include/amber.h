@@ -26,7 +26,10 @@
  *   Threads.  Registries, models, entity and attribute handles may be used
  *             from any thread. A context, and the object handles it gives
  *             out, belong to the thread that created the context; use from
- *             another thread fails with AMBER_E_WRONG_THREAD. A store may be
+ *             another thread fails with AMBER_E_WRONG_THREAD, except that
+ *             once that thread has ended, any thread may free them
+ *             (amber_context_free, amber_batch_free, amber_changes_free,
+ *             amber_live_query_free). A store may be
  *             shared by contexts on any threads: it runs one caller's
  *             statements at a time. Several stores, in this process or
  *             others, may open one file; a save that meets another writer
@@ -1010,8 +1013,10 @@ amber_status amber_store_open_existing(amber_store **out, amber_model **out_mode
 amber_status amber_store_import_coredata(int64_t *out_objects, const char *source, const char *destination, amber_model *model,
                                          amber_registry *registry);
 
-/** Releases the store handle. The database closes once no context uses it;
- *  the last connection to a file store to close folds the write-ahead log
+/** Releases the store handle. The database closes once no context uses it:
+ *  contexts made from the store keep working, unsaved changes included,
+ *  until each is freed (freeing a context discards what it did not save).
+ *  The last connection to a file store to close folds the write-ahead log
  *  into the file and removes it, leaving only the store file. */
 amber_status amber_store_close(amber_store *store);
 
@@ -1114,7 +1119,12 @@ amber_status amber_store_purge_history(amber_store *store, const char *through_t
  *  changes are discarded). */
 amber_status amber_context_new(amber_context **out, amber_store *store);
 
-/** Releases the context and every object handle it gave out. */
+/** Releases the context and every object handle it gave out, discarding
+ *  its unsaved changes; later use of any of those handles fails with
+ *  AMBER_E_INVALID_HANDLE. Reports and live queries of the context stay
+ *  valid to read and free, and give no more objects (AMBER_E_UNAVAILABLE).
+ *  Threads: the context's, or any once that thread has ended (a context
+ *  its thread left behind is never leaked for good). */
 amber_status amber_context_free(amber_context *context);
 
 /** Names the context and who saves through it, recorded with each of its
@@ -1354,7 +1364,8 @@ amber_status amber_context_batch_delete(char **out_ids, size_t *out_count, amber
 /** Frees a batch and the memory its values point to. The batch keeps the
  *  fetched objects in their context until then (object handles it listed
  *  stay valid after: they belong to the context). Call it on the context's
- *  thread (else AMBER_E_WRONG_THREAD); it may come after amber_context_free. */
+ *  thread (else AMBER_E_WRONG_THREAD), or on any once that thread has
+ *  ended; it may come after amber_context_free. */
 amber_status amber_batch_free(amber_batch *batch);
 
 /** How many objects `request` would fetch. */
@@ -1570,7 +1581,8 @@ amber_status amber_changes_keys(const char *const **out_keys, size_t *out_count,
                                 int32_t list, size_t index);
 
 /** Frees a report from amber_context_pending_changes. A report passed to an
- *  observer is the context's: freeing it is AMBER_E_INVALID_VALUE. */
+ *  observer is the context's: freeing it is AMBER_E_INVALID_VALUE. Threads:
+ *  the context's, or any once that thread has ended. */
 amber_status amber_changes_free(amber_changes *changes);
 
 /* Live queries. A live query holds the results of a fetch request and
@@ -1655,7 +1667,8 @@ amber_status amber_live_query_section(size_t *out_start, size_t *out_count, ambe
  *  changes made behind the store's back). Errors: as amber_context_fetch. */
 amber_status amber_live_query_refetch(amber_live_query *query);
 
-/** Stops following and releases the live query; its userdata_free runs now. */
+/** Stops following and releases the live query; its userdata_free runs now.
+ *  Threads: the context's, or any once that thread has ended. */
 amber_status amber_live_query_free(amber_live_query *query);
 
 /** Which pending objects amber_context_pending_objects lists. */

@@ -166,7 +166,7 @@ public func amber_context_fetch_batch(_ out: UnsafeMutablePointer<OpaquePointer?
 public func amber_batch_free(_ batch: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
         let target: CBatch = try Handles.resolve(batch, as: .batch, "batch")
-        try target.context.checkThread("batch")
+        try target.context.checkThread("batch", freeing: true)
         try Handles.release(batch, as: .batch, "batch")
     }
 }

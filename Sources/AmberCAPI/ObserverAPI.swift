@@ -28,14 +28,14 @@ final class CChanges {
     let report: ChangeReport
     /// Weak: a report the caller keeps must not keep a freed context's handles alive.
     private weak var context: CContext?
-    let owner: pthread_t
+    let thread: OwnerThread
     /// Passed to an observer (released when it returns), not the caller's to free.
     let isBorrowed: Bool
     /// Per update (in `updated`, then `refreshed`), its keys as NUL-terminated strings.
     private var keys: [UnsafeMutablePointer<UnsafePointer<CChar>?>?] = []
 
     init(_ report: ChangeReport, context: CContext, borrowed: Bool) {
-        (self.report, self.context, self.owner, self.isBorrowed) = (report, context, context.owner, borrowed)
+        (self.report, self.context, self.thread, self.isBorrowed) = (report, context, context.thread, borrowed)
         for update in report.updated + report.refreshed {
             let array = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(update.keys.count, 1))
             for (index, key) in update.keys.enumerated() { array[index] = UnsafePointer(strdup(key)) }
@@ -71,7 +71,7 @@ final class CChanges {
 
     /// Calls `body` with a handle of this report, valid only during the call.
     func lend<R>(_ body: (OpaquePointer?) -> R) -> R {
-        let handle = Handles.make(self, kind: .changes, owner: owner)
+        let handle = Handles.make(self, kind: .changes, owner: thread.id)
         defer { Handles.releaseUnchecked([handle]) }
         return body(handle)
     }
@@ -88,11 +88,11 @@ final class CLiveQuery {
     let query: LiveQuery
     /// Weak: freeing the context must free it, and its object handles.
     private weak var context: CContext?
-    let owner: pthread_t
+    let thread: OwnerThread
     var handle: OpaquePointer?
 
     init(_ query: LiveQuery, context: CContext) {
-        (self.query, self.context, self.owner) = (query, context, context.owner)
+        (self.query, self.context, self.thread) = (query, context, context.thread)
     }
 
     /// The context, for object handles.
@@ -106,23 +106,18 @@ private func contextFreed(_ parameter: String) -> CAPIError {
     CAPIError(AMBER_E_UNAVAILABLE, "\(parameter): its context was freed", origin: parameter)
 }
 
-/// Fails unless called on `owner`, the thread of the handle's context.
-private func checkThread(_ owner: pthread_t, _ parameter: String) throws(CAPIError) {
-    guard pthread_equal(owner, pthread_self()) != 0 else {
-        throw CAPIError(AMBER_E_WRONG_THREAD, "\(parameter) belongs to another thread (the one that created its context)", origin: parameter)
-    }
-}
-
 extension Handles {
-    static func changes(_ handle: OpaquePointer?) throws(CAPIError) -> CChanges {
+    /// A report handle, on its context's thread (`freeing`: or any once that thread has ended).
+    static func changes(_ handle: OpaquePointer?, freeing: Bool = false) throws(CAPIError) -> CChanges {
         let changes: CChanges = try resolve(handle, as: .changes, "changes")
-        try checkThread(changes.owner, "changes")
+        try changes.thread.check("changes", freeing: freeing)
         return changes
     }
 
-    static func liveQuery(_ handle: OpaquePointer?) throws(CAPIError) -> CLiveQuery {
+    /// A live query handle, on its context's thread (`freeing`: or any once that thread has ended).
+    static func liveQuery(_ handle: OpaquePointer?, freeing: Bool = false) throws(CAPIError) -> CLiveQuery {
         let query: CLiveQuery = try resolve(handle, as: .liveQuery, "query")
-        try checkThread(query.owner, "query")
+        try query.thread.check("query", freeing: freeing)
         return query
     }
 }
@@ -223,7 +218,7 @@ public func amber_changes_keys(_ out_keys: UnsafeMutablePointer<UnsafePointer<Un
 @c @implementation
 public func amber_changes_free(_ changes: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
-        let report = try Handles.changes(changes)
+        let report = try Handles.changes(changes, freeing: true)
         guard !report.isBorrowed else {
             throw CAPIError(AMBER_E_INVALID_VALUE, "changes: a report passed to an observer belongs to its context; it is released when the observer returns",
                             origin: "changes")
@@ -354,7 +349,7 @@ public func amber_live_query_refetch(_ query: OpaquePointer?) -> amber_status {
 @c @implementation
 public func amber_live_query_free(_ query: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
-        let live = try Handles.liveQuery(query)
+        let live = try Handles.liveQuery(query, freeing: true)
         live.query.onChange = nil
         try Handles.release(query, as: .liveQuery, "query")
     }

@@ -208,7 +208,7 @@ public func amber_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ st
 @c @implementation
 public func amber_context_free(_ context: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
-        let wrapper = try Handles.context(context)
+        let wrapper = try Handles.contextToFree(context)
         wrapper.releaseObjectHandles()
         try Handles.release(context, as: .context, "context")
     }

@@ -193,7 +193,7 @@ final class CStore {
 /// A context, its owning thread, and the object handles it gave out.
 final class CContext {
     let context: Context
-    let owner = pthread_self()
+    let thread = OwnerThread()
     let store: CStore
     /// Every object with a live handle, each once; a CObject knows its
     /// position, so releasing one handle is a swap, not a search.
@@ -204,12 +204,10 @@ final class CContext {
         self.store = store
     }
 
-    func checkThread(_ parameter: String) throws(CAPIError) {
-        guard pthread_equal(owner, pthread_self()) != 0 else {
-            throw CAPIError(AMBER_E_WRONG_THREAD, "\(parameter) belongs to another thread (the one that created its context)",
-                            origin: parameter)
-        }
-    }
+    /// The thread that made it, the only one its handles may be used on.
+    var owner: pthread_t { thread.id }
+
+    func checkThread(_ parameter: String, freeing: Bool = false) throws(CAPIError) { try thread.check(parameter, freeing: freeing) }
 
     /// The handle of `object`: the same one every time it is returned. The
     /// object keeps its handle in its binding word, so this is a load.
@@ -271,6 +269,14 @@ extension Handles {
         if let context = Mirror.owned(handle, .context, as: CContext.self) { return context }
         let context: CContext = try resolve(handle, as: .context, parameter)
         try context.checkThread(parameter)
+        return context
+    }
+
+    /// A context handle to free: on its thread, or on any once that thread has ended.
+    static func contextToFree(_ handle: OpaquePointer?) throws(CAPIError) -> CContext {
+        if let context = Mirror.owned(handle, .context, as: CContext.self) { return context }
+        let context: CContext = try resolve(handle, as: .context, "context")
+        try context.checkThread("context", freeing: true)
         return context
     }
 

@@ -149,6 +149,60 @@ static void test_wrong_thread(void) {
     CHECK(strcmp(amber_last_error_message(), "") == 0);
 }
 
+/* A thread makes a context, a report, a live query and a batch, then ends
+ * without freeing them: nothing can use them any more, so another thread
+ * frees them (refused while the thread lives). */
+struct orphans {
+    amber_context *context;
+    amber_changes *changes;
+    amber_live_query *query;
+    amber_batch *batch;
+};
+
+static void *make_and_exit(void *argument) {
+    struct orphans *made = argument;
+    amber_object *object = NULL;
+    amber_fetch_request request = AMBER_FETCH_REQUEST_INIT;
+    request.entity = "Book";
+    const amber_value *values = NULL;
+    size_t rows = 0;
+    OK(amber_context_new(&made->context, store));
+    OK(amber_context_insert(&object, made->context, book));
+    OK(amber_context_pending_changes(&made->changes, made->context));
+    OK(amber_live_query_new(&made->query, made->context, &request, NULL, NULL, NULL, NULL));
+    OK(amber_context_fetch_batch(&made->batch, &values, NULL, &rows, made->context, &request, &title, 1));
+    return NULL;
+}
+
+static void *free_while_alive(void *argument) {
+    struct orphans *made = argument;
+    return (void *)(intptr_t)amber_context_free(made->context);
+}
+
+static void test_contexts_of_ended_threads(void) {
+    struct orphans made;
+    memset(&made, 0, sizeof made);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, make_and_exit, &made) == 0);
+    CHECK(pthread_join(thread, NULL) == 0);
+    /* Used (not freed) from another thread: still refused. */
+    FAILS(amber_context_save(made.context), AMBER_E_WRONG_THREAD, "belongs to another thread");
+    OK(amber_batch_free(made.batch));
+    OK(amber_changes_free(made.changes));
+    OK(amber_live_query_free(made.query));
+    OK(amber_context_free(made.context));
+    FAILS(amber_context_save(made.context), AMBER_E_INVALID_HANDLE, "released");
+    /* A context of a thread that is still running is that thread's to free. */
+    amber_context *mine = NULL;
+    OK(amber_context_new(&mine, store));
+    made.context = mine;
+    void *status = NULL;
+    CHECK(pthread_create(&thread, NULL, free_while_alive, &made) == 0);
+    CHECK(pthread_join(thread, &status) == 0);
+    CHECK((amber_status)(intptr_t)status == AMBER_E_WRONG_THREAD);
+    OK(amber_context_free(mine));
+}
+
 static void test_invalid_utf8_and_unknown_names(void) {
     amber_entity *entity = NULL;
     amber_attribute *attribute = NULL;
@@ -621,6 +675,7 @@ int main(void) {
     test_null_arguments();
     test_stale_forged_and_wrong_type_handles();
     test_wrong_thread();
+    test_contexts_of_ended_threads();
     test_lock_free_lookups();
     test_transformer_released_during_calls();
     test_invalid_utf8_and_unknown_names();
