@@ -214,6 +214,22 @@ if cli model check "$work/misspelled.xml" > /dev/null 2>&1; then echo "CLI: ambe
 printf '%s' '<model><entity name="Author"><attribute name="name" optional="YES" attributeType="String"/><relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="author" inverseEntity="Book"/><fetchedProperty name="longBooks" optional="YES"><fetchRequest name="fetchedPropertyFetchRequest" entity="Book" predicateString="author == $FETCH_SOURCE AND pages &gt; 300"/></fetchedProperty></entity><entity name="Book"><attribute name="pages" optional="YES" attributeType="Integer 32"/><relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author" inverseName="books" inverseEntity="Author"/></entity></model>' \
     > "$work/fetched.xml"
 expect "  longBooks: fetched Book where author == \$FETCH_SOURCE AND pages > 300" cli schema "$work/fetched.xml"
+# A store this process cannot write (a read-only mount when root, whom permissions do not stop; a folder
+# without write permission otherwise) is read and checked there, and nothing is made beside it.
+mkdir -p "$work/ro-source" "$work/ro"
+cp "$work/books.amber" "$work/ro-source/"
+if [ "$(id -u)" = 0 ] && mount --bind "$work/ro-source" "$work/ro" 2>/dev/null; then
+    cleanups+=("umount '$work/ro'")
+    mount -o remount,ro,bind "$work/ro"
+else
+    rmdir "$work/ro" && ln -s "$work/ro-source" "$work/ro" && chmod 555 "$work/ro-source"
+    cleanups+=("chmod 755 '$work/ro-source'")
+fi
+expect "$work/ro/books.amber: ok" cli check "$work/ro/books.amber"
+expect "Cien años de soledad" cli query "$work/ro/books.amber" Book
+expect "cannot write the folder" cli demo --store "$work/ro/new.amber"
+if [ "$(ls "$work/ro/")" != "books.amber" ]; then echo "CLI: reading a read-only store left files beside it: $(ls "$work/ro/")"; exit 1; fi
+umount "$work/ro" 2>/dev/null || chmod 755 "$work/ro-source"
 # Sibling entities declaring one name: both kept, the later one in a column of its own.
 printf '%s' '<model><entity name="Attachment" isAbstract="YES"/><entity name="Image" parentEntity="Attachment"><attribute name="width" optional="YES" attributeType="Integer 32"/></entity><entity name="Video" parentEntity="Attachment"><attribute name="width" optional="YES" attributeType="Double"/></entity></model>' \
     > "$work/siblings.xml"

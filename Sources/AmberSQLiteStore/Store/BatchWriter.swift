@@ -103,7 +103,8 @@ extension SQLiteStore {
     /// Runs `body` in a write transaction, committed if it returns, and
     /// posts what it changed to every inbox but `inbox`; on any error nothing changed.
     private func changing(from inbox: ChangeInbox?, _ body: () throws(AmberError) -> BatchOutcome) throws(AmberError) -> BatchOutcome {
-        try serialized { () throws(AmberError) -> BatchOutcome in
+        try refusingReadOnly("batch changes")
+        return try serialized { () throws(AmberError) -> BatchOutcome in
             try connection.execute("BEGIN IMMEDIATE")
             do throws(AmberError) {
                 let outcome = try body()

@@ -26,11 +26,16 @@ final class Connection {
     let busyTimeout: Duration
 
     /// Opens (creating if `create`) the database at `path`; ":memory:" for an
-    /// in-memory database. A `readOnly` connection never writes the file.
-    init(path: String, create: Bool, readOnly: Bool = false, busyTimeout: Duration) throws(AmberError) {
+    /// in-memory database. A `readOnly` connection never writes the file; an
+    /// `immutable` one (read-only too) also makes nothing beside it and takes no locks.
+    init(path: String, create: Bool, readOnly: Bool = false, immutable: Bool = false, busyTimeout: Duration) throws(AmberError) {
         var handle: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        var flags = (readOnly || immutable ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
+        var name = path
+        if immutable, let uri = Self.immutableURI(path) {
+            (name, flags) = (uri, flags | SQLITE_OPEN_URI)
+        }
+        let rc = sqlite3_open_v2(name, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(handle)
@@ -47,6 +52,14 @@ final class Connection {
             sqlite3_close_v2(db)
             throw .sqlite(code: registered, message: "cannot register Amber's SQL functions on \(path)")
         }
+    }
+
+    /// `file:` URI of `path` with `immutable=1` (nil for a path no URI can name).
+    private static func immutableURI(_ path: String) -> String? {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        return absolute.addingPercentEncoding(withAllowedCharacters: allowed).map { "file:\($0)?immutable=1" }
     }
 
     /// Whether a statement that meets another connection's lock waits up to

@@ -24,7 +24,12 @@ extension SQLiteStore {
     /// The problems in the store file at `path` (see ``Store/checkIntegrity(ofStoreAt:)``).
     package static func checkIntegrity(ofStoreAt path: String) throws(AmberError) -> [String] {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        return try problems(in: Connection(path: path, create: false, readOnly: true, busyTimeout: Store.Options().busyTimeout), place: path)
+        // Read-write where it may (nothing is written, and the last connection to close takes away the -wal and
+        // -shm a read-only one would leave); read-only, or immutable, where it may not.
+        let access = FileAccess.of(path)
+        let writable = access == .readWrite && !FileManager.default.fileExists(atPath: path + "-wal")
+        return try problems(in: Connection(path: path, create: false, readOnly: !writable && access != .immutable, immutable: access == .immutable,
+                                           busyTimeout: Store.Options().busyTimeout), place: path)
     }
 
     private static func problems(in connection: Connection, place: String) throws(AmberError) -> [String] {
@@ -114,6 +119,7 @@ extension SQLiteStore {
     ///   error otherwise.
     package func vacuum() throws(AmberError) {
         try refusingCoreData("vacuum")
+        try refusingReadOnly("vacuum")
         try serialized { () throws(AmberError) in
             try connection.execute("VACUUM")
             guard path != nil else { return }

@@ -38,6 +38,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     let mappings: [TableMapping]
     /// For a store Core Data wrote, how its tables are read; nil for an Amber store.
     let coreData: CoreDataLayout?
+    /// What this process may write of the file (a store it cannot write is opened read-only).
+    let access: FileAccess
     /// For a store Core Data wrote, the rows its own derived-attribute triggers moved in the save under way.
     private let coreDataLog = CoreDataDerivedLog()
     /// SQLite's words for what differs between SQL databases.
@@ -85,8 +87,21 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     ///   Amber store; ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   kept the file locked for longer than `options.busyTimeout`.
     package convenience init(path: String, model: Model, options: Store.Options = Store.Options()) throws(AmberError) {
-        let connection = try Connection(path: path, create: true, busyTimeout: options.busyTimeout)
-        try self.init(connection: connection, path: path, model: model, options: options)
+        let access = FileManager.default.fileExists(atPath: path) ? FileAccess.of(path) : .readWrite
+        let connection = try Self.open(path, access: access, create: true, options: options)
+        try self.init(connection: connection, path: path, model: model, options: options, access: access)
+    }
+
+    /// A connection to the store file at `path` as `access` allows.
+    private static func open(_ path: String, access: FileAccess, create: Bool, options: Store.Options) throws(AmberError) -> Connection {
+        do throws(AmberError) {
+            return try Connection(path: path, create: create, readOnly: access == .readOnly, immutable: access == .immutable,
+                                  busyTimeout: options.busyTimeout)
+        } catch .notAStore(_, let reason) where !FileManager.default.fileExists(atPath: path) {
+            let folder = (path as NSString).deletingLastPathComponent
+            throw .notAStore(path: path, reason: FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder)
+                ? reason : "no store can be made there: this process cannot write the folder \(folder.isEmpty ? "." : folder)")
+        }
     }
 
     /// Opens an existing store with the model it carries, so a program (such
@@ -96,10 +111,11 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw .notAStore(path: path, reason: "no such file")
         }
-        let connection = try Connection(path: path, create: false, busyTimeout: options.busyTimeout)
+        let access = FileAccess.of(path)
+        let connection = try Self.open(path, access: access, create: false, options: options)
         let metadata = try Self.readMetadata(connection, path: path)
         try self.init(connection: connection, path: path, model: try Model.existing(in: metadata, place: path, registry: registry),
-                      options: options, updatesModelCopy: false)
+                      options: options, updatesModelCopy: false, access: access)
     }
 
     /// An in-memory store with `model`; it lives as long as this object.
@@ -109,11 +125,13 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         try self.init(connection: Connection(path: ":memory:", create: true, busyTimeout: .zero), path: nil, model: model, options: options)
     }
 
-    private init(connection: Connection, path: String?, model: Model, options: Store.Options, updatesModelCopy: Bool = true) throws(AmberError) {
+    private init(connection: Connection, path: String?, model: Model, options: Store.Options, updatesModelCopy: Bool = true,
+                 access: FileAccess = .readWrite) throws(AmberError) {
         self.connection = connection
         self.path = path
         self.model = model
         self.coreData = nil
+        self.access = access
         // The progress handler is for the opening only (a C caller's context pointer may not outlive it).
         var kept = options
         kept.migrationProgress = nil
@@ -123,9 +141,12 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         let metadata = try Self.retryingWhileBusy(connection) { () throws(AmberError) in
             // Another program's database (Core Data's, or any other) is refused before configuring changes its journal mode.
             _ = try Self.readMetadata(connection, path: place)
-            try Self.configure(connection, inMemory: path == nil, durability: options.durability, place: place)
+            try Self.configure(connection, writesLog: path != nil && access == .readWrite, durability: options.durability, place: place)
             let metadata = try Self.readMetadata(connection, path: place)
-            guard !metadata.isEmpty else { return try Self.createSchema(connection, mappings: mappings, model: model, place: place) }
+            guard !metadata.isEmpty else {
+                if let refusal = access.refusal { throw AmberError.notAStore(path: place, reason: "the file is empty, and \(refusal)") }
+                return try Self.createSchema(connection, mappings: mappings, model: model, place: place)
+            }
             // A store made before the history existed gains its table; a read-only one keeps none, and records none.
             do throws(AmberError) {
                 try connection.execute(HistoryTable.createSQL)
@@ -136,7 +157,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             throw .notAStore(path: place, reason: "unknown store format \(metadata["format"] ?? "(none)")")
         }
         identifier = uuid
-        if metadata["model_hash"] != model.versionHash, options.migratesStore, let path {
+        if metadata["model_hash"] != model.versionHash, options.migratesStore, let refusal = access.refusal {
+            throw .migrationFailed(store: place, problems: ["the store was made with another model and needs migrating, but \(refusal)"])
+        } else if metadata["model_hash"] != model.versionHash, options.migratesStore, let path {
             try Self.migrate(connection, path: path, store: uuid, metadata: metadata, to: model, options: options)
         } else if metadata["model_hash"] != model.versionHash {
             let stored = metadata["model"].flatMap { try? ModelDescription(json: Data($0.utf8)) }
@@ -175,8 +198,10 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     ///   that is not a Core Data store.
     package init(coreDataPath path: String, model: Model, options: Store.Options, readOnly: Bool = false) throws(AmberError) {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        let readOnly = readOnly || !FileManager.default.isWritableFile(atPath: path)
-        let connection = try Connection(path: path, create: false, readOnly: readOnly, busyTimeout: options.busyTimeout)
+        let access = readOnly ? .readOnly : FileAccess.of(path)
+        let readOnly = access != .readWrite
+        let connection = try Connection(path: path, create: false, readOnly: access == .readOnly, immutable: access == .immutable,
+                                        busyTimeout: options.busyTimeout)
         if !readOnly {
             let rc = amber_sqlite3_no_checkpoint_on_close(connection.handle)
             guard rc == SQLITE_OK else { throw connection.error(rc, message: "cannot keep the -wal on close: \(String(cString: sqlite3_errstr(rc)))") }
@@ -198,6 +223,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         self.mappings = model.entities.map { TableMapping(entity: $0, model: model, dialect: SQLiteDialect(), names: layout.names) }
         self.identifier = layout.identifier
         self.coreData = layout
+        self.access = access
         try connection.registerCoreDataTriggerFunctions(coreDataLog)
     }
 
@@ -222,6 +248,11 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// Refuses `capability` on a store Core Data wrote, whose objects this version reads and writes, and nothing else.
     func refusingCoreData(_ capability: String) throws(AmberError) {
         guard coreData == nil else { throw .unsupported(store: place, capability: "\(capability) (on a store Core Data made)") }
+    }
+
+    /// Refuses `capability`, a write, on a store opened read-only, saying why.
+    func refusingReadOnly(_ capability: String) throws(AmberError) {
+        if let refusal = access.refusal { throw .unsupported(store: place, capability: "\(capability) (\(refusal))") }
     }
 
     /// What Amber and Core Data call the tables rows are written to.
@@ -291,12 +322,13 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         }
     }
 
-    private static func configure(_ connection: Connection, inMemory: Bool, durability: Store.Durability, place: String) throws(AmberError) {
+    /// Sets the connection up: the write-ahead log (`writesLog`: a file this process may write) and SQLite's settings.
+    private static func configure(_ connection: Connection, writesLog: Bool, durability: Store.Durability, place: String) throws(AmberError) {
         do throws(AmberError) {
             // WAL lets readers run beside a writer; NORMAL sync is durable across
             // application crashes, which is SQLite's advice for WAL. A log that
             // could not be truncated at a checkpoint is cut back to 16 MiB when reused.
-            if !inMemory {
+            if writesLog {
                 let sync = durability == .full ? "FULL" : "NORMAL"
                 try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(sync); PRAGMA journal_size_limit = 16777216;")
                 connection.checkpointsAsItGrows()
@@ -622,6 +654,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         throws(AmberError) -> WrittenKeys
     {
         // A save with nothing to write (a context closed unchanged) is no write.
+        if !changes.writesNothing { try refusingReadOnly("saving") }
         if !changes.writesNothing, coreData?.tracksHistory == true {
             throw .unsupported(store: place, capability: "saving (the store keeps Core Data's persistent history, which this version does not write)")
         }
@@ -704,6 +737,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
 
     package func purgeHistory(through sequence: Int64) throws(AmberError) {
         try refusingCoreData("history")
+        try refusingReadOnly("purging the history")
         try serialized { () throws(AmberError) in
             try connection.execute("BEGIN IMMEDIATE")
             do throws(AmberError) {
