@@ -68,6 +68,7 @@ struct CAPIError: Error, CustomStringConvertible {
         case .unsupported(_, let capability): self.init(AMBER_E_UNSUPPORTED, message, origin: capability)
         case .historyUnavailable(let store, _): self.init(AMBER_E_HISTORY, message, origin: store)
         case .server(_, let state, _): self.init(AMBER_E_SERVER, message, origin: state)
+        case .storageFailed(let path, _): self.init(AMBER_E_STORAGE, message, origin: path)
         }
     }
 

@@ -113,7 +113,7 @@ extension SQLiteStore {
                 return outcome
             } catch {
                 if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-                throw error
+                throw error.storageFailure(of: place, "nothing was changed") ?? error
             }
         }
     }

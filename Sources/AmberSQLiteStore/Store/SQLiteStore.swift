@@ -87,9 +87,17 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     ///   Amber store; ``/AmberValues/AmberError/busy(path:timeout:)`` if another connection
     ///   kept the file locked for longer than `options.busyTimeout`.
     package convenience init(path: String, model: Model, options: Store.Options = Store.Options()) throws(AmberError) {
-        let access = FileManager.default.fileExists(atPath: path) ? FileAccess.of(path) : .readWrite
-        let connection = try Self.open(path, access: access, create: true, options: options)
-        try self.init(connection: connection, path: path, model: model, options: options, access: access)
+        let existed = FileManager.default.fileExists(atPath: path)
+        let access = existed ? FileAccess.of(path) : .readWrite
+        do throws(AmberError) {
+            let connection = try Self.open(path, access: access, create: true, options: options)
+            try self.init(connection: connection, path: path, model: model, options: options, access: access)
+        } catch {
+            guard let failure = error.storageFailure(of: path, existed ? "the store was not opened" : "no store was made") else { throw error }
+            // What a failed creation left (a first page, an empty log) is no store: it goes, not to be mistaken for one.
+            if !existed { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            throw failure
+        }
     }
 
     /// A connection to the store file at `path` as `access` allows.
@@ -112,10 +120,14 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             throw .notAStore(path: path, reason: "no such file")
         }
         let access = FileAccess.of(path)
-        let connection = try Self.open(path, access: access, create: false, options: options)
-        let metadata = try Self.readMetadata(connection, path: path)
-        try self.init(connection: connection, path: path, model: try Model.existing(in: metadata, place: path, registry: registry),
-                      options: options, updatesModelCopy: false, access: access)
+        do throws(AmberError) {
+            let connection = try Self.open(path, access: access, create: false, options: options)
+            let metadata = try Self.readMetadata(connection, path: path)
+            try self.init(connection: connection, path: path, model: try Model.existing(in: metadata, place: path, registry: registry),
+                          options: options, updatesModelCopy: false, access: access)
+        } catch {
+            throw error.storageFailure(of: path, "the store was not opened") ?? error
+        }
     }
 
     /// An in-memory store with `model`; it lives as long as this object.
@@ -296,10 +308,17 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         let mapping = ModelMapping(from: try Model.stored(in: metadata, place: path, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
         let stored = metadata["model_hash"] ?? mapping.source.versionHash
-        let problems = try StoreMigration(mapping: mapping, connection: connection, storeIdentifier: store,
+        let problems: [String]
+        do throws(AmberError) {
+            problems = try StoreMigration(mapping: mapping, connection: connection, storeIdentifier: store,
                                           progress: options.migrationProgress, storedHash: stored, storePath: path,
                                           backupPath: options.backsUpBeforeMigrating ? backupPath(for: path, version: stored) : nil)
-            .run(metadataTable: metadataTable)
+                .run(metadataTable: metadataTable)
+        } catch {
+            // The migration is one transaction: a disk that failed it left the store as it was.
+            guard let failure = error.storageFailure(of: path, "the migration was rolled back; the store is unchanged") else { throw error }
+            throw .migrationFailed(store: path, problems: ["\(failure)"])
+        }
         guard problems.isEmpty else { throw .migrationFailed(store: path, problems: problems) }
     }
 
@@ -339,6 +358,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         } catch .busy(let path, let timeout) {
             throw .busy(path: path, timeout: timeout)
         } catch {
+            // A disk that failed is not a file that is no store: the caller says which (see storageFailure).
+            if error.storageFailure(of: place, "") != nil { throw error }
             throw .notAStore(path: place, reason: "\(error)")
         }
     }
@@ -808,6 +829,11 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             if connection.isInTransaction { try? connection.execute("ROLLBACK") }
             throw .busy(path: path, timeout: timeout)
         } catch {
+            // Nor is a disk that failed: said as such, to be saved again once there is room.
+            if let failure = error.storageFailure(of: place, "nothing was written, and the context keeps its changes") {
+                if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                throw failure
+            }
             problems.append(SaveProblem(objectID: nil, place: place, rule: .store, message: "\(error)"))
         }
         guard problems.isEmpty else {

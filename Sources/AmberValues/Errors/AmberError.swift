@@ -89,6 +89,10 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// reached: `state` is its SQLSTATE (`23505`, `08006`), `message` its
     /// words with the place Amber adds. Nothing a failed save wrote stays.
     case server(store: String, state: String, message: String)
+    /// The disk or file system failed the store's file (full, an I/O error,
+    /// a file that cannot be written): `message` says what, and what of the
+    /// call stands (a save writes nothing, and its context keeps its changes).
+    case storageFailed(path: String, message: String)
 
     public var description: String {
         switch self {
@@ -163,6 +167,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(store): this store does not support \(capability); nothing was done"
         case .server(let store, let state, let message):
             return "\(store): the server reported \(state): \(message)"
+        case .storageFailed(let path, let message):
+            return "\(path): \(message)"
         case .historyUnavailable(let store, let reason):
             return "\(store): the history cannot be read: \(reason)"
         }

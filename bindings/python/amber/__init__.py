@@ -14,13 +14,13 @@ from ._ffi import ffi, lib
 from ._history import HistoryChange, HistoryTransaction
 from .core import (Attribute, Change, ChangeReport, Context, IndexChange, LiveQuery, Section, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Template, Transformer, check_file,
                    import_coredata, migration_plan, open, sample_plugin, shared_registry)
-from .errors import (ArgumentError, BusyError, DestinationExistsError, Error, HistoryError, IndexOutOfRangeError, ServerError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StoreError, StoreURLError,
+from .errors import (ArgumentError, BusyError, DestinationExistsError, Error, HistoryError, IndexOutOfRangeError, ServerError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StorageError, StoreError, StoreURLError,
                      UnknownKeyPathError, UnknownNameError, UnsupportedError, TransformerError, ValidationError, ValueClassError)
 
 __version__ = ffi.string(lib.amber_version()).decode()
 
 __all__ = [
     "ArgumentError", "Attribute", "BusyError", "DestinationExistsError", "IndexOutOfRangeError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "HistoryChange", "HistoryError", "HistoryTransaction", "ServerError", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
-    "PluginError", "PredicateError", "Problem", "Registry", "ReservedNameError", "RelatedObjects", "Relationship", "Store", "StoreError", "StoreURLError", "Template", "Transformer", "TransformerError", "UnknownKeyPathError", "UnknownNameError",
+    "PluginError", "PredicateError", "Problem", "Registry", "ReservedNameError", "RelatedObjects", "Relationship", "Store", "StorageError", "StoreError", "StoreURLError", "Template", "Transformer", "TransformerError", "UnknownKeyPathError", "UnknownNameError",
     "UnsupportedError", "ValidationError", "ValueClassError", "check_file", "import_coredata", "migration_plan", "open", "sample_plugin", "shared_registry",
 ]

@@ -235,6 +235,12 @@ class ServerError(StoreError):
     reached; `origin` is its SQLSTATE ("08006": the connection was lost)."""
 
 
+class StorageError(StoreError, OSError):
+    """The disk failed the store's file: full, an I/O error, or not
+    writable. The message says what stands: a failed save wrote nothing and
+    its context keeps the changes, so it can be saved again once there is room."""
+
+
 class ObserverError(Error):
     """An observer or live query callback raised while being told of a save,
     merge or refresh. What the call did is done (a save is written) and every
@@ -272,6 +278,7 @@ _BY_CODE = {
     lib.AMBER_E_UNSUPPORTED: UnsupportedError,
     lib.AMBER_E_HISTORY: HistoryError,
     lib.AMBER_E_SERVER: ServerError,
+    lib.AMBER_E_STORAGE: StorageError,
 }
 
 # Exceptions Python callbacks raised during the current C call, per thread:
