@@ -914,6 +914,11 @@ typedef struct amber_store_options {
                                    history (amber_store_history), and contexts in other processes merge
                                    exactly them; 0: a save records only that it happened, and other
                                    processes' contexts compare every object they hold after it */
+    int32_t allow_data_removal; /**< nonzero: a migration may remove stored data (the objects of an entity the
+                                   new model drops, the values of a dropped attribute, the links of a dropped
+                                   relationship); 0 (default): such a migration fails with
+                                   AMBER_E_MIGRATION_FAILED listing what it would remove, the store unchanged
+                                   and no backup left. amber_store_migration_plan lists the data too */
 } amber_store_options;
 
 /** A save survives the process crashing or being killed; a power failure
@@ -925,7 +930,7 @@ typedef struct amber_store_options {
 #define AMBER_DURABILITY_FULL 1
 
 /** `amber_store_options options = AMBER_STORE_OPTIONS_INIT;` */
-#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000, 1, 1, NULL, NULL, AMBER_DURABILITY_NORMAL, 1 }
+#define AMBER_STORE_OPTIONS_INIT { sizeof(amber_store_options), 5000, 1, 1, NULL, NULL, AMBER_DURABILITY_NORMAL, 1, 0 }
 
 /** amber_store_open with `options` (NULL: the defaults). Several processes
  *  may create the same new store at once: one makes it, the others open it.

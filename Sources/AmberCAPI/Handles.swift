@@ -54,10 +54,11 @@ enum Handles {
 
     private static let table = Locked(Table())
 
-    /// A new handle for `object`. `owner` is the only thread that may use
-    /// and release it (object and context handles); `attribute`, for an
-    /// attribute handle, what the lock-free path compares it with.
-    static func make(_ object: AnyObject, kind: HandleKind, owner: pthread_t = 0, attribute: Attribute? = nil) -> OpaquePointer? {
+    /// A new handle for `object`. `owner` (a ``ThreadMark`` token) is the
+    /// only thread that may use it, and release it while it runs (object and
+    /// context handles); `attribute`, for an attribute handle, what the
+    /// lock-free path compares it with.
+    static func make(_ object: AnyObject, kind: HandleKind, owner: UInt = 0, attribute: Attribute? = nil) -> OpaquePointer? {
         table.withLock { table in
             let index: Int
             if let reused = table.free.popLast() {
@@ -268,7 +269,8 @@ func sized<T>(_ pointer: UnsafePointer<T>?, _ parameter: String, initializer: St
 ///
 /// A reader never touches an object it has not proved alive:
 /// - an object or context handle is followed only if the calling thread owns
-///   it, and only the owner releases such handles, so it cannot go away
+///   it (its ``ThreadMark``), and only the owner releases such handles while
+///   it runs (another thread only once it has ended), so it cannot go away
 ///   during the call;
 /// - an attribute handle is never followed: its address is compared with the
 ///   object's own entity's attribute at the recorded position, which the
@@ -308,14 +310,14 @@ enum Mirror {
     }
 
     /// Records a live slot (under the table's lock): the fields first, then the handle that makes them valid.
-    static func publish(index: Int, handle: OpaquePointer?, owner: pthread_t, object: AnyObject, attribute: Attribute?) {
+    static func publish(index: Int, handle: OpaquePointer?, owner: UInt, object: AnyObject, attribute: Attribute?) {
         guard index < capacity, let words = reserve() else { return }
         // A reused slot: its new fields must not be seen before its retraction. Readers
         // would reject a mix anyway (an owner only this thread can have written; an
         // attribute compared by identity), but they must not rely on that.
         atomicMemoryFence(ordering: .releasing)
         let slot = words + index * stride
-        slot[1].store(attribute.map { UInt($0.slot) } ?? UInt(owner), ordering: .relaxed)
+        slot[1].store(attribute.map { UInt($0.slot) } ?? owner, ordering: .relaxed)
         slot[2].store(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()), ordering: .relaxed)
         slot[3].store(attribute.map { UInt(bitPattern: ObjectIdentifier($0)) } ?? 0, ordering: .relaxed)
         slot[0].store(UInt(bitPattern: handle), ordering: .releasing)
@@ -388,7 +390,7 @@ enum Mirror {
     /// thread owns; nil: take the locked path.
     @inline(__always)
     static func owned<T: AnyObject>(_ handle: OpaquePointer?, _ kind: HandleKind, as type: T.Type) -> T? {
-        guard let (owner, address, _) = read(handle, kind), owner == UInt(pthread_self()),
+        guard let (owner, address, _) = read(handle, kind), owner == ThreadMark.currentToken,
               let pointer = UnsafeRawPointer(bitPattern: address)
         else { return nil }
         // A handle's bits name its kind, and each kind is made from one wrapper class.

@@ -71,7 +71,7 @@ final class CChanges {
 
     /// Calls `body` with a handle of this report, valid only during the call.
     func lend<R>(_ body: (OpaquePointer?) -> R) -> R {
-        let handle = Handles.make(self, kind: .changes, owner: thread.id)
+        let handle = Handles.make(self, kind: .changes, owner: thread.token)
         defer { Handles.releaseUnchecked([handle]) }
         return body(handle)
     }

@@ -50,7 +50,7 @@ private func storeOptions(_ options: UnsafePointer<amber_store_options>?) throws
     let published = MemoryLayout<amber_store_options>.offset(of: \amber_store_options.busy_timeout_ms).map { $0 + MemoryLayout<Int64>.size } ?? 0
     // Fields a caller compiled before them does not send keep AMBER_STORE_OPTIONS_INIT's defaults.
     let defaults = amber_store_options(size: 0, busy_timeout_ms: 5000, migrate: 1, backup: 1, progress: nil, progress_context: nil,
-                                       durability: AMBER_DURABILITY_NORMAL, history: 1)
+                                       durability: AMBER_DURABILITY_NORMAL, history: 1, allow_data_removal: 0)
     let given = try sized(options, "options", initializer: "AMBER_STORE_OPTIONS_INIT", minimum: published, zero: defaults)
     guard given.busy_timeout_ms >= 0 else {
         throw CAPIError(AMBER_E_INVALID_VALUE, "options->busy_timeout_ms is \(given.busy_timeout_ms); expected 0 or more",
@@ -60,6 +60,7 @@ private func storeOptions(_ options: UnsafePointer<amber_store_options>?) throws
     settings.migratesStore = given.migrate != 0
     settings.backsUpBeforeMigrating = given.backup != 0
     settings.recordsHistory = given.history != 0
+    settings.allowsDataRemoval = given.allow_data_removal != 0
     switch given.durability {
     case AMBER_DURABILITY_NORMAL: settings.durability = .normal
     case AMBER_DURABILITY_FULL: settings.durability = .full

@@ -2,16 +2,23 @@ import AmberHeaders
 import Foundation
 import Synchronization
 
-/// Whether a thread is still running. Each thread that makes a context gets
-/// one mark, kept in a thread-specific slot whose destructor records the
-/// thread's end: a context whose thread has ended can then be freed from
-/// another thread (nothing can use it any more), instead of being refused
-/// with AMBER_E_WRONG_THREAD from every thread and leaked for good.
+/// A thread, and whether it is still running. Each thread that uses a
+/// context gets one mark, kept in a thread-specific slot whose destructor
+/// records the thread's end. Contexts know their thread by its mark, so no
+/// later thread is taken for an ended one (as a reused `pthread_t` would
+/// be), and a context whose thread has ended can be freed from another
+/// thread (no thread can use it any more) instead of being refused with
+/// AMBER_E_WRONG_THREAD from every thread and leaked for good.
 final class ThreadMark: Sendable {
     private let ended = Atomic<Bool>(false)
 
     /// Whether the thread has exited.
     var hasEnded: Bool { ended.load(ordering: .acquiring) }
+
+    /// The calling thread's mark's identity, what handles record as their
+    /// owner: unlike a `pthread_t`, never the same for a later thread while
+    /// anything holds the mark (a context does).
+    static var currentToken: UInt { UInt(bitPattern: ObjectIdentifier(current())) }
 
     /// The calling thread's mark (made on its first call).
     static func current() -> ThreadMark {
@@ -35,15 +42,18 @@ final class ThreadMark: Sendable {
 }
 
 /// The thread a context belongs to, which the handles it gives out (objects,
-/// reports, live queries, batches) share.
+/// reports, live queries, batches) share: known by its mark, which the
+/// context holds, so a later thread given the same `pthread_t` is not it.
 struct OwnerThread {
-    let id = pthread_self()
     let mark = ThreadMark.current()
+
+    /// The mark's identity, recorded with each handle as its owner.
+    var token: UInt { UInt(bitPattern: ObjectIdentifier(mark)) }
 
     /// Fails with AMBER_E_WRONG_THREAD unless called on this thread; a
     /// handle being freed may be freed from any thread once this one has ended.
     func check(_ parameter: String, freeing: Bool = false) throws(CAPIError) {
-        guard pthread_equal(id, pthread_self()) == 0, !(freeing && mark.hasEnded) else { return }
+        guard ThreadMark.current() !== mark, !(freeing && mark.hasEnded) else { return }
         throw CAPIError(AMBER_E_WRONG_THREAD, "\(parameter) belongs to another thread (the one that created its context)", origin: parameter)
     }
 }

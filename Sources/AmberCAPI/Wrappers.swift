@@ -204,8 +204,8 @@ final class CContext {
         self.store = store
     }
 
-    /// The thread that made it, the only one its handles may be used on.
-    var owner: pthread_t { thread.id }
+    /// The thread that made it (its mark's token), the only one its handles may be used on.
+    var owner: UInt { thread.token }
 
     func checkThread(_ parameter: String, freeing: Bool = false) throws(CAPIError) { try thread.check(parameter, freeing: freeing) }
 

@@ -25,6 +25,10 @@ struct Migrate: ParsableCommand {
     @Flag(name: .customLong("no-backup"), help: "Do not copy the store before migrating.")
     var noBackup = false
 
+    @Flag(name: .customLong("allow-data-removal"),
+          help: "Let the migration remove stored data (the objects of a dropped entity, the values of a dropped attribute, the links of a dropped relationship); without it such a migration is refused, listing what it would remove.")
+    var allowDataRemoval = false
+
     @Flag(help: "Print the plan and the outcome as JSON: {\"store\", \"from\", \"to\", \"plan\", \"migrated\", \"backup\"}.")
     var json = false
 
@@ -54,6 +58,7 @@ struct Migrate: ParsableCommand {
             if migrating {
                 var options = Store.Options()
                 options.backsUpBeforeMigrating = !noBackup
+                options.allowsDataRemoval = allowDataRemoval
                 let bar = progress.bar()
                 defer { bar.finish() }  // also when the migration fails
                 options.migrationProgress = { bar.show($0.step, $0.completed, of: $0.total) }

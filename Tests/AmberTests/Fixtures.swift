@@ -100,3 +100,13 @@ func amberError(_ body: () throws -> Void) -> AmberError? {
         return nil
     }
 }
+
+extension Store.Options {
+    /// Options that consent to a migration removing stored data: the migration tests remove entities,
+    /// attributes and relationships on purpose.
+    static var removingData: Store.Options {
+        var options = Store.Options()
+        options.allowsDataRemoval = true
+        return options
+    }
+}

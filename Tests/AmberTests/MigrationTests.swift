@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Amber
 @testable import AmberModel
+@testable import AmberSQL
 @testable import AmberSQLiteStore
 @testable import AmberTransformers
 @testable import AmberValues
@@ -95,7 +96,7 @@ import Testing
 
         var steps: [String] = []
         let collected = Collected()
-        var options = Store.Options()
+        var options = Store.Options.removingData
         options.migrationProgress = { collected.append($0.step) }
         let store = try Store(path: path, model: try Self.version2(), options: options)
         steps = collected.items
@@ -129,6 +130,33 @@ import Testing
         #expect(try sqlite(path, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'Book_title_index'") == "1")
     }
 
+    @Test func aMigrationThatRemovesDataNeedsConsent() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        try Self.fillVersion1(path)
+        // Version 2 drops the Shelf entity, which holds one object: the plan says how much goes.
+        let plan = try Store.migrationPlan(forStoreAt: path, to: try Self.version2())
+        #expect(plan.contains("removes stored data: entity Shelf: 1 object (refused unless data removal is allowed)"), "\(plan)")
+        let backup = Store.backupPath(for: path, version: try Self.version1().versionHash)
+        guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: try Self.version2()) }) else {
+            Issue.record("a migration removing an object ran without consent")
+            return
+        }
+        #expect(problems == ["entity Shelf: 1 object would be removed", TableMigration.consent])
+        #expect(try metadata(path, "model_hash") == Self.version1().versionHash)
+        #expect(!FileManager.default.fileExists(atPath: backup))  // refused before anything was copied
+        // Without the shelf's object, nothing stored goes: no consent needed.
+        do {
+            let context = Context(store: try Store(path: path, model: try Self.version1()))
+            for shelf in try context.fetch("Shelf") { try context.delete(shelf) }
+            try context.save()
+        }
+        #expect(!(try Store.migrationPlan(forStoreAt: path, to: try Self.version2())).contains { $0.hasPrefix("removes stored data") })
+        _ = try Store(path: path, model: try Self.version2())
+        #expect(try metadata(path, "model_hash") == Self.version2().versionHash)
+    }
+
     @Test func stepByStepAndOneJumpAgree() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -140,9 +168,9 @@ import Testing
         description.entities[1].attributes.removeAll { $0.name == "writerCount" }
         description.entities[1].attributes.append(Attribute.double("rating").defaultValue(.double(3.5)))
         let version3 = try Model(description)
-        _ = try Store(path: stepwise, model: try Self.version2())
-        _ = try Store(path: stepwise, model: version3)
-        _ = try Store(path: jump, model: version3)
+        _ = try Store(path: stepwise, model: try Self.version2(), options: .removingData)
+        _ = try Store(path: stepwise, model: version3, options: .removingData)
+        _ = try Store(path: jump, model: version3, options: .removingData)
         let dump = { (path: String) throws -> [[Value]] in
             let context = Context(store: try Store(path: path, model: version3))
             return try context.fetch("Book", sortedBy: [SortKey("title")]).map { book in
@@ -196,14 +224,14 @@ import Testing
         // A directory where the backup would go.
         try FileManager.default.createDirectory(atPath: Store.backupPath(for: path, version: try Self.version1().versionHash),
                                                 withIntermediateDirectories: false)
-        guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: try Self.version2()) }) else {
+        guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: try Self.version2(), options: .removingData) }) else {
             Issue.record("expected the migration to stop")
             return
         }
         #expect(problems.first?.contains("cannot be written") == true)
         #expect(try metadata(path, "model_hash") == Self.version1().versionHash)
         // Opting out of the backup lets it run.
-        var options = Store.Options()
+        var options = Store.Options.removingData
         options.backsUpBeforeMigrating = false
         _ = try Store(path: path, model: try Self.version2(), options: options)
         #expect(try metadata(path, "model_hash") == Self.version2().versionHash)
@@ -377,7 +405,7 @@ import Testing
         #expect(plan.contains("remove Person.pets and its links") && plan.contains("remove Pet.owner and its links"))
         #expect(plan.contains("Passport.owner: to-one to to-many (each object keeps its destination as its only member)"))
         // An object with extended attributes stops Person from losing them.
-        let refusal = amberError({ _ = try Store(path: path, model: try Self.peopleModel(2)) })
+        let refusal = amberError({ _ = try Store(path: path, model: try Self.peopleModel(2), options: .removingData) })
         guard case .migrationFailed(_, let problems) = refusal else {
             Issue.record("expected the migration to be refused, got \(String(describing: refusal))")
             return
@@ -389,7 +417,7 @@ import Testing
             try first[0].setValue(.null, forExtendedKey: "nickname")
             try context.save()
         }
-        let store = try Store(path: path, model: try Self.peopleModel(2))
+        let store = try Store(path: path, model: try Self.peopleModel(2), options: .removingData)
         let context = Context(store: store)
         let people = try context.fetch("Person", sortedBy: [SortKey("name")])
         #expect(try people.map { try $0.value(forKey: "name") } == ["p0", "p1", "p2"])

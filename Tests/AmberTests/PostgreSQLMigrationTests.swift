@@ -23,7 +23,7 @@ struct PostgreSQLMigrationTests {
         let schema = try #require(url.split(separator: "=").last)
         try MigrationTests.fillVersion1(try Store(url: url, model: try MigrationTests.version1()))
         let collected = MigrationTests.Collected()
-        var options = Store.Options()
+        var options = Store.Options.removingData
         options.migrationProgress = { collected.append($0.step) }
         let store = try Store(url: url, model: try MigrationTests.version2(), options: options)
         #expect(collected.items.contains("copy Writer") && collected.items.contains("compute Book.writerCount"), "\(collected.items)")
@@ -63,7 +63,7 @@ struct PostgreSQLMigrationTests {
         let threads = (0..<4).map { _ in
             Thread {
                 do {
-                    let count = try Context(store: try Store(url: url, model: version2)).fetch("Book").count
+                    let count = try Context(store: try Store(url: url, model: version2, options: .removingData)).fetch("Book").count
                     outcomes.append("\(count) books")
                 } catch {
                     outcomes.append("\(error)")

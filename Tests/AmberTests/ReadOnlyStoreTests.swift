@@ -3,30 +3,25 @@ import Testing
 @testable import Amber
 @testable import AmberValues
 
-/// A folder this process cannot write: a read-only bind mount when running
-/// as root (whom permissions do not stop), else one without write permission.
-/// nil when neither can be made here.
+/// A read-only disk: a read-only bind mount of a folder `setUp` fills;
+/// nil where this process cannot mount one (not root).
 private final class ReadOnlyFolder {
     let url: URL
     private let source: URL
-    private let mounted: Bool
 
     init?(holding setUp: (URL) throws -> Void) rethrows {
         source = temporaryDirectory()
+        url = temporaryDirectory()
         try setUp(source)
-        if geteuid() == 0 {
-            url = temporaryDirectory()
-            guard Self.run("/bin/mount", "--bind", source.path, url.path) else { return nil }
-            mounted = true
-            guard Self.run("/bin/mount", "-o", "remount,ro,bind", url.path) else { return nil }
-        } else {
-            (url, mounted) = (source, false)
-            chmod(url.path, 0o555)
+        guard geteuid() == 0, Self.run("/bin/mount", "--bind", source.path, url.path) else { return nil }
+        guard Self.run("/bin/mount", "-o", "remount,ro,bind", url.path) else {
+            _ = Self.run("/bin/umount", url.path)
+            return nil
         }
     }
 
     deinit {
-        if mounted { _ = Self.run("/bin/umount", url.path) } else { chmod(url.path, 0o755) }
+        _ = Self.run("/bin/umount", url.path)
         try? FileManager.default.removeItem(at: url)
         try? FileManager.default.removeItem(at: source)
     }
@@ -72,9 +67,9 @@ private final class ReadOnlyFolder {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["notes.amber"])
     }
 
-    @Test func aStoreInAFolderThatCannotBeWrittenOpensReadOnly() throws {
+    @Test func aStoreOnAReadOnlyDiskOpensReadOnly() throws {
         guard let folder = try ReadOnlyFolder(holding: Self.fill) else {
-            print("ReadOnlyStoreTests: no read-only folder can be made here; skipped")
+            print("ReadOnlyStoreTests: no read-only disk can be mounted here (not root); skipped")
             return
         }
         let path = folder.url.appendingPathComponent("notes.amber").path

@@ -696,7 +696,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             return
         }
         let identifier = first.identifier
-        let store = try #require(try kind.reopen(first, model: version2))
+        let store = try #require(try kind.reopen(first, model: version2, options: .removingData))
         #expect(store.identifier == identifier && store.model.versionHash == version2.versionHash, "\(kind)")
         func readBack(_ store: Store, _ place: String) throws {
             let context = Context(store: store)

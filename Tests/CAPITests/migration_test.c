@@ -26,6 +26,8 @@ static const char *v2 = "{\"entities\": [{\"name\": \"Book\", \"attributes\": ["
                         "{\"name\": \"title\", \"type\": \"string\", \"optional\": false},"
                         "{\"name\": \"pages\", \"type\": \"integer64\"},"
                         "{\"name\": \"subtitle\", \"type\": \"string\", \"default\": \"none\"}]}]}";
+static const char *titles_only = "{\"entities\": [{\"name\": \"Book\", \"attributes\": ["
+                                 "{\"name\": \"title\", \"type\": \"string\", \"optional\": false}]}]}";
 static const char *refused = "{\"entities\": [{\"name\": \"Book\", \"attributes\": ["
                              "{\"name\": \"title\", \"type\": \"integer64\"}, {\"name\": \"pages\", \"type\": \"integer16\"}]}]}";
 
@@ -152,6 +154,19 @@ int main(int argc, char **argv) {
     glob_t backups;
     CHECK(glob(pattern, 0, NULL, &backups) == 0 && backups.gl_pathc == 1);
     globfree(&backups);
+
+    // Dropping pages removes stored values: refused (and counted) without allow_data_removal, nothing changed.
+    amber_model *smaller = model_of(titles_only);
+    CHECK(plan_lines(path, smaller, "removes stored data: Book.pages: 50 values (refused unless data removal is allowed)") >= 1);
+    FAILS(amber_store_open(&store, path, smaller), AMBER_E_MIGRATION_FAILED, "Book.pages: 50 values would be removed");
+    CHECK(plan_lines(path, smaller, NULL) >= 1);
+    options = (amber_store_options)AMBER_STORE_OPTIONS_INIT;
+    CHECK(options.allow_data_removal == 0);
+    options.allow_data_removal = 1;
+    OK(amber_store_open_with_options(&store, path, smaller, &options));
+    CHECK(count_where(store, "title != %@", text("")) == BOOKS);
+    OK(amber_store_close(store));
+    OK(amber_model_free(smaller));
 
     FAILS(amber_store_migration_plan(&(char *){NULL}, &(size_t){0}, "/nonexistent/store.amber", target), AMBER_E_NOT_A_STORE,
           "no such file");

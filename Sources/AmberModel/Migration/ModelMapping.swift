@@ -25,6 +25,19 @@ package struct ModelMapping {
     package private(set) var steps: [String] = []
     /// Changes that cannot be inferred, each naming its place; a migration runs only with none.
     package private(set) var problems: [String] = []
+    /// The stored data the migration removes (source handles): a store counts it, and
+    /// removes it only with the caller's consent.
+    package private(set) var removals: [Removal] = []
+
+    /// Stored data a migration removes.
+    package enum Removal {
+        /// The objects of an entity the destination drops.
+        case objects(Entity)
+        /// The values of an attribute (stored, not derived) the destination drops, in the rows of `entity` and below.
+        case values(Entity, Attribute)
+        /// The links of a relationship the destination drops.
+        case links(Entity, Relationship)
+    }
 
     package init(from source: Model, to destination: Model) {
         self.source = source
@@ -77,8 +90,10 @@ package struct ModelMapping {
             if !match.isExtensible && entity.isExtensible { steps.append("\(entity.name): now extensible") }
             if entity.isAbstract && !match.isAbstract { steps.append("\(entity.name): now abstract (refused if it has objects of its own)") }
         }
+        var removals: [Removal] = []
         for entity in source.entities where !entities.contains(where: { $0 === entity }) {
             steps.append("remove entity \(entity.name) and its objects")
+            removals.append(.objects(entity))
         }
         // An entity new to the store cannot sit above entities that have objects: their rows would move.
         for entity in destination.entities where entities[entity.index] == nil {
@@ -90,6 +105,7 @@ package struct ModelMapping {
         self.relationships = Array(repeating: [:], count: destination.entities.count)
         self.problems = problems
         self.steps = steps
+        self.removals = removals
         for (index, entity) in destination.entities.enumerated() {
             guard let match = entities[index] else { continue }
             mapAttributes(of: entity, from: match)
@@ -180,6 +196,7 @@ package struct ModelMapping {
         }
         for old in sourceAttributes where !attributes[entity.index].values.contains(where: { $0 === old }) && Self.declares(match, old.name) {
             steps.append("remove \(match.name).\(old.name) and its values")
+            if old.derivation == nil { removals.append(.values(match, old)) }
         }
     }
 
@@ -228,6 +245,7 @@ package struct ModelMapping {
         }
         for old in match.relationships where !relationships[entity.index].values.contains(where: { $0 === old }) && Self.declares(match, old.name) {
             steps.append("remove \(match.name).\(old.name) and its links")
+            removals.append(.links(match, old))
         }
     }
 }

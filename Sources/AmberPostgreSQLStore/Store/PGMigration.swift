@@ -110,7 +110,7 @@ extension PostgreSQLStore {
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: address.place, problems: mapping.problems) }
         let migration = TableMigration(mapping: mapping, driver: PGMigrationDriver(connection: connection, schema: address.schema),
                                        dialect: PostgreSQLDialect(), storeIdentifier: store, storedHash: storedHash,
-                                       progress: options.migrationProgress)
+                                       allowsDataRemoval: options.allowsDataRemoval, progress: options.migrationProgress)
         try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         do throws(AmberError) {
             _ = try connection.query("SELECT pg_advisory_xact_lock(\(lockKey))")

@@ -139,16 +139,20 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
     ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
     package static func migrationPlan(at address: PGAddress, to model: Model) throws(AmberError) -> [String] {
-        let metadata = try metadata(at: address)
+        let connection = try PGConnection(conninfo: address.conninfo, place: address.place)
+        let metadata = try metadata(at: address, on: connection)
         guard metadata["model_hash"] != model.versionHash else { return [] }
         let mapping = ModelMapping(from: try Model.stored(in: metadata, place: address.place, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: address.place, problems: mapping.problems) }
-        return mapping.steps
+        let removed = try TableMigration(mapping: mapping, driver: PGMigrationDriver(connection: connection, schema: address.schema),
+                                         dialect: PostgreSQLDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil).removedData()
+        return mapping.steps + removed.map(TableMigration.plannedRemoval)
     }
 
-    /// The metadata of the store at `address`, read on a connection of its own.
-    private static func metadata(at address: PGAddress) throws(AmberError) -> [String: String] {
-        let connection = try PGConnection(conninfo: address.conninfo, place: address.place)
+    /// The metadata of the store at `address`, read on `connection` (one of its own).
+    private static func metadata(at address: PGAddress, on given: PGConnection? = nil) throws(AmberError) -> [String: String] {
+        let connection: PGConnection
+        if let given { connection = given } else { connection = try PGConnection(conninfo: address.conninfo, place: address.place) }
         try connection.execute(setup(address))
         guard let metadata = try readMetadata(connection, place: address.place) else {
             throw .notAStore(path: address.place, reason: "the schema \(address.schema) holds no tables")

@@ -234,7 +234,7 @@ package final class TableMapping {
         guard entity.parentIndex == nil, !dialect.declaresForeignKeysInTable else { return [] }
         var seen: Set<String> = []
         return entity.subentityIndices.flatMap { model.entities[$0].relationships }
-            .filter { $0.slot != nil && seen.insert($0.name).inserted }
+            .filter { $0.slot != nil && seen.insert($0.columnName).inserted }
             .map { "ALTER TABLE \(table) ADD \(foreignKey($0))" }
     }
 

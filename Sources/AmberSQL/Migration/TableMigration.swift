@@ -51,12 +51,14 @@ package struct TableMigration {
     package let reencoder: Reencoder
     /// The version hash the store's metadata records for the source model.
     let storedHash: String
+    /// Whether the caller consented to removing stored data (``ModelMapping/removals``).
+    let allowsDataRemoval: Bool
 
     package init(mapping: ModelMapping, driver: any MigrationDriver, dialect: any SQLDialect, storeIdentifier: UUID, storedHash: String,
-                 progress: (@Sendable (MigrationProgress) throws -> Void)?)
+                 allowsDataRemoval: Bool = false, progress: (@Sendable (MigrationProgress) throws -> Void)?)
     {
         (self.mapping, self.driver, self.dialect, self.storeIdentifier) = (mapping, driver, dialect, storeIdentifier)
-        (self.storedHash, self.progress) = (storedHash, progress)
+        (self.storedHash, self.allowsDataRemoval, self.progress) = (storedHash, allowsDataRemoval, progress)
         reencoder = Reencoder(mapping.reencoded.map { entity, encoder, oldEncoder in
             Reencoder.Column(entity: entity, encoder: encoder, oldEncoder: oldEncoder)
         }, store: storeIdentifier, progress: progress)
@@ -84,6 +86,8 @@ package struct TableMigration {
     /// throws ``/AmberValues/AmberError/migrationFailed(store:problems:)`` for
     /// a statement the objects fail (the caller rolls back either way).
     package func run() throws(AmberError) -> [String] {
+        let refused = try consentProblems()
+        guard refused.isEmpty else { return refused }
         var problems: [String] = []
         try driver.moveAside(sourceTables)
         try driver.createTables(destination)
@@ -100,6 +104,60 @@ package struct TableMigration {
         try driver.finishTables(destination)
         try record()
         return []
+    }
+
+    /// What the refusal of a migration that removes data says to do.
+    package static let consent = "a migration that removes stored data needs the caller's consent: Store.Options.allowsDataRemoval "
+        + "(C: amber_store_options.allow_data_removal; Python: allow_data_removal=True; CLI: --allow-data-removal); "
+        + "a file store's backup keeps what it removes"
+
+    /// A line of a migration plan for `removed`, a line of ``removedData()``.
+    package static func plannedRemoval(_ removed: String) -> String {
+        "removes stored data: \(removed) (refused unless data removal is allowed)"
+    }
+
+    /// Why the migration may not run without the caller's consent (the data
+    /// it would remove, and how to consent); empty when it removes nothing
+    /// stored, or the caller consented.
+    package func consentProblems() throws(AmberError) -> [String] {
+        guard !allowsDataRemoval else { return [] }
+        let removed = try removedData()
+        return removed.isEmpty ? [] : removed.map { "\($0) would be removed" } + [Self.consent]
+    }
+
+    /// The stored data the migration removes, one line per removal that
+    /// removes something (`Book.shelf: 120 values`), counted in the source
+    /// tables (before they are moved aside).
+    package func removedData() throws(AmberError) -> [String] {
+        var lines: [String] = [], joinTables: Set<String> = []
+        func count(_ sql: String) throws(AmberError) -> Int64 { try driver.integer(sql) }
+        func plural(_ count: Int64, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        for removal in mapping.removals {
+            switch removal {
+            case .objects(let entity):
+                let found = try count("SELECT count(*) FROM \(quote(source.root(of: entity).name)) WHERE _entity = \(entity.index + 1)")
+                if found > 0 { lines.append("entity \(entity.name): \(plural(found, "object"))") }
+            case .values(let entity, let attribute):
+                guard let column = entity.columns.first(where: { $0.slot == (attribute.codec?.encodedSlot ?? attribute.slot) }) else { continue }
+                let found = try count("SELECT count(*) FROM \(quote(source.root(of: entity).name)) WHERE \(quote(column.name)) IS NOT NULL "
+                    + "AND \(sourceRows(of: entity))")
+                if found > 0 { lines.append("\(attribute): \(plural(found, "value"))") }
+            case .links(let entity, let relationship):
+                let found: Int64
+                switch relationship.storage {
+                case .foreignKey:
+                    found = try count("SELECT count(*) FROM \(quote(source.root(of: entity).name)) "
+                        + "WHERE \(quote(relationship.columnName)) IS NOT NULL AND \(sourceRows(of: entity))")
+                case .joinTable(let table, _, _, _):
+                    guard joinTables.insert(table).inserted else { continue }
+                    found = try count("SELECT count(*) FROM \(quote(table))")
+                case .inverseForeignKey:
+                    continue  // its links are the to-one's column, counted with the inverse
+                }
+                if found > 0 { lines.append("\(relationship): \(plural(found, "link"))") }
+            }
+        }
+        return lines
     }
 
     // MARK: Steps

@@ -5,8 +5,9 @@ import AmberValues
 /// The triggers that keep derived attributes, as every SQL store needs
 /// them: after any write to a row a derivation reads (the object's own
 /// columns, a to-one destination's, a to-many member's or link's), the
-/// rows that depend on it are computed again in the same transaction, and
-/// their version moves when a value changed, so other contexts merge it
+/// rows that depend on it are computed again in the same transaction (an
+/// `@count` steps by one per link instead), and their version moves when a
+/// value changed (for a count, with every link), so other contexts merge it
 /// like any other write. A log trigger on each table with derived columns
 /// records the rows whose derived values changed, which the save reads
 /// (``DerivedTriggerPlan/logTable``) and reports to contexts. Each store

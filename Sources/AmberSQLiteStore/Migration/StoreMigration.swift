@@ -22,26 +22,34 @@ struct StoreMigration {
     /// The store's file, and where to copy it once this connection holds the write lock (nil: no copy).
     let storePath: String
     let backupPath: String?
+    /// Whether the caller consented to removing stored data.
+    let allowsDataRemoval: Bool
 
     /// Runs the migration; returns the problems that stopped it (nothing changed then).
     func run(metadataTable: String) throws(AmberError) -> [String] {
         let driver = SQLiteMigrationDriver(connection: connection, metadataTable: metadataTable)
         let migration = TableMigration(mapping: mapping, driver: driver, dialect: SQLiteDialect(), storeIdentifier: storeIdentifier,
-                                       storedHash: storedHash, progress: progress)
+                                       storedHash: storedHash, allowsDataRemoval: allowsDataRemoval, progress: progress)
         try connection.execute("PRAGMA legacy_alter_table = ON")
         defer { try? connection.execute("PRAGMA legacy_alter_table = OFF") }
         try connection.registerReencoding(migration.reencoder)
         // Removal failing only keeps the function (and its reencoder) until the connection closes.
         defer { try? connection.registerReencoding(nil) }
         try connection.execute("BEGIN IMMEDIATE")
+        // A backup this run wrote goes if the migration does not happen: it is a copy of a store that did not change.
+        var wroteBackup = false
         do throws(AmberError) {
             guard try migration.isNeeded() else {
                 try connection.execute("ROLLBACK")
                 return []
             }
+            // Refused before anything is copied: no backup of a store that will not change.
+            let refused = try migration.consentProblems()
+            guard refused.isEmpty else { throw AmberError.migrationFailed(store: "", problems: refused) }
             // Copied under the write lock: a store another connection migrated meanwhile is never copied as the old one.
             if let backupPath {
                 do throws(AmberError) {
+                    wroteBackup = !FileManager.default.fileExists(atPath: backupPath)
                     try Connection.backup(of: storePath, to: backupPath, busyTimeout: connection.busyTimeout)
                 } catch {
                     throw AmberError.migrationFailed(store: "", problems: ["the backup \(backupPath) cannot be written: \(error)"])
@@ -53,9 +61,11 @@ struct StoreMigration {
             return []
         } catch .migrationFailed(_, let found) {
             try? connection.execute("ROLLBACK")
+            if wroteBackup, let backupPath { try? FileManager.default.removeItem(atPath: backupPath) }
             return found
         } catch {
             try? connection.execute("ROLLBACK")
+            if wroteBackup, let backupPath { try? FileManager.default.removeItem(atPath: backupPath) }
             throw error
         }
     }

@@ -56,10 +56,11 @@ final class Connection {
 
     /// `file:` URI of `path` with `immutable=1` (nil for a path no URI can name).
     private static func immutableURI(_ path: String) -> String? {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let absolute = ((path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path) as NSString).standardizingPath
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
-        return absolute.addingPercentEncoding(withAllowedCharacters: allowed).map { "file:\($0)?immutable=1" }
+        // "file://" and an absolute path: an empty authority, so no part of the path is read as a host.
+        return absolute.addingPercentEncoding(withAllowedCharacters: allowed).map { "file://\($0)?immutable=1" }
     }
 
     /// Whether a statement that meets another connection's lock waits up to

@@ -89,15 +89,35 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     package convenience init(path: String, model: Model, options: Store.Options = Store.Options()) throws(AmberError) {
         let existed = FileManager.default.fileExists(atPath: path)
         let access = existed ? FileAccess.of(path) : .readWrite
+        // Made here first, exclusively: another process making the same store at once makes its own or opens this one.
+        let made = !existed && Self.makeEmptyFile(path)
         do throws(AmberError) {
             let connection = try Self.open(path, access: access, create: true, options: options)
             try self.init(connection: connection, path: path, model: model, options: options, access: access)
         } catch {
             guard let failure = error.storageFailure(of: path, existed ? "the store was not opened" : "no store was made") else { throw error }
-            // What a failed creation left (a first page, an empty log) is no store: it goes, not to be mistaken for one.
-            if !existed { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            if made { Self.removeUnfinished(path) }
             throw failure
         }
+    }
+
+    /// Makes an empty file at `path` if nothing is there; whether this call made it.
+    private static func makeEmptyFile(_ path: String) -> Bool {
+        let descriptor = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return false }
+        Glibc.close(descriptor)
+        return true
+    }
+
+    /// Removes the files of a store this call began to make and could not
+    /// finish, when they hold nothing committed (a first page at most, an
+    /// empty log): no half-made file is left to be taken for a store, and
+    /// nothing another process committed meanwhile is touched.
+    private static func removeUnfinished(_ path: String) {
+        let files = FileManager.default
+        func size(_ file: String) -> Int? { (try? files.attributesOfItem(atPath: file))?[.size] as? Int }
+        guard (size(path) ?? 0) <= 4096, (size(path + "-wal") ?? 0) == 0 else { return }
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? files.removeItem(atPath: path + suffix) }
     }
 
     /// A connection to the store file at `path` as `access` allows.
@@ -297,7 +317,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         guard metadata["model_hash"] != model.versionHash else { return [] }
         let mapping = try ModelMapping(from: Model.stored(in: metadata, place: path, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
-        return mapping.steps
+        let removed = try TableMigration(mapping: mapping, driver: SQLiteMigrationDriver(connection: connection, metadataTable: metadataTable),
+                                         dialect: SQLiteDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil).removedData()
+        return mapping.steps + removed.map(TableMigration.plannedRemoval)
     }
 
     /// Migrates the store to `model` in one transaction, after a backup
@@ -312,7 +334,8 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         do throws(AmberError) {
             problems = try StoreMigration(mapping: mapping, connection: connection, storeIdentifier: store,
                                           progress: options.migrationProgress, storedHash: stored, storePath: path,
-                                          backupPath: options.backsUpBeforeMigrating ? backupPath(for: path, version: stored) : nil)
+                                          backupPath: options.backsUpBeforeMigrating ? backupPath(for: path, version: stored) : nil,
+                                          allowsDataRemoval: options.allowsDataRemoval)
                 .run(metadataTable: metadataTable)
         } catch {
             // The migration is one transaction: a disk that failed it left the store as it was.
@@ -830,7 +853,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             throw .busy(path: path, timeout: timeout)
         } catch {
             // Nor is a disk that failed: said as such, to be saved again once there is room.
-            if let failure = error.storageFailure(of: place, "nothing was written, and the context keeps its changes") {
+            if let failure = error.storageFailure(of: place, "nothing was written, and the context keeps its changes",
+                                                  ioOutcome: "the save may or may not be in the store (check it with amber check and "
+                                                      + "fetch before saving again); the context keeps its changes") {
                 if connection.isInTransaction { try? connection.execute("ROLLBACK") }
                 throw failure
             }

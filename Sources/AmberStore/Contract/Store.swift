@@ -31,6 +31,14 @@ public final class Store: Sendable {
         /// For SQLite files; a PostgreSQL store migrates in one transaction,
         /// and the server keeps no copy (take one with `pg_dump` first).
         public var backsUpBeforeMigrating = true
+        /// Whether a migration may remove stored data: the objects of an
+        /// entity the new model drops, the values of a dropped attribute,
+        /// the links of a dropped relationship. False by default: such a
+        /// migration is refused (``/AmberValues/AmberError/migrationFailed(store:problems:)``),
+        /// listing what it would remove and how much, and the store is
+        /// unchanged. A migration that removes nothing stored (a dropped
+        /// entity with no objects, a dropped derived attribute) needs no consent.
+        public var allowsDataRemoval = false
         /// Called as a migration proceeds, on the opening thread; an error it
         /// throws cancels the migration (nothing changes).
         public var migrationProgress: (@Sendable (MigrationProgress) throws -> Void)?

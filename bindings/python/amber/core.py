@@ -80,7 +80,8 @@ class MergePolicy(enum.IntEnum):
 class _Owner:
     """A Python object owning one C handle, which is freed exactly once: by
     _release() (close), or else when the Python object goes away. The handle
-    stays in _handle afterwards, stale, so the C API reports later use as misuse."""
+    stays in _handle afterwards, stale, so the C API reports later use as
+    misuse (a Context says so itself: its _handle raises once it is closed)."""
 
     _handle: Any = None
     _owns = False  # a class default, so an __init__ that failed before owning anything frees nothing
@@ -1169,7 +1170,7 @@ def open(url: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, 
          plugins: Iterable[Union[str, os.PathLike]] = (), plugin_config: Optional[str] = None,
          registry: Optional[Registry] = None, busy_timeout: float = 5.0, migrate: bool = True, backup: bool = True,
          progress: Optional[Callable[[str, int, int], None]] = None, durability: str = "normal",
-         history: bool = True) -> "Store":
+         history: bool = True, allow_data_removal: bool = False) -> "Store":
     """Opens (creating if needed) the store `url` names with `model`, after
     loading `plugins` into the model's registry. `url` is what every Amber
     language and the CLI take (amber_store_open_url): a path or a "file:"
@@ -1203,7 +1204,10 @@ def open(url: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, 
     transaction under its lock, and the server keeps no copy. `progress(step, completed, total)` is
     called as the migration proceeds; an exception it raises cancels the
     migration. A migration that is refused, cancelled or fails raises
-    MigrationError and leaves the store unchanged.
+    MigrationError and leaves the store unchanged. A migration that would
+    remove stored data (the objects of a dropped entity, the values of a
+    dropped attribute, the links of a dropped relationship) is refused,
+    listing what and how much, unless `allow_data_removal` is true.
 
     `durability` is what a save that returned survives: "normal" (the
     default), a crash or kill of the process; "full", power failure too, at
@@ -1234,7 +1238,8 @@ def open(url: Optional[Union[str, os.PathLike]], model: Optional[Model] = None, 
                                                 "migrate": int(bool(migrate)), "backup": int(bool(backup)),
                                                 "progress": _progress_trampoline if progress is not None else ffi.NULL,
                                                 "progress_context": handle, "durability": _DURABILITY[durability],
-                                                "history": int(bool(history))})
+                                                "history": int(bool(history)),
+                                                "allow_data_removal": int(bool(allow_data_removal))})
     if isinstance(url, str):  # a path or a URL, as amber_store_open_url decides
         check(lib.amber_store_open_url(out, os.fsencode(url), model._handle, options))
         return Store(out[0], model, url)
@@ -1382,10 +1387,10 @@ class Store(_Owner):
         changes are then dropped. Using a context or object of a closed store
         raises MisuseError saying the store was closed."""
         contexts = [context for context in list(self._contexts) if context._owns]
-        unsaved = [context for context in contexts if context._holds_changes()] if not discard else []
+        unsaved = [(context, context._pending_counts()) for context in contexts] if not discard else []
+        unsaved = [(context, counts) for context, counts in unsaved if counts != ""]
         if unsaved:
-            counts = ", ".join(f"{len(context.inserted)} inserted, {len(context.updated)} updated, {len(context.deleted)} deleted"
-                               for context in unsaved)
+            counts = "; ".join(counts for _, counts in unsaved)
             raise MisuseError(lib.AMBER_E_UNAVAILABLE, f"the store cannot close: {len(unsaved)} of its contexts "
                               f"{'holds' if len(unsaved) == 1 else 'hold'} unsaved changes ({counts}); save or roll them back, "
                               "or close(discard=True) to drop them", "store")
@@ -1426,12 +1431,15 @@ class Context(_Owner):
     def _handle(self, handle: Any) -> None:
         self._live_handle = handle
 
-    def _holds_changes(self) -> bool:
-        """Whether it holds unsaved changes (False when another thread's context cannot be asked)."""
+    def _pending_counts(self) -> str:
+        """Its unsaved changes counted ("1 inserted, 0 updated, 0 deleted"), "" for none; a context
+        of another thread, which cannot be asked, may hold some: it says so."""
         try:
-            return self.has_changes
+            if not self.has_changes:
+                return ""
+            return f"{len(self.inserted)} inserted, {len(self.updated)} updated, {len(self.deleted)} deleted"
         except MisuseError:
-            return False
+            return "a context of another thread, whose changes cannot be read from this one"
 
     def __init__(self, store: Store) -> None:
         if not store._owns:

@@ -80,6 +80,22 @@ def test_refused_migration_changes_nothing(tmp_path):
         amber.open(path, amber.Model.from_dict(v2()), migrate=False)
 
 
+def test_removing_stored_data_needs_consent(tmp_path):
+    path = tmp_path / "books.amber"
+    fill(path)
+    before = digest(path)
+    smaller = amber.Model.from_dict({"entities": [{"name": "Book", "attributes": [
+        {"name": "title", "type": "string"}, {"name": "pages", "type": "integer16"}]}]})
+    assert "removes stored data: Book.code: 3 values (refused unless data removal is allowed)" in amber.migration_plan(path, smaller)
+    with pytest.raises(amber.MigrationError) as caught:
+        amber.open(path, smaller)
+    assert caught.value.problems[0] == "Book.code: 3 values would be removed"
+    assert "allow_data_removal=True" in caught.value.problems[1]
+    assert digest(path) == before and not [name for name in os.listdir(tmp_path) if name.endswith(".backup")]
+    with amber.open(path, smaller, allow_data_removal=True) as store, store.context() as ctx:
+        assert ctx.count("Book") == 3
+
+
 def test_an_exception_in_the_progress_callback_cancels(tmp_path):
     path = tmp_path / "books.amber"
     fill(path)
