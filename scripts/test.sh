@@ -439,8 +439,9 @@ expect "expected NAME=archive or NAME=binary" cli query "$work/standins.amber" N
 python_coverage=$(sed -nE 's/.*Total coverage: ([0-9.]+%).*/\1/p' "$work/pytest.log")
 echo "Python coverage of the installed amber package: $python_coverage"
 # The API reference Python users read: pydoc renders the installed package's docstrings.
-(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pydoc -w amber amber.core amber.errors > /dev/null)
-grep -q "sample_plugin" "$work/amber.core.html" && grep -q "DestinationExistsError" "$work/amber.errors.html"
+(cd "$work" && AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pydoc -w amber amber.model amber.store amber.context amber.objects amber.transformers amber.observing amber.errors > /dev/null)
+grep -q "sample_plugin" "$work/amber.transformers.html" && grep -q "DestinationExistsError" "$work/amber.errors.html"
+grep -q "allow_data_removal" "$work/amber.store.html" && grep -q "insert_many" "$work/amber.context.html"
 
 step "Python: pip install from the source folder and from a wheel, each in a fresh venv, used with no environment variable"
 python3 - README.md > "$work/readme_example.py" <<'PY'

@@ -12,10 +12,14 @@ over SQLite, through Amber's C API.
 """
 from ._ffi import ffi, lib
 from ._history import HistoryChange, HistoryTransaction
-from .core import (Attribute, Change, ChangeReport, Context, IndexChange, LiveQuery, Section, Entity, MergePolicy, Model, Object, Registry, RelatedObjects, Relationship, Store, Template, Transformer, check_file,
-                   import_coredata, migration_plan, open, sample_plugin, shared_registry)
+from .context import Context, MergePolicy
 from .errors import (ArgumentError, BusyError, DestinationExistsError, Error, HistoryError, IndexOutOfRangeError, ServerError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StorageError, StoreError, StoreURLError,
                      UnknownKeyPathError, UnknownNameError, UnsupportedError, TransformerError, ValidationError, ValueClassError)
+from .model import Attribute, Entity, Model, Relationship, Template
+from .objects import Object, RelatedObjects
+from .observing import Change, ChangeReport, IndexChange, LiveQuery, Section
+from .store import Store, check_file, import_coredata, migration_plan, open
+from .transformers import Registry, Transformer, sample_plugin, shared_registry
 
 __version__ = ffi.string(lib.amber_version()).decode()
 

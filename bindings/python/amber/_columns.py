@@ -62,7 +62,7 @@ class ColumnFiller:
         }
 
     def fill(self, target: Any, values: Sequence[Any], attribute: Any, entity: str, keep: list) -> int:
-        """Fills amber_column `target` with `values` for `attribute` (a core.Attribute)
+        """Fills amber_column `target` with `values` for `attribute` (a model.Attribute)
         of entity `entity`; buffers it points to go into `keep`, to be held until the
         C call returns. Returns the column's type (an AMBER_VALUE_* constant, or
         AMBER_COLUMN_VALUES when the column went value by value)."""

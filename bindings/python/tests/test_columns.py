@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import amber
-from amber import core, ffi, lib
+from amber import _common, ffi, lib
 
 MODEL = {
     "valueClasses": [
@@ -175,11 +175,11 @@ def _kind(model, name, values):
     (the value-by-value path, which may raise for these values, is not run)."""
     target = ffi.new("amber_column *")
     entity = model.entity("Row")
-    return core._columns.fill(target[0], values, entity.attribute(name), "Row", [])
+    return _common._columns.fill(target[0], values, entity.attribute(name), "Row", [])
 
 
 def test_columns_of_one_type_take_the_typed_path(model, monkeypatch):
-    monkeypatch.setattr(core._columns, "_values", lambda target, *rest: None)
+    monkeypatch.setattr(_common._columns, "_values", lambda target, *rest: None)
     Color, Point = model.struct_type("Color"), model.struct_type("Point")
     moment = datetime(2024, 1, 1, tzinfo=timezone.utc)
     typed = {

@@ -8,7 +8,8 @@ import threading
 import pytest
 
 import amber
-from amber import _values, core, ffi, lib
+import amber.context as context_module
+from amber import _common, _values, ffi, lib
 from conftest import filled
 
 
@@ -33,7 +34,7 @@ class RecordingLibrary:
 @pytest.fixture
 def recording(monkeypatch):
     library = RecordingLibrary()
-    monkeypatch.setattr(core, "lib", library)
+    monkeypatch.setattr(context_module, "lib", library)
     return library
 
 
@@ -64,7 +65,7 @@ def test_a_failed_read_frees_the_batch_and_releases_every_handle(context, record
         def columns(self, *arguments):
             raise RuntimeError("cannot read")
 
-    monkeypatch.setattr(core, "_reader", Failing())
+    monkeypatch.setattr(context_module, "_reader", Failing())
     try:
         context.fetch("Book")
     except RuntimeError as error:
@@ -171,7 +172,7 @@ def test_a_value_of_an_unknown_type_is_refused():
     values[0].type = lib.AMBER_VALUE_INT
     values[1].type = 99
     with pytest.raises(TypeError, match="unknown amber value type 99"):
-        core._reader.columns(values, 2, 1, lambda name: None)
+        _common._reader.columns(values, 2, 1, lambda name: None)
 
 
 def test_a_values_array_it_cannot_read_by_its_layout_is_refused():

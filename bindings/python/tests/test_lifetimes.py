@@ -9,7 +9,7 @@ import threading
 import pytest
 
 import amber
-from amber import core, ffi, lib
+from amber import _common, ffi, lib
 
 NOTES = {"entities": [{"name": "Note", "attributes": [
     {"name": "title", "type": "string"}, {"name": "pages", "type": "integer32"}]}]}
@@ -157,9 +157,9 @@ def test_a_context_and_its_objects_in_a_garbage_cycle(store, unraisable):
 def test_a_registry_with_python_transformers_is_freed():
     registry = amber.Registry()
     registry.register_transformer("Shout", "String", "String", str.upper, str.lower)
-    live = len(core._kept_for_library)
+    live = len(_common._kept_for_library)
     del registry  # the library lets the transformer go only once the registry handle is freed
-    assert len(core._kept_for_library) == live - 1
+    assert len(_common._kept_for_library) == live - 1
 
 
 def test_an_object_keeps_its_context_open(store):

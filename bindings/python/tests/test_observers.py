@@ -175,17 +175,17 @@ def test_live_query_misuse(store):
 
 
 def test_callbacks_are_let_go_when_removed_or_closed(store):
-    from amber import core
+    from amber import _common
     with store.context() as here:
-        before = len(core._kept_for_library)
+        before = len(_common._kept_for_library)
         token = here.add_observer(lambda report: None)
         query = here.live_query("Book", sort=["title"], on_change=lambda changes: None)
-        assert len(core._kept_for_library) == before + 2
+        assert len(_common._kept_for_library) == before + 2
         here.remove_observer(token)
         query.close()
-        assert len(core._kept_for_library) == before
+        assert len(_common._kept_for_library) == before
         here.add_observer(lambda report: None)
-    assert len(core._kept_for_library) == before  # freed with its context
+    assert len(_common._kept_for_library) == before  # freed with its context
 
 
 def test_observing_a_closed_context_is_misuse(store):
@@ -199,17 +199,17 @@ def test_observing_a_closed_context_is_misuse(store):
 
 def test_a_context_whose_observer_refers_to_it_is_collected(store):
     import gc
-    from amber import core
-    before = len(core._kept_for_library)
+    from amber import _common
+    before = len(_common._kept_for_library)
 
     def watch():
         ctx = store.context()
         ctx.add_observer(lambda report: ctx.count("Book"))
         query = ctx.live_query("Book", sort=["title"], on_change=lambda changes: len(query))
-        assert len(core._kept_for_library) == before + 2
+        assert len(_common._kept_for_library) == before + 2
     watch()
     gc.collect()
-    assert len(core._kept_for_library) == before
+    assert len(_common._kept_for_library) == before
 
 
 def test_a_nested_failing_call_does_not_swallow_an_earlier_callback_exception(store):

@@ -25,7 +25,7 @@ def test_amber_plugin_dir_comes_first_then_the_bundled_copy(monkeypatch, tmp_pat
     bundled = tmp_path / "bundled"
     bundled.mkdir()
     (bundled / "libAmberRectPlugin.so").write_bytes(b"")
-    monkeypatch.setattr(amber.core, "_BUNDLED_PLUGINS", str(bundled))
+    monkeypatch.setattr(amber.transformers, "_BUNDLED_PLUGINS", str(bundled))
     assert amber.sample_plugin("rect") == os.path.join(plugin_dir, "libAmberRectPlugin.so")
     monkeypatch.setenv("AMBER_PLUGIN_DIR", str(tmp_path))  # holds no plugin: the bundled copy
     assert amber.sample_plugin("rect") == str(bundled / "libAmberRectPlugin.so")
