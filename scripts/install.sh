@@ -6,6 +6,11 @@
 #   PREFIX/lib/pkgconfig/amber.pc, so `cc app.c $(pkg-config --cflags --libs amber)`
 #   works once PKG_CONFIG_PATH includes PREFIX/lib/pkgconfig.
 #   The sample plugins written in C go to PREFIX/lib/amber/plugins.
+#   The library's debug information goes apart, as distributions ship it, to
+#   PREFIX/lib/.debug/libamber.so.VERSION.debug (found through the library's
+#   debug link by gdb and valgrind), in DWARF 4, which the valgrind of
+#   Debian 12 reads; PREFIX/share/amber/valgrind.supp suppresses the Swift
+#   runtime's one-time allocations for `valgrind --leak-check=full`.
 # The library carries the Swift runtime and Foundation it needs (linked with
 # -static-stdlib), so it runs on machines without a Swift toolchain: it
 # depends only on system libraries. Do not load it into a process that also
@@ -16,6 +21,7 @@ cd "$(dirname "$0")/.."
 prefix=${1:-/usr/local}
 version=$(sed -nE 's/^public let version = "([0-9.]+)"/\1/p' Sources/AmberValues/Version.swift)
 export AMBER_SONAME=1
+export AMBER_DWARF4=1
 flags=(-c release --scratch-path .build-install -Xswiftc -static-stdlib)
 swift build "${flags[@]}" --product AmberC >&2
 bin=$(swift build "${flags[@]}" --show-bin-path)
@@ -28,8 +34,13 @@ if ldd "$lib" | grep -F -e "$runtime" -e "not found" >&2; then
     exit 1
 fi
 
-mkdir -p "$prefix/lib/pkgconfig" "$prefix/include" "$prefix/lib/amber/plugins"
-install -m 0755 "$lib" "$prefix/lib/libamber.so.$version"
+mkdir -p "$prefix/lib/pkgconfig" "$prefix/include" "$prefix/lib/amber/plugins" "$prefix/lib/.debug" "$prefix/share/amber"
+debug="$prefix/lib/.debug/libamber.so.$version.debug"
+objcopy --only-keep-debug "$lib" "$debug"
+chmod 0644 "$debug"
+objcopy --strip-unneeded --add-gnu-debuglink="$debug" "$lib" "$prefix/lib/libamber.so.$version"
+chmod 0755 "$prefix/lib/libamber.so.$version"
+install -m 0644 scripts/valgrind.supp "$prefix/share/amber/valgrind.supp"
 ln -sf "libamber.so.$version" "$prefix/lib/libamber.so.0"
 ln -sf libamber.so.0 "$prefix/lib/libamber.so"
 for header in include/amber*.h; do install -m 0644 "$header" "$prefix/include/"; done
