@@ -224,6 +224,8 @@ package struct TableMigration {
         guard problems.isEmpty else { return problems }
         let from = "FROM \(oldTable(of: sourceRoot)) WHERE _entity IN (\(kept.joined(separator: ", ")))"
         let total = Int(try driver.integer("SELECT count(*) \(from)"))
+        // The total from the start, so a progress bar knows its length before the copy.
+        try report(MigrationProgress(step: "copy \(root.name)", completed: 0, total: total))
         do throws(AmberError) {
             try driver.run(SQLFragment(sql: "INSERT INTO \(table.table) (\(names.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(from)",
                                        bindings: bindings))
