@@ -335,7 +335,7 @@ book = next(e for e in model["entities"] if e["name"] == "Book")
 book["attributes"] = [a for a in book["attributes"] if a["name"] != "edition"]
 json.dump(model, open(sys.argv[2], "w"))' "$work/migrate.json" "$work/smaller.json"
 books=$(cli query "$work/migrate.amber" Book --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
-expect "removes stored data: Book.edition: $books values (refused unless data removal is allowed)" \
+expect "removes stored data: Book.edition: $books values (needs consent: data removal allowed)" \
     cli migrate "$work/migrate.amber" --to "$work/smaller.json" --dry-run
 expect "Book.edition: $books values would be removed" cli migrate "$work/migrate.amber" --to "$work/smaller.json"
 expect "migrated; the store as it was is in" cli migrate "$work/migrate.amber" --to "$work/smaller.json" --allow-data-removal

@@ -167,6 +167,6 @@ public func amber_batch_free(_ batch: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
         let target: CBatch = try Handles.resolve(batch, as: .batch, "batch")
         try target.context.checkThread("batch", freeing: true)
-        try Handles.release(batch, as: .batch, "batch")
+        try target.context.thread.freeing { () throws(CAPIError) in try Handles.release(batch, as: .batch, "batch") }
     }
 }

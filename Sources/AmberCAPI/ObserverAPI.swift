@@ -223,7 +223,7 @@ public func amber_changes_free(_ changes: OpaquePointer?) -> amber_status {
             throw CAPIError(AMBER_E_INVALID_VALUE, "changes: a report passed to an observer belongs to its context; it is released when the observer returns",
                             origin: "changes")
         }
-        try Handles.release(changes, as: .changes, "changes")
+        try report.thread.freeing { () throws(CAPIError) in try Handles.release(changes, as: .changes, "changes") }
     }
 }
 
@@ -350,7 +350,9 @@ public func amber_live_query_refetch(_ query: OpaquePointer?) -> amber_status {
 public func amber_live_query_free(_ query: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
         let live = try Handles.liveQuery(query, freeing: true)
-        live.query.onChange = nil
-        try Handles.release(query, as: .liveQuery, "query")
+        try live.thread.freeing { () throws(CAPIError) in
+            live.query.onChange = nil
+            try Handles.release(query, as: .liveQuery, "query")
+        }
     }
 }

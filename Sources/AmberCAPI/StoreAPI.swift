@@ -210,8 +210,10 @@ public func amber_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ st
 public func amber_context_free(_ context: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
         let wrapper = try Handles.contextToFree(context)
-        wrapper.releaseObjectHandles()
-        try Handles.release(context, as: .context, "context")
+        try wrapper.thread.freeing { () throws(CAPIError) in
+            wrapper.releaseObjectHandles()
+            try Handles.release(context, as: .context, "context")
+        }
     }
 }
 

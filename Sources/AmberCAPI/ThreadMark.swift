@@ -56,4 +56,15 @@ struct OwnerThread {
         guard ThreadMark.current() !== mark, !(freeing && mark.hasEnded) else { return }
         throw CAPIError(AMBER_E_WRONG_THREAD, "\(parameter) belongs to another thread (the one that created its context)", origin: parameter)
     }
+
+    /// Runs `body`, which frees a handle of this thread's context: as is on
+    /// this thread; from another (once this one has ended) one free at a
+    /// time, so two threads freeing what an ended thread left do not race on it.
+    func freeing(_ body: () throws(CAPIError) -> Void) throws(CAPIError) {
+        if ThreadMark.current() === mark { return try body() }
+        try Self.orphans.withLock { (_) throws(CAPIError) in try body() }
+    }
+
+    /// Held while another thread frees what an ended thread left.
+    private static let orphans = Mutex(())
 }

@@ -137,7 +137,7 @@ import Testing
         try Self.fillVersion1(path)
         // Version 2 drops the Shelf entity, which holds one object: the plan says how much goes.
         let plan = try Store.migrationPlan(forStoreAt: path, to: try Self.version2())
-        #expect(plan.contains("removes stored data: entity Shelf: 1 object (refused unless data removal is allowed)"), "\(plan)")
+        #expect(plan.contains("removes stored data: entity Shelf: 1 object (needs consent: data removal allowed)"), "\(plan)")
         let backup = Store.backupPath(for: path, version: try Self.version1().versionHash)
         guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: try Self.version2()) }) else {
             Issue.record("a migration removing an object ran without consent")
@@ -155,6 +155,15 @@ import Testing
         #expect(!(try Store.migrationPlan(forStoreAt: path, to: try Self.version2())).contains { $0.hasPrefix("removes stored data") })
         _ = try Store(path: path, model: try Self.version2())
         #expect(try metadata(path, "model_hash") == Self.version2().versionHash)
+        // Deriving an attribute that holds values replaces them: consent too.
+        var derived = try Self.version2().description
+        let code = try #require(derived.entities[1].attributes.firstIndex { $0.name == "code" })
+        derived.entities[1].attributes[code] = Attribute.string("code").derived("lowercase:(title)")
+        guard case .migrationFailed(_, let replaced) = amberError({ _ = try Store(path: path, model: try Model(derived)) }) else {
+            Issue.record("deriving a stored attribute ran without consent")
+            return
+        }
+        #expect(replaced.first == "Book.code: 2 values (computed instead) would be removed", "\(replaced)")
     }
 
     @Test func stepByStepAndOneJumpAgree() throws {

@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
 
     // Dropping pages removes stored values: refused (and counted) without allow_data_removal, nothing changed.
     amber_model *smaller = model_of(titles_only);
-    CHECK(plan_lines(path, smaller, "removes stored data: Book.pages: 50 values (refused unless data removal is allowed)") >= 1);
+    CHECK(plan_lines(path, smaller, "removes stored data: Book.pages: 50 values (needs consent: data removal allowed)") >= 1);
     FAILS(amber_store_open(&store, path, smaller), AMBER_E_MIGRATION_FAILED, "Book.pages: 50 values would be removed");
     CHECK(plan_lines(path, smaller, NULL) >= 1);
     options = (amber_store_options)AMBER_STORE_OPTIONS_INIT;

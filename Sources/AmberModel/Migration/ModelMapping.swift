@@ -37,6 +37,8 @@ package struct ModelMapping {
         case values(Entity, Attribute)
         /// The links of a relationship the destination drops.
         case links(Entity, Relationship)
+        /// The stored values of an attribute the destination derives instead (computed again over them).
+        case replaced(Entity, Attribute)
     }
 
     package init(from source: Model, to destination: Model) {
@@ -179,6 +181,7 @@ package struct ModelMapping {
             }
             if let derivation = attribute.derivation, derivation.expression != old.derivation?.expression {
                 steps.append("\(place): compute from \(derivation.expression)")
+                if old.derivation == nil { removals.append(.replaced(match, old)) }
             }
         }
         // Transformed columns: the attribute encoding into each (itself, or a transient one keeping its form there).

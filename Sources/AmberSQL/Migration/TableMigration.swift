@@ -85,8 +85,9 @@ package struct TableMigration {
     /// Runs the migration's steps; returns the problems that stop it, or
     /// throws ``/AmberValues/AmberError/migrationFailed(store:problems:)`` for
     /// a statement the objects fail (the caller rolls back either way).
-    package func run() throws(AmberError) -> [String] {
-        let refused = try consentProblems()
+    /// (`consentChecked`: the caller already asked ``consentProblems()``.)
+    package func run(consentChecked: Bool = false) throws(AmberError) -> [String] {
+        let refused = consentChecked ? [] : try consentProblems()
         guard refused.isEmpty else { return refused }
         var problems: [String] = []
         try driver.moveAside(sourceTables)
@@ -109,11 +110,11 @@ package struct TableMigration {
     /// What the refusal of a migration that removes data says to do.
     package static let consent = "a migration that removes stored data needs the caller's consent: Store.Options.allowsDataRemoval "
         + "(C: amber_store_options.allow_data_removal; Python: allow_data_removal=True; CLI: --allow-data-removal); "
-        + "a file store's backup keeps what it removes"
+        + "a file store's backup, unless turned off, keeps what it removes"
 
     /// A line of a migration plan for `removed`, a line of ``removedData()``.
     package static func plannedRemoval(_ removed: String) -> String {
-        "removes stored data: \(removed) (refused unless data removal is allowed)"
+        "removes stored data: \(removed) (needs consent: data removal allowed)"
     }
 
     /// Why the migration may not run without the caller's consent (the data
@@ -137,11 +138,12 @@ package struct TableMigration {
             case .objects(let entity):
                 let found = try count("SELECT count(*) FROM \(quote(source.root(of: entity).name)) WHERE _entity = \(entity.index + 1)")
                 if found > 0 { lines.append("entity \(entity.name): \(plural(found, "object"))") }
-            case .values(let entity, let attribute):
+            case .values(let entity, let attribute), .replaced(let entity, let attribute):
                 guard let column = entity.columns.first(where: { $0.slot == (attribute.codec?.encodedSlot ?? attribute.slot) }) else { continue }
                 let found = try count("SELECT count(*) FROM \(quote(source.root(of: entity).name)) WHERE \(quote(column.name)) IS NOT NULL "
                     + "AND \(sourceRows(of: entity))")
-                if found > 0 { lines.append("\(attribute): \(plural(found, "value"))") }
+                let replaced = if case .replaced = removal { " (computed instead)" } else { "" }
+                if found > 0 { lines.append("\(attribute): \(plural(found, "value"))\(replaced)") }
             case .links(let entity, let relationship):
                 let found: Int64
                 switch relationship.storage {

@@ -55,7 +55,7 @@ struct StoreMigration {
                     throw AmberError.migrationFailed(store: "", problems: ["the backup \(backupPath) cannot be written: \(error)"])
                 }
             }
-            let problems = try migration.run()
+            let problems = try migration.run(consentChecked: true)
             guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
             try connection.execute("COMMIT")
             return []

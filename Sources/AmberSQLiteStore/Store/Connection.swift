@@ -140,7 +140,9 @@ final class Connection {
     static func backup(of source: String, to target: String, busyTimeout: Duration) throws(AmberError) {
         var from: OpaquePointer?
         defer { sqlite3_close_v2(from) }
-        let opened = sqlite3_open_v2(source, &from, SQLITE_OPEN_READONLY, nil)
+        // A store on a read-only disk is read as it was opened: immutable.
+        let uri = FileAccess.of(source) == .immutable ? immutableURI(source) : nil
+        let opened = sqlite3_open_v2(uri ?? source, &from, SQLITE_OPEN_READONLY | (uri == nil ? 0 : SQLITE_OPEN_URI), nil)
         guard opened == SQLITE_OK, let from else {
             throw .sqlite(code: opened, message: from.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(source)")
         }

@@ -11,8 +11,14 @@ enum FileAccess: Equatable {
     /// there or makeable, to read alongside a writer).
     case readOnly
     /// The file is on a read-only mount and there is no log: nothing can
-    /// write it, so it is opened as immutable (no `-shm`, no `-wal`, no locks).
+    /// write it, so it is opened as immutable (no `-shm`, no `-wal`, no
+    /// locks). This assumes no process writes it through another mount
+    /// (a volume mounted read-only here and read-write elsewhere) while it is open.
     case immutable
+    /// This process cannot write the folder, the disk can be written, and
+    /// no one has the store open (no log): SQLite would have to make the
+    /// log's index (`-shm`) beside it to read it, and cannot.
+    case unreadable
 
     /// How the existing file at `path` can be opened.
     static func of(_ path: String) -> FileAccess {
@@ -22,7 +28,9 @@ enum FileAccess: Equatable {
         // Immutable only where no one can write: a writer elsewhere would change pages under an immutable reader.
         var disk = statvfs()
         let readOnlyMount = statvfs(path, &disk) == 0 && disk.f_flag & UInt(ST_RDONLY) != 0
-        return readOnlyMount && !files.fileExists(atPath: path + "-wal") ? .immutable : .readOnly
+        let logged = files.fileExists(atPath: path + "-wal")
+        if readOnlyMount && !logged { return .immutable }
+        return logged || files.isWritableFile(atPath: folder.isEmpty ? "." : folder) ? .readOnly : .unreadable
     }
 
     /// Why a store opened this way refuses to be written, for its errors.
@@ -31,6 +39,8 @@ enum FileAccess: Equatable {
         case .readWrite: nil
         case .readOnly: "it was opened read-only: this process cannot write its file or folder"
         case .immutable: "it was opened read-only: it is on a read-only disk"
+        case .unreadable: "this process cannot write its folder, where SQLite must make the log's index (-shm) to read it "
+            + "while no one has it open: copy the store elsewhere, or open it as a user who can write the folder"
         }
     }
 }

@@ -122,6 +122,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
 
     /// A connection to the store file at `path` as `access` allows.
     private static func open(_ path: String, access: FileAccess, create: Bool, options: Store.Options) throws(AmberError) -> Connection {
+        if access == .unreadable, let refusal = access.refusal { throw .notAStore(path: path, reason: "it cannot be read here: \(refusal)") }
         do throws(AmberError) {
             return try Connection(path: path, create: create, readOnly: access == .readOnly, immutable: access == .immutable,
                                   busyTimeout: options.busyTimeout)
@@ -230,10 +231,11 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     ///   that is not a Core Data store.
     package init(coreDataPath path: String, model: Model, options: Store.Options, readOnly: Bool = false) throws(AmberError) {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        let access = readOnly ? .readOnly : FileAccess.of(path)
+        let found = FileAccess.of(path)
+        let access = readOnly && found == .readWrite ? .readOnly : found
         let readOnly = access != .readWrite
-        let connection = try Connection(path: path, create: false, readOnly: access == .readOnly, immutable: access == .immutable,
-                                        busyTimeout: options.busyTimeout)
+        let connection = try Connection(path: path, create: false, readOnly: readOnly && access != .immutable,
+                                        immutable: access == .immutable, busyTimeout: options.busyTimeout)
         if !readOnly {
             let rc = amber_sqlite3_no_checkpoint_on_close(connection.handle)
             guard rc == SQLITE_OK else { throw connection.error(rc, message: "cannot keep the -wal on close: \(String(cString: sqlite3_errstr(rc)))") }
@@ -299,7 +301,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     /// The version hash of the model the store at `path` was last opened with.
     package static func versionHash(ofStoreAt path: String) throws(AmberError) -> String {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        let metadata = try readMetadata(Connection(path: path, create: false, busyTimeout: .seconds(5)), path: path)
+        let metadata = try readMetadata(open(path, access: FileAccess.of(path), create: false, options: Store.Options()), path: path)
         guard let hash = metadata["model_hash"] else { throw .notAStore(path: path, reason: "no model hash in the metadata table") }
         return hash
     }
@@ -312,7 +314,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
     ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
     package static func migrationPlan(forStoreAt path: String, to model: Model) throws(AmberError) -> [String] {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        let connection = try Connection(path: path, create: false, busyTimeout: .seconds(5))
+        let connection = try open(path, access: FileAccess.of(path), create: false, options: Store.Options())
         let metadata = try readMetadata(connection, path: path)
         guard metadata["model_hash"] != model.versionHash else { return [] }
         let mapping = try ModelMapping(from: Model.stored(in: metadata, place: path, registry: model.registry), to: model)

@@ -86,7 +86,7 @@ def test_removing_stored_data_needs_consent(tmp_path):
     before = digest(path)
     smaller = amber.Model.from_dict({"entities": [{"name": "Book", "attributes": [
         {"name": "title", "type": "string"}, {"name": "pages", "type": "integer16"}]}]})
-    assert "removes stored data: Book.code: 3 values (refused unless data removal is allowed)" in amber.migration_plan(path, smaller)
+    assert "removes stored data: Book.code: 3 values (needs consent: data removal allowed)" in amber.migration_plan(path, smaller)
     with pytest.raises(amber.MigrationError) as caught:
         amber.open(path, smaller)
     assert caught.value.problems[0] == "Book.code: 3 values would be removed"
