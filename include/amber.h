@@ -1043,8 +1043,9 @@ amber_status amber_store_check(char **out, size_t *out_count, amber_store *store
 
 /** amber_store_check for the store file at `path`, without opening it as a
  *  store: its model is not bound, so a store whose plugins are missing (or
- *  whose metadata is damaged) can be checked. The file is opened read-only:
- *  checking changes nothing.
+ *  whose metadata is damaged) can be checked. Checking writes nothing to
+ *  the store, and leaves no side files where this process may write the
+ *  folder; a store it cannot write is read as its opening reads it.
  *  Errors: AMBER_E_NOT_A_STORE if the file is missing or cannot be opened;
  *  AMBER_E_BUSY, AMBER_E_SQLITE if reading it fails (a damaged file or one
  *  that is not a database is reported in *out, not as an error). */

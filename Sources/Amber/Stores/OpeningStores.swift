@@ -199,8 +199,10 @@ extension Store {
 
     /// Checks the store file at `path` as ``/AmberStore/Store/checkIntegrity()`` does, without
     /// binding its model: a store whose plugins are missing can be checked.
-    /// The file is opened read-only, so checking changes nothing (a log a
-    /// crash left stays for the next opening to recover).
+    /// Checking writes nothing to the store (a log a crash left stays for the
+    /// next opening to recover) and, where this process may write the
+    /// folder, leaves no side files either; a store it cannot write is read
+    /// as its opening reads it (docs/durability.md).
     ///
     /// - Throws: ``/AmberValues/AmberError/notAStore(path:reason:)`` if the file is
     ///   missing or cannot be opened; ``/AmberValues/AmberError/busy(path:timeout:)`` or an
