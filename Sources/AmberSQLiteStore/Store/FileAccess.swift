@@ -1,3 +1,4 @@
+import AmberValues
 import Foundation
 
 /// How a store file is opened, from what this process may write: a store in
@@ -31,6 +32,11 @@ enum FileAccess: Equatable {
         let logged = files.fileExists(atPath: path + "-wal")
         if readOnlyMount && !logged { return .immutable }
         return logged || files.isWritableFile(atPath: folder.isEmpty ? "." : folder) ? .readOnly : .unreadable
+    }
+
+    /// Refuses a store that cannot be read here (``unreadable``), saying why.
+    func requireReadable(_ path: String) throws(AmberError) {
+        if self == .unreadable, let refusal { throw .notAStore(path: path, reason: "it cannot be read here: \(refusal)") }
     }
 
     /// Why a store opened this way refuses to be written, for its errors.

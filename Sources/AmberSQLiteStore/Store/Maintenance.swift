@@ -27,7 +27,7 @@ extension SQLiteStore {
         // Read-write where it may (nothing is written, and the last connection to close takes away the -wal and
         // -shm a read-only one would leave); read-only, or immutable, where it may not.
         let access = FileAccess.of(path)
-        if access == .unreadable, let refusal = access.refusal { throw .notAStore(path: path, reason: "it cannot be read here: \(refusal)") }
+        try access.requireReadable(path)
         let writable = access == .readWrite && !FileManager.default.fileExists(atPath: path + "-wal")
         return try problems(in: Connection(path: path, create: false, readOnly: !writable && access != .immutable, immutable: access == .immutable,
                                            busyTimeout: Store.Options().busyTimeout), place: path)

@@ -122,7 +122,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
 
     /// A connection to the store file at `path` as `access` allows.
     private static func open(_ path: String, access: FileAccess, create: Bool, options: Store.Options) throws(AmberError) -> Connection {
-        if access == .unreadable, let refusal = access.refusal { throw .notAStore(path: path, reason: "it cannot be read here: \(refusal)") }
+        try access.requireReadable(path)
         do throws(AmberError) {
             return try Connection(path: path, create: create, readOnly: access == .readOnly, immutable: access == .immutable,
                                   busyTimeout: options.busyTimeout)
