@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Amber's benchmark: the Swift API, the C API and the Python bindings,
 # each against raw SQLite (C for the first two, Python's sqlite3 for the
-# last) in the same run. Arguments go to amber-bench (--quick, --n, --repetitions,
+# last) in the same run, and GRDB's records against the same raw SQLite
+# (Benchmarks/GRDB). Arguments go to amber-bench (--quick, --n, --repetitions,
 # --json FILE, --postgres URL for the PostgreSQL rows against raw libpq on that
 # server). Needs a release build; the Python part needs the bindings
 # installed (pip install ./bindings/python), and is skipped otherwise.
@@ -19,4 +20,15 @@ if AMBER_LIBRARY="$bin/libAmberC.so" python3 -c "import amber" 2>/dev/null; then
 else
     echo "bench: the Python bindings are not installed; skipping the Python rows" >&2
 fi
-AMBER_LIBRARY="$bin/libAmberC.so" "$bin/amber-bench" --plugin "$bin/libAmberColorPlugin.so" --capi "$work/capi_bench" "${python[@]}" "$@"
+# GRDB's side (Benchmarks/GRDB, a package of its own so building Amber never
+# builds GRDB). Skipped if it cannot be built here, except under CI.
+grdb=()
+if swift build -c release --package-path Benchmarks/GRDB >&2; then
+    grdb=(--grdb "$(swift build -c release --package-path Benchmarks/GRDB --show-bin-path)/grdb-bench")
+elif [ -n "${CI:-}" ]; then
+    echo "bench: the GRDB benchmark did not build" >&2
+    exit 1
+else
+    echo "bench: the GRDB benchmark did not build; skipping the GRDB rows" >&2
+fi
+AMBER_LIBRARY="$bin/libAmberC.so" "$bin/amber-bench" --plugin "$bin/libAmberColorPlugin.so" --capi "$work/capi_bench" "${python[@]}" "${grdb[@]}" "$@"

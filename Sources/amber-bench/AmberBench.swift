@@ -17,6 +17,8 @@ struct AmberBench: ParsableCommand {
     @Option(help: "The color plugin (default: libAmberColorPlugin.so beside this program).") var plugin: String?
     @Option(help: "The C API benchmark program to run too (its JSON is merged).") var capi: String?
     @Option(help: "The Python benchmark script to run too (its JSON is merged).") var python: String?
+    @Option(help: "GRDB's side of W1-W4 (Benchmarks/GRDB's grdb-bench) to run too, reported against this run's raw SQLite and Amber.")
+    var grdb: String?
     @Option(help: "Write {workload: {amber_ms, raw_ms, ratio}} to this file.") var json: String?
     @Option(help: "A PostgreSQL server (libpq URI) for the PostgreSQL rows, against raw libpq on it; none: no such rows.") var postgres: String?
     @Option(help: "Where the Core Data store fixtures are (W18; none there: no W18 row).") var coredata = "../shared/coredata"
@@ -114,12 +116,35 @@ struct AmberBench: ParsableCommand {
             Swift.print(result.amber_ms, result.raw_ms, result.ratio)
             return
         }
+        if profile == "store-ratios" {
+            // W1-W4 alone, both sides, for A/B runs: `--profile store-ratios`.
+            for (name, result) in try bench.storeWorkloads(repetitions: repetitions).sorted(by: { $0.key < $1.key }) {
+                Swift.print(name, String(format: "%.1f %.1f %.2f", result.amber_ms, result.raw_ms, result.ratio))
+            }
+            return
+        }
+        if profile == "read" {
+            // W2 alone on Amber's side, `--repetitions` times over one store, for perf: `--profile read`.
+            let side = try AmberSide(bench, 0)
+            _ = try side.run(0)
+            side.profiling = true
+            for _ in 0..<repetitions { _ = try side.run(1) }
+            return
+        }
         if profile != nil {
             // One side only, for perf or callgrind: `--profile amber`.
             for repetition in 0..<repetitions { Swift.print(try bench.amberRun(repetition, profiling: true)) }
             return
         }
         var results = try bench.storeWorkloads(repetitions: repetitions)
+        if let grdb {
+            let output = try Workloads.runChild(grdb, ["--n", "\(n)", "--repetitions", "\(repetitions)", "--workspace", workspace.path])
+            for (name, grdbMs) in try JSONDecoder().decode([String: Double].self, from: Data(output.utf8)) {
+                guard let ours = results[name] else { continue }
+                results["GRDB " + name] = Result(amber: grdbMs, raw: ours.raw_ms)
+                results["Amber/GRDB " + name] = Result(amber: ours.amber_ms, raw: grdbMs)
+            }
+        }
         results["W5 colour round trips"] = try bench.roundTrips(roundTrips, repetitions: repetitions)
         results["W5 plugin against Swift transformer"] = try bench.pluginAgainstSwift(roundTrips, repetitions: repetitions)
         for (name, result) in try GraphWorkloads(n: n, workspace: workspace).run(repetitions: repetitions) { results[name] = result }
@@ -403,6 +428,11 @@ struct Report {
         (LinkWorkload.names[0], 1.5), (LinkWorkload.names[1], 1.5), (LinkWorkload.names[2], 1.5),
         (PostgreSQLWorkloads.names[0], 1.5), (PostgreSQLWorkloads.names[1], 2.0), (PostgreSQLWorkloads.names[2], 2.0),
         (PostgreSQLWorkloads.names[3], 1.5),
+        // GRDB's rows compare it with raw SQLite (no target: GRDB's, not Amber's); then Amber with GRDB.
+        ("GRDB W1 insert + save", 0), ("GRDB W2 fetch all + read", 0), ("GRDB W3 CONTAINS[c] + sum", 0),
+        ("GRDB W4 update every 10th + save", 0),
+        ("Amber/GRDB W1 insert + save", 1.0), ("Amber/GRDB W2 fetch all + read", 1.0),
+        ("Amber/GRDB W3 CONTAINS[c] + sum", 1.0), ("Amber/GRDB W4 update every 10th + save", 1.0),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
@@ -416,11 +446,15 @@ struct Report {
         Swift.print("workload".padding(toLength: 40, withPad: " ", startingAt: 0) + "     amber       raw   ratio  target")
         for (name, target) in Self.targets {
             guard let result = results[name] else { continue }
-            let verdict = result.ratio <= target ? "met" : "MISSED"
-            Swift.print(name.padding(toLength: 40, withPad: " ", startingAt: 0)
-                        + String(format: "%10.1f%10.1f%8.2f%8.1f  %@", result.amber_ms, result.raw_ms, result.ratio, target, verdict))
+            let line = name.padding(toLength: 40, withPad: " ", startingAt: 0)
+                + String(format: "%10.1f%10.1f%8.2f", result.amber_ms, result.raw_ms, result.ratio)
+            guard target > 0 else {
+                Swift.print(line + "       -")
+                continue
+            }
+            Swift.print(line + String(format: "%8.1f  %@", target, result.ratio <= target ? "met" : "MISSED"))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; W18's with a plain SQLite loop over the same pages; W19's with raw SQLite copying the same rows; W20's with four times the same work at a quarter of N; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; W18's with a plain SQLite loop over the same pages; W19's with raw SQLite copying the same rows; W20's with four times the same work at a quarter of N; GRDB's with raw SQLite, then Amber's with GRDB's; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
         if let server { Swift.print("(PostgreSQL rows: \(server))") }
     }
 }
@@ -492,11 +526,13 @@ final class AmberSide {
             if profiling { Swift.print(String(format: "W1: insert and set %.1f ms, save %.1f ms", insert, save)) }
             return insert + save
         case 1:
+            // An earlier run's objects go before the timer (the profile runs W2 repeatedly).
+            (books, reader) = ([], nil)
             let context = Context(store: store)
             reader = context
             var checksum = 0.0
-            return try Workloads.time {
-                books = try context.fetch(FetchRequest("Book"))
+            let fetch = try Workloads.time { books = try context.fetch(FetchRequest("Book")) }
+            let read = try Workloads.time {
                 for book in books {
                     if case .string(let text) = try book.value(for: title) { checksum += Double(text.utf8.count) }
                     if case .double(let value) = try book.value(for: price) { checksum += value }
@@ -504,6 +540,8 @@ final class AmberSide {
                     _ = try book.value(for: color)
                 }
             }
+            if profiling { Swift.print(String(format: "W2: fetch %.1f ms, read %.1f ms", fetch, read)) }
+            return fetch + read
         case 2:
             let searcher = Context(store: store)
             var found: [ManagedObject] = []

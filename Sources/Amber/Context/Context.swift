@@ -329,42 +329,66 @@ public final class Context {
     /// (a fault gets its row), the rest made and registered; deleted ones left out.
     /// Each row's object is of the row's own entity (`entity` or one that inherits from it).
     func objects(from rows: FetchedRows, of entity: Entity) -> [ManagedObject] {
-        // One batch per entity among the rows: a batch reads and decodes by its entity's slots.
-        var batches = [FetchedBatch?](repeating: nil, count: entity.subentityIndices.count > 1 ? model.entities.count : 0)
-        let only = batches.isEmpty ? FetchedBatch(rows: rows, entity: entity, template: templates[entity.index]) : nil
         var results: [ManagedObject] = []
         results.reserveCapacity(rows.count)
+        let root = entity.rootIndex, storeID = store.identifier
+        guard entity.subentityIndices.count > 1 else {
+            // One entity: everything a new object shares is worked out once, not per row.
+            let batch = FetchedBatch(rows: rows, entity: entity, template: templates[entity.index])
+            let codecState = templates[entity.index].fetchCodecState, name = entity.name, eager = !entity.eagerAttributes.isEmpty
+            let keys = rows.primaryKeys, versions = rows.versions
+            for index in keys.indices {
+                let pk = keys[index]
+                if let existing = registry[root].object(for: pk) {
+                    if let kept = registered(existing, batch: batch, index: index) { results.append(kept) }
+                    continue
+                }
+                let object = ManagedObject(entity: entity, objectID: ObjectID(entityName: name, store: storeID, key: .permanent(pk)),
+                                           context: self, batch: batch, index: index, version: versions[index], codecState: codecState)
+                if eager { object.decodeEagerAttributes() }
+                registry[root].insert(object, for: pk)
+                results.append(object)
+            }
+            return results
+        }
+        // One batch per entity among the rows: a batch reads and decodes by its entity's slots.
+        var batches = [FetchedBatch?](repeating: nil, count: model.entities.count)
         for index in 0..<rows.count {
-            let kind = only == nil ? model.entities[rows.entityIndex(index)] : entity
+            let kind = model.entities[rows.entityIndex(index)]
             let batch: FetchedBatch
-            if let only {
-                batch = only
-            } else if let made = batches[kind.index] {
+            if let made = batches[kind.index] {
                 batch = made
             } else {
                 batch = FetchedBatch(rows: rows, entity: kind, template: templates[kind.index])
                 batches[kind.index] = batch
             }
             let pk = rows.primaryKey(index)
-            if let existing = registry[entity.rootIndex].object(for: pk) {
-                if existing.isFault {
-                    existing.fill(batch, index: index)
-                } else if existing.version != rows.version(index), existing.committed == nil, !existing.deletedFlag {
-                    // Saved since it was read, and unchanged here: it takes the row as it is now.
-                    existing.refresh(from: batch, index: index, keepingChanges: false)
-                    generation += 1
-                }
-                if !existing.deletedFlag { results.append(existing) }
+            if let existing = registry[root].object(for: pk) {
+                if let kept = registered(existing, batch: batch, index: index) { results.append(kept) }
                 continue
             }
-            let object = ManagedObject(entity: kind,
-                                       objectID: ObjectID(entityName: kind.name, store: store.identifier, key: .permanent(pk)),
-                                       context: self, batch: batch, index: index, codecState: templates[kind.index].fetchCodecState)
+            let object = ManagedObject(entity: kind, objectID: ObjectID(entityName: kind.name, store: storeID, key: .permanent(pk)),
+                                       context: self, batch: batch, index: index, version: rows.version(index),
+                                       codecState: templates[kind.index].fetchCodecState)
             if !kind.eagerAttributes.isEmpty { object.decodeEagerAttributes() }
-            registry[entity.rootIndex].insert(object, for: pk)
+            registry[root].insert(object, for: pk)
             results.append(object)
         }
         return results
+    }
+
+    /// A fetched row's object already registered here, as it is here: a
+    /// fault gets the row, an unchanged object saved since it was read takes
+    /// it; nil if it is deleted here.
+    private func registered(_ existing: ManagedObject, batch: FetchedBatch, index: Int) -> ManagedObject? {
+        if existing.isFault {
+            existing.fill(batch, index: index)
+        } else if existing.version != batch.rows.version(index), existing.committed == nil, !existing.deletedFlag {
+            // Saved since it was read, and unchanged here: it takes the row as it is now.
+            existing.refresh(from: batch, index: index, keepingChanges: false)
+            generation += 1
+        }
+        return existing.deletedFlag ? nil : existing
     }
 
     /// Fetches with predicate text: `try context.fetch("Book", where: "price < %@", 10)`.

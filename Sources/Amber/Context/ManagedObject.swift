@@ -98,15 +98,15 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         self.codecState = codecState
     }
 
-    /// A fetched object reading from row `index` of `batch`.
-    init(entity: Entity, objectID: ObjectID, context: Context, batch: FetchedBatch, index: Int, codecState: CodecStates) {
+    /// A fetched object reading from row `index` of `batch`, whose version is `version`.
+    init(entity: Entity, objectID: ObjectID, context: Context, batch: FetchedBatch, index: Int, version: Int64, codecState: CodecStates) {
         self.entity = entity
         self.objectID = objectID
         self.owner = context
         self.values = []
         self.row = batch
         self.rowIndex = Int32(truncatingIfNeeded: index)
-        self.version = batch.rows.version(index)
+        self.version = version
         self.codecState = codecState
     }
 
@@ -283,6 +283,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     ///   if the stored form cannot be decoded (other attributes stay readable).
     @inline(__always)
     public func value(for attribute: Attribute) throws(AmberError) -> Value {
+        // Most reads: a plain attribute of this entity, on a live object with its row or values.
+        if attribute.readsSlot, !isFault, !isDetached, entity.owns(attribute) { return slotValue(attribute.slot) }
+        return try anyValue(for: attribute)
+    }
+
+    /// ``value(for:)`` for any attribute and object.
+    private func anyValue(for attribute: Attribute) throws(AmberError) -> Value {
         guard let attribute = entity.own(attribute) else { throw entity.foreign(attribute, object: description) }
         // A pending deletion can still be read (observers, undo); once saved, the object is gone.
         if isDetached, deletedFlag { throw .objectUnavailable(objectID, reason: Self.deletedAndSaved) }
@@ -421,7 +428,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         do throws(TransformerFailure) {
             if let source {
                 // Straight from the fetched bytes where the transformer allows (no stored value is made).
-                if let fromBytes = try source.rows.decode(index, slot: codec.encodedSlot, codec.decode(bytes:)) {
+                if let bytes = source.rows.storedBytes(index, slot: codec.encodedSlot), let fromBytes = try codec.decode(bytes: bytes) {
                     decoded = fromBytes
                 } else {
                     decoded = try codec.decode(source.value(index, slot: codec.encodedSlot))

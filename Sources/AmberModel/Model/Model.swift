@@ -370,6 +370,9 @@ public final class Attribute: Sendable, CustomStringConvertible {
     public let computation: AttributeDescription.Computation?
     /// The bound function of a computed attribute.
     package let computer: Computer?
+    /// Whether reading the value is reading its slot (no transformer, not
+    /// computed): the fast path's test, without copying ``codec`` or ``computer``.
+    package let readsSlot: Bool
 
     /// The name of the class values must have (transformable and undefined attributes).
     public var valueClassName: String? { valueClass?.name }
@@ -402,6 +405,7 @@ public final class Attribute: Sendable, CustomStringConvertible {
         self.valueClass = plan.binding?.valueClass
         self.codec = codec
         self.pattern = plan.pattern
+        self.readsSlot = codec == nil && plan.computer == nil
     }
 
     /// `Entity.attribute`, the place errors name.

@@ -80,10 +80,11 @@ extension PostgreSQLStore {
                     }
                     continue
                 }
-                var cell = FetchedRows.Cell(), arena: [UInt8] = [], boxes: [Value] = []
+                var cell = FetchedRows.Cell(), boxes: [Value] = []
+                let arena = ByteArena()
                 do throws(AmberError) {
                     try rows.withBytes(row, 3 + index) { (text) throws(AmberError) in
-                        try mapping.copy(text: text, column: column, into: &cell, arena: &arena, boxes: &boxes)
+                        try mapping.copy(text: text, column: column, into: &cell, arena: arena, boxes: &boxes)
                     }
                 } catch .invalidValue(_, _, let given) {
                     // A numeric result wider than Amber's decimals: exact on the server, but not here.

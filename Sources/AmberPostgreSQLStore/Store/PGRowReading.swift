@@ -13,7 +13,8 @@ extension FetchedRows {
     convenience init(reading rows: PGRows, mapping: TableMapping) throws(AmberError) {
         let binary = rows.isBinary(0)
         var primaryKeys: [Int64] = [], versions: [Int64] = [], entities: [Int32] = [], cells: [Cell] = []
-        var arena: [UInt8] = [], boxes: [Value] = []
+        let arena = ByteArena()
+        var boxes: [Value] = []
         let width = mapping.types.count
         let mixed = mapping.entity.subentityIndices.count > 1
         primaryKeys.reserveCapacity(rows.count)
@@ -31,9 +32,9 @@ extension FetchedRows {
                     do throws(AmberError) {
                         try rows.withBytes(row, index) { (bytes) throws(AmberError) in
                             if binary {
-                                try mapping.copy(binary: bytes, column: column, into: &cell, arena: &arena, boxes: &boxes)
+                                try mapping.copy(binary: bytes, column: column, into: &cell, arena: arena, boxes: &boxes)
                             } else {
-                                try mapping.copy(text: bytes, column: column, into: &cell, arena: &arena, boxes: &boxes)
+                                try mapping.copy(text: bytes, column: column, into: &cell, arena: arena, boxes: &boxes)
                             }
                         }
                     } catch .invalidValue(let place, let expected, let given) {
@@ -60,12 +61,12 @@ extension TableMapping {
     /// Copies a value in PostgreSQL's text form into `cell`, checked against
     /// column `column`'s type: exact or refused, as from SQLite.
     func copy(text: UnsafeBufferPointer<UInt8>, column: Int, into cell: inout FetchedRows.Cell,
-              arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+              arena: ByteArena, boxes: inout [Value]) throws(AmberError)
     {
         let type = types[column]
         func corrupt(_ what: String) -> AmberError { corruption(column: column, given: what) }
         var string: String { String(decoding: text, as: UTF8.self) }
-        func keep(_ bytes: some Collection<UInt8>, boxed: @autoclosure () -> Value) { cell.keep(bytes, boxed: boxed(), arena: &arena, boxes: &boxes) }
+        func keep(_ bytes: some Collection<UInt8>, boxed: @autoclosure () -> Value) { cell.keep(bytes, boxed: boxed(), arena: arena, boxes: &boxes) }
         switch type {
         case .boolean:
             guard text.count == 1, text[0] == UInt8(ascii: "t") || text[0] == UInt8(ascii: "f") else { throw corrupt("\"\(string)\"") }
@@ -103,11 +104,11 @@ extension TableMapping {
     /// does its text; the caller checked that the column is of the type
     /// the attribute's values are stored as (``binaryTypesMatch(_:)``).
     func copy(binary bytes: UnsafeBufferPointer<UInt8>, column: Int, into cell: inout FetchedRows.Cell,
-              arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+              arena: ByteArena, boxes: inout [Value]) throws(AmberError)
     {
         let type = types[column]
         func corrupt(_ what: String) -> AmberError { corruption(column: column, given: what) }
-        func keep(_ bytes: UnsafeBufferPointer<UInt8>, boxed: @autoclosure () -> Value) { cell.keep(bytes, boxed: boxed(), arena: &arena, boxes: &boxes) }
+        func keep(_ bytes: UnsafeBufferPointer<UInt8>, boxed: @autoclosure () -> Value) { cell.keep(bytes, boxed: boxed(), arena: arena, boxes: &boxes) }
         switch type {
         case .boolean:
             guard bytes.count == 1, bytes[0] <= 1 else { throw corrupt("\(bytes.count) bytes of a boolean") }
@@ -248,16 +249,15 @@ enum PGType {
 
 extension FetchedRows.Cell {
     /// Holds `bytes` in `arena`, or, from ``TableMapping/largeValueBytes`` on, as its own value in `boxes`.
-    mutating func keep(_ bytes: some Collection<UInt8>, boxed: @autoclosure () -> Value, arena: inout [UInt8], boxes: inout [Value]) {
+    mutating func keep(_ bytes: some Collection<UInt8>, boxed: @autoclosure () -> Value, arena: ByteArena, boxes: inout [Value]) {
         if bytes.count >= TableMapping.largeValueBytes {
             payload = UInt64(boxes.count)
             kind = .boxed
             boxes.append(boxed())
             return
         }
-        payload = UInt64(arena.count)
+        payload = UInt64(arena.append(contentsOf: bytes))
         length = UInt32(bytes.count)
         kind = .bytes
-        arena.append(contentsOf: bytes)
     }
 }

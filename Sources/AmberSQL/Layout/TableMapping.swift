@@ -285,12 +285,12 @@ package final class TableMapping {
     }
 
     /// The value a fetched `cell` of layout column `column` holds.
-    package func value(of cell: FetchedRows.Cell, column: Int, arena: [UInt8], boxes: [Value]) -> Value {
+    package func value(of cell: FetchedRows.Cell, column: Int, arena: ByteArena, boxes: [Value]) -> Value {
         switch cell.kind {
         case .null: .null
         case .boxed: boxes[Int(cell.payload)]
-        case .scalar: layout.value(column: column, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
-        case .bytes: arena.withUnsafeBufferPointer { layout.value(column: column, scalar: 0, bytes: UnsafeBufferPointer(rebasing: $0[Int(cell.payload)..<Int(cell.payload) + Int(cell.length)])) }
+        case .scalar: layout.value(column: column, scalar: cell.payload, bytes: UnsafeRawBufferPointer(start: nil, count: 0))
+        case .bytes: layout.value(column: column, scalar: 0, bytes: arena.bytes(at: Int(cell.payload), count: Int(cell.length)))
         }
     }
 

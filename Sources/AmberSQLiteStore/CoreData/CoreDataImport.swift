@@ -66,7 +66,8 @@ extension SQLiteStore {
         try reader.connection.execute("BEGIN")
         defer { try? reader.connection.execute("COMMIT") }
         do throws(AmberError) {
-            var cell = FetchedRows.Cell(), arena: [UInt8] = [], boxes: [Value] = []
+            var cell = FetchedRows.Cell(), boxes: [Value] = []
+            let arena = ByteArena()
             for copy in copies {
                 let total = try reader.count("SELECT count(*) FROM (\(copy.select))")
                 let select = try reader.connection.uncachedStatement(copy.select)
@@ -77,9 +78,9 @@ extension SQLiteStore {
                         _ = try mapping.fetchedEntity(code: select.int64(2), key: select.int64(0))
                         for column in mapping.fetchNames.indices {
                             try mapping.copy(column: column, at: Int32(TableMapping.bookkeepingCount) + Int32(column), from: select,
-                                             into: &cell, arena: &arena, boxes: &boxes)
+                                             into: &cell, arena: arena, boxes: &boxes)
                         }
-                        arena.removeAll(keepingCapacity: true)
+                        arena.removeAll()
                         boxes.removeAll(keepingCapacity: true)
                     }
                     for column in 0..<copy.width { insert.bind(column, columnOf: select, column) }

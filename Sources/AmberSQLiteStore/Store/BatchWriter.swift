@@ -172,9 +172,10 @@ struct ValueCheck {
             return attribute.isOptional ? nil : problem(.required, "nil, for a required attribute (an attribute it reads is nil)")
         }
         guard let index = layoutColumn else { return nil }
-        var cell = FetchedRows.Cell(), arena: [UInt8] = [], boxes: [Value] = []
+        var cell = FetchedRows.Cell(), boxes: [Value] = []
+        let arena = ByteArena()
         do throws(AmberError) {
-            try mapping.copy(column: index, from: value, into: &cell, arena: &arena, boxes: &boxes)
+            try mapping.copy(column: index, from: value, into: &cell, arena: arena, boxes: &boxes)
         } catch .invalidValue(_, _, let given) {
             // SQLite turns an integer overflow into a REAL.
             let what = value.storageClass == SQLITE_FLOAT && attribute.type.integerRange != nil ? "an overflow" : given

@@ -31,7 +31,7 @@ extension TableMapping {
 
     /// From this size on, text and blobs are bound without a copy (``Statement/bind(_:keeping:)``)
     /// and fetched as values of their own (``RowLayout/largeValueBytes``).
-    static let largeValueBytes = RowLayout.largeValueBytes
+    static var largeValueBytes: Int { RowLayout.largeValueBytes }
 
     /// Copies column `index` of the current row into `cell` (text and blob
     /// bytes appended to `arena`, or from ``largeValueBytes`` on boxed as
@@ -40,15 +40,15 @@ extension TableMapping {
     /// the wrong storage class, out of range or malformed (written by another
     /// tool) is an error naming the attribute.
     func copy(column: Int, at index: Int32, from statement: Statement, into cell: inout FetchedRows.Cell,
-              arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+              arena: ByteArena, boxes: inout [Value]) throws(AmberError)
     {
-        try copy(column: column, from: StatementCell(statement: statement, index: index), into: &cell, arena: &arena, boxes: &boxes)
+        try copy(column: column, from: StatementCell(statement: statement, index: index), into: &cell, arena: arena, boxes: &boxes)
     }
 
     /// ``copy(column:at:from:into:arena:boxes:)`` from any SQLite value: a
     /// column of a row, or an SQL function's argument.
     func copy<Source: SQLiteCell>(column: Int, from source: Source, into cell: inout FetchedRows.Cell,
-                                  arena: inout [UInt8], boxes: inout [Value]) throws(AmberError)
+                                  arena: ByteArena, boxes: inout [Value]) throws(AmberError)
     {
         let storage = source.storageClass
         if storage == SQLITE_NULL { return }
@@ -78,23 +78,21 @@ extension TableMapping {
             cell.kind = .scalar
         case .string, .binary, .uuid:
             try require(type == .string ? SQLITE_TEXT : SQLITE_BLOB)
-            try source.withBytes { (bytes) throws(AmberError) in
-                if type == .uuid, bytes.count != 16 { throw corrupt("\(bytes.count) bytes") }
-                if type == .string, !String.isValidUTF8(bytes) { throw corrupt("text that is not valid UTF-8") }
-                if bytes.count >= Self.largeValueBytes {
-                    // Its own value at once: read later, it is handed out without another copy.
-                    cell.payload = UInt64(boxes.count)
-                    cell.kind = .boxed
-                    boxes.append(type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Data(bytes)))
-                    return
-                }
-                cell.payload = UInt64(arena.count)
-                cell.length = UInt32(bytes.count)
-                cell.kind = .bytes
-                arena.append(contentsOf: bytes)
+            let bytes = try source.bytes()
+            if type == .uuid, bytes.count != 16 { throw corrupt("\(bytes.count) bytes") }
+            if type == .string, !String.isValidUTF8(bytes) { throw corrupt("text that is not valid UTF-8") }
+            if bytes.count >= Self.largeValueBytes {
+                // Its own value at once: read later, it is handed out without another copy.
+                cell.payload = UInt64(boxes.count)
+                cell.kind = .boxed
+                boxes.append(type == .string ? .string(String(decoding: bytes, as: UTF8.self)) : .binary(Data(bytes)))
+                return
             }
+            cell.payload = UInt64(arena.append(bytes))
+            cell.length = UInt32(bytes.count)
+            cell.kind = .bytes
         case .decimal, .uri:
-            let text = try source.withBytes { String(decoding: $0, as: UTF8.self) }
+            let text = String(decoding: try source.bytes(), as: UTF8.self)
             let parsed = type == .decimal ? ScaledDecimal(text).map(Value.decimal) : Value.exactURI(text).map(Value.uri)
             guard let parsed else { throw corrupt("\"\(text)\"") }
             cell.payload = UInt64(boxes.count)
@@ -112,10 +110,11 @@ protocol SQLiteCell {
     var storageClass: Int32 { get }
     var int64: Int64 { get }
     var double: Double { get }
-    /// Borrows the bytes of text or a blob (empty for NULL).
+    /// The bytes of text or a blob (empty for NULL), SQLite's own: valid
+    /// until the row moves on or the function returns.
     ///
     /// - Throws: SQLite's out-of-memory error if it could not produce them.
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R
+    func bytes() throws(AmberError) -> UnsafeRawBufferPointer
 }
 
 /// Column `index` of a statement's current row.
@@ -125,9 +124,7 @@ struct StatementCell: SQLiteCell {
     var storageClass: Int32 { statement.columnType(index) }
     var int64: Int64 { statement.int64(index) }
     var double: Double { statement.double(index) }
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R {
-        try statement.withBytes(index, body)
-    }
+    func bytes() throws(AmberError) -> UnsafeRawBufferPointer { try statement.bytes(index) }
 }
 
 /// An SQL function's argument.
@@ -136,12 +133,12 @@ struct ArgumentCell: SQLiteCell {
     var storageClass: Int32 { sqlite3_value_type(value) }
     var int64: Int64 { sqlite3_value_int64(value) }
     var double: Double { sqlite3_value_double(value) }
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R {
+    func bytes() throws(AmberError) -> UnsafeRawBufferPointer {
         let blob = sqlite3_value_blob(value)
         if blob == nil, sqlite3_value_bytes(value) > 0 {
             throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading an SQL function's argument")
         }
-        return try body(UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_value_bytes(value))))
+        return UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_value_bytes(value)))
     }
 }
 

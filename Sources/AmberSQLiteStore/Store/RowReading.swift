@@ -12,8 +12,9 @@ extension FetchedRows {
     ///   row); an SQLite error.
     convenience init(reading statement: Statement, mapping: TableMapping) throws(AmberError) {
         var primaryKeys: [Int64] = [], versions: [Int64] = [], entities: [Int32] = [], cells: [Cell] = []
-        var arena: [UInt8] = [], boxes: [Value] = []
-        let width = mapping.types.count
+        let arena = ByteArena()
+        var boxes: [Value] = []
+        let width = mapping.types.count, first = TableMapping.bookkeepingCount
         let mixed = mapping.entity.subentityIndices.count > 1
         while try statement.step() {
             primaryKeys.append(statement.int64(0))
@@ -22,8 +23,7 @@ extension FetchedRows {
             for column in 0..<width {
                 var cell = Cell()
                 do throws(AmberError) {
-                    try mapping.copy(column: column, at: Int32(column) + TableMapping.bookkeepingCount, from: statement,
-                                     into: &cell, arena: &arena, boxes: &boxes)
+                    try mapping.copy(column: column, at: Int32(column) + first, from: statement, into: &cell, arena: arena, boxes: &boxes)
                 } catch .invalidValue(let place, let expected, let given) {
                     // Which row: the one another tool wrote wrongly, to mend or delete.
                     throw .invalidValue(place: "\(place) of row \(statement.int64(0))", expected: expected, given: given)

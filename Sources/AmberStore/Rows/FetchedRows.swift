@@ -34,22 +34,28 @@ package final class FetchedRows: @unchecked Sendable {
     }
 
     package let layout: RowLayout
-    private let primaryKeys: [Int64]
-    private let versions: [Int64]
+    /// Each row's primary key.
+    package let primaryKeys: [Int64]
+    /// Each row's version, for optimistic locking.
+    package let versions: [Int64]
     /// Each row's entity index, when the fetch can return sub-entities (else empty: all are the mapping's).
     private let entities: [Int32]
     /// Row after row, one cell per column.
     private let cells: [Cell]
-    private let arena: [UInt8]
+    private let arena: ByteArena
     private let boxes: [Value]
     private let width: Int
+    /// By slot, the column of the fetched entity's own rows (`layout.columnOfSlot` of its index).
+    private let ownColumns: [Int]
 
     /// Rows a store read: `cells` row after row, ``RowLayout/types``'s
     /// count to a row, each checked against its column's type as the store
     /// copied it (see ``Cell``); text and blob bytes in `arena`; decimals,
     /// URIs and large values in `boxes`. `entities` holds each row's entity
     /// index when the layout's entity has sub-entities, and is empty otherwise.
-    package init(layout: RowLayout, primaryKeys: [Int64], versions: [Int64], entities: [Int32], cells: [Cell], arena: [UInt8], boxes: [Value]) {
+    package init(layout: RowLayout, primaryKeys: [Int64], versions: [Int64], entities: [Int32], cells: [Cell], arena: ByteArena,
+                 boxes: [Value])
+    {
         self.layout = layout
         self.primaryKeys = primaryKeys
         self.versions = versions
@@ -58,6 +64,7 @@ package final class FetchedRows: @unchecked Sendable {
         self.arena = arena
         self.boxes = boxes
         self.width = layout.types.count
+        self.ownColumns = layout.columnOfSlot[layout.entity.index]
     }
 
     /// How many rows were read.
@@ -74,31 +81,28 @@ package final class FetchedRows: @unchecked Sendable {
 
     /// The stored value in object slot `slot` of row `row`, or nil if the
     /// entity stores nothing in that slot (a transient attribute).
+    @inline(__always)
     package func value(_ row: Int, slot: Int) -> Value? {
-        let column = layout.columnOfSlot[entityIndex(row)][slot]
+        let column = column(row, slot: slot)
         guard column >= 0 else { return nil }
         return value(cells[row * width + column], column: column)
     }
 
-    /// Decodes the stored bytes in slot `slot` of row `row` (a text or blob
-    /// column) with `decode`; nil, without calling it, for any other cell.
-    /// Not generic: called once per decoded value from another module, where
-    /// a generic call would look up type metadata each time.
-    package func decode(_ row: Int, slot: Int, _ decode: (UnsafeRawBufferPointer) throws(TransformerFailure) -> Value?)
-        throws(TransformerFailure) -> Value?
-    {
-        let column = layout.columnOfSlot[entityIndex(row)][slot]
+    /// Borrows the stored bytes in slot `slot` of row `row` (a text or blob
+    /// column), valid while these rows live; nil for any other cell.
+    @inline(__always)
+    package func storedBytes(_ row: Int, slot: Int) -> UnsafeRawBufferPointer? {
+        let column = column(row, slot: slot)
         guard column >= 0 else { return nil }
         let cell = cells[row * width + column]
         guard cell.kind == .bytes else { return nil }
-        let start = Int(cell.payload)
-        // Array's withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
-        let result = arena.withUnsafeBytes { arena in
-            Result { () throws(TransformerFailure) -> Value? in
-                try decode(UnsafeRawBufferPointer(rebasing: arena[start..<start + Int(cell.length)]))
-            }
-        }
-        return try result.get()
+        return arena.bytes(at: Int(cell.payload), count: Int(cell.length))
+    }
+
+    /// The column holding slot `slot` of row `row`'s entity (-1: none).
+    @inline(__always)
+    private func column(_ row: Int, slot: Int) -> Int {
+        entities.isEmpty ? ownColumns[slot] : layout.columnOfSlot[Int(entities[row])][slot]
     }
 
     /// Writes row `row`'s stored values into their slots of `values` (an object's slot array).
@@ -108,16 +112,13 @@ package final class FetchedRows: @unchecked Sendable {
         }
     }
 
+    @inline(__always)
     private func value(_ cell: Cell, column: Int) -> Value {
         switch cell.kind {
-        case .null: return .null
-        case .boxed: return boxes[Int(cell.payload)]
-        case .scalar: return layout.value(column: column, scalar: cell.payload, bytes: UnsafeBufferPointer(start: nil, count: 0))
-        case .bytes:
-            let start = Int(cell.payload)
-            return arena.withUnsafeBufferPointer { arena in
-                layout.value(column: column, scalar: 0, bytes: UnsafeBufferPointer(rebasing: arena[start..<start + Int(cell.length)]))
-            }
+        case .null: .null
+        case .boxed: boxes[Int(cell.payload)]
+        case .scalar: layout.value(column: column, scalar: cell.payload, bytes: UnsafeRawBufferPointer(start: nil, count: 0))
+        case .bytes: layout.value(column: column, scalar: 0, bytes: arena.bytes(at: Int(cell.payload), count: Int(cell.length)))
         }
     }
 }

@@ -22,7 +22,7 @@ package struct RowLayout: Sendable {
     /// in a fetch's byte arena: reading one then hands out that value, so a
     /// large value is in memory at most twice (the store's buffer and the
     /// value) while it is fetched and once after.
-    package static let largeValueBytes = 64 * 1024
+    package static var largeValueBytes: Int { 64 * 1024 }
 
     /// The layout of `entity`'s rows in `model`.
     package init(entity: Entity, model: Model) {
@@ -48,7 +48,7 @@ package struct RowLayout: Sendable {
     /// bit patterns, Doubles, Floats (as the Double of a Float) and dates
     /// (seconds since 2001) as Double bit patterns; strings, binaries and
     /// UUIDs (16 bytes) as bytes.
-    package func value(column: Int, scalar: UInt64, bytes: UnsafeBufferPointer<UInt8>) -> Value {
+    package func value(column: Int, scalar: UInt64, bytes: UnsafeRawBufferPointer) -> Value {
         switch types[column] {
         case .integer16, .integer32, .integer64: .int(Int64(bitPattern: scalar))
         case .boolean: .bool(scalar != 0)
@@ -56,10 +56,9 @@ package struct RowLayout: Sendable {
         // Floats were stored as the Double of a Float, so this is exact.
         case .float: .float(Float(Double(bitPattern: scalar)))
         case .date: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: scalar)))
-        case .string: .string(String(decoding: bytes, as: UTF8.self))
-        case .binary: .binary(Data(buffer: bytes))
-        case .uuid:
-            .uuid(UUID(uuid: UnsafeRawBufferPointer(bytes).loadUnaligned(as: uuid_t.self)))
+        case .string: .string(String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self))
+        case .binary: .binary(Data(bytes))
+        case .uuid: .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
         case .decimal, .uri, .transformable, .undefined, .objectID: .null  // never stored as scalars or bytes
         }
     }
