@@ -41,6 +41,8 @@ private struct BatchWriter {
     var fixups: [(value: Int, bytes: Int, length: Int, className: Int)] = []
     /// Each custom class's name in the arena, by name.
     private var classNames: [String: Int] = [:]
+    /// The last class name looked up and its offset: a column of one class needs no hashing per value.
+    private var lastClassName: (name: String, offset: Int)?
 
     mutating func append(_ value: Value) throws(CAPIError) {
         var c = amber_value()
@@ -66,12 +68,17 @@ private struct BatchWriter {
 
     /// Where the NUL-terminated `className` is in the arena: written once per class, shared by its values.
     private mutating func classNameOffset(_ className: String) -> Int {
-        if let known = classNames[className] { return known }
+        if let last = lastClassName, last.name == className { return last.offset }
+        if let known = classNames[className] {
+            lastClassName = (className, known)
+            return known
+        }
         let offset = arena.count
         var name = className
         name.withUTF8 { arena.append(contentsOf: $0) }
         arena.append(0)
         classNames[className] = offset
+        lastClassName = (className, offset)
         return offset
     }
 

@@ -337,6 +337,7 @@ public final class Context {
             let batch = FetchedBatch(rows: rows, entity: entity, template: templates[entity.index])
             let codecState = templates[entity.index].fetchCodecState, name = entity.name, eager = !entity.eagerAttributes.isEmpty
             let keys = rows.primaryKeys, versions = rows.versions
+            registry[root].reserve(keys.count)
             for index in keys.indices {
                 let pk = keys[index]
                 if let existing = registry[root].object(for: pk) {
