@@ -137,8 +137,10 @@ struct AmberBench: ParsableCommand {
             return
         }
         var results = try bench.storeWorkloads(repetitions: repetitions)
+        results[Workloads.valueRoundTripsName] = try bench.valueRoundTrips(roundTrips / 10, repetitions: repetitions)
         if let grdb {
-            let output = try Workloads.runChild(grdb, ["--n", "\(n)", "--repetitions", "\(repetitions)", "--workspace", workspace.path])
+            let output = try Workloads.runChild(grdb, ["--n", "\(n)", "--repetitions", "\(repetitions)", "--round-trips", "\(roundTrips / 10)",
+                                                       "--workspace", workspace.path])
             for (name, grdbMs) in try JSONDecoder().decode([String: Double].self, from: Data(output.utf8)) {
                 guard let ours = results[name] else { continue }
                 results["GRDB " + name] = Result(amber: grdbMs, raw: ours.raw_ms)
@@ -315,6 +317,31 @@ struct Workloads {
         return Result(amber: median(amber), raw: median(raw))
     }
 
+    static let valueRoundTripsName = "W5 round trips through values"
+
+    /// W5 through the value API a user calls (`forward` to a stored value, `reverse` back), against direct pointer calls.
+    func valueRoundTrips(_ count: Int, repetitions: Int) throws -> Result {
+        let transformer = try registry.transformer(named: "ColorToData")
+        var amber: [Double] = [], raw: [Double] = []
+        for _ in 0..<repetitions {
+            var checksum = 0.0
+            raw.append(bench_raw_w5(plugin, Int64(count), &checksum))
+            amber.append(try Self.time {
+                var sum: Float = 0
+                for i in 0..<count {
+                    var color = bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1)
+                    let value = Value.custom(withUnsafeBytes(of: &color) { CustomValue(className: "Color", copying: $0) })
+                    guard case .custom(let back) = try transformer.reverse(try transformer.forward(value)) else {
+                        throw ValidationError("a colour did not come back")
+                    }
+                    sum += back.withUnsafeBytes { $0.loadUnaligned(as: Float.self) }
+                }
+                if sum.isNaN { throw ValidationError("the colours came back as NaN") }
+            })
+        }
+        return Result(amber: median(amber), raw: median(raw))
+    }
+
     /// Both sides: a colour on the stack, through the checked byte path into a stack buffer and back. Returns ms.
     static func colourRoundTrips(_ count: Int, through transformer: CheckedTransformer) throws -> Double {
         try time {
@@ -417,7 +444,9 @@ struct Report {
     /// the Python PostgreSQL rows against SQLAlchemy 2 with psycopg 3.
     static let targets: [(String, Double)] = [
         ("W1 insert + save", 1.3), ("W2 fetch all + read", 1.5), ("W3 CONTAINS[c] + sum", 1.2), ("W4 update every 10th + save", 1.5),
-        ("W5 colour round trips", 2.0), ("W5 plugin against Swift transformer", 1.0), ("peak memory W1+W2 (MiB)", 2.0),
+        ("W5 colour round trips", 2.0), ("W5 plugin against Swift transformer", 1.0),
+        // The value API against direct calls has no target of its own: GRDB's conversion is the bar (below).
+        (Workloads.valueRoundTripsName, 0), ("peak memory W1+W2 (MiB)", 2.0),
         ("W6 authors and books insert + save", 1.5), ("W7 fetch authors, prefetch books, sum prices", 2.0),
         ("W8 ANY books.price > 50", 1.3), (MergeWorkload.name, 0.5), (LiveQueryWorkload.name, 1.5),
         (DerivedWorkload.name, 0.33),
@@ -430,9 +459,10 @@ struct Report {
         (PostgreSQLWorkloads.names[3], 1.5),
         // GRDB's rows compare it with raw SQLite (no target: GRDB's, not Amber's); then Amber with GRDB.
         ("GRDB W1 insert + save", 0), ("GRDB W2 fetch all + read", 0), ("GRDB W3 CONTAINS[c] + sum", 0),
-        ("GRDB W4 update every 10th + save", 0),
+        ("GRDB W4 update every 10th + save", 0), ("GRDB " + Workloads.valueRoundTripsName, 0),
         ("Amber/GRDB W1 insert + save", 1.0), ("Amber/GRDB W2 fetch all + read", 1.0),
         ("Amber/GRDB W3 CONTAINS[c] + sum", 1.0), ("Amber/GRDB W4 update every 10th + save", 1.0),
+        ("Amber/GRDB " + Workloads.valueRoundTripsName, 1.0),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),

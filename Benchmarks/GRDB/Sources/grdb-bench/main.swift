@@ -2,9 +2,10 @@
 // a record struct with hand-written row decoding and encoding, a colour
 // struct stored as its 16 bytes, one DatabasePool in WAL mode with
 // `synchronous = NORMAL` (the raw side's settings). Prints the median of
-// each workload, in ms, as JSON: {"W1 insert + save": 12.3, ...}.
+// each workload, in ms, as JSON: {"W1 insert + save": 12.3, ...}, and the
+// time of `--round-trips` colour conversions to a database value and back.
 //
-//     grdb-bench --n N --repetitions R --workspace DIR
+//     grdb-bench --n N --repetitions R --round-trips T --workspace DIR
 import Foundation
 import GRDB
 
@@ -75,6 +76,7 @@ struct Book: FetchableRecord, MutablePersistableRecord {
 struct Options {
     var n = 100_000
     var repetitions = 5
+    var roundTrips = 1_000_000
     var workspace = FileManager.default.temporaryDirectory.path
 
     init(_ arguments: [String]) throws {
@@ -84,6 +86,7 @@ struct Options {
             switch flag {
             case "--n": n = Int(value) ?? n
             case "--repetitions": repetitions = Int(value) ?? repetitions
+            case "--round-trips": roundTrips = Int(value) ?? roundTrips
             case "--workspace": workspace = value
             default: throw ValidationError("unknown option \(flag)")
             }
@@ -149,6 +152,21 @@ func run(n: Int, path: String) throws -> [Double] {
     return times
 }
 
+/// Colours to their stored form and back, `count` times, as GRDB converts a record's column.
+func roundTrips(_ count: Int) throws -> Double {
+    var checksum: Float = 0
+    let elapsed = try milliseconds {
+        for i in 0..<count {
+            guard let back = Color.fromDatabaseValue(Color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1).databaseValue) else {
+                throw ValidationError("a colour did not come back")
+            }
+            checksum += back.r
+        }
+    }
+    guard checksum.isFinite else { throw ValidationError("the colours came back as NaN") }
+    return elapsed
+}
+
 do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     let path = URL(fileURLWithPath: options.workspace).appendingPathComponent("grdb-\(getpid()).sqlite").path
@@ -161,6 +179,8 @@ do {
         let sorted = runs.map { $0[step] }.sorted()
         medians[name] = sorted[sorted.count / 2]
     }
+    let trips = try (0..<max(options.repetitions, 1)).map { _ in try roundTrips(options.roundTrips) }.sorted()
+    medians["W5 round trips through values"] = trips[trips.count / 2]
     let json = try JSONSerialization.data(withJSONObject: medians, options: [.sortedKeys])
     print(String(decoding: json, as: UTF8.self))
 } catch {
