@@ -62,6 +62,40 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         #expect(try statement.string(0) == "0000003F0000803E0000803F0000803F")
     }
 
+    @Test func theValueAPIsReverseThroughBytesMatchesTheValuePath() throws {
+        // The colour plugin reverses through its byte function; the Swift fixture has value functions
+        // only. Same stored form (four little-endian floats): the same values back, and the same refusals.
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plugin = Registry()
+        try plugin.loadPlugin(at: try samplePlugin("Color", "color.c", in: directory))
+        let swift = try colorRegistry()
+        let (fast, plain) = (try plugin.transformer(named: "ColorToData"), try swift.transformer(named: "ColorToData"))
+        var random = SplitMix64(seed: 41)
+        for _ in 0..<500 {
+            let channels = (0..<4).map { _ in Float(bitPattern: UInt32(truncatingIfNeeded: random.next())) }
+            let value = try color(channels[0], channels[1], channels[2], channels[3], in: swift)
+            let stored = try plain.forward(value)
+            #expect(try fast.forward(value) == stored)
+            let (viaBytes, viaValues) = (try fast.reverse(stored), try plain.reverse(stored))
+            // Bit for bit (NaNs included), not by Float equality.
+            guard case .custom(let a) = viaBytes, case .custom(let b) = viaValues else {
+                Issue.record("a colour came back as \(viaBytes), \(viaValues)")
+                return
+            }
+            #expect(a.className == b.className && a.bytes == b.bytes)
+        }
+        for count in [0, 15, 17] {
+            let wrong = Value.binary(Data(count: count))
+            #expect(amberError { _ = try fast.reverse(wrong) } != nil, "\(count) bytes")
+            #expect(amberError { _ = try plain.reverse(wrong) } != nil, "\(count) bytes")
+        }
+        for transformer in [fast, plain] {
+            #expect(amberError { _ = try transformer.reverse("not bytes") }?.description
+                .contains("reverse takes Binary, not String \"not bytes\"; nothing was called") == true)
+        }
+    }
+
     @Test func rectPluginStoresReadableStrings() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -478,10 +512,17 @@ let testKey = String(repeating: "0123456789abcdef", count: 4)
         let error = amberError { _ = try reader.fetch("Thing")[0].value(forKey: "b") }
         // A fetched row decodes through the plugin's byte function, which is checked as strictly.
         #expect(error?.description.contains("reverse returned 12 bytes, but it declares Color (16 bytes)") == true, "\(String(describing: error))")
-        // The value path (an object with its own values) catches the same lie.
+        // An object with its own values decodes its stored value through the same byte function,
+        // and catches the same lie in the same words.
         let changed = try reader.fetch("Thing")[0]
         try changed.setValue(.null, forKey: "c")
         let valuePathError = amberError { _ = try changed.value(forKey: "b") }
-        #expect(valuePathError?.description.contains("reverse returned Color of 12 bytes (sizeof Color is 16), but it declares Color") == true)
+        #expect(valuePathError?.description.contains("reverse returned 12 bytes, but it declares Color (16 bytes)") == true,
+                "\(String(describing: valuePathError))")
+        // So does a direct reverse of the stored bytes through the public value API.
+        let stored = try registry.transformer(named: "LiesAboutSize").forward(color)
+        let directError = amberError { _ = try registry.transformer(named: "LiesAboutSize").reverse(stored) }
+        #expect(directError?.description.contains("reverse returned 12 bytes, but it declares Color (16 bytes)") == true,
+                "\(String(describing: directError))")
     }
 }

@@ -75,6 +75,29 @@ import Testing
         #expect(amberError { _ = try reader.fetch("Book", where: "cover > %@", sand) } != nil)
     }
 
+    @Test func aReverseWithOnlyAValueFunctionIsCheckedAsTheBytePathIs() throws {
+        // No byte function: the value API calls the value function, and checks its result.
+        let registry = try colorRegistry()
+        try registry.register(Transformer(
+            name: "ShortColor", from: "Color", to: "Binary",
+            forward: { value in
+                guard case .custom(let color) = value else { return value }
+                return .binary(color.bytes)
+            },
+            reverse: { _ in .custom(CustomValue(className: "Color", bytes: Data(count: 12))) }))
+        let transformer = try registry.transformer(named: "ShortColor")
+        let red = try color(1, 0, 0, 1, in: registry)
+        let stored = try transformer.forward(red)
+        guard case .custom(let redBytes) = red else {
+            Issue.record("a colour is a custom value")
+            return
+        }
+        #expect(stored == .binary(redBytes.bytes))
+        let error = amberError { _ = try transformer.reverse(stored) }
+        #expect(error?.description.contains("reverse returned Color of 12 bytes (sizeof Color is 16), but it declares Color") == true,
+                "\(String(describing: error))")
+    }
+
     @Test func settingAValueOfAnotherClassOrSizeIsRefused() throws {
         let registry = try colorRegistry()
         try registry.declare(.opaque(name: "Key", size: 32))
