@@ -307,26 +307,15 @@ struct Workloads {
 
     /// W5: the colour through the host (checked calls of the plugin) against direct pointer calls.
     func roundTrips(_ count: Int, repetitions: Int) throws -> Result {
-        let transformer = try registry.transformer(named: "ColorToData")
-        var amber: [Double] = [], raw: [Double] = []
-        for _ in 0..<repetitions {
-            var checksum = 0.0
-            raw.append(bench_raw_w5(plugin, Int64(count), &checksum))
-            amber.append(try Self.colourRoundTrips(count, through: transformer))
-        }
-        return Result(amber: median(amber), raw: median(raw))
+        try againstDirectCalls(count, repetitions: repetitions) { try Self.colourRoundTrips(count, through: $0) }
     }
 
     static let valueRoundTripsName = "W5 round trips through values"
 
     /// W5 through the value API a user calls (`forward` to a stored value, `reverse` back), against direct pointer calls.
     func valueRoundTrips(_ count: Int, repetitions: Int) throws -> Result {
-        let transformer = try registry.transformer(named: "ColorToData")
-        var amber: [Double] = [], raw: [Double] = []
-        for _ in 0..<repetitions {
-            var checksum = 0.0
-            raw.append(bench_raw_w5(plugin, Int64(count), &checksum))
-            amber.append(try Self.time {
+        try againstDirectCalls(count, repetitions: repetitions) { transformer in
+            try Self.time {
                 var sum: Float = 0
                 for i in 0..<count {
                     var color = bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1)
@@ -337,7 +326,18 @@ struct Workloads {
                     sum += back.withUnsafeBytes { $0.loadUnaligned(as: Float.self) }
                 }
                 if sum.isNaN { throw ValidationError("the colours came back as NaN") }
-            })
+            }
+        }
+    }
+
+    /// `count` round trips timed by `amberSide` through the colour transformer, against as many direct pointer calls; medians.
+    private func againstDirectCalls(_ count: Int, repetitions: Int, _ amberSide: (CheckedTransformer) throws -> Double) throws -> Result {
+        let transformer = try registry.transformer(named: "ColorToData")
+        var amber: [Double] = [], raw: [Double] = []
+        for _ in 0..<repetitions {
+            var checksum = 0.0
+            raw.append(bench_raw_w5(plugin, Int64(count), &checksum))
+            amber.append(try amberSide(transformer))
         }
         return Result(amber: median(amber), raw: median(raw))
     }
