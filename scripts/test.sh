@@ -497,6 +497,7 @@ expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read"
     + [f"{side} {row}" for side in ("C API", "Python") for row in workloads] \
     + [f"Python PostgreSQL {row}" for row in workloads[:4]] \
     + [f"{side}{row}" for side in ("", "GRDB ", "Amber/GRDB ") for row in ["W5 round trips through values"]] \
+    + [f"{side} peak memory W1+W2 (MiB)" for side in ("GRDB", "Amber/GRDB")] \
     + [f"{side} {row}" for side in ("GRDB", "Amber/GRDB") for row in workloads[:4]]
 missing = [name for name in expected if name not in results or results[name]["amber_ms"] <= 0 or results[name]["raw_ms"] <= 0]
 assert not missing, f"benchmark rows missing or empty: {missing}"

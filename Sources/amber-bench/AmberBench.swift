@@ -172,7 +172,14 @@ struct AmberBench: ParsableCommand {
             server = workloads.settings()
             for (name, result) in try workloads.run(repetitions: repetitions) { results[name] = result }
         }
-        results["peak memory W1+W2 (MiB)"] = try bench.peakMemory(pluginPath: pluginPath, n: n)
+        let memory = try bench.peakMemory(pluginPath: pluginPath, n: n)
+        results["peak memory W1+W2 (MiB)"] = memory
+        if let grdb {
+            let output = try Workloads.runChild(grdb, ["--memory", "--n", "\(n)", "--workspace", workspace.path])
+            let grdbMiB = (Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) / 1024
+            results["GRDB peak memory W1+W2 (MiB)"] = Result(amber: grdbMiB, raw: memory.raw_ms)
+            results["Amber/GRDB peak memory W1+W2 (MiB)"] = Result(amber: memory.amber_ms, raw: grdbMiB)
+        }
         let pythonArguments = [python ?? ""] + (postgres.map { ["--postgres", $0] } ?? [])
         for (program, arguments) in [(capi, ["--round-trips", "\(roundTrips)"]), (python.map { _ in "python3" }, pythonArguments)] {
             guard let program else { continue }
@@ -460,9 +467,10 @@ struct Report {
         // GRDB's rows compare it with raw SQLite (no target: GRDB's, not Amber's); then Amber with GRDB.
         ("GRDB W1 insert + save", 0), ("GRDB W2 fetch all + read", 0), ("GRDB W3 CONTAINS[c] + sum", 0),
         ("GRDB W4 update every 10th + save", 0), ("GRDB " + Workloads.valueRoundTripsName, 0),
+        ("GRDB peak memory W1+W2 (MiB)", 0),
         ("Amber/GRDB W1 insert + save", 1.0), ("Amber/GRDB W2 fetch all + read", 1.0),
         ("Amber/GRDB W3 CONTAINS[c] + sum", 1.0), ("Amber/GRDB W4 update every 10th + save", 1.0),
-        ("Amber/GRDB " + Workloads.valueRoundTripsName, 1.0),
+        ("Amber/GRDB " + Workloads.valueRoundTripsName, 1.0), ("Amber/GRDB peak memory W1+W2 (MiB)", 1.0),
         ("C API W1 insert + save", 1.56), ("C API W2 fetch all + read", 1.8), ("C API W2 batch fetch + read", 1.8),
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),

@@ -337,10 +337,12 @@ public final class Context {
             let batch = FetchedBatch(rows: rows, entity: entity, template: templates[entity.index])
             let codecState = templates[entity.index].fetchCodecState, name = entity.name, eager = !entity.eagerAttributes.isEmpty
             let keys = rows.primaryKeys, versions = rows.versions
+            // None registered yet (a fresh context): no row can have an object here, as a fetch's keys are distinct.
+            let anyRegistered = registry[root].count > 0
             registry[root].reserve(keys.count)
             for index in keys.indices {
                 let pk = keys[index]
-                if let existing = registry[root].object(for: pk) {
+                if anyRegistered, let existing = registry[root].object(for: pk) {
                     if let kept = registered(existing, batch: batch, index: index) { results.append(kept) }
                     continue
                 }

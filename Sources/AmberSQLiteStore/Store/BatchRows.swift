@@ -45,7 +45,7 @@ final class BatchRows {
             if checks[index].plainlyFits(value) { continue }
             let check = checks[index]
             do {
-                let problem = try check.problem(ArgumentCell(value: value), operandsSet: sqlite3_value_int64(operands) != 0, mapping: mapping,
+                let problem = try check.problem(SQLiteValue(value: value, column: nil), operandsSet: sqlite3_value_int64(operands) != 0, mapping: mapping,
                                                 object: ObjectID(entityName: entityNames[row.entity], store: storeIdentifier,
                                                                  key: .permanent(row.key)))
                 if let problem {

@@ -161,7 +161,7 @@ struct ValueCheck {
     /// exactly as the attribute's type (as a fetch checks it), nil where the
     /// attribute is required or where its operands were set (`operandsSet`:
     /// a number SQLite could not represent), or outside its rules.
-    func problem(_ value: ArgumentCell, operandsSet: Bool, mapping: TableMapping, object: @autoclosure () -> ObjectID)
+    func problem(_ value: SQLiteValue, operandsSet: Bool, mapping: TableMapping, object: @autoclosure () -> ObjectID)
         throws(AmberError) -> SaveProblem?
     {
         func problem(_ rule: SaveProblem.Rule, _ message: String) -> SaveProblem {

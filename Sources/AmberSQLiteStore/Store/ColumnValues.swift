@@ -42,13 +42,13 @@ extension TableMapping {
     func copy(column: Int, at index: Int32, from statement: Statement, into cell: inout FetchedRows.Cell,
               arena: ByteArena, boxes: inout [Value]) throws(AmberError)
     {
-        try copy(column: column, from: StatementCell(statement: statement, index: index), into: &cell, arena: arena, boxes: &boxes)
+        try copy(column: column, from: try statement.value(index), into: &cell, arena: arena, boxes: &boxes)
     }
 
     /// ``copy(column:at:from:into:arena:boxes:)`` from any SQLite value: a
     /// column of a row, or an SQL function's argument.
-    func copy<Source: SQLiteCell>(column: Int, from source: Source, into cell: inout FetchedRows.Cell,
-                                  arena: ByteArena, boxes: inout [Value]) throws(AmberError)
+    func copy(column: Int, from source: SQLiteValue, into cell: inout FetchedRows.Cell, arena: ByteArena,
+              boxes: inout [Value]) throws(AmberError)
     {
         let storage = source.storageClass
         if storage == SQLITE_NULL { return }
@@ -104,41 +104,33 @@ extension TableMapping {
     }
 }
 
-/// A value SQLite holds: a column of the current row, or an SQL function's argument.
-protocol SQLiteCell {
+/// A value SQLite holds, read through its `sqlite3_value`: a column of the
+/// current row (`sqlite3_column_value`'s unprotected value, read only while
+/// the store holds the connection, as every statement it runs is: a cell
+/// then costs one column lookup instead of one per call), or an SQL
+/// function's argument.
+struct SQLiteValue {
+    let value: OpaquePointer
+    /// The column it was read from, or nil for a function's argument (for an out-of-memory error).
+    let column: Int32?
+
     /// SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
-    var storageClass: Int32 { get }
-    var int64: Int64 { get }
-    var double: Double { get }
+    var storageClass: Int32 { sqlite3_value_type(value) }
+    var int64: Int64 { sqlite3_value_int64(value) }
+    var double: Double { sqlite3_value_double(value) }
+
     /// The bytes of text or a blob (empty for NULL), SQLite's own: valid
     /// until the row moves on or the function returns.
     ///
     /// - Throws: SQLite's out-of-memory error if it could not produce them.
-    func bytes() throws(AmberError) -> UnsafeRawBufferPointer
-}
-
-/// Column `index` of a statement's current row.
-struct StatementCell: SQLiteCell {
-    let statement: Statement
-    let index: Int32
-    var storageClass: Int32 { statement.columnType(index) }
-    var int64: Int64 { statement.int64(index) }
-    var double: Double { statement.double(index) }
-    func bytes() throws(AmberError) -> UnsafeRawBufferPointer { try statement.bytes(index) }
-}
-
-/// An SQL function's argument.
-struct ArgumentCell: SQLiteCell {
-    let value: OpaquePointer
-    var storageClass: Int32 { sqlite3_value_type(value) }
-    var int64: Int64 { sqlite3_value_int64(value) }
-    var double: Double { sqlite3_value_double(value) }
     func bytes() throws(AmberError) -> UnsafeRawBufferPointer {
         let blob = sqlite3_value_blob(value)
-        if blob == nil, sqlite3_value_bytes(value) > 0 {
-            throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading an SQL function's argument")
+        let count = Int(sqlite3_value_bytes(value))
+        if blob == nil, count > 0 {
+            throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading "
+                + (column.map { "column \($0 + 1) of a row" } ?? "an SQL function's argument"))
         }
-        return UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_value_bytes(value)))
+        return UnsafeRawBufferPointer(start: blob, count: count)
     }
 }
 

@@ -376,6 +376,15 @@ final class Statement {
     func withBytes<R>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R {
         try body(try bytes(index))
     }
+    /// Column `index` of the current row as SQLite holds it, valid until the next step or reset.
+    ///
+    /// - Throws: SQLite's out-of-memory error if it could not produce it.
+    func value(_ index: Int32) throws(AmberError) -> SQLiteValue {
+        guard let value = sqlite3_column_value(handle, index) else {
+            throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading column \(index + 1) of a row")
+        }
+        return SQLiteValue(value: value, column: index)
+    }
     /// The bytes of column `index` (empty for NULL), SQLite's own: valid until the next step or reset.
     ///
     /// - Throws: SQLite's out-of-memory error if it could not produce them.

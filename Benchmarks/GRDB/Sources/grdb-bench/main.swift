@@ -6,6 +6,9 @@
 // time of `--round-trips` colour conversions to a database value and back.
 //
 //     grdb-bench --n N --repetitions R --round-trips T --workspace DIR
+//
+// With `--memory`, W1 and W2 once, then the process's peak resident memory
+// in KiB (VmHWM), as the raw and Amber memory children of amber-bench print it.
 import Foundation
 import GRDB
 
@@ -78,10 +81,15 @@ struct Options {
     var repetitions = 5
     var roundTrips = 1_000_000
     var workspace = FileManager.default.temporaryDirectory.path
+    var memory = false
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
         while let flag = rest.popFirst() {
+            if flag == "--memory" {
+                memory = true
+                continue
+            }
             guard let value = rest.popFirst() else { throw ValidationError("\(flag) needs a value") }
             switch flag {
             case "--n": n = Int(value) ?? n
@@ -105,8 +113,17 @@ func milliseconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
 }
 
-/// One repetition of W1-W4 on a fresh database; the times in ms.
-func run(n: Int, path: String) throws -> [Double] {
+/// The peak resident memory of this process in KiB (VmHWM; -1 if unknown).
+func peakResidentKiB() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+    return -1
+}
+
+/// One repetition of W1-W4 on a fresh database (W1 and W2 only with `memoryOnly`); the times in ms.
+func run(n: Int, path: String, memoryOnly: Bool = false) throws -> [Double] {
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     var configuration = Configuration()
     configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
@@ -134,6 +151,8 @@ func run(n: Int, path: String) throws -> [Double] {
             checksum += Double(book.title.utf8.count) + book.price + book.published.timeIntervalSinceReferenceDate + Double(book.color.r)
         }
     })
+    guard books.count == n, checksum.isFinite else { throw ValidationError("read \(books.count) books of \(n)") }
+    if memoryOnly { return times }
     // W3: the titles containing "42", case-insensitively (LIKE folds ASCII), and their prices summed.
     times.append(try milliseconds {
         let found = try pool.read { db in try Book.filter(Column("title").like("%42%")).fetchAll(db) }
@@ -148,7 +167,7 @@ func run(n: Int, path: String) throws -> [Double] {
             }
         }
     })
-    guard books.count == n, checksum.isFinite else { throw ValidationError("read \(books.count) books of \(n)") }
+    guard checksum.isFinite else { throw ValidationError("the sums came out as \(checksum)") }
     return times
 }
 
@@ -167,10 +186,8 @@ func roundTrips(_ count: Int) throws -> Double {
     return elapsed
 }
 
-do {
-    let options = try Options(Array(CommandLine.arguments.dropFirst()))
-    let path = URL(fileURLWithPath: options.workspace).appendingPathComponent("grdb-\(getpid()).sqlite").path
-    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+/// W1-W4 and the round trips `options.repetitions` times, their medians printed as JSON.
+func printMedians(_ options: Options, path: String) throws {
     var runs: [[Double]] = []
     for _ in 0..<max(options.repetitions, 1) { runs.append(try run(n: options.n, path: path)) }
     let names = ["W1 insert + save", "W2 fetch all + read", "W3 CONTAINS[c] + sum", "W4 update every 10th + save"]
@@ -183,6 +200,18 @@ do {
     medians["W5 round trips through values"] = trips[trips.count / 2]
     let json = try JSONSerialization.data(withJSONObject: medians, options: [.sortedKeys])
     print(String(decoding: json, as: UTF8.self))
+}
+
+do {
+    let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    let path = URL(fileURLWithPath: options.workspace).appendingPathComponent("grdb-\(getpid()).sqlite").path
+    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    if options.memory {
+        _ = try run(n: options.n, path: path, memoryOnly: true)
+        print(peakResidentKiB())
+    } else {
+        try printMedians(options, path: path)
+    }
 } catch {
     FileHandle.standardError.write(Data("grdb-bench: \(error)\n".utf8))
     exit(1)
