@@ -21,11 +21,12 @@ else
     echo "bench: the Python bindings are not installed; skipping the Python rows" >&2
 fi
 # GRDB's side (Benchmarks/GRDB, a package of its own so building Amber never
-# builds GRDB). Skipped if it cannot be built here, except under CI.
+# builds GRDB). Skipped if it cannot be built here, except under CI or with
+# AMBER_BENCH_REQUIRE_GRDB=1 (scripts/test.sh sets it).
 grdb=()
 if swift build -c release --package-path Benchmarks/GRDB >&2; then
     grdb=(--grdb "$(swift build -c release --package-path Benchmarks/GRDB --show-bin-path)/grdb-bench")
-elif [ -n "${CI:-}" ]; then
+elif [ -n "${CI:-}" ] || [ "${AMBER_BENCH_REQUIRE_GRDB:-}" = 1 ]; then
     echo "bench: the GRDB benchmark did not build" >&2
     exit 1
 else

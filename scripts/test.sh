@@ -480,7 +480,7 @@ python_passed=$((python_passed + 2))
 step "Benchmark, quick mode (N=2000, one repetition): it must run, not be fast"
 # The peer the Python PostgreSQL rows are measured against: SQLAlchemy 2's ORM over psycopg 3.
 python3 -m pip install --quiet --disable-pip-version-check "sqlalchemy>=2" "psycopg[binary]>=3"
-bash scripts/bench.sh --quick --json "$work/bench.json" --postgres "$AMBER_TEST_POSTGRES"
+AMBER_BENCH_REQUIRE_GRDB=1 bash scripts/bench.sh --quick --json "$work/bench.json" --postgres "$AMBER_TEST_POSTGRES"
 python3 - "$work/bench.json" <<'PY'
 import json, sys
 results = json.load(open(sys.argv[1]))

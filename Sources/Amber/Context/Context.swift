@@ -337,12 +337,15 @@ public final class Context {
             let batch = FetchedBatch(rows: rows, entity: entity, template: templates[entity.index])
             let codecState = templates[entity.index].fetchCodecState, name = entity.name, eager = !entity.eagerAttributes.isEmpty
             let keys = rows.primaryKeys, versions = rows.versions
-            // None registered yet (a fresh context): no row can have an object here, as a fetch's keys are distinct.
-            let anyRegistered = registry[root].count > 0
+            // While only this loop's own objects are registered (a fresh context), no row can have one
+            // yet, as a fetch's keys are distinct. Counted, not assumed: a transformer decoding eagerly
+            // may call back into this context and fetch.
+            let fresh = registry[root].count == 0
+            var made = 0
             registry[root].reserve(keys.count)
             for index in keys.indices {
                 let pk = keys[index]
-                if anyRegistered, let existing = registry[root].object(for: pk) {
+                if !fresh || registry[root].count != made, let existing = registry[root].object(for: pk) {
                     if let kept = registered(existing, batch: batch, index: index) { results.append(kept) }
                     continue
                 }
@@ -350,6 +353,7 @@ public final class Context {
                                            context: self, batch: batch, index: index, version: versions[index], codecState: codecState)
                 if eager { object.decodeEagerAttributes() }
                 registry[root].insert(object, for: pk)
+                made += 1
                 results.append(object)
             }
             return results

@@ -124,9 +124,11 @@ struct SQLiteValue {
     ///
     /// - Throws: SQLite's out-of-memory error if it could not produce them.
     func bytes() throws(AmberError) -> UnsafeRawBufferPointer {
+        // The type before the call: a number is converted to text, which is never empty.
+        let number = storageClass == SQLITE_INTEGER || storageClass == SQLITE_FLOAT
         let blob = sqlite3_value_blob(value)
         let count = Int(sqlite3_value_bytes(value))
-        if blob == nil, count > 0 {
+        if blob == nil, count > 0 || number {
             throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading "
                 + (column.map { "column \($0 + 1) of a row" } ?? "an SQL function's argument"))
         }

@@ -56,7 +56,7 @@ package struct RowLayout: Sendable {
         // Floats were stored as the Double of a Float, so this is exact.
         case .float: .float(Float(Double(bitPattern: scalar)))
         case .date: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: scalar)))
-        case .string: .string(String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self))
+        case .string: bytes.withMemoryRebound(to: UInt8.self) { .string(String(decoding: $0, as: UTF8.self)) }
         case .binary: .binary(Data(bytes))
         case .uuid: .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
         case .decimal, .uri, .transformable, .undefined, .objectID: .null  // never stored as scalars or bytes
