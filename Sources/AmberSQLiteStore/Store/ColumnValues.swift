@@ -125,7 +125,8 @@ struct SQLiteValue {
     /// - Throws: SQLite's out-of-memory error if it could not produce them.
     func bytes() throws(AmberError) -> UnsafeRawBufferPointer {
         // The type before the call: a number is converted to text, which is never empty.
-        let number = storageClass == SQLITE_INTEGER || storageClass == SQLITE_FLOAT
+        let storage = storageClass
+        let number = storage == SQLITE_INTEGER || storage == SQLITE_FLOAT
         let blob = sqlite3_value_blob(value)
         let count = Int(sqlite3_value_bytes(value))
         if blob == nil, count > 0 || number {

@@ -374,7 +374,7 @@ final class Statement {
     /// - Throws: SQLite's out-of-memory error if it could not produce them:
     ///   a NULL pointer is otherwise an empty or NULL value, never a lost one.
     func withBytes<R>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws(AmberError) -> R) throws(AmberError) -> R {
-        try body(try bytes(index))
+        try body(try value(index).bytes())
     }
     /// Column `index` of the current row as SQLite holds it, valid until the next step or reset.
     ///
@@ -384,16 +384,5 @@ final class Statement {
             throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading column \(index + 1) of a row")
         }
         return SQLiteValue(value: value, column: index)
-    }
-    /// The bytes of column `index` (empty for NULL), SQLite's own: valid until the next step or reset.
-    ///
-    /// - Throws: SQLite's out-of-memory error if it could not produce them.
-    @inline(__always)
-    func bytes(_ index: Int32) throws(AmberError) -> UnsafeRawBufferPointer {
-        let blob = sqlite3_column_blob(handle, index)
-        if blob == nil, sqlite3_errcode(connection.handle) & 0xff == SQLITE_NOMEM {
-            throw .sqlite(code: SQLITE_NOMEM, message: "out of memory reading column \(index + 1) of a row")
-        }
-        return UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, index)))
     }
 }

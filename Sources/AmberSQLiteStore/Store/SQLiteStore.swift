@@ -234,8 +234,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         let found = FileAccess.of(path)
         let access = readOnly && found == .readWrite ? .readOnly : found
         let readOnly = access != .readWrite
-        let connection = try Connection(path: path, create: false, readOnly: readOnly && access != .immutable,
-                                        immutable: access == .immutable, busyTimeout: options.busyTimeout)
+        let connection = try Self.open(path, access: access, create: false, options: options)
         if !readOnly {
             let rc = amber_sqlite3_no_checkpoint_on_close(connection.handle)
             guard rc == SQLITE_OK else { throw connection.error(rc, message: "cannot keep the -wal on close: \(String(cString: sqlite3_errstr(rc)))") }
