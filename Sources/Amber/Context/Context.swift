@@ -21,7 +21,7 @@ public final class Context {
     /// The store behind the contract, which every read and save goes through.
     let engine: any StoreEngine
     /// Objects with pending changes (inserted, set or deleted), each once, in first-touch order.
-    @exclusivity(unchecked) private var pending: [ManagedObject] = []
+    @exclusivity(unchecked) private(set) var pending: [ManagedObject] = []
     /// Saved objects by entity and primary key, without a strong reference:
     /// an unchanged object nobody holds is released, and its deinit removes
     /// it here (cheaper than a weak reference, which allocates per object).
@@ -296,10 +296,21 @@ public final class Context {
 
     // MARK: Fetching
 
-    /// The objects matching `request`, as saved in the store; objects
-    /// already in this context are returned as they are here (with their
-    /// pending changes), and objects deleted here are left out. Unsaved new
-    /// objects are not included.
+    /// The objects matching `request`, as this context sees them: saved
+    /// objects and the changes made here but not saved yet (unless the
+    /// request's ``/AmberModel/FetchRequest/includesPendingChanges`` is false). New objects that
+    /// match are included; changed objects are judged and sorted by their
+    /// current values; deleted ones are left out; the limit and offset
+    /// apply to the whole. Objects already in this context are returned as
+    /// they are here. Objects equal on every sort key come in primary-key
+    /// order, new ones after saved ones in the order they were inserted.
+    ///
+    /// With no unsaved change of the entity (or, for a predicate or sort
+    /// that follows relationships, of any entity), the store answers alone.
+    /// Otherwise the changed objects are judged in memory, with the answers
+    /// the store would give them; a predicate or sort that follows
+    /// relationships while anything is changed reads every object of the
+    /// entity.
     ///
     /// The objects of one fetch read their values from the fetch's shared,
     /// compact rows until each first changes; the rows are freed with the
@@ -317,6 +328,15 @@ public final class Context {
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         if automaticallyMergesChanges { try mergeSavedChanges() }
         let entity = try model.entity(named: request.entityName)
+        if request.includesPendingChanges, let changes = pendingChanges(affecting: request, of: entity) {
+            return try fetch(request, of: entity, including: changes)
+        }
+        return try storedObjects(request, of: entity)
+    }
+
+    /// The objects the store finds for `request`: those registered here as
+    /// they are here, less those deleted here.
+    func storedObjects(_ request: FetchRequest, of entity: Entity) throws(AmberError) -> [ManagedObject] {
         let results = objects(from: try engine.fetchRows(of: entity, matching: request), of: entity)
         if !request.prefetchKeyPaths.isEmpty {
             let everyObject = request.predicate == nil && request.limit == nil && request.offset == 0 && request.includesSubentities
@@ -406,10 +426,15 @@ public final class Context {
         return try fetch(FetchRequest(entityName, predicate: predicate, sortedBy: sortKeys, limit: limit, offset: offset))
     }
 
-    /// How many objects `request` would fetch (saved objects, less those deleted here).
+    /// How many objects `request` would fetch: with the changes made here
+    /// unless its ``/AmberModel/FetchRequest/includesPendingChanges`` is false (then saved
+    /// objects, less those deleted here). See ``fetch(_:)``.
     public func count(_ request: FetchRequest) throws(AmberError) -> Int {
         if automaticallyMergesChanges { try mergeSavedChanges() }
         let entity = try model.entity(named: request.entityName)
+        if request.includesPendingChanges, let changes = pendingChanges(affecting: request, of: entity) {
+            return try count(request, of: entity, including: changes)
+        }
         let deletedHere = Set(pending.lazy.filter { (request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity) && $0.isDeleted }
             .compactMap(\.objectID.primaryKey))
         if deletedHere.isEmpty { return try engine.count(of: entity, matching: request) }
@@ -427,7 +452,7 @@ public final class Context {
         let entity = try model.entity(named: id.entityName)
         if let registered = registry[entity.rootIndex].object(for: pk) { return registered }
         let request = try FetchRequest(entity.name, where: "SELF == %@", .objectID(id))
-        guard let object = try fetch(request).first else { throw .objectNotFound(id) }
+        guard let object = try storedObjects(request, of: entity).first else { throw .objectNotFound(id) }
         return object
     }
 

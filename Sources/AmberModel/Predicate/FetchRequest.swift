@@ -24,6 +24,12 @@ public struct FetchRequest: Sendable {
     public var prefetchKeyPaths: [String]
     /// Whether objects of entities that inherit from this one come too (the default).
     public var includesSubentities = true
+    /// Whether the fetching context's unsaved changes count (the default),
+    /// as Core Data's fetches do: new objects that match are included,
+    /// changed ones are judged and sorted by their current values, deleted
+    /// ones are left out, and then the limit and offset apply. False asks
+    /// the store alone: objects as saved, less those deleted in the context.
+    public var includesPendingChanges = true
 
     /// A request for `entityName` objects.
     public init(_ entityName: String, predicate: FetchPredicate? = nil, sortedBy sortKeys: [SortKey] = [],

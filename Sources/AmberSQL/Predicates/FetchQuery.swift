@@ -27,18 +27,6 @@ package struct FetchQuery {
         var terms: [(sql: String, bindings: [Value])] = []
         if !counting {
             for key in request.sortKeys {
-                // A plain attribute keeps the sort's own errors (unknown, transient).
-                if !key.key.contains("."), let relationship = mapping.entity.relationships.first(where: { $0.name == key.key }) {
-                    throw .invalidValue(place: "\(mapping.entity.name).\(key.key)", expected: "a stored attribute to sort by",
-                                        given: relationship.isToMany ? "a to-many relationship"
-                                            : "a relationship (sort by one of its destination's attributes: \(key.key).name, say)")
-                }
-                if !key.key.contains("."), !mapping.entity.isExtensible || mapping.entity.existingAttribute(named: key.key) != nil {
-                    let attribute = try mapping.entity.attribute(named: key.key)
-                    guard !attribute.isTransient else {
-                        throw .invalidValue(place: attribute.description, expected: "a stored attribute to sort by", given: "a transient one")
-                    }
-                }
                 var term = try compiler.sortTerm(key.key)
                 if key.caseInsensitive && (term.type == .string || term.mixed) { term = term.folded(1, by: mapping.dialect) }
                 terms.append((term.sql, term.bindings))

@@ -343,73 +343,37 @@ package struct PredicateCompiler {
         return "(SELECT \(hop).\(quote(name)) FROM \(table(of: entity)) \(hop) WHERE \(hop)._pk = \(key))"
     }
 
-    /// Follows the to-one relationships `names` starts with: the entity
-    /// reached, the SQL of its object's key, how many names were followed,
-    /// and the last relationship followed.
-    private func followToOnes(_ names: [String]) -> (entity: Entity, key: String, followed: Int, last: Relationship?) {
-        var current = entity, key = "\(alias)._pk", last: Relationship?
-        for (index, name) in names.enumerated() {
-            guard let relationship = current.relationships.first(where: { $0.name == name }), !relationship.isToMany else {
-                return (current, key, index, last)
-            }
-            key = column(relationship.columnName, of: current, key: key)
-            (current, last) = (model.destination(of: relationship), relationship)
+    /// The SQL of the key of the object `hops` reach from this scope's row.
+    private func key(after hops: [Relationship]) -> String {
+        var current = entity, key = "\(alias)._pk"
+        for hop in hops {
+            key = column(hop.columnName, of: current, key: key)
+            current = model.destination(of: hop)
         }
-        return (current, key, names.count, last)
+        return key
     }
 
-    /// Resolves a key path without quantifier: attributes and to-one
-    /// relationships, reached through to-one relationships, or a collection
-    /// operator over a to-many.
+    /// Resolves a key path without quantifier (``/AmberModel/ResolvedKeyPath``) to the SQL that reads it.
     private func resolve(_ path: String, _ position: Int) throws(AmberError) -> Target {
-        let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        let (current, key, index, lastHop) = followToOnes(names)
-        guard index < names.count else {
-            guard let lastHop else { throw .invalidPredicate(position: position, message: "\(path): an empty key path") }
-            return .link(SQLFragment(sql: key, type: .objectID, name: lastHop.description), lastHop)
+        let resolved = try ResolvedKeyPath.resolve(path, at: position, from: entity, in: model)
+        let key = key(after: resolved.hops)
+        switch resolved.end {
+        case .link(let relationship):
+            return .link(SQLFragment(sql: key, type: .objectID, name: relationship.description), relationship)
+        case .attribute(let attribute):
+            let owner = resolved.hops.last.map { model.destination(of: $0) } ?? entity
+            var fragment = SQLFragment(sql: column(attribute.columnName, of: owner, key: key), type: attribute.type, name: "\(attribute)")
+            if case .function(.canonical, _)? = attribute.derivation?.form { fragment.folded = [.caseInsensitive, .diacriticInsensitive] }
+            return .attribute(fragment, attribute)
+        case .aggregate(let relationship, let operation, let attribute):
+            return .aggregate(aggregate(relationship, owner: key, operation: operation, attribute: attribute, type: resolved.type, path: path))
+        case .extended(let name, let owner):
+            // The name is a checked identifier, so it is plain text an expression index can match.
+            var fragment = SQLFragment(sql: dialect.extendedValue(column(ExtendedValues.columnName, of: owner, key: key), name: name),
+                                       name: "\(owner.name).\(name)")
+            fragment.mixed = true
+            return .extended(fragment)
         }
-        let name = names[index], place = "\(current.name).\(name)"
-        if let relationship = current.relationships.first(where: { $0.name == name }) {  // a to-many: followToOnes stopped at it
-            if index + 1 < names.count, names[index + 1].hasPrefix("@") {
-                return .aggregate(try aggregate(relationship, owner: key, operation: names[index + 1],
-                                                attribute: names[(index + 2)...].joined(separator: "."), path: path, position))
-            }
-            let prefix = names[...index].joined(separator: ".")
-            throw .invalidPredicate(position: position, message: "\(path): \(place) is a to-many relationship; put ANY, ALL "
-                + "or NONE before the key path, or use a collection operator such as \(prefix).@count")
-        }
-        guard let attribute = current.attributes.first(where: { $0.name == name }) else {
-            if current.isExtensible, index == names.count - 1 { return try extended(name, of: current, key: key, position) }
-            let known = current.attributes.map(\.name) + current.relationships.map(\.name)
-            let what = current.relationships.isEmpty ? "attribute" : "attribute or relationship"
-            throw .unknownKeyPath(position: position, message: (names.count > 1 ? "\(path): " : "") + "\(place): no such \(what)"
-                + AmberError.hint(nearestName(to: name, in: known)))
-        }
-        guard index == names.count - 1 else {
-            throw .invalidPredicate(position: position, message: "\(path): \(place) is an attribute; a key path cannot go on from it")
-        }
-        guard !attribute.isTransient else {
-            throw .invalidPredicate(position: position, message: "\(attribute) is transient: it is not stored, so a fetch cannot test it")
-        }
-        var fragment = SQLFragment(sql: column(attribute.columnName, of: current, key: key), type: attribute.type, name: "\(attribute)")
-        if case .function(.canonical, _)? = attribute.derivation?.form { fragment.folded = [.caseInsensitive, .diacriticInsensitive] }
-        return .attribute(fragment, attribute)
-    }
-
-    /// Extended attribute `name` of the `entity` row whose key is `key`: its
-    /// value in the row's JSON column, in the form `ExtendedValues` stores
-    /// it, read by the dialect's ``SQLDialect/extendedValue(_:name:)`` (the name is a
-    /// checked identifier, so it is plain text an expression index can match).
-    private func extended(_ name: String, of entity: Entity, key: String, _ position: Int) throws(AmberError) -> Target {
-        do throws(AmberError) {
-            try ExtendedValues.checkKey(name, of: entity)
-        } catch {
-            throw .invalidPredicate(position: position, message: "\(error)")
-        }
-        var fragment = SQLFragment(sql: dialect.extendedValue(column(ExtendedValues.columnName, of: entity, key: key), name: name),
-                                   name: "\(entity.name).\(name)")
-        fragment.mixed = true
-        return .extended(fragment)
     }
 
     /// A constant compared with an extended attribute, in the form its stored
@@ -445,34 +409,16 @@ package struct PredicateCompiler {
     }
 
     /// `books.@count`; `books.@sum.price`, `@avg`, `@min`, `@max` (0 for the sum of none, nil for the others).
-    private func aggregate(_ relationship: Relationship, owner: String, operation: String, attribute name: String, path: String,
-                           _ position: Int) throws(AmberError) -> SQLFragment
+    private func aggregate(_ relationship: Relationship, owner: String, operation: ResolvedKeyPath.CollectionOperator,
+                           attribute: Attribute?, type: AttributeType?, path: String) -> SQLFragment
     {
         let member = counter.alias()
         let from = members(relationship, owner: owner, member: member)
-        if operation == "@count" {
-            guard name.isEmpty else { throw .invalidPredicate(position: position, message: "\(path): nothing may follow @count") }
-            return SQLFragment(sql: "(SELECT count(*) \(from))", type: .integer64, name: path)
-        }
-        let functions = ["@sum": "sum", "@avg": "avg", "@min": "min", "@max": "max"]
-        guard let function = functions[operation] else {
-            throw .invalidPredicate(position: position, message: "\(path): unknown collection operator \(operation)"
-                + AmberError.hint(nearestName(to: operation, in: ["@count"] + functions.keys.sorted())))
-        }
-        let destination = model.destination(of: relationship)
-        guard let attribute = destination.attributes.first(where: { $0.name == name }), !attribute.isTransient else {
-            throw .invalidPredicate(position: position, message: "\(path): \(operation) needs a stored attribute of \(destination.name) after it"
-                + AmberError.hint(nearestName(to: name, in: destination.attributes.map(\.name))))
-        }
-        let ordered = operation == "@min" || operation == "@max"
-        guard attribute.type.isNumeric || (ordered && attribute.type == .date) else {
-            throw .invalidPredicate(position: position, message: "\(path): \(operation) needs numbers; \(attribute) is \(attribute.type)")
-        }
+        guard let attribute else { return SQLFragment(sql: "(SELECT count(*) \(from))", type: type, name: path) }
         var column = "\(member).\(quote(attribute.columnName))"
         if attribute.type == .decimal { column = dialect.approximateDecimal(column) }
-        let type: AttributeType = ordered && attribute.type != .decimal ? attribute.type : .double
         // A sum of no members is 0 (the dialect's floating sum), as in memory.
-        let value = operation == "@sum" ? dialect.floatingSum(column) : "\(function)(\(column))"
+        let value = operation == .sum ? dialect.floatingSum(column) : "\(operation.rawValue.dropFirst())(\(column))"
         return SQLFragment(sql: "(SELECT \(value) \(from))", type: type, name: path)
     }
 
@@ -482,20 +428,11 @@ package struct PredicateCompiler {
         guard case .keyPath(let path, let position) = c.lhs else {
             throw .invalidPredicate(position: c.lhs.position, message: "\(quantifier.rawValue) needs a key path through a to-many relationship")
         }
-        let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        let (current, key, index, _) = followToOnes(names)
-        guard index < names.count, let relationship = current.relationships.first(where: { $0.name == names[index] }) else {
-            throw .invalidPredicate(position: position, message: "\(quantifier.rawValue) \(path): the key path has no to-many relationship to quantify over")
-        }
+        let quantified = try QuantifiedKeyPath(path, at: position, after: quantifier, from: entity, in: model)
         let member = counter.alias()
-        let scope = PredicateCompiler(entity: model.destination(of: relationship), model: model, dialect: dialect, alias: member, counter: counter)
-        let rest = names[(index + 1)...].joined(separator: ".")
-        var inner = c
-        inner.lhs = rest.isEmpty ? .this(position: position) : .keyPath(rest, position: position)
-        // A further to-many hop quantifies over the flattened members: ANY and NONE ask for some, ALL keeps all.
-        inner.quantifier = scope.hasToMany(rest) ? (quantifier == .all ? .all : .any) : nil
-        let condition = try scope.compile(inner)
-        let from = members(relationship, owner: key, member: member)
+        let scope = PredicateCompiler(entity: model.destination(of: quantified.toMany), model: model, dialect: dialect, alias: member, counter: counter)
+        let condition = try scope.compile(quantified.memberComparison(c, quantifier: quantifier))
+        let from = members(quantified.toMany, owner: key(after: quantified.hops), member: member)
         let sql = switch quantifier {
         case .any: "EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
         case .none: "NOT EXISTS (SELECT 1 \(from) AND (\(condition.sql)))"
@@ -503,14 +440,6 @@ package struct PredicateCompiler {
         }
         return SQLFragment(sql: sql, bindings: condition.bindings)
     }
-
-    /// Whether key path `path` (from this scope's entity) goes through a to-many relationship.
-    private func hasToMany(_ path: String) -> Bool {
-        let names = path.split(separator: ".").map(String.init)
-        let (current, _, index, _) = followToOnes(names)
-        return index < names.count && current.relationships.contains { $0.name == names[index] }
-    }
-
 
     // MARK: Operands
 
@@ -537,16 +466,7 @@ package struct PredicateCompiler {
             return SQLFragment(sql: "\(alias)._pk", type: .objectID)
         case .value(let value, let position):
             guard let type, type != .objectID else { return SQLFragment(sql: "?", bindings: [value]) }
-            var candidate = value
-            // A literal like 12.99 means the decimal 12.99, not its binary approximation.
-            if type == .decimal, case .double(let d) = value, let decimal = ScaledDecimal(String(d)) {
-                candidate = .decimal(decimal)
-            }
-            do throws(AmberError) {
-                return SQLFragment(sql: "?", bindings: [try type.coerce(candidate, place: "", storing: false)], type: type)
-            } catch {
-                throw .invalidPredicate(position: position, message: "cannot compare a \(type) attribute with \(value.valueClass) \(value)")
-            }
+            return SQLFragment(sql: "?", bindings: [try type.comparisonConstant(value, at: position)], type: type)
         case .list(_, let position):
             throw .invalidPredicate(position: position, message: "a list {…} is only allowed after IN or BETWEEN")
         case .variable(let name, let position):
@@ -624,25 +544,16 @@ package struct PredicateCompiler {
         return SQLFragment(sql: dialect.exactDecimal(fragment.sql), bindings: fragment.bindings, type: .decimal, name: fragment.name)
     }
 
-    /// The SQL of a sort key: an attribute, or one reached through to-one relationships.
+    /// The SQL of a sort key (checked by ``/AmberModel/ResolvedKeyPath/sortKey(_:from:in:transients:)``):
+    /// an attribute, or one reached through to-one relationships.
     package func sortTerm(_ key: String) throws(AmberError) -> SQLFragment {
-        let target: Target
-        do throws(AmberError) {
-            target = try resolve(key, 1)
-        } catch {
-            let message: String
-            switch error {
-            case .invalidPredicate(_, let text), .unknownKeyPath(_, let text): message = text
-            default: throw error
-            }
-            throw .invalidValue(place: "\(entity.name).\(key)", expected: "a stored attribute to sort by", given: message)
+        _ = try ResolvedKeyPath.sortKey(key, from: entity, in: model)
+        switch try resolve(key, 1) {
+        case .extended(let term): return term
+        case .attribute(var term, let attribute):
+            if attribute.type == .decimal { term.sql = dialect.approximateDecimal(term.sql) }
+            return term
+        case .link(let term, _), .aggregate(let term): return term  // refused by sortKey
         }
-        if case .extended(let term) = target { return term }
-        guard case .attribute(var term, let attribute) = target else {
-            throw .invalidValue(place: "\(entity.name).\(key)", expected: "a stored attribute to sort by",
-                                given: "a relationship or a collection operator")
-        }
-        if attribute.type == .decimal { term.sql = dialect.approximateDecimal(term.sql) }
-        return term
     }
 }

@@ -11,9 +11,8 @@ import Foundation
 /// decimal need these
 /// (`amber_extended(_extra, 'key')` is `json_extract(_extra, '$.key')`).
 enum SQLFunctions {
-    /// Bits of the `flags` argument: the predicate's `[c]` and `[d]`.
+    /// The `flags` argument's bit for the predicate's `[c]`.
     static let caseInsensitive = ComparisonOptions.caseInsensitive.rawValue
-    static let diacriticInsensitive = ComparisonOptions.diacriticInsensitive.rawValue
 
     /// Registers every function; returns the first failing result code, or SQLITE_OK.
     static func register(on db: OpaquePointer) -> Int32 {
@@ -217,8 +216,8 @@ private let nowFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoi
 /// Holds a compiled regular expression as SQLite auxiliary data, so each
 /// statement compiles its MATCHES pattern once rather than per row.
 private final class CompiledRegex {
-    let regex: NSRegularExpression
-    init(_ regex: NSRegularExpression) { self.regex = regex }
+    let expression: WholeTextExpression
+    init(_ expression: WholeTextExpression) { self.expression = expression }
 }
 
 /// amber_matches(text, pattern, flags): whole-string regular-expression match.
@@ -230,24 +229,20 @@ private let matchesFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutabl
         sqlite3_result_null(context)
         return
     }
-    let flags = sqlite3_value_int64(args[2])
-    let regex: NSRegularExpression
+    let expression: WholeTextExpression
     if let cached = sqlite3_get_auxdata(context, 1) {
-        regex = Unmanaged<CompiledRegex>.fromOpaque(cached).takeUnretainedValue().regex
+        expression = Unmanaged<CompiledRegex>.fromOpaque(cached).takeUnretainedValue().expression
     } else {
-        let pattern = TextFolding.fold(String(cString: sqlite3_value_text(patternArg)), flags: flags & SQLFunctions.diacriticInsensitive)
-        let options: NSRegularExpression.Options = flags & SQLFunctions.caseInsensitive != 0 ? [.caseInsensitive] : []
-        guard let compiled = try? NSRegularExpression(pattern: "^(?:\(pattern))$", options: options) else {
+        let options = ComparisonOptions(rawValue: sqlite3_value_int64(args[2]))
+        guard let compiled = WholeTextExpression(String(cString: sqlite3_value_text(patternArg)), options: options) else {
             sqlite3_result_error(context, "MATCHES: invalid regular expression", -1)
             return
         }
-        regex = compiled
+        expression = compiled
         let holder = Unmanaged.passRetained(CompiledRegex(compiled)).toOpaque()
         sqlite3_set_auxdata(context, 1, holder) { pointer in
             if let pointer { Unmanaged<CompiledRegex>.fromOpaque(pointer).release() }
         }
     }
-    let text = TextFolding.fold(String(cString: sqlite3_value_text(textArg)), flags: flags & SQLFunctions.diacriticInsensitive)
-    let matched = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
-    sqlite3_result_int(context, matched ? 1 : 0)
+    sqlite3_result_int(context, expression.matches(String(cString: sqlite3_value_text(textArg))) ? 1 : 0)
 }

@@ -1,4 +1,3 @@
-import AmberModel
 import Foundation
 
 /// Folding for case- and diacritic-insensitive comparison, as Amber defines
