@@ -1260,15 +1260,28 @@ typedef struct amber_fetch_request {
     const amber_value *variable_values; /**< ... and their values, compared as %@ arguments are */
     size_t variable_count;        /**< every variable needs a value, and every value a variable: either mistake fails
                                        with AMBER_E_INVALID_PREDICATE naming it (origin "$NAME") */
+    int32_t exclude_pending_changes; /**< nonzero: the store's answer alone (objects as saved, less those deleted in the
+                                          context); zero, the default: the context's unsaved changes count, see
+                                          amber_context_fetch */
 } amber_fetch_request;
 
 /** Initializer of amber_fetch_request:
  *  `amber_fetch_request request = AMBER_FETCH_REQUEST_INIT; request.entity = "Book";` */
-#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, NULL, NULL, 0 }
+#define AMBER_FETCH_REQUEST_INIT { sizeof(amber_fetch_request), NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, NULL, NULL, 0, 0 }
 
-/** Fetches the objects matching `request` (as saved; objects already in the
- *  context come with their pending changes; objects deleted here are left
- *  out). *out_objects is an array of *out_count handles owned by the
+/** Fetches the objects matching `request` as the context sees them: saved
+ *  objects with the context's unsaved changes (unless
+ *  request->exclude_pending_changes is set), as Core Data fetches. New
+ *  objects that match are included; changed objects are judged and sorted
+ *  by their current values; deleted ones are left out; then the offset and
+ *  limit apply. Objects already in the context come as they are there.
+ *  Objects equal on every sort key come in primary-key order, new ones
+ *  after saved ones in the order they were inserted. With no unsaved change
+ *  of the entity the store answers alone; otherwise the changed objects are
+ *  judged in memory, with the answers the store would give; a predicate or
+ *  sort key that follows relationships while anything is changed reads
+ *  every object of the entity.
+ *  *out_objects is an array of *out_count handles owned by the
  *  context; the array itself is the caller's (amber_free). With no match,
  *  *out_objects is NULL and *out_count 0.
  *  Memory: the objects of one fetch share its row storage (every fetched
@@ -1375,8 +1388,29 @@ amber_status amber_context_batch_delete(char **out_ids, size_t *out_count, amber
  *  ended; it may come after amber_context_free. */
 amber_status amber_batch_free(amber_batch *batch);
 
-/** How many objects `request` would fetch. */
+/** How many objects `request` would fetch (with the context's unsaved
+ *  changes unless request->exclude_pending_changes is set). Errors: as amber_context_fetch. */
 amber_status amber_context_count(int64_t *out, amber_context *context, const amber_fetch_request *request);
+
+/** The objects of `objects` that request->predicate matches on their
+ *  current values (all of them without a predicate), sorted by
+ *  request->sort (in their given order otherwise), then cut by
+ *  request->offset and request->limit: what amber_context_fetch does to the
+ *  objects it judges in memory, for any list of this context's objects, of
+ *  any entities. request->entity (or a template's) is not needed; the
+ *  predicate and sort keys are checked against each object's entity, and
+ *  may read transient attributes. request->prefetch, exclude_subentities
+ *  and exclude_pending_changes do not apply.
+ *  *out_objects is an array of *out_count handles owned by the context (the
+ *  same handles as in `objects`); the array itself is the caller's
+ *  (amber_free). With no match, *out_objects is NULL and *out_count 0.
+ *  Call it on the context's thread.
+ *  Errors: as amber_context_fetch for the predicate and sort keys (with the
+ *  position); AMBER_E_NULL_ARGUMENT (objects with object_count > 0, or a
+ *  NULL handle, named "objects[i]"); AMBER_E_UNAVAILABLE (an object
+ *  of another context); AMBER_E_TRANSFORMER (a value that cannot be decoded). */
+amber_status amber_context_filter(amber_object ***out_objects, size_t *out_count, amber_context *context,
+                                  amber_object *const *objects, size_t object_count, const amber_fetch_request *request);
 
 /** Writes every pending change in one transaction, all or nothing. An
  *  object whose row another context or process changed or deleted since it

@@ -342,7 +342,8 @@ public func amber_context_delete(_ context: OpaquePointer?, _ object: OpaquePoin
 }
 
 /// A fetch request from its C form, for a context over `model` (whose templates it may name).
-func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?, model: Model) throws(CAPIError) -> FetchRequest {
+/// The request a C caller gave; with `needsEntity` false (a filter in memory) it may name no entity.
+func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?, model: Model, needsEntity: Bool = true) throws(CAPIError) -> FetchRequest {
     // The struct as ABI 1 published it ends with `offset`: later fields are optional.
     let published = (MemoryLayout<amber_fetch_request>.offset(of: \amber_fetch_request.offset) ?? 0) + MemoryLayout<Int64>.size
     let request = try sized(request, "request", initializer: "AMBER_FETCH_REQUEST_INIT", minimum: published,
@@ -376,7 +377,7 @@ func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?, model: Model) 
         if !sortKeys.isEmpty { fetch.sortKeys = sortKeys }
         if request.limit > 0 { fetch.limit = Int(request.limit) }
     } else {
-        guard let entity else { throw .null("request->entity") }
+        guard let entity = entity ?? (needsEntity ? nil : "") else { throw .null("request->entity") }
         let parsed = try core { () throws(AmberError) in
             try FetchPredicate.substituting(variables, into: predicate.map { (text) throws(AmberError) in try FetchPredicate(text, arguments: arguments) },
                                             owner: "the request")
@@ -386,6 +387,7 @@ func fetchRequest(_ request: UnsafePointer<amber_fetch_request>?, model: Model) 
     fetch.offset = Int(max(0, request.offset))
     fetch.prefetchKeyPaths = prefetch
     fetch.includesSubentities = request.exclude_subentities == 0
+    fetch.includesPendingChanges = request.exclude_pending_changes == 0
     return fetch
 }
 
@@ -433,6 +435,34 @@ public func amber_context_count(_ out: UnsafeMutablePointer<Int64>?, _ context: 
         let wrapper = try Handles.context(context)
         let fetch = try fetchRequest(request, model: wrapper.context.model)
         result.pointee = Int64(try core { () throws(AmberError) in try wrapper.context.count(fetch) })
+    }
+}
+
+@c @implementation
+public func amber_context_filter(_ out_objects: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?,
+                                 _ out_count: UnsafeMutablePointer<Int>?, _ context: OpaquePointer?,
+                                 _ objects: UnsafePointer<OpaquePointer?>?, _ object_count: Int,
+                                 _ request: UnsafePointer<amber_fetch_request>?) -> amber_status
+{
+    api { () throws(CAPIError) in
+        let objectsOut = try require(out_objects, "out_objects"), countOut = try require(out_count, "out_count")
+        let wrapper = try Handles.context(context)
+        let fetch = try fetchRequest(request, model: wrapper.context.model, needsEntity: false)
+        let total = try count(object_count, "object_count")
+        guard total == 0 || objects != nil else { throw .null("objects") }
+        var given: [ManagedObject] = []
+        given.reserveCapacity(total)
+        for index in 0..<total {
+            guard let handle = objects?[index] else { throw .null("objects[\(index)]") }
+            given.append(try Handles.object(handle, "objects[\(index)]").object)
+        }
+        let filtered = try core { () throws(AmberError) in
+            try wrapper.context.filter(given, matching: fetch.predicate, sortedBy: fetch.sortKeys)
+        }
+        let start = min(fetch.offset, filtered.count), end = fetch.limit.map { min(start + $0, filtered.count) } ?? filtered.count
+        let window = Array(filtered[start..<end])
+        objectsOut.pointee = try handleArray(window, wrapper)
+        countOut.pointee = window.count
     }
 }
 
