@@ -373,9 +373,9 @@ python_passed=$(sed -nE 's/^([0-9]+) passed.*/\1/p' "$work/pytest.log" | tail -1
 # The store-behaviour tests again on the other kind of store, named by URL in AMBER_TEST_STORE
 # ({tmp}: each test's temporary folder; {unique}: a new name): those on in-memory stores on files, and the
 # reverse; and on the PostgreSQL server, each test in a schema of its own.
-for store_tests in "file://{tmp}/suite.amber:test_context test_fetch test_batch test_objects test_types test_undo test_relationships" \
+for store_tests in "file://{tmp}/suite.amber:test_context test_fetch test_pending test_batch test_objects test_types test_undo test_relationships" \
                    "memory::test_derived test_observers test_history" \
-                   "$AMBER_TEST_POSTGRES?schema=py_{unique}:test_context test_fetch test_batch test_derived test_extended test_objects test_types test_undo test_relationships test_observers test_history"; do
+                   "$AMBER_TEST_POSTGRES?schema=py_{unique}:test_context test_fetch test_pending test_batch test_derived test_extended test_objects test_types test_undo test_relationships test_observers test_history"; do
     url=${store_tests%:*}; tests=()
     for name in ${store_tests##*:}; do tests+=("$repo/bindings/python/tests/$name.py"); done
     summary=$(cd "$work" && AMBER_TEST_STORE="$url" AMBER_LIBRARY="$bin/lib$lib.so" python3 -m pytest -q -p no:cacheprovider "${tests[@]}" | tail -1)

@@ -290,15 +290,16 @@ class Context(_Owner):
     def _request(self, entity: Optional[str], predicate: Optional[str], arguments: Sequence[Any], sort: Optional[Sequence[str]],
                  limit: Optional[int], offset: int, keep: list, prefetch: Sequence[str] = (),
                  subentities: bool = True, template: Optional[str] = None,
-                 variables: Optional[Mapping[str, Any]] = None) -> Any:
+                 variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> Any:
         request = ffi.new("amber_fetch_request *")
         request.size = ffi.sizeof("amber_fetch_request")  # what AMBER_FETCH_REQUEST_INIT sets in C
-        name = ffi.new("char[]", _name(template, "the template name") if template is not None else _name(entity, "the entity name"))
-        keep.append(name)
         if template is not None:
-            request.template_name = name
-        else:
-            request.entity = name
+            request.template_name = name = ffi.new("char[]", _name(template, "the template name"))
+            keep.append(name)
+        elif entity is not None:  # None only for a filter in memory, which needs no entity
+            request.entity = name = ffi.new("char[]", _name(entity, "the entity name"))
+            keep.append(name)
+        request.exclude_pending_changes = 0 if include_pending else 1
         if predicate is not None:
             text = ffi.new("char[]", _name(predicate, "the predicate"))
             keep.append(text)
@@ -344,10 +345,16 @@ class Context(_Owner):
     def fetch(self, entity: str, predicate: Optional[str] = None, *arguments: Any, sort: Optional[Sequence[str]] = None,
               limit: Optional[int] = None, offset: int = 0, decode: bool = False,
               prefetch: Sequence[str] = (), subentities: bool = True,
-              variables: Optional[Mapping[str, Any]] = None) -> list["Object"]:
+              variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> list["Object"]:
         """Objects of `entity` matching `predicate` (Core Data syntax, `%@` and
         `%K` filled from `arguments`), sorted by `sort` keys ("price", "-price"
         for descending), at most `limit`, after skipping `offset`.
+
+        The context's unsaved changes count, as in Core Data: new objects that
+        match are included, changed objects are judged and sorted by their
+        current values, deleted ones are left out, then `offset` and `limit`
+        apply. `include_pending=False` asks the store alone (objects as saved,
+        less those deleted here).
 
         Stored values come in the same C call as the objects. Transformed
         values keep their decode policy (lazy: on first access) unless
@@ -365,12 +372,13 @@ class Context(_Owner):
         value a variable, else PredicateError names it."""
         keep: list = []
         request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch, subentities,
-                                variables=variables)
+                                variables=variables, include_pending=include_pending)
         return self._fetch(self.model.entity(entity), request, decode, subentities)
 
     def fetch_template(self, name: str, variables: Optional[Mapping[str, Any]] = None, *,
                        sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
-                       decode: bool = False, prefetch: Sequence[str] = (), subentities: bool = True) -> list["Object"]:
+                       decode: bool = False, prefetch: Sequence[str] = (), subentities: bool = True,
+                       include_pending: bool = True) -> list["Object"]:
         """Objects fetched by the model's template `name` (Model.templates),
         its `$VARIABLES` filled from `variables` ({"AUTHOR": "Albert Camus"}:
         every variable needs a value and every value a variable, else
@@ -378,7 +386,7 @@ class Context(_Owner):
         replace the template's; the other options are as for fetch."""
         keep: list = []
         request = self._request(None, None, (), sort, limit, offset, keep, prefetch, subentities, template=name,
-                                variables=variables)
+                                variables=variables, include_pending=include_pending)
         template = self.model._template_table().get(name)
         if template is None:  # C's error, with the nearest name
             check(lib.amber_context_count(_out("int64_t *"), self._handle, request))
@@ -425,14 +433,38 @@ class Context(_Owner):
         return self._adopt(ffi.unpack(handles, count), entity) if count else []
 
     def count(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-              variables: Optional[Mapping[str, Any]] = None) -> int:
-        """How many objects `fetch` would return."""
+              variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> int:
+        """How many objects `fetch` would return (unsaved changes included unless `include_pending=False`)."""
         keep: list = []
-        request = self._request(entity, predicate, arguments, None, None, 0, keep, variables=variables)
+        request = self._request(entity, predicate, arguments, None, None, 0, keep, variables=variables,
+                                include_pending=include_pending)
         out = _out("int64_t *")
         self._before_merging_point()
         check(lib.amber_context_count(out, self._handle, request))
         return out[0]
+
+    def filter(self, objects: Iterable["Object"], predicate: Optional[str] = None, *arguments: Any,
+               sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
+               variables: Optional[Mapping[str, Any]] = None) -> list["Object"]:
+        """The objects of `objects` (this context's, of any entities) that
+        `predicate` matches on their current values, sorted by `sort`, at most
+        `limit` after skipping `offset`: what fetch does to the objects it
+        judges in memory, for any list. Arguments, sort keys and variables are
+        as for fetch; transient attributes may be tested and sorted by.
+        Raises what fetch raises for a predicate that does not fit an
+        object's entity (with its position), and MisuseError for an object of
+        another context."""
+        given = list(objects)
+        handles = ffi.new("amber_object *[]", [_handle_of(obj, f"objects[{index}]") for index, obj in enumerate(given)])
+        keep: list = []
+        request = self._request(None, predicate, arguments, sort, limit, offset, keep, variables=variables)
+        out, count = _out("amber_object ***"), _out("size_t *")
+        check(lib.amber_context_filter(out, count, self._handle, handles, len(given), request))
+        try:
+            by_handle = {obj._handle: obj for obj in given}
+            return [by_handle[out[0][index]] for index in range(count[0])]
+        finally:
+            lib.amber_free(out[0])
 
     # Batch changes by predicate (see amber_context_batch_update).
 
