@@ -116,6 +116,12 @@ struct AmberBench: ParsableCommand {
             Swift.print(result.amber_ms, result.raw_ms, result.ratio)
             return
         }
+        if profile == "pending" {
+            // W21 alone, both sides, for A/B runs and perf: `--profile pending`.
+            let result = try PendingFetchWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+            Swift.print(result.amber_ms, result.raw_ms, result.ratio)
+            return
+        }
         if profile == "store-ratios" {
             // W1-W4 alone, both sides, for A/B runs: `--profile store-ratios`.
             for (name, result) in try bench.storeWorkloads(repetitions: repetitions).sorted(by: { $0.key < $1.key }) {
@@ -152,6 +158,7 @@ struct AmberBench: ParsableCommand {
         for (name, result) in try GraphWorkloads(n: n, workspace: workspace).run(repetitions: repetitions) { results[name] = result }
         results[MergeWorkload.name] = try MergeWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[LiveQueryWorkload.name] = try LiveQueryWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
+        results[PendingFetchWorkload.name] = try PendingFetchWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[DerivedWorkload.name] = try DerivedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[ExtendedWorkload.name] = try ExtendedWorkload(n: n, workspace: workspace).run(repetitions: repetitions)
         results[MigrationWorkload.name] = try MigrationWorkload(bench: bench).run(repetitions: repetitions)
@@ -455,7 +462,7 @@ struct Report {
         // The value API against direct calls has no target of its own: GRDB's conversion is the bar (below).
         (Workloads.valueRoundTripsName, 0), ("peak memory W1+W2 (MiB)", 2.0),
         ("W6 authors and books insert + save", 1.5), ("W7 fetch authors, prefetch books, sum prices", 2.0),
-        ("W8 ANY books.price > 50", 1.3), (MergeWorkload.name, 0.5), (LiveQueryWorkload.name, 1.5),
+        ("W8 ANY books.price > 50", 1.3), (MergeWorkload.name, 0.5), (LiveQueryWorkload.name, 1.5), (PendingFetchWorkload.name, 1.5),
         (DerivedWorkload.name, 0.33),
         (ExtendedWorkload.name, 2.0), (MigrationWorkload.name, 3.0),
         (DurabilityWorkload.name(.normal), 1.5), (DurabilityWorkload.name(.full), 1.5),
@@ -492,7 +499,7 @@ struct Report {
             }
             Swift.print(line + String(format: "%8.1f  %@", target, result.ratio <= target ? "met" : "MISSED"))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; W18's with a plain SQLite loop over the same pages; W19's with raw SQLite copying the same rows; W20's with four times the same work at a quarter of N; GRDB's with raw SQLite, then Amber's with GRDB's; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; W18's with a plain SQLite loop over the same pages; W19's with raw SQLite copying the same rows; W20's with four times the same work at a quarter of N; W21's with the same fetch asking the store alone; GRDB's with raw SQLite, then Amber's with GRDB's; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
         if let server { Swift.print("(PostgreSQL rows: \(server))") }
     }
 }

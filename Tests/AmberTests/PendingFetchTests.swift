@@ -341,3 +341,4 @@ import Testing
         }
     }
 }
+
