@@ -61,6 +61,15 @@ import Testing
         _ = try writer.undo()
         let undone = try dune.value(forKey: "title")
         assert(undone == "Dune Messiah")
+
+        let draft = try writer.insert("Book")
+        try draft.setValue("Dune (draft)", forKey: "title")
+        let both = try writer.fetch("Book", where: "title BEGINSWITH %@", "Dune")
+        assert(both.count == 2)
+        var stored = try FetchRequest("Book", where: "title BEGINSWITH %@", "Dune")
+        stored.includesPendingChanges = false
+        assert(try writer.fetch(stored).count == 1)
+        #expect(both.count == 2 && both[1] === draft)
     }
 
     @Test func transformersArticle() throws {

@@ -70,6 +70,18 @@ import Testing
             let value = try book.value(for: title)
             #expect(value == "Dune")
 
+            let draft = try context.insert("Book")                  // not saved yet
+            try draft.setValue("Draft", forKey: "title")
+            try draft.setValue("Me", forKey: "author")
+            let drafts = try context.fetch("Book", where: "title == %@", "Draft")     // [draft]
+            var saved = try FetchRequest("Book", where: "title == %@", "Draft")
+            saved.includesPendingChanges = false
+            let none = try context.fetch(saved)                     // []: the store alone
+            let dees = try context.filter([book, draft], matching: try FetchPredicate("title BEGINSWITH 'D'"))
+            try context.delete(draft)                               // a new object is simply dropped
+            #expect(drafts.count == 1 && drafts[0] === draft && none.isEmpty && dees.count == 2)
+            #expect(try context.fetch("Book").count == 1)
+
             let reader = Context(store: store)
             reader.automaticallyMergesChanges = true      // or call reader.mergeSavedChanges()
             let held = try reader.fetch("Book")[0]
