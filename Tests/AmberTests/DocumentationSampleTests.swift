@@ -68,7 +68,8 @@ import Testing
         assert(both.count == 2)
         var stored = try FetchRequest("Book", where: "title BEGINSWITH %@", "Dune")
         stored.includesPendingChanges = false
-        assert(try writer.fetch(stored).count == 1)
+        let saved = try writer.fetch(stored)
+        assert(saved.count == 1)
         #expect(both.count == 2 && both[1] === draft)
     }
 

@@ -147,6 +147,15 @@ import Testing
                     ("Tag", "ANY books.author.name BEGINSWITH %@", [.string(String(name.prefix(1)))], keys("Tag", tags.filter { t in
                         graph.books(tagged: t).contains { graph.bookAuthor[$0].flatMap { graph.authorNames[$0] }?.hasPrefix(String(name.prefix(1))) ?? false } })),
                     ("Tag", "books.@count == 0", [], keys("Tag", tags.filter { graph.books(tagged: $0).isEmpty })),
+                    ("Author", "SUBQUERY(books, $b, $b.price > %@ AND ANY $b.tags.label == %@).@count >= 2", [.double(price), .string(label)],
+                     keys("Author", authors.filter { a in
+                         graph.books(of: a).count { (graph.prices[$0].map { $0 > price } ?? false) && graph.bookTags[$0].contains { graph.labels[$0] == label } } >= 2 })),
+                    ("Publisher", "SUBQUERY(authors, $a, $a.name == %@ OR SUBQUERY($a.books, $b, $b.price < %@).@count > 1).@count > 0",
+                     [.string(name), .double(price)], keys("Publisher", graph.countries.indices.filter { p in
+                         authors.contains { a in graph.authorPublisher[a] == p
+                             && (graph.authorNames[a] == name || graph.books(of: a).count { graph.prices[$0].map { $0 < price } ?? false } > 1) } })),
+                    ("Book", "SUBQUERY(author.books, $b, $b.price == nil).@count == %@", [.int(Int64(count % 3))], keys("Book", books.filter { b in
+                        (graph.bookAuthor[b].map { a in graph.books(of: a).count { graph.prices[$0] == nil } } ?? 0) == count % 3 })),
                 ]
                 for (entity, format, arguments, expected) in checks {
                     #expect(try fetched(entity, format, arguments) == expected, "seed \(seed): \(entity) \(format) \(arguments)")
@@ -163,7 +172,7 @@ import Testing
             }
             #expect(sorted.map(\.objectID) == expected.map { ids["Book"]![$0] })
         }
-        #expect(cases == 3 * 120 * 18)
+        #expect(cases == 3 * 120 * 21)
     }
 
     @Test func badKeyPathsAreErrorsWithTheirPosition() throws {
@@ -181,6 +190,14 @@ import Testing
         #expect(message("Book", "title.length > 3") == "predicate, position 1: title.length: Book.title is an attribute; a key path cannot go on from it")
         #expect(message("Book", "author > %@", .int(3)) == "predicate, position 8: author is a relationship: compare it with ==, != or IN")
         #expect(message("Book", "author == %@", .int(3)) == "predicate, position 11: an object is compared with an object ID, given Integer 3")
+        #expect(message("Author", "SUBQUERY(books, $b, price > 3).@count > 0") == "predicate, position 21: inside SUBQUERY, a key path starts with its member: $b.price")
+        #expect(message("Author", "SUBQUERY(bokks, $b, $b.price > 3).@count > 0")
+            == "predicate, position 1: SUBQUERY(bokks, …): the key path must end at a to-many relationship (Author has no to-many bokks); did you mean books?")
+        #expect(message("Author", "SUBQUERY(books, $b, $b.price > 3) > 0") == "predicate, position 35: SUBQUERY(…) is followed by .@count, the number of members that match")
+        #expect(message("Author", "SUBQUERY(books, $b, $b.titel > 3).@count > 0")
+            == "predicate, position 21: Book.titel: no such attribute or relationship; did you mean title?")
+        #expect(message("Author", "SUBQUERY(books, $b, SUBQUERY($b.tags, $t, $b.price > 1).@count > 0).@count > 0")
+            == "predicate, position 43: $b belongs to an enclosing SUBQUERY; an inner one reads only its own member")
         #expect(amberError { _ = try context.fetch(FetchRequest("Book", sortedBy: [SortKey("author.nope")])) }?.description
             == "Book.author.nope: expected a stored attribute to sort by, given author.nope: Author.nope: no such attribute or relationship; did you mean name?")
         // A relationship is no sort key, and the error says so rather than "no such attribute" (issue 43).

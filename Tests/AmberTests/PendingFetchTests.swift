@@ -120,7 +120,7 @@ import Testing
             return "%@"
         }
         let options = pick(["", "[c]", "[d]", "[cd]"], &random)
-        switch Int.random(in: 0..<14, using: &random) {
+        switch Int.random(in: 0..<15, using: &random) {
         case 0...3:
             let key = pick(scalars, &random), pool = pools[key] ?? []
             let op = pick(["==", "!=", "<", "<=", ">", ">="], &random)
@@ -157,8 +157,11 @@ import Testing
             case 1: return "tags.@max.serial > \(argument(.int(Int64.random(in: 5...10, using: &random))))"
             default: return "tags.@sum.serial < \(argument(.int(Int64.random(in: 0...30, using: &random))))"
             }
-        default:
+        case 13:
             return "SELF IN \(argument(.array((0..<3).map { _ in .objectID(pick(saved(graph.items), &random).objectID) })))"
+        default:
+            let label = argument(.string(pick(["r", "G", "b"], &random))), serial = argument(.int(Int64.random(in: 5...9, using: &random)))
+            return "SUBQUERY(tags, $t, $t.label BEGINSWITH[c] \(label) OR $t.serial > \(serial)).@count >= \(argument(.int(Int64.random(in: 0...2, using: &random))))"
         }
     }
 
@@ -321,6 +324,8 @@ import Testing
             ("meta < %@", [.array([])]), ("owner < %@", [.objectID(item.objectID)]), ("SELF < %@", [.objectID(item.objectID)]),
             ("tags.@median.serial > 1", []), ("tags.@count.serial > 1", []), ("ANY name == 'a'", []), ("small == 'x'", []),
             ("name ==[c] 3", []), ("owner == 'not an id'", []), ("name == $NAME", []),
+            ("SUBQUERY(name, $t, $t.label == 'x').@count > 0", []), ("SUBQUERY(tags, $t, $t.label > 1).@count > 0", []),
+            ("SUBQUERY(tags, $t, $t.label == 'x').@count == 'many'", []),
         ]
         for (format, arguments) in bad {
             let predicate = try FetchPredicate(format, arguments: arguments)

@@ -227,11 +227,12 @@ import Testing
         try tolkien.objects(for: books)                         // [hobbit]
         try library.save()                                      // new objects linked in one pass
 
-        // Key paths, quantifiers and collection operators in predicates; prefetching:
+        // Key paths, quantifiers, collection operators and subqueries in predicates; prefetching:
         let prolific = try library.fetch("Author", where: "books.@count > 3 AND ANY books.title BEGINSWITH %@", "The")
+        let cheap = try library.fetch("Author", where: "SUBQUERY(books, $b, $b.title BEGINSWITH 'The').@count >= 2")
         let loaded = try library.fetch(FetchRequest("Book", predicate: try FetchPredicate("author.name == %@", "Tolkien"),
                                                     sortedBy: [.ascending("author.name")], prefetching: ["author", "tags"]))
-        #expect(prolific.isEmpty && loaded.map(\.objectID) == [hobbit.objectID])
+        #expect(prolific.isEmpty && cheap.isEmpty && loaded.map(\.objectID) == [hobbit.objectID])
         #expect(try tolkien.objects(for: books).map(\.objectID) == [hobbit.objectID])
     }
 

@@ -336,8 +336,11 @@ private struct Scope {
     }
 
     private func type(of operand: Operand) throws(AmberError) -> AttributeType? {
-        guard case .keyPath(let path, let position) = operand else { return nil }
-        return try resolve(path, position).type
+        switch operand {
+        case .keyPath(let path, let position): try resolve(path, position).type
+        case .subquery: .integer64
+        default: nil
+        }
     }
 
     private func operand(_ operand: Operand, as type: AttributeType?) throws(AmberError) -> Read {
@@ -355,6 +358,15 @@ private struct Scope {
             throw .invalidPredicate(position: position, message: "a list {…} is only allowed after IN or BETWEEN")
         case .variable(let name, let position):
             throw .invalidSubstitution(variable: name, message: "has no value (position \(position))")
+        case .subquery(let subquery, let position):
+            let (hops, toMany) = try subquery.members(from: entity, in: model, at: position)
+            let scope = Scope(entity: model.destination(of: toMany), model: model, transients: transients)
+            let member = try scope.test(subquery.predicate)
+            return Read(read: { (object) throws(AmberError) in
+                var count: Int64 = 0
+                for item in try object.reached(through: hops)?.objects(for: toMany) ?? [] where try member(item) { count += 1 }
+                return .int(count)
+            }, type: .integer64)
         }
     }
 

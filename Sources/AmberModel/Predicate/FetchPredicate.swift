@@ -14,9 +14,11 @@ import AmberValues
 /// (case-insensitive), `[d]` (diacritic-insensitive) and `[cd]`; `IN` a list;
 /// `BETWEEN {low, high}`; `AND OR NOT` (also `&& || !`); `nil`/`NULL`;
 /// `TRUEPREDICATE` and `FALSEPREDICATE`; `SELF`; substitution of `%@`
-/// (a value) and `%K` (an attribute name) from the arguments, in order; and
+/// (a value) and `%K` (an attribute name) from the arguments, in order;
 /// `$VARIABLES`, named values given later with ``substituting(_:)`` (as a
-/// fetch request template's are).
+/// fetch request template's are); and `SUBQUERY(books, $b, $b.price > 10
+/// AND $b.title BEGINSWITH 'A').@count`, the members of a to-many key path
+/// that match a predicate over them, counted.
 ///
 /// Arguments are kept as values and bound as SQL parameters when the
 /// predicate is compiled for an entity: no value is ever pasted into SQL text.
@@ -127,7 +129,12 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
             case .comparison(let comparison):
                 pending = [comparison.rhs, comparison.lhs]
                 while let operand = pending.popLast() {
-                    if case .list(let members, _) = operand { pending += members.reversed() } else { found.append(operand) }
+                    switch operand {
+                    case .list(let members, _): pending += members.reversed()
+                    // What a subquery reads from the object tested is its collection; the rest is the members'.
+                    case .subquery(let subquery, let position): found.append(.keyPath(subquery.collection, position: position))
+                    default: found.append(operand)
+                    }
                 }
             }
         }
@@ -224,10 +231,13 @@ package enum Operand: Sendable {
     case list([Operand], position: Int)
     /// `$NAME`: a value given when the predicate is substituted.
     case variable(String, position: Int)
+    /// `SUBQUERY(collection, $x, predicate).@count`: how many members of a
+    /// to-many key path match a predicate over them.
+    indirect case subquery(Subquery, position: Int)
 
     package var position: Int {
         switch self {
-        case .keyPath(_, let p), .this(let p), .value(_, let p), .list(_, let p), .variable(_, let p): p
+        case .keyPath(_, let p), .this(let p), .value(_, let p), .list(_, let p), .variable(_, let p), .subquery(_, let p): p
         }
     }
 
@@ -236,7 +246,23 @@ package enum Operand: Sendable {
         // A variable without a value stays one (``FetchPredicate/filling(_:)``; a full substitution has them all).
         case .variable(let name, let position): values[name].map { .value($0, position: position) } ?? self
         case .list(let members, let position): .list(members.map { $0.substituting(values) }, position: position)
+        case .subquery(let subquery, let position):
+            .subquery(Subquery(collection: subquery.collection, variable: subquery.variable,
+                               predicate: subquery.predicate.substituting(values)), position: position)
         case .keyPath, .this, .value: self
         }
     }
+}
+
+/// `SUBQUERY(books, $b, $b.price > 10).@count`: the members of the to-many
+/// key path `collection` (through to-one relationships, from the object
+/// tested) that `predicate` matches, counted. Inside, `$b` is the member
+/// (`SELF` of the inner predicate) and `$b.price` its key path `price`.
+package struct Subquery: Sendable {
+    /// The key path to the members, from the object tested.
+    package var collection: String
+    /// The variable naming the member (without the `$`), for messages.
+    package var variable: String
+    /// The predicate over each member: its key paths start at the member.
+    package var predicate: PredicateNode
 }

@@ -12,7 +12,10 @@ import AmberValues
 ///                   | BEGINSWITH | ENDSWITH | CONTAINS | LIKE | MATCHES | IN | BETWEEN) ["[" c|d|n... "]"]
 ///     keypath    := name ("." name)*  (a name may be a collection operator: @count, @sum, @avg, @min, @max)
 ///     operand    := keypath | SELF | %K | %@ | $VARIABLE | string | number | nil | NULL | TRUE | YES | FALSE | NO
-///                   | "{" [operand ("," operand)*] "}"
+///                   | "{" [operand ("," operand)*] "}" | SUBQUERY "(" keypath "," $NAME "," predicate ")" ".@count"
+///
+/// Inside a SUBQUERY, `$NAME` is the member and `$NAME.key` its key path;
+/// every key path starts there.
 ///
 /// Keywords are case-insensitive; `#word` uses a keyword as an attribute name.
 struct PredicateParser {
@@ -26,6 +29,8 @@ struct PredicateParser {
     private var comparisons = 0
     /// Each `$VARIABLE` met, with its position, in text order.
     private(set) var variables: [(name: String, position: Int)] = []
+    /// The member variable of each SUBQUERY being parsed, innermost last.
+    private var members: [String] = []
     /// SQLite's parser keeps a stack of 100 entries, and each level here
     /// compiles to a few of them (`NOT`, a parenthesis, a list, a join).
     static let maximumDepth = 20
@@ -167,6 +172,12 @@ struct PredicateParser {
                 index += 1
                 name += "." + readWhile { $0.isLetter || $0.isNumber || $0 == "_" }
             }
+            if let member = members.last, name == member || name.hasPrefix(member + ".") {
+                return name == member ? .this(position: position) : .keyPath(String(name.dropFirst(member.count + 1)), position: position)
+            }
+            if let outer = members.first(where: { name == $0 || name.hasPrefix($0 + ".") }) {
+                throw .invalidPredicate(position: position, message: "$\(outer) belongs to an enclosing SUBQUERY; an inner one reads only its own member")
+            }
             variables.append((name, position))
             return .variable(name, position: position)
         }
@@ -188,8 +199,9 @@ struct PredicateParser {
         }
         if c == "#" {
             index += 1
-            return .keyPath(readWord(), position: position)
+            return try keyPath(readWord(), position)
         }
+        if try acceptWord("SUBQUERY") { return try parseSubquery(position) }
         let word = readWord()
         guard !word.isEmpty else { throw fail("expected a value or attribute name, found \(describeNext())") }
         switch word.uppercased() {
@@ -198,10 +210,47 @@ struct PredicateParser {
         case "FALSE", "NO": return .value(.bool(false), position: position)
         case "SELF": return .this(position: position)
         case "AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH",
-             "ANY", "ALL", "SOME", "NONE", "TRUEPREDICATE", "FALSEPREDICATE":
+             "ANY", "ALL", "SOME", "NONE", "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY":
             throw .invalidPredicate(position: position, message: "\(word) is a keyword; write #\(word) to use it as an attribute name")
-        default: return .keyPath(word, position: position)
+        default: return try keyPath(word, position)
         }
+    }
+
+    /// A key path written as a name; inside a SUBQUERY, key paths start at its member.
+    private func keyPath(_ path: String, _ position: Int) throws(AmberError) -> Operand {
+        if let member = members.last {
+            throw .invalidPredicate(position: position, message: "inside SUBQUERY, a key path starts with its member: $\(member).\(path)")
+        }
+        return .keyPath(path, position: position)
+    }
+
+    /// `SUBQUERY(collection, $x, predicate).@count`, after the word SUBQUERY.
+    private mutating func parseSubquery(_ position: Int) throws(AmberError) -> Operand {
+        try enter()
+        defer { depth -= 1 }
+        guard accept("(") else { throw fail("expected ( after SUBQUERY") }
+        skipSpace()
+        // Inside another SUBQUERY, the collection is its member's: `SUBQUERY($a.books, $b, …)`.
+        if let member = members.last { _ = accept("$\(member).") }
+        let collection = readWord()
+        guard !collection.isEmpty, !collection.contains("@") else {
+            throw fail("SUBQUERY needs the key path of a to-many relationship first, found \(describeNext())")
+        }
+        guard accept(",") else { throw fail("expected , after the SUBQUERY's key path, found \(describeNext())") }
+        skipSpace()
+        let variablePosition = index + 1
+        guard accept("$") else { throw fail("SUBQUERY needs a variable for its member, such as $x, found \(describeNext())") }
+        let variable = readWhile { $0.isLetter || $0.isNumber || $0 == "_" }
+        guard Identifier.problem(variable, kind: "variable") == nil else {
+            throw .invalidPredicate(position: variablePosition, message: "$ must start the SUBQUERY's variable name, such as $x")
+        }
+        guard accept(",") else { throw fail("expected , after the SUBQUERY's variable, found \(describeNext())") }
+        members.append(variable)
+        let predicate = try parseOr()
+        members.removeLast()
+        guard accept(")") else { throw fail("expected ) to close the SUBQUERY, found \(describeNext())") }
+        guard accept(".@count") else { throw fail("SUBQUERY(…) is followed by .@count, the number of members that match") }
+        return .subquery(Subquery(collection: collection, variable: variable, predicate: predicate), position: position)
     }
 
     /// `%@` (the next argument as a value), `%K` (as an attribute name); `%d %i %f %s` too, as values.
@@ -226,7 +275,7 @@ struct PredicateParser {
             guard case .string(let name) = argument else {
                 throw .invalidPredicate(position: position, message: "%K needs an attribute name (a string), given \(argument.valueClass) \(argument)")
             }
-            return .keyPath(name, position: position)
+            return try keyPath(name, position)
         }
         return .value(argument, position: position)
     }

@@ -215,6 +215,27 @@ package struct QuantifiedKeyPath {
     }
 }
 
+extension Subquery {
+    /// The to-one relationships `collection` follows from `entity` and the
+    /// to-many relationship it ends at.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/invalidPredicate(position:message:)`` if it does not end at a to-many relationship.
+    package func members(from entity: Entity, in model: Model, at position: Int) throws(AmberError) -> (hops: [Relationship], toMany: Relationship) {
+        let names = collection.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let (current, hops) = ResolvedKeyPath.followToOnes(names, from: entity, in: model)
+        guard hops.count == names.count - 1, let toMany = current.relationships.first(where: { $0.name == names[hops.count] }) else {
+            let known = current.relationships.filter(\.isToMany).map(\.name)
+            throw .invalidPredicate(position: position, message: "SUBQUERY(\(collection), …): the key path must end at a to-many relationship"
+                + (hops.count < names.count ? " (\(current.name) has no to-many \(names[hops.count]))" : "")
+                + AmberError.hint(hops.count < names.count ? nearestName(to: names[hops.count], in: known) : nil))
+        }
+        return (hops, toMany)
+    }
+
+    /// How a subquery's count is named in messages.
+    package var name: String { "SUBQUERY(\(collection), $\(variable), …).@count" }
+}
+
 extension AttributeType {
     /// `value`, given in a predicate at `position`, as a constant compared
     /// with a value of this type: converted to it (a literal such as 12.99

@@ -450,8 +450,10 @@ package struct PredicateCompiler {
 
     /// The type of a key path operand (`.objectID` for a to-one relationship); nil for constants.
     private func type(of operand: Operand) throws(AmberError) -> AttributeType? {
-        guard case .keyPath = operand else { return nil }
-        return try self.operand(operand, as: nil).type
+        switch operand {
+        case .keyPath, .subquery: try self.operand(operand, as: nil).type
+        default: nil
+        }
     }
 
     /// SQL for an operand. A constant compared with an attribute of `type` is
@@ -471,6 +473,14 @@ package struct PredicateCompiler {
             throw .invalidPredicate(position: position, message: "a list {…} is only allowed after IN or BETWEEN")
         case .variable(let name, let position):
             throw .invalidSubstitution(variable: name, message: "has no value (position \(position))")
+        case .subquery(let subquery, let position):
+            // The members' condition compiled in their own scope, counted in a correlated subquery.
+            let (hops, toMany) = try subquery.members(from: entity, in: model, at: position)
+            let member = counter.alias()
+            let scope = PredicateCompiler(entity: model.destination(of: toMany), model: model, dialect: dialect, alias: member, counter: counter)
+            let condition = try scope.compile(subquery.predicate)
+            return SQLFragment(sql: "(SELECT count(*) \(members(toMany, owner: key(after: hops), member: member)) AND (\(condition.sql)))",
+                               bindings: condition.bindings, type: .integer64, name: subquery.name)
         }
     }
 
