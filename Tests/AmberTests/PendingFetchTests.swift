@@ -24,9 +24,10 @@ import Testing
             Attribute.uri("link")
             Attribute.binary("blob")
             Attribute.transformable("meta")
+            Attribute.string("folded").derived("canonical:(name)")
             Relationship.toOne("owner", "Owner", inverse: "items")
             Relationship.toMany("tags", "Tag", inverse: "items")
-        }
+        }.extensible()
         EntityDescription("Owner") {
             Attribute.integer64("serial")
             Attribute.string("name")
@@ -57,6 +58,8 @@ import Testing
         "blob": [.null, .binary(Data()), .binary(Data([0])), .binary(Data([0, 1])), .binary(Data([255]))],
         "meta": [.null, .array([.string("a")]), .array([]), .array([.int(1), .string("b")])],
     ]
+    /// Values of the extended key `shelf`, of several kinds (a predicate compares them as the store does).
+    static let shelves: [Value] = [.null, "A1", "b2", "a1", 3, 2.5, true, 0]
     static let scalars = ["name", "small", "mid", "ratio", "share", "flag", "when", "price", "uid", "link", "blob"]
     static let labels = ["red", "Green", "blue", "grün"]
     static let ownerNames: [Value] = [.null, "Ada", "ada", "Bea", "Émile"]
@@ -72,6 +75,7 @@ import Testing
 
     static func setRandomValues(of item: ManagedObject, _ random: inout SplitMix64) throws {
         for (key, pool) in pools.sorted(by: { $0.key < $1.key }) { try item.setValue(pick(pool, &random), forKey: key) }
+        try item.setValue(pick(shelves, &random), forExtendedKey: "shelf")
     }
 
     static func insertItem(_ graph: inout Graph, in context: Context, _ random: inout SplitMix64) throws {
@@ -114,13 +118,15 @@ import Testing
     // MARK: Random requests
 
     /// A random comparison an Item can be tested with, and its arguments.
-    static func comparison(_ graph: Graph, _ random: inout SplitMix64, _ arguments: inout [Value]) -> String {
+    /// With `derived`, also the derived `folded` (a derived value is what was last saved until the next save,
+    /// so only the evaluator differential, on saved objects, tests it).
+    static func comparison(_ graph: Graph, _ random: inout SplitMix64, _ arguments: inout [Value], derived: Bool = false) -> String {
         func argument(_ value: Value) -> String {
             arguments.append(value)
             return "%@"
         }
         let options = pick(["", "[c]", "[d]", "[cd]"], &random)
-        switch Int.random(in: 0..<15, using: &random) {
+        switch Int.random(in: 0..<(derived ? 17 : 16), using: &random) {
         case 0...3:
             let key = pick(scalars, &random), pool = pools[key] ?? []
             let op = pick(["==", "!=", "<", "<=", ">", ">="], &random)
@@ -159,6 +165,13 @@ import Testing
             }
         case 13:
             return "SELF IN \(argument(.array((0..<3).map { _ in .objectID(pick(saved(graph.items), &random).objectID) })))"
+        case 15:
+            let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "IN"], &random)
+            let constant: Value = op == "BEGINSWITH" ? .string(pick(["a", "A", "b"], &random))
+                : op == "IN" ? .array([pick(shelves, &random), pick(shelves, &random)]) : pick(shelves, &random)
+            return "shelf \(op)\(op == "BEGINSWITH" || op == "==" ? options : "") \(argument(constant))"
+        case 16:
+            return "folded \(pick(["==", "BEGINSWITH", "CONTAINS[cd]", "<"], &random)) \(argument(.string(pick(["e", "etoile", "ab", "É"], &random))))"
         default:
             let label = argument(.string(pick(["r", "G", "b"], &random))), serial = argument(.int(Int64.random(in: 5...9, using: &random)))
             return "SUBQUERY(tags, $t, $t.label BEGINSWITH[c] \(label) OR $t.serial > \(serial)).@count >= \(argument(.int(Int64.random(in: 0...2, using: &random))))"
@@ -170,20 +183,20 @@ import Testing
     static func saved(_ objects: [ManagedObject]) -> [ManagedObject] { objects.filter { !$0.objectID.isTemporary } }
 
     /// A random predicate of up to three comparisons under AND, OR and NOT.
-    static func predicate(_ graph: Graph, _ random: inout SplitMix64) throws -> FetchPredicate {
+    static func predicate(_ graph: Graph, _ random: inout SplitMix64, derived: Bool = false) throws -> FetchPredicate {
         var arguments: [Value] = []
-        var text = comparison(graph, &random, &arguments)
+        var text = comparison(graph, &random, &arguments, derived: derived)
         for _ in 0..<Int.random(in: 0...2, using: &random) {
-            let next = comparison(graph, &random, &arguments)
+            let next = comparison(graph, &random, &arguments, derived: derived)
             text = Bool.random(using: &random) ? "(\(text)) AND (\(next))" : "(\(text)) OR (\(next))"
         }
         if Int.random(in: 0..<4, using: &random) == 0 { text = "NOT (\(text))" }
         return try FetchPredicate(text, arguments: arguments)
     }
 
-    static func sortKeys(_ random: inout SplitMix64) -> [SortKey] {
+    static func sortKeys(_ random: inout SplitMix64, derived: Bool = false) -> [SortKey] {
         (0..<Int.random(in: 0...2, using: &random)).map { _ in
-            SortKey(pick(scalars + ["owner.name", "meta"], &random), ascending: Bool.random(using: &random),
+            SortKey(pick(scalars + ["owner.name", "meta", "shelf"] + (derived ? ["folded"] : []), &random), ascending: Bool.random(using: &random),
                     caseInsensitive: Bool.random(using: &random))
         }
     }
@@ -211,7 +224,8 @@ import Testing
             let every = try context.fetch(stored)
             #expect(every.count == graph.items.count)
             for _ in 0..<150 {
-                var request = FetchRequest("Item", predicate: try Self.predicate(graph, &random), sortedBy: Self.sortKeys(&random))
+                var request = FetchRequest("Item", predicate: try Self.predicate(graph, &random, derived: true),
+                                           sortedBy: Self.sortKeys(&random, derived: true))
                 request.includesPendingChanges = false
                 let fromStore = try Self.serials(try context.fetch(request))
                 let inMemory = try Self.serials(try context.filter(every, matching: request.predicate, sortedBy: request.sortKeys))
@@ -319,7 +333,7 @@ import Testing
         let item = try context.insert("Item")
         try context.save()
         let bad: [(String, [Value])] = [
-            ("nmae == 'a'", []), ("tags == 'a'", []), ("name.length == 1", []), ("small BEGINSWITH 'a'", []),
+            ("owner.nmae == 'a'", []), ("tags == 'a'", []), ("name.length == 1", []), ("small BEGINSWITH 'a'", []),
             ("name LIKE 3", []), ("name MATCHES '('", []), ("small BETWEEN {1}", []), ("small IN 3", []),
             ("meta < %@", [.array([])]), ("owner < %@", [.objectID(item.objectID)]), ("SELF < %@", [.objectID(item.objectID)]),
             ("tags.@median.serial > 1", []), ("tags.@count.serial > 1", []), ("ANY name == 'a'", []), ("small == 'x'", []),
@@ -336,7 +350,7 @@ import Testing
             #expect(fromStore != nil, "\(format)")
             #expect(fromStore.map(String.init(describing:)) == inMemory.map(String.init(describing:)), "\(format)")
         }
-        for key in ["owner", "tags", "nmae", "tags.@count"] {
+        for key in ["owner", "tags", "owner.nmae", "tags.@count", "name.length"] {
             var request = FetchRequest("Item", sortedBy: [.ascending(key)])
             request.includesPendingChanges = false
             let fromStore = amberError { _ = try context.fetch(request) }
