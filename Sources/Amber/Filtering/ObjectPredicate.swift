@@ -86,7 +86,7 @@ private struct Scope {
     private func test(_ c: Comparison) throws(AmberError) -> Test {
         // As the SQL compiler does: a key path on the left where the operator allows it, so constants take its type.
         var c = c
-        c.options = effectiveOptions(c)
+        c.options = c.effectiveOptions
         if case .value = c.lhs, !isValue(c.rhs), let swapped = c.op.swapped {
             (c.lhs, c.rhs, c.op) = (c.rhs, c.lhs, swapped)
         }
@@ -97,7 +97,7 @@ private struct Scope {
             case .attribute(let attribute) where attribute.codec != nil:
                 return try encoded(c, reader(resolved), attribute)
             case .extended(let key, let owner):
-                c.rhs = try extendedConstant(c.rhs, c.op, "\(owner.name).\(key)")
+                c.rhs = try c.rhs.extendedConstant(c.op, "\(owner.name).\(key)")
             case .link(let relationship):
                 return try link(c, reader(resolved), relationship, name)
             default:
@@ -145,7 +145,7 @@ private struct Scope {
                 return expression.matches(text)
             }
         case .in:
-            let items = try listItems(c.rhs, "IN")
+            let items = try c.rhs.listItems("IN")
             guard !items.isEmpty else { return { _ in false } }
             let l = folded(try operand(c.lhs, as: nil).read, c.options)
             let readers = try items.map { (item) throws(AmberError) in folded(try operand(item, as: lhsType).read, c.options) }
@@ -155,7 +155,7 @@ private struct Scope {
                 return false
             }
         case .between:
-            let items = try listItems(c.rhs, "BETWEEN")
+            let items = try c.rhs.listItems("BETWEEN")
             guard items.count == 2 else {
                 throw .invalidPredicate(position: c.rhs.position, message: "BETWEEN needs {low, high}, given \(items.count) values")
             }
@@ -226,7 +226,7 @@ private struct Scope {
             let value = try checked(c.rhs), equal = c.op == .equal
             return { (object) throws(AmberError) in try read(object).isIdentical(to: value) == equal }
         case .in:
-            let values = try listItems(c.rhs, "IN").map { (item) throws(AmberError) in try checked(item) }
+            let values = try c.rhs.listItems("IN").map { (item) throws(AmberError) in try checked(item) }
             return { (object) throws(AmberError) in
                 let current = try read(object)
                 return !current.isNull && values.contains { current.isIdentical(to: $0) }
@@ -250,7 +250,7 @@ private struct Scope {
 
     /// `SELF IN %@`.
     private func selfIn(_ c: Comparison) throws(AmberError) -> Test {
-        let ids = Set(try objectIDs(listItems(c.rhs, "IN")))
+        let ids = Set(try objectIDs(c.rhs.listItems("IN")))
         return { object in ids.contains(object.objectID) }
     }
 
@@ -269,7 +269,7 @@ private struct Scope {
                 return (found == id) == equal
             }
         case .in:
-            let ids = Set(try objectIDs(listItems(c.rhs, "IN")))
+            let ids = Set(try objectIDs(c.rhs.listItems("IN")))
             return { (object) throws(AmberError) in
                 guard case .objectID(let found) = try read(object) else { return false }
                 return ids.contains(found)
@@ -454,14 +454,6 @@ private struct Scope {
         }
     }
 
-    private func listItems(_ operand: Operand, _ op: String) throws(AmberError) -> [Operand] {
-        switch operand {
-        case .list(let items, _): return items
-        case .value(.array(let values), let position): return values.map { .value($0, position: position) }
-        default: throw .invalidPredicate(position: operand.position, message: "\(op) needs a list {…} or an array argument")
-        }
-    }
-
     private func stringOperands(_ c: Comparison, lhsType: AttributeType?)
         throws(AmberError) -> ((ManagedObject) throws(AmberError) -> ComparedValue, (ManagedObject) throws(AmberError) -> ComparedValue)
     {
@@ -492,40 +484,6 @@ private struct Scope {
         case .aggregate: path
         case .extended(let key, let owner): "\(owner.name).\(key)"
         }
-    }
-
-    /// A constant compared with an extended attribute, in the form its values compare in.
-    private func extendedConstant(_ operand: Operand, _ op: ComparisonOperator, _ place: String) throws(AmberError) -> Operand {
-        switch operand {
-        case .value(.array(let items), let position) where op == .in || op == .between:
-            return try extendedConstant(.list(items.map { .value($0, position: position) }, position: position), op, place)
-        case .list(let items, let position):
-            return .list(try items.map { (item) throws(AmberError) in try extendedConstant(item, op, place) }, position: position)
-        case .value(let value, let position):
-            guard let form = ExtendedValues.comparable(value) else {
-                throw .invalidPredicate(position: position, message: "\(place) is an extended attribute: it compares with strings, numbers, "
-                    + "Booleans, dates, decimals, UUIDs, URIs and binary values, not with \(value.valueClass) \(value)")
-            }
-            return .value(form, position: position)
-        default:
-            return operand
-        }
-    }
-
-    /// `[c]` against constants with no cased character changes nothing (see the SQL compiler).
-    private func effectiveOptions(_ c: Comparison) -> ComparisonOptions {
-        guard c.options == .caseInsensitive else { return c.options }
-        let constants: [Value]
-        switch c.rhs {
-        case .value(let value, _): constants = [value]
-        case .list(let items, _): constants = items.compactMap { if case .value(let v, _) = $0 { v } else { nil } }
-        default: return c.options
-        }
-        let uncased = constants.allSatisfy { value in
-            guard case .string(let text) = value else { return false }
-            return text.lowercased() == text && text.uppercased() == text
-        }
-        return uncased ? [] : c.options
     }
 
     // MARK: Text

@@ -91,7 +91,7 @@ package struct PredicateCompiler {
     private func compile(_ c: Comparison) throws(AmberError) -> SQLFragment {
         // Put a key path on the left where the operator allows it, so constants are coerced to its type.
         var c = c
-        c.options = Self.effectiveOptions(c)
+        c.options = c.effectiveOptions
         if case .value = c.lhs, !isValue(c.rhs), let swapped = c.op.swapped {
             (c.lhs, c.rhs, c.op) = (c.rhs, c.lhs, swapped)
         }
@@ -101,7 +101,7 @@ package struct PredicateCompiler {
             case .attribute(let target, let attribute):
                 if let codec = attribute.codec { return try compileEncoded(c, target, attribute, codec) }
             case .extended(let target):
-                c.rhs = try extendedConstant(c.rhs, c.op, target.name ?? name)
+                c.rhs = try c.rhs.extendedConstant(c.op, target.name ?? name)
             case .link, .aggregate:
                 break
             }
@@ -139,7 +139,7 @@ package struct PredicateCompiler {
             try requireString(l, c.lhs, "MATCHES")
             return SQLFragment(sql: dialect.matches(l.sql, options: c.options), bindings: l.bindings + [.string(pattern)])
         case .in:
-            let items = try listItems(c.rhs, "IN")
+            let items = try c.rhs.listItems("IN")
             guard !items.isEmpty else { return SQLFragment(sql: "FALSE") }
             var l = numberOnly(try operand(c.lhs, as: nil))
             var fragments = try items.map { (item) throws(AmberError) in numberOnly(try operand(item, as: lhsType)) }
@@ -151,7 +151,7 @@ package struct PredicateCompiler {
             return SQLFragment(sql: "\(l.sql) IN (\(fragments.map(\.sql).joined(separator: ", ")))",
                                bindings: l.bindings + fragments.flatMap(\.bindings))
         case .between:
-            let items = try listItems(c.rhs, "BETWEEN")
+            let items = try c.rhs.listItems("BETWEEN")
             guard items.count == 2 else {
                 throw .invalidPredicate(position: c.rhs.position, message: "BETWEEN needs {low, high}, given \(items.count) values")
             }
@@ -214,7 +214,7 @@ package struct PredicateCompiler {
             if value.isNull { return SQLFragment(sql: "\(column) IS \(c.op == .equal ? "" : "NOT ")NULL", bindings: columnBindings) }
             return SQLFragment(sql: "\(column) \(c.op == .equal ? "=" : dialect.distinctFrom) ?", bindings: columnBindings + [value])
         case .in:
-            let values = try listItems(c.rhs, "IN").map { (item) throws(AmberError) in try encode(item) }
+            let values = try c.rhs.listItems("IN").map { (item) throws(AmberError) in try encode(item) }
             guard !values.isEmpty else { return SQLFragment(sql: "FALSE") }
             return SQLFragment(sql: "\(column) IN (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))",
                                bindings: columnBindings + values)
@@ -222,25 +222,6 @@ package struct PredicateCompiler {
             throw .invalidPredicate(position: c.position,
                                     message: "\(attribute) is transformed; only ==, != and IN can compare its stored form")
         }
-    }
-
-    /// [c] against a constant with no cased character (digits, punctuation)
-    /// changes nothing: folding case never creates, removes or splits such
-    /// characters. Dropping it lets SQLite compare bytes instead of calling
-    /// a fold on every row. [d] is kept: it can remove marks between them.
-    static func effectiveOptions(_ c: Comparison) -> ComparisonOptions {
-        guard c.options == .caseInsensitive else { return c.options }
-        let constants: [Value]
-        switch c.rhs {
-        case .value(let value, _): constants = [value]
-        case .list(let items, _): constants = items.compactMap { if case .value(let v, _) = $0 { v } else { nil } }
-        default: return c.options
-        }
-        let uncased = constants.allSatisfy { value in
-            guard case .string(let text) = value else { return false }
-            return text.lowercased() == text && text.uppercased() == text
-        }
-        return uncased ? [] : c.options
     }
 
     /// `SELF == %@` / `SELF != %@` with an object ID.
@@ -257,7 +238,7 @@ package struct PredicateCompiler {
 
     /// `SELF IN %@` with object IDs.
     private func compileSelfIn(_ c: Comparison) throws(AmberError) -> SQLFragment {
-        let keys = try keys(of: listItems(c.rhs, "IN"), in: entity)
+        let keys = try keys(of: c.rhs.listItems("IN"), in: entity)
         guard !keys.isEmpty else { return SQLFragment(sql: "FALSE") }
         return SQLFragment(sql: "\(alias)._pk IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))",
                            bindings: keys.map(Value.int))
@@ -277,7 +258,7 @@ package struct PredicateCompiler {
             guard let pk = try key(of: c.rhs, in: destination) else { return SQLFragment(sql: c.op == .equal ? "FALSE" : "TRUE") }
             return SQLFragment(sql: "\(link.sql) \(c.op == .equal ? "=" : dialect.distinctFrom) ?", bindings: link.bindings + [.int(pk)])
         case .in:
-            let keys = try keys(of: listItems(c.rhs, "IN"), in: destination)
+            let keys = try keys(of: c.rhs.listItems("IN"), in: destination)
             guard !keys.isEmpty else { return SQLFragment(sql: "FALSE") }
             return SQLFragment(sql: "\(link.sql) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))",
                                bindings: link.bindings + keys.map(Value.int))
@@ -376,26 +357,6 @@ package struct PredicateCompiler {
         }
     }
 
-    /// A constant compared with an extended attribute, in the form its stored
-    /// values take (a date as seconds, a UUID as text); a list or array after
-    /// `IN` or `BETWEEN` item by item.
-    private func extendedConstant(_ operand: Operand, _ op: ComparisonOperator, _ place: String) throws(AmberError) -> Operand {
-        switch operand {
-        case .value(.array(let items), let position) where op == .in || op == .between:
-            return try extendedConstant(.list(items.map { .value($0, position: position) }, position: position), op, place)
-        case .list(let items, let position):
-            return .list(try items.map { (item) throws(AmberError) in try extendedConstant(item, op, place) }, position: position)
-        case .value(let value, let position):
-            guard let form = ExtendedValues.comparable(value) else {
-                throw .invalidPredicate(position: position, message: "\(place) is an extended attribute: it compares with strings, numbers, "
-                    + "Booleans, dates, decimals, UUIDs, URIs and binary values, not with \(value.valueClass) \(value)")
-            }
-            return .value(form, position: position)
-        default:
-            return operand
-        }
-    }
-
     /// The members of to-many `relationship` of the object whose key is
     /// `owner`: a `FROM … WHERE …` over alias `member`.
     func members(_ relationship: Relationship, owner: String, member: String) -> String {
@@ -481,14 +442,6 @@ package struct PredicateCompiler {
             let condition = try scope.compile(subquery.predicate)
             return SQLFragment(sql: "(SELECT count(*) \(members(toMany, owner: key(after: hops), member: member)) AND (\(condition.sql)))",
                                bindings: condition.bindings, type: .integer64, name: subquery.name)
-        }
-    }
-
-    private func listItems(_ operand: Operand, _ op: String) throws(AmberError) -> [Operand] {
-        switch operand {
-        case .list(let items, _): return items
-        case .value(.array(let values), let position): return values.map { .value($0, position: position) }
-        default: throw .invalidPredicate(position: operand.position, message: "\(op) needs a list {…} or an array argument")
         }
     }
 
