@@ -84,12 +84,7 @@ private struct Scope {
     // MARK: Comparisons
 
     private func test(_ c: Comparison) throws(AmberError) -> Test {
-        // As the SQL compiler does: a key path on the left where the operator allows it, so constants take its type.
-        var c = c
-        c.options = c.effectiveOptions
-        if case .value = c.lhs, !isValue(c.rhs), let swapped = c.op.swapped {
-            (c.lhs, c.rhs, c.op) = (c.rhs, c.lhs, swapped)
-        }
+        var c = c.normalized
         if let quantifier = c.quantifier { return try quantified(c, quantifier) }
         if case .keyPath(let name, let position) = c.lhs {
             let resolved = try resolve(name, position)
@@ -328,11 +323,6 @@ private struct Scope {
 
     private func resolve(_ path: String, _ position: Int) throws(AmberError) -> ResolvedKeyPath {
         try ResolvedKeyPath.resolve(path, at: position, from: entity, in: model, transients: transients)
-    }
-
-    private func isValue(_ operand: Operand) -> Bool {
-        if case .value = operand { return true }
-        return false
     }
 
     private func type(of operand: Operand) throws(AmberError) -> AttributeType? {

@@ -5,6 +5,19 @@ import AmberValues
 /// comparison's operands before they read anything, so both take a
 /// predicate the same way and refuse it in the same words.
 extension Comparison {
+    /// The comparison as stores and the evaluator compile it: with its
+    /// ``effectiveOptions``, and a key path moved to the left where the
+    /// operator allows (`3 < price` is `price > 3`), so constants take its type.
+    package var normalized: Comparison {
+        var c = self
+        c.options = effectiveOptions
+        if case .value = lhs, let swapped = op.swapped {
+            if case .value = rhs { return c }
+            (c.lhs, c.rhs, c.op) = (rhs, lhs, swapped)
+        }
+        return c
+    }
+
     /// The comparison's `[c]` and `[d]`, less a `[c]` against constants with
     /// no cased character (digits, punctuation): folding case never creates,
     /// removes or splits such characters, so dropping it changes no answer

@@ -89,12 +89,7 @@ package struct PredicateCompiler {
     }
 
     private func compile(_ c: Comparison) throws(AmberError) -> SQLFragment {
-        // Put a key path on the left where the operator allows it, so constants are coerced to its type.
-        var c = c
-        c.options = c.effectiveOptions
-        if case .value = c.lhs, !isValue(c.rhs), let swapped = c.op.swapped {
-            (c.lhs, c.rhs, c.op) = (c.rhs, c.lhs, swapped)
-        }
+        var c = c.normalized
         if let quantifier = c.quantifier { return try compileQuantified(c, quantifier) }
         if case .keyPath(let name, let position) = c.lhs {
             switch try resolve(name, position) {
@@ -403,11 +398,6 @@ package struct PredicateCompiler {
     }
 
     // MARK: Operands
-
-    private func isValue(_ operand: Operand) -> Bool {
-        if case .value = operand { return true }
-        return false
-    }
 
     /// The type of a key path operand (`.objectID` for a to-one relationship); nil for constants.
     private func type(of operand: Operand) throws(AmberError) -> AttributeType? {
