@@ -459,8 +459,7 @@ public func amber_context_filter(_ out_objects: UnsafeMutablePointer<UnsafeMutab
         let filtered = try core { () throws(AmberError) in
             try wrapper.context.filter(given, matching: fetch.predicate, sortedBy: fetch.sortKeys)
         }
-        let start = min(fetch.offset, filtered.count), end = fetch.limit.map { min(start + $0, filtered.count) } ?? filtered.count
-        let window = Array(filtered[start..<end])
+        let window = Array(filtered[fetch.window(over: filtered.count)])
         objectsOut.pointee = try handleArray(window, wrapper)
         countOut.pointee = window.count
     }

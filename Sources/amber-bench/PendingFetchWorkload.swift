@@ -1,4 +1,5 @@
 import Amber
+import ArgumentParser
 import Foundation
 
 /// W21, a fetch that sees pending changes: a filtered, sorted fetch of the
@@ -15,6 +16,7 @@ struct PendingFetchWorkload {
 
     func run(repetitions: Int) throws -> Result {
         let (model, item, name, number) = try MergeWorkload.items()
+        guard n >= 2 else { throw ValidationError("W21 needs N of 2 or more") }
         let pending = min(1_000, max(1, n / 100))
         var including: [Double] = [], storeOnly: [Double] = []
         for repetition in 0..<repetitions {

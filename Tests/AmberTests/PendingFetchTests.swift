@@ -59,7 +59,9 @@ import Testing
         "meta": [.null, .array([.string("a")]), .array([]), .array([.int(1), .string("b")])],
     ]
     /// Values of the extended key `shelf`, of several kinds (a predicate compares them as the store does).
-    static let shelves: [Value] = [.null, "A1", "b2", "a1", 3, 2.5, true, 0]
+    static let shelves: [Value] = [.null, "A1", "b2", "a1", 3, 2.5, true, 0, "30"]
+    /// Stored values only: an array reads as its JSON text in a predicate, and no constant compares with one.
+    static let storedShelves = shelves + [.array(["a", 1]), .dictionary(["k": "v"])]
     static let scalars = ["name", "small", "mid", "ratio", "share", "flag", "when", "price", "uid", "link", "blob"]
     static let labels = ["red", "Green", "blue", "grün"]
     static let ownerNames: [Value] = [.null, "Ada", "ada", "Bea", "Émile"]
@@ -75,7 +77,7 @@ import Testing
 
     static func setRandomValues(of item: ManagedObject, _ random: inout SplitMix64) throws {
         for (key, pool) in pools.sorted(by: { $0.key < $1.key }) { try item.setValue(pick(pool, &random), forKey: key) }
-        try item.setValue(pick(shelves, &random), forExtendedKey: "shelf")
+        try item.setValue(pick(storedShelves, &random), forExtendedKey: "shelf")
     }
 
     static func insertItem(_ graph: inout Graph, in context: Context, _ random: inout SplitMix64) throws {
@@ -167,7 +169,7 @@ import Testing
             return "SELF IN \(argument(.array((0..<3).map { _ in .objectID(pick(saved(graph.items), &random).objectID) })))"
         case 15:
             let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "IN"], &random)
-            let constant: Value = op == "BEGINSWITH" ? .string(pick(["a", "A", "b"], &random))
+            let constant: Value = op == "BEGINSWITH" ? .string(pick(["a", "A", "b", "3", "[", "{"], &random))
                 : op == "IN" ? .array([pick(shelves, &random), pick(shelves, &random)]) : pick(shelves, &random)
             return "shelf \(op)\(op == "BEGINSWITH" || op == "==" ? options : "") \(argument(constant))"
         case 16:
@@ -340,6 +342,7 @@ import Testing
             ("name ==[c] 3", []), ("owner == 'not an id'", []), ("name == $NAME", []),
             ("SUBQUERY(name, $t, $t.label == 'x').@count > 0", []), ("SUBQUERY(tags, $t, $t.label > 1).@count > 0", []),
             ("SUBQUERY(tags, $t, $t.label == 'x').@count == 'many'", []),
+            ("name MATCHES 'a)|(b'", []), ("small IN[c] {3}", []), ("small IN[d] %@", [.array([3])]),
         ]
         for (format, arguments) in bad {
             let predicate = try FetchPredicate(format, arguments: arguments)
@@ -350,6 +353,19 @@ import Testing
             #expect(fromStore != nil, "\(format)")
             #expect(fromStore.map(String.init(describing:)) == inMemory.map(String.init(describing:)), "\(format)")
         }
+        // A window the store refuses is refused with pending changes too; a huge one is no limit.
+        try item.setValue("changed", forKey: "name")
+        for (limit, offset) in [(-1, 0), (1, -1)] {
+            let pending = amberError { _ = try context.fetch(FetchRequest("Item", limit: limit, offset: offset)) }
+            var request = FetchRequest("Item", limit: limit, offset: offset)
+            request.includesPendingChanges = false
+            #expect(pending != nil && pending.map(String.init(describing:)) == amberError { _ = try context.fetch(request) }.map(String.init(describing:)))
+        }
+        #expect(try context.fetch(FetchRequest("Item", limit: Int.max, offset: 0)).count == 1)
+        #expect(try context.fetch(FetchRequest("Item", limit: Int.max, offset: Int.max)).isEmpty)
+        #expect(try context.count(FetchRequest("Item", limit: Int.max, offset: 1)) == 0)
+        // SUBQUERY is a word only before "(": an attribute of that name still parses.
+        #expect(try FetchPredicate("subquery == 1 AND SUBQUERY(tags, $t, $t.serial > 1).@count > 0").keyPaths == ["subquery", "tags"])
         for key in ["owner", "tags", "owner.nmae", "tags.@count", "name.length"] {
             var request = FetchRequest("Item", sortedBy: [.ascending(key)])
             request.includesPendingChanges = false

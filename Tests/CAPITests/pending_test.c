@@ -6,6 +6,7 @@
 #include <amber.h>
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -97,6 +98,16 @@ int main(int argc, char **argv) {
     OK(amber_context_count(&counted, context, &old));
     CHECK(counted == 2);
 
+    /* The largest limit and offset are no limit and an empty window, with pending changes as without. */
+    amber_fetch_request huge = AMBER_FETCH_REQUEST_INIT;
+    huge.entity = "Book";
+    huge.limit = INT64_MAX;
+    OK(amber_context_count(&counted, context, &huge));
+    CHECK(counted == 2);
+    huge.offset = INT64_MAX;
+    OK(amber_context_count(&counted, context, &huge));
+    CHECK(counted == 0);
+
     /* Filtering a list in memory: predicate, sort, offset and limit; no entity needed. */
     amber_object *list[] = {a, c, b};
     amber_fetch_request filter = AMBER_FETCH_REQUEST_INIT;
@@ -111,6 +122,10 @@ int main(int argc, char **argv) {
     amber_free(found);
     filter.offset = 1;
     filter.limit = 5;
+    OK(amber_context_filter(&found, &found_count, context, list, 2, &filter));
+    CHECK(found_count == 1 && found[0] == c);
+    amber_free(found);
+    filter.limit = INT64_MAX;
     OK(amber_context_filter(&found, &found_count, context, list, 2, &filter));
     CHECK(found_count == 1 && found[0] == c);
     amber_free(found);

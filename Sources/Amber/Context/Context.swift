@@ -432,8 +432,10 @@ public final class Context {
     public func count(_ request: FetchRequest) throws(AmberError) -> Int {
         if automaticallyMergesChanges { try mergeSavedChanges() }
         let entity = try model.entity(named: request.entityName)
-        if request.includesPendingChanges, let changes = pendingChanges(affecting: request, of: entity) {
-            return try count(request, of: entity, including: changes)
+        var unsorted = request
+        unsorted.sortKeys = []  // a count's answer does not depend on the order
+        if request.includesPendingChanges, let changes = pendingChanges(affecting: unsorted, of: entity) {
+            return try count(unsorted, of: entity, including: changes)
         }
         let deletedHere = Set(pending.lazy.filter { (request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity) && $0.isDeleted }
             .compactMap(\.objectID.primaryKey))

@@ -9,7 +9,8 @@ extension ManagedObject {
     /// context the first time it is read, with `$FETCH_SOURCE` standing for
     /// this object (and `$FETCH_SOURCE.path` for its value there), then kept
     /// until ``Context/refresh(_:mergeChanges:)`` refreshes the object, as Core
-    /// Data keeps them. A fetched property is read-only and one-way: nothing
+    /// Data keeps them. Its fetch asks the store alone (saved objects, less
+    /// those deleted here). A fetched property is read-only and one-way: nothing
     /// points back, and saving never writes it.
     ///
     /// - Throws: ``/AmberValues/AmberError/unknownFetchedProperty(entity:name:suggestion:)``
@@ -21,7 +22,10 @@ extension ManagedObject {
         if let kept = context.fetchedResults[objectID]?[key] { return kept }
         var source: [String: Value] = [:]
         for path in property.sourceKeyPaths { source[path] = try value(atSourcePath: path) }
-        let objects = try context.fetch(property.request(source: source))
+        // As saved: the result is kept until the object is refreshed, and a rollback must not leave it holding new objects.
+        var request = try property.request(source: source)
+        request.includesPendingChanges = false
+        let objects = try context.fetch(request)
         // Whatever this replaces (a fetch inside the fetch may have filled it) is released after the dictionary is changed.
         var entry = context.fetchedResults.removeValue(forKey: objectID) ?? [:]
         let replaced = entry.updateValue(objects, forKey: key)

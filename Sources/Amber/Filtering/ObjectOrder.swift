@@ -23,7 +23,8 @@ struct ObjectOrder {
     init(_ keys: [SortKey], entity: Entity, model: Model, transients: Bool = false) throws(AmberError) {
         self.keys = try keys.map { (key) throws(AmberError) in
             let resolved = try ResolvedKeyPath.sortKey(key.key, from: entity, in: model, transients: transients)
-            let fold = key.caseInsensitive
+            // As the store folds: a text attribute or an extended one (whose text values fold), nothing else.
+            let fold = key.caseInsensitive && (resolved.type == .string || resolved.type == nil)
             let hops = resolved.hops
             let read: (ManagedObject) throws(AmberError) -> Value
             switch resolved.end {
@@ -42,7 +43,7 @@ struct ObjectOrder {
             case .extended(let name, _):
                 read = { (object) throws(AmberError) in
                     guard let owner = try object.reached(through: hops) else { return .null }
-                    return ExtendedValues.comparable(try owner.value(forExtendedKey: name)) ?? .null
+                    return ExtendedValues.asStoresRead(try owner.value(forExtendedKey: name))
                 }
             case .link, .aggregate:
                 read = { _ in .null }  // refused by sortKey

@@ -142,7 +142,9 @@ private struct Scope {
         case .in:
             let items = try c.rhs.listItems("IN")
             guard !items.isEmpty else { return { _ in false } }
-            let l = folded(try operand(c.lhs, as: nil).read, c.options)
+            let lhs = try operand(c.lhs, as: nil)
+            if !c.options.isEmpty { try requireString(lhs.type, c.lhs, "IN\(c.options.modifier)") }
+            let l = folded(lhs.read, c.options)
             let readers = try items.map { (item) throws(AmberError) in folded(try operand(item, as: lhsType).read, c.options) }
             return { (object) throws(AmberError) in
                 let value = try l(object)
@@ -195,35 +197,38 @@ private struct Scope {
         }
     }
 
-    /// A transformed attribute compares by value with constants the
-    /// attribute accepts and its transformer can encode (as the store
-    /// compares stored forms), so only `==`, `!=` and `IN` mean anything.
+    /// A transformed attribute compares by its stored form, as the store
+    /// compares it: each constant checked against the value class and
+    /// encoded, and each object's current value encoded the same way; so
+    /// only `==`, `!=` and `IN` mean anything.
     private func encoded(_ c: Comparison, _ read: @escaping Reader, _ attribute: Attribute) throws(AmberError) -> Test {
         guard let codec = attribute.codec else { return { _ in false } }
-        func checked(_ operand: Operand) throws(AmberError) -> Value {
+        func stored(_ value: Value) throws(AmberError) -> Value {
+            guard !value.isNull else { return .null }
+            do throws(TransformerFailure) {
+                return try codec.encode(value)
+            } catch {
+                throw error.error(at: "\(attribute)")
+            }
+        }
+        func constant(_ operand: Operand) throws(AmberError) -> Value {
             guard case .value(let value, let position) = operand else {
                 throw .invalidPredicate(position: operand.position, message: "\(attribute) is transformed; compare it with values, not with attributes")
             }
             do throws(AmberError) {
-                let checked = try attribute.check(value)
-                do throws(TransformerFailure) {
-                    _ = try codec.encode(checked)
-                } catch {
-                    throw error.error(at: "\(attribute)")
-                }
-                return checked
+                return try stored(try attribute.check(value))
             } catch {
                 throw .invalidPredicate(position: position, message: "\(error)")
             }
         }
         switch c.op {
         case .equal, .notEqual:
-            let value = try checked(c.rhs), equal = c.op == .equal
-            return { (object) throws(AmberError) in try read(object).isIdentical(to: value) == equal }
+            let value = try constant(c.rhs), equal = c.op == .equal
+            return { (object) throws(AmberError) in try stored(try read(object)).isIdentical(to: value) == equal }
         case .in:
-            let values = try c.rhs.listItems("IN").map { (item) throws(AmberError) in try checked(item) }
+            let values = try c.rhs.listItems("IN").map { (item) throws(AmberError) in try constant(item) }
             return { (object) throws(AmberError) in
-                let current = try read(object)
+                let current = try stored(try read(object))
                 return !current.isNull && values.contains { current.isIdentical(to: $0) }
             }
         default:
@@ -239,14 +244,14 @@ private struct Scope {
         guard case .objectID(let id) = value else {
             throw .invalidPredicate(position: position, message: "SELF is compared with an object ID, given \(value.valueClass) \(value)")
         }
-        let equal = c.op == .equal
-        return { object in (object.objectID == id) == equal }
+        let rows = RowSet([id], kind: entity, model: model), equal = c.op == .equal
+        return { object in rows.contains(object.objectID) == equal }
     }
 
     /// `SELF IN %@`.
     private func selfIn(_ c: Comparison) throws(AmberError) -> Test {
-        let ids = Set(try objectIDs(c.rhs.listItems("IN")))
-        return { object in ids.contains(object.objectID) }
+        let rows = RowSet(try objectIDs(c.rhs.listItems("IN")), kind: entity, model: model)
+        return { object in rows.contains(object.objectID) }
     }
 
     /// A to-one relationship compared with objects: `author == %@`, `author != nil`, `author IN %@`.
@@ -256,18 +261,19 @@ private struct Scope {
             let equal = c.op == .equal
             return { (object) throws(AmberError) in try read(object).isNull == equal }
         }
+        let destination = model.destination(of: relationship)
         switch c.op {
         case .equal, .notEqual:
-            let id = try objectIDs([c.rhs]).first, equal = c.op == .equal
+            let rows = RowSet(try objectIDs([c.rhs]), kind: destination, model: model), equal = c.op == .equal
             return { (object) throws(AmberError) in
                 guard case .objectID(let found) = try read(object) else { return !equal }
-                return (found == id) == equal
+                return rows.contains(found) == equal
             }
         case .in:
-            let ids = Set(try objectIDs(c.rhs.listItems("IN")))
+            let rows = RowSet(try objectIDs(c.rhs.listItems("IN")), kind: destination, model: model)
             return { (object) throws(AmberError) in
                 guard case .objectID(let found) = try read(object) else { return false }
-                return ids.contains(found)
+                return rows.contains(found)
             }
         default:
             throw .invalidPredicate(position: c.position, message: "\(name) is a relationship: compare it with ==, != or IN")
@@ -377,7 +383,7 @@ private struct Scope {
         case .extended(let key, _):
             return { (object) throws(AmberError) in
                 guard let owner = try object.reached(through: hops) else { return .null }
-                return ExtendedValues.comparable(try owner.value(forExtendedKey: key)) ?? .null
+                return ExtendedValues.asStoresRead(try owner.value(forExtendedKey: key))
             }
         case .aggregate(let relationship, let operation, let attribute):
             return { (object) throws(AmberError) in
@@ -530,5 +536,28 @@ extension ManagedObject {
             current = next
         }
         return current
+    }
+}
+
+/// Objects given by ID, matched as a store matches them: a saved object by
+/// its primary key, when the ID's entity is `kind` or one below it (whatever
+/// store the ID names); a new object by its temporary ID, which only memory knows.
+private struct RowSet {
+    private var keys: Set<Int64> = []
+    private var unsaved: Set<ObjectID> = []
+
+    init(_ ids: [ObjectID], kind: Entity, model: Model) {
+        for id in ids {
+            if let key = id.primaryKey {
+                if (try? model.entity(named: id.entityName))?.isKind(of: kind) == true { keys.insert(key) }
+            } else {
+                unsaved.insert(id)
+            }
+        }
+    }
+
+    func contains(_ id: ObjectID) -> Bool {
+        if let key = id.primaryKey { return keys.contains(key) }
+        return unsaved.contains(id)
     }
 }

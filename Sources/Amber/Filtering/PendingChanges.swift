@@ -47,6 +47,7 @@ extension Context {
 
     /// ``fetch(_:)`` with `changes` judged in memory.
     func fetch(_ request: FetchRequest, of entity: Entity, including changes: PendingChanges) throws(AmberError) -> [ManagedObject] {
+        try request.checkWindow()
         let predicate = try request.predicate.map { (predicate) throws(AmberError) in try ObjectPredicate(predicate, entity: entity, model: model) }
         let order = try ObjectOrder(request.sortKeys, entity: entity, model: model)
         var merged: [ManagedObject]
@@ -62,28 +63,29 @@ extension Context {
         } else {
             // Each changed saved object may take a stored result's place: the store finds that many more.
             let replaced = changes.objects.count { !$0.isInserted }
-            stored.limit = request.limit.map { $0 + request.offset + replaced }
+            stored.limit = request.limit.flatMap { limit in
+                let (extra, first) = request.offset.addingReportingOverflow(replaced)
+                let (wanted, second) = limit.addingReportingOverflow(extra)
+                return first || second ? nil : wanted  // beyond Int.max: no limit
+            }
             let judged = Set(changes.objects.map(ObjectIdentifier.init))
             let found = try storedObjects(stored, of: entity).filter { !judged.contains(ObjectIdentifier($0)) }
             let current = try order.sorted(try matching(changes.objects.filter { !$0.isDeleted }, predicate))
             merged = try merge(current, into: found, by: order)
         }
-        let start = min(max(request.offset, 0), merged.count)
-        let end = request.limit.map { min(start + max($0, 0), merged.count) } ?? merged.count
-        return Array(merged[start..<end])
+        return Array(merged[request.window(over: merged.count)])
     }
 
     /// ``count(_:)`` with `changes` judged in memory.
     func count(_ request: FetchRequest, of entity: Entity, including changes: PendingChanges) throws(AmberError) -> Int {
         if changes.everyObject { return try fetch(request, of: entity, including: changes).count }
+        try request.checkWindow()
         var stored = request
         (stored.includesPendingChanges, stored.limit, stored.offset, stored.sortKeys) = (false, nil, 0, [])
         let predicate = try request.predicate.map { (predicate) throws(AmberError) in try ObjectPredicate(predicate, entity: entity, model: model) }
         let judged = Set(changes.objects.compactMap(\.objectID.primaryKey))
         let found = try engine.primaryKeys(of: entity, matching: stored).count { !judged.contains($0) }
-        let total = found + (try matching(changes.objects.filter { !$0.isDeleted }, predicate)).count
-        let counted = max(total - max(request.offset, 0), 0)
-        return request.limit.map { min(counted, max($0, 0)) } ?? counted
+        return request.window(over: found + (try matching(changes.objects.filter { !$0.isDeleted }, predicate)).count).count
     }
 
     /// The objects of `candidates` that `predicate` matches (all of them without one).

@@ -165,6 +165,14 @@ package enum ExtendedValues {
         }
     }
 
+    /// An extended attribute's value as a store reads it in a predicate or a
+    /// sort: as ``comparable(_:)``, and an array or dictionary as the JSON
+    /// text it is stored as (what the stores' `amber_extended` returns).
+    package static func asStoresRead(_ value: Value) -> Value {
+        if let form = comparable(value) { return form }
+        return tree(value, depth: 0).map { .string($0.0.text()) } ?? .null
+    }
+
     private static func same(_ a: Value?, _ b: Value?) -> Bool { (a ?? .null).isIdentical(to: b ?? .null) }
 
     // MARK: Value ↔ JSON

@@ -222,6 +222,11 @@ package struct ComparisonOptions: OptionSet, Sendable {
     package init(rawValue: Int64) { self.rawValue = rawValue }
     package static let caseInsensitive = ComparisonOptions(rawValue: 1)
     package static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+
+    /// The modifiers as written after an operator: `[c]`, `[d]`, `[cd]`, or nothing.
+    package var modifier: String {
+        isEmpty ? "" : "[" + (contains(.caseInsensitive) ? "c" : "") + (contains(.diacriticInsensitive) ? "d" : "") + "]"
+    }
 }
 
 package enum Operand: Sendable {

@@ -54,6 +54,27 @@ public struct FetchRequest: Sendable {
     }
 }
 
+extension FetchRequest {
+    /// Refuses a negative limit or offset, as every fetch does.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming `FetchRequest`.
+    package func checkWindow() throws(AmberError) {
+        guard offset >= 0, (limit ?? 0) >= 0 else {
+            throw .invalidValue(place: "FetchRequest", expected: "a limit and offset of 0 or more",
+                                given: "limit \(limit.map(String.init) ?? "none"), offset \(offset)")
+        }
+    }
+
+    /// The positions of `count` results this request's offset and limit keep
+    /// (checked by ``checkWindow()``; a limit past `Int.max` is none).
+    package func window(over count: Int) -> Range<Int> {
+        let start = min(max(offset, 0), count)
+        guard let limit else { return start..<count }
+        let (end, overflow) = start.addingReportingOverflow(max(limit, 0))
+        return start..<(overflow ? count : min(end, count))
+    }
+}
+
 /// One key of a fetch order.
 public struct SortKey: Sendable, Hashable {
     /// The attribute to order by.

@@ -201,7 +201,12 @@ struct PredicateParser {
             index += 1
             return try keyPath(readWord(), position)
         }
-        if try acceptWord("SUBQUERY") { return try parseSubquery(position) }
+        // SUBQUERY( starts a subquery; the word alone stays a name, as in models made before it was one.
+        let start = index
+        if try acceptWord("SUBQUERY") {
+            if peekAfterSpace("(") { return try parseSubquery(position) }
+            index = start
+        }
         let word = readWord()
         guard !word.isEmpty else { throw fail("expected a value or attribute name, found \(describeNext())") }
         switch word.uppercased() {
@@ -210,7 +215,7 @@ struct PredicateParser {
         case "FALSE", "NO": return .value(.bool(false), position: position)
         case "SELF": return .this(position: position)
         case "AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH",
-             "ANY", "ALL", "SOME", "NONE", "TRUEPREDICATE", "FALSEPREDICATE", "SUBQUERY":
+             "ANY", "ALL", "SOME", "NONE", "TRUEPREDICATE", "FALSEPREDICATE":
             throw .invalidPredicate(position: position, message: "\(word) is a keyword; write #\(word) to use it as an attribute name")
         default: return try keyPath(word, position)
         }
@@ -362,6 +367,13 @@ struct PredicateParser {
             i += 1
         }
         return true
+    }
+
+    /// Whether `symbol` comes next, after any space (nothing is consumed).
+    private func peekAfterSpace(_ symbol: String) -> Bool {
+        var copy = self
+        copy.skipSpace()
+        return copy.peek(symbol)
     }
 
     private mutating func accept(_ symbol: String) -> Bool {

@@ -9,6 +9,8 @@ package struct WholeTextExpression {
 
     /// The expression for `pattern` with `options`; nil if `pattern` is not a valid regular expression.
     package init?(_ pattern: String, options: ComparisonOptions) {
+        // The pattern alone must be valid: wrapped, "a)|(b" would compile and escape the anchors.
+        guard (try? NSRegularExpression(pattern: pattern)) != nil else { return nil }
         foldsMarks = options.contains(.diacriticInsensitive)
         let folded = TextFolding.fold(pattern, flags: options.intersection(.diacriticInsensitive).rawValue)
         guard let regex = try? NSRegularExpression(pattern: "^(?:\(folded))$",

@@ -100,8 +100,8 @@ package struct PostgreSQLDialect: SQLDialect {
         }
     }
 
-    /// Its text where it holds text, NULL otherwise (a number matches no text operator here, where SQLite would write it out).
-    package func extendedText(_ sql: String) -> String? { "CASE WHEN (\(sql)).k = 2 THEN (\(sql)).t END" }
+    /// Its text where it holds text, NULL otherwise (a number matches no text operator).
+    package func extendedText(_ sql: String) -> String { "CASE WHEN (\(sql)).k = 2 THEN (\(sql)).t END" }
     package var distinctFrom: String { "IS DISTINCT FROM" }
     package func isNotTrue(_ sql: String) -> String { "\(sql) IS NOT TRUE" }
     package func contains(_ haystack: String, _ needle: String) -> String { "strpos(\(haystack), \(needle)) > 0" }

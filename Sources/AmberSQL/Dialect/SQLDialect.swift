@@ -53,9 +53,9 @@ package protocol SQLDialect: Sendable {
     /// text, numbers by value, text by its bytes, as SQLite orders values.
     func extendedOperand(_ fragment: SQLFragment) -> SQLFragment
     /// Extended attribute `sql` as text, for text operators (`CONTAINS`,
-    /// `LIKE`, …), with `sql` twice (a caller repeats its bindings so); nil
-    /// where those take its values as they are.
-    func extendedText(_ sql: String) -> String?
+    /// `LIKE`, …): its value if that is text, else NULL (so `3 BEGINSWITH
+    /// '3'` is false, as in memory); with `sql` twice (a caller repeats its bindings so).
+    func extendedText(_ sql: String) -> String
     /// The inequality operator under which NULL differs from every value
     /// (SQLite's `IS NOT`, the standard's `IS DISTINCT FROM`).
     var distinctFrom: String { get }
@@ -114,5 +114,5 @@ extension SQLDialect {
     /// Where extended values are of SQL's own types, constants and columns compare as they are.
     package func extendedOperand(_ fragment: SQLFragment) -> SQLFragment { fragment }
 
-    package func extendedText(_ sql: String) -> String? { nil }
+    package func extendedText(_ sql: String) -> String { "CASE WHEN \(isText(sql)) THEN \(sql) END" }
 }

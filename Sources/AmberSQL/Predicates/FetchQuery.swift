@@ -87,10 +87,7 @@ package struct FetchQuery {
             sql += " ORDER BY " + order.joined(separator: ", ")
         }
         if keys == nil, request.limit != nil || request.offset != 0 {
-            guard request.offset >= 0, (request.limit ?? 0) >= 0 else {
-                throw .invalidValue(place: "FetchRequest", expected: "a limit and offset of 0 or more",
-                                    given: "limit \(request.limit.map(String.init) ?? "none"), offset \(request.offset)")
-            }
+            try request.checkWindow()
             sql += " LIMIT ? OFFSET ?"
             bindings += mapping.dialect.limitParameters(limit: request.limit, offset: request.offset)
         }

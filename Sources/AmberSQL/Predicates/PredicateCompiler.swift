@@ -127,7 +127,7 @@ package struct PredicateCompiler {
             guard case .value(.string(let pattern), _) = c.rhs else {
                 throw .invalidPredicate(position: c.rhs.position, message: "MATCHES needs a regular expression string on its right")
             }
-            guard (try? NSRegularExpression(pattern: pattern)) != nil else {
+            guard WholeTextExpression(pattern, options: c.options) != nil else {
                 throw .invalidPredicate(position: c.rhs.position, message: "\"\(pattern)\" is not a valid regular expression")
             }
             let l = asText(try operand(c.lhs, as: nil))
@@ -139,6 +139,7 @@ package struct PredicateCompiler {
             var l = numberOnly(try operand(c.lhs, as: nil))
             var fragments = try items.map { (item) throws(AmberError) in numberOnly(try operand(item, as: lhsType)) }
             if !c.options.isEmpty {
+                try requireString(l, c.lhs, "IN\(c.options.modifier)")
                 l = wrapFold(l, c.options)
                 fragments = fragments.map { wrapFold($0, c.options) }
             }
@@ -455,8 +456,8 @@ package struct PredicateCompiler {
 
     /// An extended attribute as text, for a text operator; other fragments as they are.
     private func asText(_ fragment: SQLFragment) -> SQLFragment {
-        guard fragment.mixed, let text = dialect.extendedText(fragment.sql) else { return fragment }
-        return SQLFragment(sql: text, bindings: fragment.bindings + fragment.bindings, type: .string, name: fragment.name)
+        guard fragment.mixed else { return fragment }
+        return SQLFragment(sql: dialect.extendedText(fragment.sql), bindings: fragment.bindings + fragment.bindings, type: .string, name: fragment.name)
     }
 
     private func requireString(_ fragment: SQLFragment, _ operand: Operand, _ op: String) throws(AmberError) {

@@ -3,6 +3,7 @@ program (insert_many then fetch and count; change then fetch by the new
 value), the store's answer alone with include_pending=False, Context.filter
 on a list of objects, and a Hypothesis differential: a fetch with unsaved
 changes equals the store's answer once they are saved."""
+import sys
 from decimal import Decimal
 
 import pytest
@@ -32,6 +33,8 @@ def test_the_newcomers_program_sees_its_own_changes(context):
     assert context.fetch("Book", "title == %@", "zzz") == [first]
     assert context.fetch("Book", "title == %@", "B0", include_pending=False) == [first]
     assert context.fetch("Book", sort=["-title"], limit=1) == [first]
+
+    assert len(context.fetch("Book", limit=sys.maxsize, offset=1)) == 19  # no overflow: a huge limit is none
 
     context.delete(first)
     assert context.count("Book") == 19
