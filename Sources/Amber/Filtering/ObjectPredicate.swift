@@ -250,7 +250,7 @@ private struct Scope {
 
     /// `SELF IN %@`.
     private func selfIn(_ c: Comparison) throws(AmberError) -> Test {
-        let rows = RowSet(try objectIDs(c.rhs.listItems("IN")), kind: entity, model: model)
+        let rows = RowSet(try c.rhs.listItems("IN").map { (item) throws(AmberError) in try item.objectID() }, kind: entity, model: model)
         return { object in rows.contains(object.objectID) }
     }
 
@@ -264,13 +264,13 @@ private struct Scope {
         let destination = model.destination(of: relationship)
         switch c.op {
         case .equal, .notEqual:
-            let rows = RowSet(try objectIDs([c.rhs]), kind: destination, model: model), equal = c.op == .equal
+            let rows = RowSet([try c.rhs.objectID()], kind: destination, model: model), equal = c.op == .equal
             return { (object) throws(AmberError) in
                 guard case .objectID(let found) = try read(object) else { return !equal }
                 return rows.contains(found) == equal
             }
         case .in:
-            let rows = RowSet(try objectIDs(c.rhs.listItems("IN")), kind: destination, model: model)
+            let rows = RowSet(try c.rhs.listItems("IN").map { (item) throws(AmberError) in try item.objectID() }, kind: destination, model: model)
             return { (object) throws(AmberError) in
                 guard case .objectID(let found) = try read(object) else { return false }
                 return rows.contains(found)
@@ -278,24 +278,6 @@ private struct Scope {
         default:
             throw .invalidPredicate(position: c.position, message: "\(name) is a relationship: compare it with ==, != or IN")
         }
-    }
-
-    /// The object IDs `items` give, as object IDs or their URI text.
-    private func objectIDs(_ items: [Operand]) throws(AmberError) -> [ObjectID] {
-        var ids: [ObjectID] = []
-        for item in items {
-            guard case .value(let value, let position) = item else {
-                throw .invalidPredicate(position: item.position, message: "an object is compared with an object ID, not with a key path")
-            }
-            var given: ObjectID?
-            if case .objectID(let id) = value { given = id }
-            if case .string(let text) = value, let url = URL(string: text) { given = ObjectID(uri: url) }
-            guard let id = given else {
-                throw .invalidPredicate(position: position, message: "an object is compared with an object ID, given \(value.valueClass) \(value)")
-            }
-            ids.append(id)
-        }
-        return ids
     }
 
     /// `ANY books.price > 10`, `ALL …`, `NONE …`: the comparison tested on each member (in its own scope).
@@ -549,7 +531,7 @@ private struct RowSet {
     init(_ ids: [ObjectID], kind: Entity, model: Model) {
         for id in ids {
             if let key = id.primaryKey {
-                if (try? model.entity(named: id.entityName))?.isKind(of: kind) == true { keys.insert(key) }
+                if model.names(id, aRowOf: kind) { keys.insert(key) }
             } else {
                 unsaved.insert(id)
             }

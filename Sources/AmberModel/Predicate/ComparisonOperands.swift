@@ -1,5 +1,6 @@
 import AmberTransformers
 import AmberValues
+import Foundation
 
 /// What the SQL compiler and the in-memory evaluator both ask of a
 /// comparison's operands before they read anything, so both take a
@@ -51,6 +52,19 @@ extension Operand {
         }
     }
 
+    /// The object ID a constant gives: an object ID, or its URI form as text
+    /// (how C and Python pass lists of objects: a JSON array of URIs).
+    ///
+    /// - Throws: ``/AmberValues/AmberError/invalidPredicate(position:message:)`` for a key path or another value.
+    package func objectID() throws(AmberError) -> ObjectID {
+        guard case .value(let value, let position) = self else {
+            throw .invalidPredicate(position: position, message: "an object is compared with an object ID, not with a key path")
+        }
+        if case .objectID(let id) = value { return id }
+        if case .string(let text) = value, let url = URL(string: text), let id = ObjectID(uri: url) { return id }
+        throw .invalidPredicate(position: position, message: "an object is compared with an object ID, given \(value.valueClass) \(value)")
+    }
+
     /// A constant compared with extended attribute `place` by `op`, in the
     /// form its stored values take (``/AmberModel/ExtendedValues/comparable(_:)``:
     /// a date as seconds, a UUID as text); a list or array after `IN` or `BETWEEN` item by item.
@@ -71,5 +85,13 @@ extension Operand {
         default:
             return self
         }
+    }
+}
+
+extension Model {
+    /// Whether `id` can name a row of `entity`: its entity is `entity` or
+    /// inherits from it (an entity of another model names no row here).
+    package func names(_ id: ObjectID, aRowOf entity: Entity) -> Bool {
+        (try? self.entity(named: id.entityName))?.isKind(of: entity) == true
     }
 }

@@ -228,7 +228,7 @@ package struct PredicateCompiler {
         guard case .objectID(let id) = value else {
             throw .invalidPredicate(position: position, message: "SELF is compared with an object ID, given \(value.valueClass) \(value)")
         }
-        guard isStored(id, as: entity), let pk = id.primaryKey else { return SQLFragment(sql: c.op == .equal ? "FALSE" : "TRUE") }
+        guard model.names(id, aRowOf: entity), let pk = id.primaryKey else { return SQLFragment(sql: c.op == .equal ? "FALSE" : "TRUE") }
         return SQLFragment(sql: c.op == .equal ? "\(alias)._pk = ?" : "\(alias)._pk <> ?", bindings: [.int(pk)])
     }
 
@@ -273,23 +273,8 @@ package struct PredicateCompiler {
     /// The primary key an operand names as an object of `entity`; nil when no
     /// stored row can be it (another entity's object, or one never saved).
     private func key(of operand: Operand, in entity: Entity) throws(AmberError) -> Int64? {
-        guard case .value(let value, let position) = operand else {
-            throw .invalidPredicate(position: operand.position, message: "an object is compared with an object ID, not with a key path")
-        }
-        // An object ID, or its URI form as text (how C and Python pass lists of objects: a JSON array of URIs).
-        var given: ObjectID?
-        if case .objectID(let id) = value { given = id }
-        if case .string(let text) = value, let url = URL(string: text) { given = ObjectID(uri: url) }
-        guard let id = given else {
-            throw .invalidPredicate(position: position, message: "an object is compared with an object ID, given \(value.valueClass) \(value)")
-        }
-        return isStored(id, as: entity) ? id.primaryKey : nil
-    }
-
-    /// Whether `id` can name a row of `entity`: its entity is `entity` or inherits from it.
-    private func isStored(_ id: ObjectID, as entity: Entity) -> Bool {
-        guard let named = try? model.entity(named: id.entityName) else { return false }  // another model's entity: no row here
-        return named.isKind(of: entity)
+        let id = try operand.objectID()
+        return model.names(id, aRowOf: entity) ? id.primaryKey : nil
     }
 
     // MARK: Key paths
