@@ -1627,9 +1627,13 @@ amber_status amber_changes_keys(const char *const **out_keys, size_t *out_count,
 amber_status amber_changes_free(amber_changes *changes);
 
 /* Live queries. A live query holds the results of a fetch request and
- * follows what is saved: after each save, merge and refresh of its context
- * its results are brought up to date and its callback gets the changes as
- * index changes. A change costs what it touches, not the size of the results
+ * follows its context: after each save, merge and refresh of the context,
+ * and each amber_context_process_pending_changes, its results are brought
+ * up to date and its callback gets the changes as index changes. The
+ * results are what amber_context_fetch returns for the request: unsaved
+ * changes made in the context show at the next of those calls, unless the
+ * request sets exclude_pending_changes (then the results follow what is
+ * saved). A change costs what it touches, not the size of the results
  * (see the Swift LiveQuery documentation for when the request is evaluated
  * again in full). Results are optionally in sections by the request's first
  * sort key (dates grouped by year, month or day, in UTC). Call these on the
@@ -1707,6 +1711,16 @@ amber_status amber_live_query_section(size_t *out_start, size_t *out_count, ambe
 /** Evaluates the request again in full and reports what differs (for
  *  changes made behind the store's back). Errors: as amber_context_fetch. */
 amber_status amber_live_query_refetch(amber_live_query *query);
+
+/** Brings the live queries of `context` that include pending changes up
+ *  to date with the changes made in it since they last looked (sets,
+ *  inserts, deletions, undo, redo, rollback), calling their callbacks with
+ *  what moved. A save, a merge and a refresh do this too; call it after a
+ *  batch of edits a list should show before they are saved. Observers are
+ *  not called. Threads: the context's.
+ *  Errors: AMBER_E_OBSERVER (a callback failed, after every live query was
+ *  brought up to date; origin "pending"); an error reading a value or a row. */
+amber_status amber_context_process_pending_changes(amber_context *context);
 
 /** Stops following and releases the live query; its userdata_free runs now.
  *  Threads: the context's, or any once that thread has ended. */

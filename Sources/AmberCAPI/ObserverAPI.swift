@@ -347,6 +347,14 @@ public func amber_live_query_refetch(_ query: OpaquePointer?) -> amber_status {
 }
 
 @c @implementation
+public func amber_context_process_pending_changes(_ context: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let wrapper = try Handles.context(context)
+        try core { () throws(AmberError) in try wrapper.context.processPendingChanges() }
+    }
+}
+
+@c @implementation
 public func amber_live_query_free(_ query: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
         let live = try Handles.liveQuery(query, freeing: true)

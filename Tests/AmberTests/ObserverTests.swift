@@ -169,9 +169,10 @@ struct ObserverTests {
 
 // MARK: - Live queries
 
-/// Results as a list view holds them: sections of object IDs.
+/// Results as a list view holds them: sections of objects (by identity,
+/// which a new object keeps when its save gives it a permanent ID).
 private struct ListCopy: Equatable {
-    var sections: [(value: Value, rows: [ObjectID])]
+    var sections: [(value: Value, rows: [ObjectIdentifier])]
 
     static func == (a: ListCopy, b: ListCopy) -> Bool {
         a.sections.map(\.value) == b.sections.map(\.value) && a.sections.map(\.rows) == b.sections.map(\.rows)
@@ -180,16 +181,16 @@ private struct ListCopy: Equatable {
     /// What a fresh fetch gives, sectioned by `section` (nil: one section).
     init(_ objects: [ManagedObject], section: ((ManagedObject) throws -> Value)?) throws {
         guard let section else {
-            sections = [(.null, objects.map(\.objectID))]
+            sections = [(.null, objects.map(ObjectIdentifier.init))]
             return
         }
         sections = []
         for object in objects {
             let value = try section(object)
             if let last = sections.last, last.value == value {
-                sections[sections.count - 1].rows.append(object.objectID)
+                sections[sections.count - 1].rows.append(ObjectIdentifier(object))
             } else {
-                sections.append((value, [object.objectID]))
+                sections.append((value, [ObjectIdentifier(object)]))
             }
         }
     }
@@ -207,7 +208,7 @@ private struct ListCopy: Equatable {
         let insertions = (changes.inserted + changes.moved.map(\.to)).sorted { ($0.section, $0.row) < ($1.section, $1.row) }
         for position in insertions {
             let object = try #require(query.object(at: position))
-            sections[position.section].rows.insert(object.objectID, at: position.row)
+            sections[position.section].rows.insert(ObjectIdentifier(object), at: position.row)
         }
         for position in changes.updated { #expect(query.object(at: position) != nil) }
     }
@@ -292,7 +293,122 @@ struct LiveQueryTests {
         if sectioned { #expect(sectionChanges > 0) }
     }
 
-    @Test("an object deleted here stays in the results until the deletion is saved")
+    /// Unsaved inserts, sets, deletions, undo and rollback here, shown by
+    /// processPendingChanges, saves here, and saves in another context merged
+    /// here (with changes pending): after every step, the results are what a
+    /// fetch returns, and the index changes applied to a copy of the old results equal it.
+    @Test("results with pending changes follow every edit as a fetch sees it (random operations, fixed seed)",
+          arguments: [(false, false, 1024), (true, false, 4), (false, true, 1024)])
+    func pendingDifferential(sectioned: Bool, windowed: Bool, chunkLimit: Int) throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("pending.amber").path, model: try booksModel())
+        let here = Context(store: store), there = Context(store: store)
+        here.undoStack = UndoStack()
+        var random = SplitMix64(seed: sectioned ? 43 : (windowed ? 44 : 45))
+        let base = Date(timeIntervalSince1970: 1_700_000_000)
+        func day() -> Value { .date(base.addingTimeInterval(Double(Int.random(in: 0..<120, using: &random)) * 86_400 * 4)) }
+        func pages() -> Value { .int(Int64.random(in: 1...300, using: &random)) }
+        var serial = 0
+        for _ in 0..<30 {
+            serial += 1
+            try insertBook(here, "book \(serial)", "A", pages: pages(), published: day())
+        }
+        try here.save()
+
+        var request = try FetchRequest("Book", where: "pages > 100", sortedBy: [.ascending("published"), .descending("title")])
+        if windowed { (request.limit, request.offset) = (12, 3) }
+        let query = try LiveQuery(request, in: here, sectionKey: sectioned ? "published" : nil, by: sectioned ? .month : nil,
+                                  chunkLimit: chunkLimit)
+        let section: ((ManagedObject) throws -> Value)? = sectioned ? { month(try $0.value(forKey: "published")) } : nil
+        var mirror = try ListCopy(query.objects, section: section)
+        var kinds: [String: Int] = [:]
+        query.onChange = { changes in
+            for (kind, count) in [("inserted", changes.inserted.count), ("deleted", changes.deleted.count),
+                                  ("moved", changes.moved.count), ("updated", changes.updated.count)] { kinds[kind, default: 0] += count }
+            try mirror.apply(changes, from: query)
+        }
+        for step in 0..<200 {
+            let books = try here.fetch("Book")
+            func book() -> ManagedObject? { books.filter { $0.context != nil && !$0.isDeleted }.randomElement(using: &random) }
+            here.undoStack?.beginGroup()
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0:
+                    serial += 1
+                    try insertBook(here, "book \(serial)", "A", pages: pages(), published: day())
+                case 1:
+                    if let book = book() { try here.delete(book) }
+                case 2: try book()?.setValue(pages(), forKey: "pages")
+                case 3: try book()?.setValue(day(), forKey: "published")
+                case 4:
+                    serial += 1
+                    try book()?.setValue(.string("renamed \(serial)"), forKey: "title")
+                default: try book()?.setValue(.bool(Bool.random(using: &random)), forKey: "isRead")
+                }
+            }
+            _ = here.undoStack?.endGroup()
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: try here.save()
+            case 1:
+                // Another context inserts and changes books (its own, never those changed here), merged here.
+                serial += 1
+                try insertBook(there, "book \(serial)", "B", pages: pages(), published: day())
+                if let theirs = try there.fetch("Book", where: "author == 'B'").randomElement(using: &random) {
+                    try theirs.setValue(pages(), forKey: "pages")
+                }
+                try there.save()
+                try here.mergeSavedChanges()
+            case 2:
+                _ = try here.undo()
+                try here.processPendingChanges()
+            case 3:
+                here.rollback()
+                try here.processPendingChanges()
+            default: try here.processPendingChanges()
+            }
+            let fresh = try here.fetch(request)
+            #expect(query.objects == fresh && query.count == fresh.count, "step \(step)")
+            #expect(mirror == (try ListCopy(fresh, section: section)), "step \(step)")
+        }
+        for kind in ["inserted", "deleted", "moved", "updated"] { #expect(kinds[kind, default: 0] > 10, "\(kind): \(kinds)") }
+    }
+
+    @Test("an edit shows at processPendingChanges, once: an object changed in place is reported updated, then not again")
+    func processPendingChangesReportsEachEditOnce() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("once.amber").path, model: try booksModel())
+        let context = Context(store: store)
+        for title in ["A", "B", "C"] { try insertBook(context, title, "X", pages: .int(10)) }
+        try context.save()
+        let query = try LiveQuery(FetchRequest("Book", sortedBy: [.ascending("title")]), in: context)
+        var changes: [LiveQuery.Changes] = []
+        query.onChange = { changes.append($0) }
+        let new = try insertBook(context, "AB", "X")
+        try query.objects[2].setValue(.int(11), forKey: "pages")
+        #expect(query.count == 3 && changes.isEmpty)  // not until asked
+        try context.processPendingChanges()
+        #expect(try titles(query.objects) == ["A", "AB", "B", "C"] && query.objects[1] === new)
+        #expect(changes.count == 1 && changes[0].inserted == [LiveQuery.Position(section: 0, row: 1)]
+            && changes[0].updated == [LiveQuery.Position(section: 0, row: 3)] && changes[0].moved.isEmpty)
+        try context.processPendingChanges()
+        #expect(changes.count == 1)  // nothing changed since
+        try context.save()
+        #expect(changes.count == 1 && query.objects[1] === new && new.objectID.primaryKey != nil)  // already shown
+        struct Refused: Error {}
+        query.onChange = { _ in throw Refused() }
+        try new.setValue(.string("ZZ"), forKey: "title")
+        let error = amberError { try context.processPendingChanges() }
+        guard case .observerFailed(let event, let failures)? = error else {
+            Issue.record("expected observerFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(event == "pending" && failures.count == 1)
+        #expect(try titles(query.objects) == ["A", "B", "C", "ZZ"])
+    }
+
+    @Test("an object deleted here leaves results with pending changes at the next event, saved results once it is saved")
     func deletedHereUntilSaved() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -300,21 +416,31 @@ struct LiveQueryTests {
         let here = Context(store: store), there = Context(store: store)
         for title in ["A", "B"] { try insertBook(there, title, "X") }
         try there.save()
-        let query = try LiveQuery(FetchRequest("Book", sortedBy: [.ascending("title")]), in: here)
-        try here.delete(query.objects[0])
+        var request = FetchRequest("Book", sortedBy: [.ascending("title")])
+        let current = try LiveQuery(request, in: here)
+        request.includesPendingChanges = false
+        let saved = try LiveQuery(request, in: here)
+        var deleted: [String: [LiveQuery.Position]] = [:]
+        current.onChange = { if !$0.deleted.isEmpty { deleted["current", default: []] += $0.deleted } }
+        saved.onChange = { if !$0.deleted.isEmpty { deleted["saved", default: []] += $0.deleted } }
+        try here.delete(saved.objects[0])
+        #expect(try titles(current.objects) == ["A", "B"])  // not until the next event
         try there.fetch("Book", where: "title == 'A'")[0].setValue(.int(9), forKey: "pages")
         try there.save()
         try here.mergeSavedChanges()
-        #expect(try titles(query.objects) == ["A", "B"])  // saved state: A is deleted here only
-        var deleted: [LiveQuery.Position] = []
-        query.onChange = { deleted += $0.deleted }
+        #expect(try titles(current.objects) == ["B"])
+        #expect(deleted == ["current": [LiveQuery.Position(section: 0, row: 0)]])
+        #expect(try titles(saved.objects) == ["A", "B"])  // saved state: A is deleted here only
         try here.save()
-        let left = try titles(query.objects)
-        #expect(deleted == [LiveQuery.Position(section: 0, row: 0)] && left == ["B"])
+        #expect(try titles(saved.objects) == ["B"])
+        #expect(try titles(current.objects) == ["B"])
+        #expect(deleted == ["current": [LiveQuery.Position(section: 0, row: 0)], "saved": [LiveQuery.Position(section: 0, row: 0)]])
     }
 
-    @Test("a change costs statements restricted to its rows, whatever the results hold")
-    func costFollowsTheChange() throws {
+    /// Results with pending changes judge the objects held here in memory,
+    /// with no statement; saved results ask the store, restricted to the changed rows.
+    @Test("a change costs statements restricted to its rows, whatever the results hold", arguments: [false, true])
+    func costFollowsTheChange(pending: Bool) throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try Store(path: directory.appendingPathComponent("cost.amber").path, model: try booksModel())
@@ -338,23 +464,26 @@ struct LiveQueryTests {
         let aloneTen = try statements { try context.save() }
         for book in books[35..<40] { try book.setValue(.int(5), forKey: "pages") }
         let aloneFive = try statements { try context.save() }
-        let query = try LiveQuery(FetchRequest("Book", sortedBy: [.ascending("title")]), in: context)
+        var request = FetchRequest("Book", sortedBy: [.ascending("title")])
+        request.includesPendingChanges = pending
+        let query = try LiveQuery(request, in: context)
         var changes: [LiveQuery.Changes] = []
         query.onChange = { changes.append($0) }
+        let extra = pending ? 0 : 1
         try books[1].setValue(.int(5), forKey: "pages")
-        #expect(try statements { try context.save() } == alone + 1)
+        #expect(try statements { try context.save() } == alone + extra)
         #expect(changes.count == 1 && changes[0].updated == [LiveQuery.Position(section: 0, row: 1)])
         try books[2].setValue(.string("zzz"), forKey: "title")
-        #expect(try statements { try context.save() } == alone + 1)
+        #expect(try statements { try context.save() } == alone + extra)
         #expect(changes.count == 2 && changes[1].moved.map(\.to) == [LiveQuery.Position(section: 0, row: count - 1)])
         #expect(query.objects.last === books[2] && query.objects.count == count)
         // Ten rows are one statement with the keys as a list; five are five seeks.
         for book in books[20..<30] { try book.setValue(.int(6), forKey: "pages") }
-        #expect(try statements { try context.save() } == aloneTen + 1)
+        #expect(try statements { try context.save() } == aloneTen + extra)
         let rows = books[20..<30].compactMap { book in query.objects.firstIndex { $0 === book } }
         #expect(changes.count == 3 && changes[2].updated.map(\.row) == rows && rows.count == 10)
         for book in books[30..<35] { try book.setValue(.int(6), forKey: "pages") }
-        #expect(try statements { try context.save() } == aloneFive + 5)
+        #expect(try statements { try context.save() } == aloneFive + 5 * extra)
     }
 
     @Test("bad section keys are refused; a live query outlives its context without harm")

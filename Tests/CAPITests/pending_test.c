@@ -2,7 +2,9 @@
  * newcomer's program (insert, then fetch and count; change, then fetch by
  * the new value; delete, then count), the store's answer alone on request
  * (also for a caller compiled before that field existed), and
- * amber_context_filter on a list of objects, with its refusals. */
+ * amber_context_filter on a list of objects, with its refusals; live queries
+ * that show unsaved changes at amber_context_process_pending_changes, beside
+ * one that follows what is saved. */
 #include <amber.h>
 
 #include <stddef.h>
@@ -39,6 +41,33 @@ static int fetches(const char *predicate, const char *argument, const amber_sort
 }
 
 static amber_entity *entity;
+
+/* What a live query's callback saw: calls, and rows inserted and deleted. */
+typedef struct {
+    int calls, inserted, deleted;
+} seen;
+
+static int32_t count_changes(amber_live_query *query, const amber_index_change *changes, size_t count, void *userdata) {
+    (void)query;
+    seen *s = userdata;
+    s->calls++;
+    for (size_t i = 0; i < count; i++) {
+        s->inserted += changes[i].kind == AMBER_INDEX_INSERT;
+        s->deleted += changes[i].kind == AMBER_INDEX_DELETE;
+    }
+    return 0;
+}
+
+/* Whether `query` holds exactly `want` (of `want_count`), in order. */
+static int holds(amber_live_query *query, amber_object *const *want, size_t want_count) {
+    size_t count = 0;
+    if (amber_live_query_count(&count, NULL, query) != AMBER_OK || count != want_count) return 0;
+    for (size_t i = 0; i < count; i++) {
+        amber_object *object = NULL;
+        if (amber_live_query_object(&object, query, -1, i) != AMBER_OK || object != want[i]) return 0;
+    }
+    return 1;
+}
 
 static amber_object *book(amber_attribute *title, const char *name) {
     amber_object *object = NULL;
@@ -142,6 +171,33 @@ int main(int argc, char **argv) {
     filter.predicate = NULL;
     FAILS(amber_context_filter(&found, &found_count, context, holes, 2, &filter), AMBER_E_NULL_ARGUMENT, "objects[1]");
     FAILS(amber_context_filter(&found, &found_count, context, NULL, 1, &filter), AMBER_E_NULL_ARGUMENT, "objects");
+
+    /* Live queries: one shows unsaved changes once processed, one follows what is saved. */
+    amber_fetch_request live = AMBER_FETCH_REQUEST_INIT;
+    live.entity = "Book";
+    live.sort = &by_title;
+    live.sort_count = 1;
+    seen current_seen = {0, 0, 0}, saved_seen = {0, 0, 0};
+    amber_live_query *current = NULL, *saved = NULL;
+    OK(amber_live_query_new(&current, context, &live, NULL, count_changes, &current_seen, NULL));
+    live.exclude_pending_changes = 1;
+    OK(amber_live_query_new(&saved, context, &live, NULL, count_changes, &saved_seen, NULL));
+    amber_object *saved_order[] = {a, b};
+    CHECK(holds(current, order, 2) && holds(saved, saved_order, 2));
+    amber_object *d = book(title, "d");
+    CHECK(holds(current, order, 2)); /* not until processed */
+    OK(amber_context_process_pending_changes(context));
+    amber_object *with_d[] = {c, d, a};
+    CHECK(holds(current, with_d, 3) && current_seen.calls == 1 && current_seen.inserted == 1);
+    CHECK(holds(saved, saved_order, 2) && saved_seen.calls == 0);
+    /* A rollback shows at the next processing: the saved state again. */
+    OK(amber_context_rollback(context));
+    OK(amber_context_process_pending_changes(context));
+    CHECK(holds(current, saved_order, 2) && current_seen.calls == 2 && current_seen.deleted == 2 && current_seen.inserted == 2);
+    CHECK(saved_seen.calls == 0);
+    FAILS(amber_context_process_pending_changes(NULL), AMBER_E_NULL_ARGUMENT, "context");
+    OK(amber_live_query_free(current));
+    OK(amber_live_query_free(saved));
 
     OK(amber_context_free(context));
     OK(amber_store_close(store));

@@ -282,6 +282,7 @@ public final class Context {
         for object in pending {
             object.isPending = false
             object.deletedFlag = false
+            object.edits &+= 1
             if object.insertedFlag {
                 detach(object)
             } else {
@@ -327,7 +328,11 @@ public final class Context {
     ///   naming the attribute), or a store error.
     public func fetch(_ request: FetchRequest) throws(AmberError) -> [ManagedObject] {
         if automaticallyMergesChanges { try mergeSavedChanges() }
-        let entity = try model.entity(named: request.entityName)
+        return try currentObjects(request, of: try model.entity(named: request.entityName))
+    }
+
+    /// ``fetch(_:)`` without merging first.
+    func currentObjects(_ request: FetchRequest, of entity: Entity) throws(AmberError) -> [ManagedObject] {
         if request.includesPendingChanges, let changes = pendingChanges(affecting: request, of: entity) {
             return try fetch(request, of: entity, including: changes)
         }

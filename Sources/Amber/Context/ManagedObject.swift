@@ -48,6 +48,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// A new object some slot points at by its provisional key (the context
     /// remembers it, and a save must map the key to its new primary key).
     @exclusivity(unchecked) var isLinkTarget = false
+    /// Counts the object's changes (wrapping): a live query that shows
+    /// pending changes tells an object changed since it last looked from
+    /// one that did not. Beside the flags, it takes no more room.
+    @exclusivity(unchecked) var edits: UInt32 = 0
     /// The to-many relationships (by index) whose members changed since the
     /// last save; an object with any is listed in the context's `relinked`.
     /// On the object, not in a table by object: a large save marks an owner
@@ -380,6 +384,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// until values change.
     @inline(__always)
     func beginChange() throws(AmberError) {
+        edits &+= 1
         if isFault { try fire() }
         materialize()
         if committed == nil && !insertedFlag { committed = values }

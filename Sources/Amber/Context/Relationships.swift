@@ -415,6 +415,7 @@ extension Context {
     private func markRelinked(_ owner: ManagedObject, _ relationship: Relationship) {
         if !owner.isRelinked { relinked.append(owner) }
         owner.relinkedRelationships.insert(relationship.index)
+        owner.edits &+= 1
     }
 
     /// Forgets which objects' members changed (after a save or a rollback).

@@ -7,7 +7,7 @@ import Foundation
 /// it (a date as seconds, a Boolean as 0 or 1, a UUID as its 16 bytes, text
 /// and URIs as UTF-8 bytes), ordered as SQL orders with a binary collation
 /// (``/AmberStore/SortValue``), except that decimals compare exactly.
-enum ComparedValue {
+enum ComparedValue: Hashable {
     /// A value in its stored form.
     case stored(SortValue)
     /// A decimal's number (`12.30` and `12.3` are equal).

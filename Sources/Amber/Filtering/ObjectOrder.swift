@@ -87,7 +87,7 @@ struct ObjectOrder {
     }
 
     /// Saved objects by primary key, then new ones by insertion.
-    private static func keyPrecedes(_ a: ObjectID, _ b: ObjectID) -> Bool {
+    static func keyPrecedes(_ a: ObjectID, _ b: ObjectID) -> Bool {
         switch (a.key, b.key) {
         case (.permanent(let x), .permanent(let y)): x < y
         case (.permanent, .temporary): true

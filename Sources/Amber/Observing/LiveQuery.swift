@@ -3,22 +3,29 @@ import AmberStore
 import AmberValues
 import Foundation
 
-/// A fetch request whose results follow what is saved: after each save,
-/// merge and refresh of its context, the results are brought up to date and
-/// ``onChange`` is told what moved, as index changes a list view can apply.
+/// A fetch request whose results follow its context: after each save,
+/// merge and refresh of the context, and each ``Context/processPendingChanges()``,
+/// the results are brought up to date and ``onChange`` is told what moved,
+/// as index changes a list view can apply.
 ///
-/// The results are the saved state as its context holds it: changes made
-/// here, deletions included, show once they are saved (right after a save,
-/// the results are what ``Context/fetch(_:)`` returns). Objects are ordered
-/// by the request's sort keys and then by primary key.
+/// The results are what ``Context/fetch(_:)`` returns for the request: with
+/// the changes made here and not saved yet (unless the request's
+/// ``/AmberModel/FetchRequest/includesPendingChanges`` is false), ordered by
+/// the request's sort keys on current values, then by primary key, new
+/// objects after saved ones. Unsaved changes (sets, inserts, deletions,
+/// undo, redo, rollback) show at the next ``Context/processPendingChanges()``
+/// or the next save, merge or refresh, whichever comes first. A request that
+/// excludes pending changes follows what is saved: a change made here shows
+/// once it is saved.
 ///
-/// A change costs what it touches, not what the results hold: the rows an
-/// event inserted, updated or deleted are matched against the request in one
-/// statement restricted to their keys, and placed by binary search. The
-/// whole request is evaluated again only when that cannot be exact: after
-/// another connection or process wrote (the rows are not known), and for a
-/// request with a limit or an offset or whose predicate or sort follows
-/// relationships (a change to any row may then move others).
+/// A change costs what it touches, not what the results hold: the objects
+/// an event or pending change touched are judged again (in memory, or for
+/// saved results by the store, in one statement restricted to their keys)
+/// and placed by binary search. The whole request is evaluated again only
+/// when that cannot be exact: after another connection or process wrote
+/// (the rows are not known), and for a request with a limit or an offset or
+/// whose predicate or sort follows relationships (a change to any object may
+/// then move others).
 ///
 /// Used on its context's thread. The context holds its live queries weakly:
 /// keep a reference for as long as results should follow. A live query
@@ -107,8 +114,14 @@ public final class LiveQuery {
     private var rows: [Chunk] = [Chunk()]
     /// Each chunk's size, kept in step with `rows`.
     private var sizes = ChunkSizes([0])
-    /// The sort values of every result, by primary key.
-    private var members: [Int64: [SortValue]] = [:]
+    /// What every result was ordered by when last judged, by object.
+    private var members: [ObjectIdentifier: Member] = [:]
+    /// The results that have primary keys, by key: the rows an event names are found here.
+    private var byKey: [Int64: ManagedObject] = [:]
+    /// The objects of the request's entity that had unsaved changes when the
+    /// results were last brought up to date (when they include pending changes):
+    /// a rollback or an undo may have put them back as saved.
+    private var judgedPending: [ManagedObject] = []
     /// Runs of equal section values, in order (one run with no section key).
     private var runs: [Run] = []
 
@@ -120,19 +133,40 @@ public final class LiveQuery {
     private let followsRelationships: Bool
     /// The most results a chunk holds before it is split.
     private let chunkLimit: Int
-    /// The request compiled once: it runs again after every change.
-    private let query: any SortedKeysQuery
+    /// Who judges whether an object is a result and what it sorts by.
+    private let judge: Judge
 
-    /// Consecutive results: their objects, and each one's primary key and
-    /// sort values as the store computed them.
+    private enum Judge {
+        /// The store, on saved rows: the request compiled once, as it runs again after every change.
+        case store(any SortedKeysQuery)
+        /// This process, on current values (pending changes included).
+        case memory(ObjectPredicate?, ObjectOrder)
+    }
+
+    /// Consecutive results: their objects, and what each is ordered by.
     private struct Chunk {
         var objects: [ManagedObject] = []
-        var keys: [SortedKey] = []
+        var values: [[ComparedValue]] = []
+    }
+
+    private struct Member {
+        var values: [ComparedValue]
+        /// The object's change count when it was judged (``ManagedObject/edits``).
+        var edits: UInt32
+    }
+
+    /// An object an event may have moved: what the results hold for it, and what it is now.
+    private struct Candidate {
+        let object: ManagedObject
+        /// What it sorts by now, or nil if it is no result now.
+        let values: [ComparedValue]?
+        /// Whether the store says its row changed.
+        let touched: Bool
     }
 
     private struct Run {
         /// What the section's rows share: the first sort value (bucketed for a date unit).
-        let identity: SortValue
+        let identity: ComparedValue
         var value: Value
         var count: Int
     }
@@ -181,18 +215,32 @@ public final class LiveQuery {
         self.ascending = request.sortKeys.map(\.ascending)
         self.followsRelationships = Self.followsRelationships(request, entity)
         if context.automaticallyMergesChanges { try context.mergeSavedChanges() }
-        query = try context.engine.sortedKeysQuery(of: entity, matching: request)
-        let found = try context.engine.sortedKeys(query)
-        let objects = try self.objects(for: found.map(\.key), in: context)
-        runs = slot == nil ? [Run(identity: .null, value: .null, count: 0)] : []
-        for sorted in found {
-            guard let object = objects[sorted.key] else { continue }
-            if rows[rows.count - 1].keys.count == chunkLimit / 2 { rows.append(Chunk()) }
+        var found: [(object: ManagedObject, values: [ComparedValue])] = []
+        if request.includesPendingChanges {
+            let predicate = try request.predicate.map { (predicate) throws(AmberError) in
+                try ObjectPredicate(predicate, entity: entity, model: context.model)
+            }
+            let order = try ObjectOrder(request.sortKeys, entity: entity, model: context.model)
+            judge = .memory(predicate, order)
+            for object in try context.currentObjects(request, of: entity) { found.append((object, try order.values(of: object))) }
+        } else {
+            let query = try context.engine.sortedKeysQuery(of: entity, matching: request)
+            judge = .store(query)
+            let sorted = try context.engine.sortedKeys(query)
+            let objects = try Self.objects(for: sorted.map(\.key), of: entity, in: context)
+            for row in sorted {
+                if let object = objects[row.key] { found.append((object, row.values.map(ComparedValue.stored))) }
+            }
+        }
+        judgedPending = pendingObjects(in: context)
+        runs = slot == nil ? [Run(identity: .stored(.null), value: .null, count: 0)] : []
+        for (object, values) in found {
+            if rows[rows.count - 1].objects.count == chunkLimit / 2 { rows.append(Chunk()) }
             rows[rows.count - 1].objects.append(object)
-            rows[rows.count - 1].keys.append(sorted)
-            members[sorted.key] = sorted.values
+            rows[rows.count - 1].values.append(values)
+            remember(object, values)
             count += 1
-            let identity = sectionless ? SortValue.null : sectionIdentity(sorted.values)
+            let identity = sectionless ? ComparedValue.stored(.null) : sectionIdentity(values)
             if let last = runs.last, last.identity == identity {
                 runs[runs.count - 1].count += 1
             } else {
@@ -252,89 +300,151 @@ public final class LiveQuery {
         let touched = Set(change.rows?[table] ?? [])
             .union(change.report.refreshed.lazy.compactMap { $0.object.entity.rootIndex == table ? $0.object.objectID.primaryKey : nil })
         let whole = change.rows == nil || request.limit != nil || request.offset != 0 || followsRelationships
-        var candidates: [Int64]
+        let candidates: [Candidate]
+        switch judge {
+        case .store(let query):
+            candidates = try storeCandidates(query, touched: touched, whole: whole, in: context)
+        case .memory(let predicate, let order):
+            candidates = try memoryCandidates(predicate, order, touched: touched, whole: whole, in: context)
+        }
+        return apply(candidates, reportingTouched: change.report.event != .saved || !isInMemory)
+    }
+
+    /// The store's judgment of the rows `touched` names (of every row, when `whole`).
+    private func storeCandidates(_ query: any SortedKeysQuery, touched: Set<Int64>, whole: Bool, in context: Context)
+        throws(AmberError) -> [Candidate]
+    {
+        var keys: [Int64]
         let found: [SortedKey]
         if whole {
             found = try context.engine.sortedKeys(query)
-            candidates = rows.flatMap { $0.keys.map(\.key) }
-            candidates += found.lazy.map(\.key).filter { self.members[$0] == nil }
+            keys = rows.flatMap { $0.objects.compactMap(\.objectID.primaryKey) }
+            keys += found.lazy.map(\.key).filter { self.byKey[$0] == nil }
         } else {
-            guard !touched.isEmpty else { return nil }
-            candidates = Array(touched)
-            found = try context.engine.sortedKeys(query, among: candidates)
+            guard !touched.isEmpty else { return [] }
+            keys = Array(touched)
+            found = try context.engine.sortedKeys(query, among: keys)
         }
         var now: [Int64: [SortValue]] = [:]
         for sorted in found { now[sorted.key] = sorted.values }
+        // New members' objects, in one read; a row deleted since the query ran stays out.
+        let arriving = try Self.objects(for: keys.filter { byKey[$0] == nil && now[$0] != nil }, of: entity, in: context)
+        return keys.compactMap { key in
+            (byKey[key] ?? arriving[key]).map { Candidate(object: $0, values: now[key]?.map(ComparedValue.stored), touched: touched.contains(key)) }
+        }
+    }
 
-        var leaving: [SortedKey] = [], joining: [SortedKey] = [], moving: [SortedKey] = [], updating: [Int64] = []
-        for key in candidates {
-            switch (members[key], now[key]) {
-            case (nil, let values?): joining.append(SortedKey(key: key, values: values))
-            case (let old?, nil): leaving.append(SortedKey(key: key, values: old))
-            case (let old?, let values?) where old != values:
-                leaving.append(SortedKey(key: key, values: old))
-                moving.append(SortedKey(key: key, values: values))
-            case (_?, _?) where touched.contains(key): updating.append(key)
+    /// The objects an event or a pending change may have moved, judged on
+    /// their current values: those with unsaved changes now or at the last
+    /// update, and the rows `touched` names (every result and every match, when `whole`).
+    private func memoryCandidates(_ predicate: ObjectPredicate?, _ order: ObjectOrder, touched: Set<Int64>, whole: Bool,
+                                  in context: Context) throws(AmberError) -> [Candidate]
+    {
+        let pendingNow = pendingObjects(in: context)
+        defer { judgedPending = pendingNow }
+        var candidates: [Candidate] = []
+        var seen = Set<ObjectIdentifier>()
+        if whole {
+            for object in try context.currentObjects(request, of: entity) {
+                seen.insert(ObjectIdentifier(object))
+                let key = object.objectID.primaryKey
+                candidates.append(Candidate(object: object, values: try order.values(of: object), touched: key.map(touched.contains) ?? false))
+            }
+            for chunk in rows {
+                for object in chunk.objects where seen.insert(ObjectIdentifier(object)).inserted {
+                    candidates.append(Candidate(object: object, values: nil, touched: false))
+                }
+            }
+            return candidates
+        }
+        var objects = judgedPending + pendingNow, unheld: [Int64] = []
+        for key in touched {
+            if let member = byKey[key] { objects.append(member) } else { unheld.append(key) }
+        }
+        // Rows not among the results are read in one statement; a deleted row is not found and cannot join.
+        objects += try Self.objects(for: unheld, of: entity, in: context).values
+        for object in objects where seen.insert(ObjectIdentifier(object)).inserted {
+            var values: [ComparedValue]?
+            if !object.isDetached, !object.deletedFlag, isOfRequest(object), try predicate?.matches(object) ?? true {
+                values = try order.values(of: object)
+            }
+            candidates.append(Candidate(object: object, values: values, touched: object.objectID.primaryKey.map(touched.contains) ?? false))
+        }
+        return candidates
+    }
+
+    /// Moves `candidates` into, out of and within the results; nil if nothing moved or changed.
+    /// A result that stays in place is reported updated if it changed here since it was judged, or if
+    /// `reportingTouched` and the store says its row changed.
+    private func apply(_ candidates: [Candidate], reportingTouched: Bool) -> Changes? {
+        var leaving: [(ManagedObject, [ComparedValue])] = [], joining: [(ManagedObject, [ComparedValue])] = []
+        var moving: [(ManagedObject, [ComparedValue])] = [], updating: [ManagedObject] = []
+        for candidate in candidates {
+            let object = candidate.object
+            switch (members[ObjectIdentifier(object)], candidate.values) {
+            case (nil, let values?): joining.append((object, values))
+            case (let old?, nil): leaving.append((object, old.values))
+            case (let old?, let values?) where !Self.same(old.values, values):
+                leaving.append((object, old.values))
+                moving.append((object, values))
+            case (let old?, _?) where old.edits != object.edits || (reportingTouched && candidate.touched):
+                updating.append(object)
+                members[ObjectIdentifier(object)]?.edits = object.edits
             default: break
             }
         }
         guard !leaving.isEmpty || !joining.isEmpty || !updating.isEmpty else { return nil }
-        // New members' objects, in one read; a row deleted since the query ran stays out.
-        let arriving = try objects(for: joining.map(\.key), in: context)
-        joining.removeAll { arriving[$0.key] == nil }
 
         var changes = Changes()
         let oldRuns = runs
         let oldStarts = Self.starts(of: oldRuns)
         // Out, last first, so earlier indices stay put.
-        var removed: [Int64: ManagedObject] = [:]
-        let out = leaving.map { (index(of: $0), $0) }.sorted { $0.0 > $1.0 }
-        for (index, sorted) in out {
+        let out = leaving.map { (index(of: $0.0, $0.1), $0.0) }.sorted { $0.0 > $1.0 }
+        for (index, object) in out {
             let (chunk, offset) = sizes.locate(index)
-            removed[sorted.key] = rows[chunk].objects.remove(at: offset)
-            rows[chunk].keys.remove(at: offset)
+            rows[chunk].objects.remove(at: offset)
+            rows[chunk].values.remove(at: offset)
             sizes.add(-1, at: chunk)
-            if rows[chunk].keys.isEmpty && rows.count > 1 {
+            if rows[chunk].objects.isEmpty && rows.count > 1 {
                 rows.remove(at: chunk)
                 indexChunks()
             }
             count -= 1
-            members[sorted.key] = nil
+            forget(object)
             leaveRun(at: index)
         }
         // In, in order, so each insertion point is final for those before it.
-        let movers = Set(moving.map(\.key))
-        for sorted in (joining + moving).sorted(by: { precedes($0, $1) }) {
-            guard let object = arriving[sorted.key] ?? removed[sorted.key] else { continue }
-            let (chunk, offset, index) = insertionPoint(of: sorted)
+        let movers = Set(moving.map { ObjectIdentifier($0.0) })
+        for (object, values) in (joining + moving).sorted(by: { precedes($0.0, $0.1, $1.0, $1.1) }) {
+            let (chunk, offset, index) = insertionPoint(of: object, values)
             rows[chunk].objects.insert(object, at: offset)
-            rows[chunk].keys.insert(sorted, at: offset)
+            rows[chunk].values.insert(values, at: offset)
             sizes.add(1, at: chunk)
-            if rows[chunk].keys.count > chunkLimit {
+            if rows[chunk].objects.count > chunkLimit {
                 // Split in halves: the second half becomes a chunk of its own.
-                let half = rows[chunk].keys.count / 2
-                rows.insert(Chunk(objects: Array(rows[chunk].objects[half...]), keys: Array(rows[chunk].keys[half...])), at: chunk + 1)
+                let half = rows[chunk].objects.count / 2
+                rows.insert(Chunk(objects: Array(rows[chunk].objects[half...]), values: Array(rows[chunk].values[half...])), at: chunk + 1)
                 rows[chunk].objects.removeSubrange(half...)
-                rows[chunk].keys.removeSubrange(half...)
+                rows[chunk].values.removeSubrange(half...)
                 indexChunks()
             }
             count += 1
-            members[sorted.key] = sorted.values
-            joinRun(at: index, object: object, values: sorted.values)
+            remember(object, values)
+            joinRun(at: index, object: object, values: values)
         }
         let newStarts = Self.starts(of: runs)
-        for (index, sorted) in out.reversed() where !movers.contains(sorted.key) {
+        for (index, object) in out.reversed() where !movers.contains(ObjectIdentifier(object)) {
             changes.deleted.append(Self.position(of: index, in: oldStarts))
         }
-        for sorted in joining { changes.inserted.append(position(of: sorted, newStarts)) }
+        for (object, values) in joining { changes.inserted.append(position(of: object, values, newStarts)) }
         changes.inserted.sort { ($0.section, $0.row) < ($1.section, $1.row) }
-        for (index, sorted) in out where movers.contains(sorted.key) {
-            guard let values = members[sorted.key] else { continue }
-            changes.moved.append((Self.position(of: index, in: oldStarts), position(of: SortedKey(key: sorted.key, values: values), newStarts)))
+        for (index, object) in out where movers.contains(ObjectIdentifier(object)) {
+            guard let values = members[ObjectIdentifier(object)]?.values else { continue }
+            changes.moved.append((Self.position(of: index, in: oldStarts), position(of: object, values, newStarts)))
         }
-        for key in updating {
-            guard let values = members[key] else { continue }
-            changes.updated.append(position(of: SortedKey(key: key, values: values), newStarts))
+        for object in updating {
+            guard let values = members[ObjectIdentifier(object)]?.values else { continue }
+            changes.updated.append(position(of: object, values, newStarts))
         }
         changes.updated.sort { ($0.section, $0.row) < ($1.section, $1.row) }
         if !sectionless {
@@ -345,45 +455,93 @@ public final class LiveQuery {
         return changes
     }
 
+    /// Notes `object` as a result ordered by `values`.
+    private func remember(_ object: ManagedObject, _ values: [ComparedValue]) {
+        members[ObjectIdentifier(object)] = Member(values: values, edits: object.edits)
+        if let key = object.objectID.primaryKey { byKey[key] = object }
+    }
+
+    private func forget(_ object: ManagedObject) {
+        members[ObjectIdentifier(object)] = nil
+        if let key = object.objectID.primaryKey, byKey[key] === object { byKey[key] = nil }
+    }
+
+    private var isInMemory: Bool {
+        if case .memory = judge { return true }
+        return false
+    }
+
+    /// Whether `object` is of the request's entity (or, with subentities, inherits from it).
+    private func isOfRequest(_ object: ManagedObject) -> Bool {
+        request.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity
+    }
+
+    /// The objects of the request's entity with unsaved changes (none when the results exclude them).
+    private func pendingObjects(in context: Context) -> [ManagedObject] {
+        guard isInMemory else { return [] }
+        return context.pendingObjects.filter(isOfRequest)
+    }
+
     // MARK: Order
 
     private var sectionless: Bool { sectionSlot == nil }
 
-    /// Whether `a` sorts before `b`: by the request's sort values, then by primary key.
-    private func precedes(_ a: SortedKey, _ b: SortedKey) -> Bool {
-        for (index, ascending) in ascending.enumerated() {
-            let order = a.values[index].compare(b.values[index])
-            if order != 0 { return ascending ? order < 0 : order > 0 }
-        }
-        return a.key < b.key
+    /// Whether two lists of sort values order alike.
+    private static func same(_ a: [ComparedValue], _ b: [ComparedValue]) -> Bool {
+        zip(a, b).allSatisfy { $0.sortOrder($1) == 0 }
     }
 
-    /// Where the first result that does not sort before `sorted` is: its
-    /// chunk, its offset there, and its index in order (binary searches over
-    /// the chunks' last results, then within the chunk).
-    private func insertionPoint(of sorted: SortedKey) -> (chunk: Int, offset: Int, index: Int) {
+    /// Whether `a` sorts before `b`: by the request's sort values, then by
+    /// primary key, new objects after saved ones in insertion order.
+    private func precedes(_ a: ManagedObject, _ aValues: [ComparedValue], _ b: ManagedObject, _ bValues: [ComparedValue]) -> Bool {
+        for (index, ascending) in ascending.enumerated() {
+            let order = aValues[index].sortOrder(bValues[index])
+            if order != 0 { return ascending ? order < 0 : order > 0 }
+        }
+        return ObjectOrder.keyPrecedes(a.objectID, b.objectID)
+    }
+
+    /// Where the first result that does not sort before `object` (with
+    /// sort values `values`) is: its chunk, its offset there, and its index
+    /// in order (binary searches over the chunks' last results, then within the chunk).
+    private func insertionPoint(of object: ManagedObject, _ values: [ComparedValue]) -> (chunk: Int, offset: Int, index: Int) {
         var low = 0, high = rows.count - 1
         while low < high {
             let middle = (low + high) / 2
-            if let last = rows[middle].keys.last, precedes(last, sorted) { low = middle + 1 } else { high = middle }
+            if let last = rows[middle].objects.last, let lastValues = rows[middle].values.last, precedes(last, lastValues, object, values) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
-        let keys = rows[low].keys
-        var first = 0, end = keys.count
+        let chunk = rows[low]
+        var first = 0, end = chunk.objects.count
         while first < end {
             let middle = (first + end) / 2
-            if precedes(keys[middle], sorted) { first = middle + 1 } else { end = middle }
+            if precedes(chunk.objects[middle], chunk.values[middle], object, values) { first = middle + 1 } else { end = middle }
         }
         return (low, first, sizes.before(low) + first)
     }
 
-    /// The index in order of the first result that does not sort before `sorted` (a member's own index).
-    private func index(of sorted: SortedKey) -> Int { insertionPoint(of: sorted).index }
+    /// The index of result `object`, ordered by `values`: found by binary
+    /// search, or, should the order have shifted under it (a key one store
+    /// rounds), by looking through the results.
+    private func index(of object: ManagedObject, _ values: [ComparedValue]) -> Int {
+        let found = insertionPoint(of: object, values)
+        if found.offset < rows[found.chunk].objects.count, rows[found.chunk].objects[found.offset] === object { return found.index }
+        var start = 0
+        for chunk in rows {
+            if let offset = chunk.objects.firstIndex(where: { $0 === object }) { return start + offset }
+            start += chunk.objects.count
+        }
+        return found.index
+    }
 
     /// Builds the chunk-size index again, after a chunk was added or dropped.
-    private func indexChunks() { sizes = ChunkSizes(rows.map(\.keys.count)) }
+    private func indexChunks() { sizes = ChunkSizes(rows.map(\.objects.count)) }
 
-    private func position(of sorted: SortedKey, _ starts: [Int]) -> Position {
-        Self.position(of: index(of: sorted), in: starts)
+    private func position(of object: ManagedObject, _ values: [ComparedValue], _ starts: [Int]) -> Position {
+        Self.position(of: index(of: object, values), in: starts)
     }
 
     /// The start index of each run.
@@ -422,7 +580,7 @@ public final class LiveQuery {
     }
 
     /// The run the result now at `index` belongs to, one longer (made if new).
-    private func joinRun(at index: Int, object: ManagedObject, values: [SortValue]) {
+    private func joinRun(at index: Int, object: ManagedObject, values: [ComparedValue]) {
         if sectionless {
             runs[0].count += 1
             return
@@ -445,15 +603,16 @@ public final class LiveQuery {
     }
 
     /// What rows of one section share: the first sort value, bucketed for a date unit.
-    private func sectionIdentity(_ values: [SortValue]) -> SortValue {
-        guard let unit = sectionUnit, case .real(let seconds) = values[0] else { return values[0] }
-        return .real(Self.bucket(Date(timeIntervalSinceReferenceDate: seconds), unit).timeIntervalSinceReferenceDate)
+    private func sectionIdentity(_ values: [ComparedValue]) -> ComparedValue {
+        guard let unit = sectionUnit, case .stored(.real(let seconds)) = values[0] else { return values[0] }
+        return .stored(.real(Self.bucket(Date(timeIntervalSinceReferenceDate: seconds), unit).timeIntervalSinceReferenceDate))
     }
 
-    private func sectionValue(of object: ManagedObject, _ identity: SortValue) -> Value {
-        if sectionUnit != nil, case .real(let seconds) = identity { return .date(Date(timeIntervalSinceReferenceDate: seconds)) }
+    /// The section key's value for `object`: current when the results include pending changes, saved otherwise.
+    private func sectionValue(of object: ManagedObject, _ identity: ComparedValue) -> Value {
+        if sectionUnit != nil, case .stored(.real(let seconds)) = identity { return .date(Date(timeIntervalSinceReferenceDate: seconds)) }
         guard let slot = sectionSlot else { return .null }
-        return object.savedSlotValue(slot)
+        return isInMemory && !object.isFault ? object.slotValue(slot) : object.savedSlotValue(slot)
     }
 
     private static let utc: Calendar = {
@@ -470,10 +629,10 @@ public final class LiveQuery {
 
     // MARK: Reading
 
-    /// The objects of rows `keys`, by key: those held here as they are
-    /// (also when deleted here and not saved: the results are the saved
-    /// state), the rest read in one statement.
-    private func objects(for keys: [Int64], in context: Context) throws(AmberError) -> [Int64: ManagedObject] {
+    /// The objects of rows `keys` of `entity`, by key: those held in
+    /// `context` as they are (also when deleted there and not saved), the
+    /// rest read in one statement.
+    private static func objects(for keys: [Int64], of entity: Entity, in context: Context) throws(AmberError) -> [Int64: ManagedObject] {
         var found: [Int64: ManagedObject] = [:], missing: [Int64] = []
         for key in keys {
             if let held = context.registered(entity, key), !held.isDetached, !held.isFault { found[key] = held } else { missing.append(key) }

@@ -64,6 +64,23 @@ extension Context {
         return object.entity.relationships.filter { object.relinkedRelationships.contains($0.index) }.map(\.name)
     }
 
+    /// Brings the live queries that show pending changes up to date with
+    /// the changes made here since they last looked (sets, inserts,
+    /// deletions, undo, redo, rollback), calling each one's
+    /// ``LiveQuery/onChange`` with what moved. A save, a merge and a refresh
+    /// do this too; call it after a batch of edits a list should show before
+    /// they are saved. Observers are not called: they hear of saves, merges
+    /// and refreshes. Costs what the changes touch, not what the results hold
+    /// (see ``LiveQuery``).
+    ///
+    /// - Throws: ``/AmberValues/AmberError/observerFailed(event:failures:)``
+    ///   (event `pending`) if an `onChange` threw, after every live query was
+    ///   brought up to date; an error reading a value or a row.
+    public func processPendingChanges() throws(AmberError) {
+        let failures = update(observers.liveQueries.filter(\.request.includesPendingChanges), for: ContextChange(.pending))
+        guard failures.isEmpty else { throw .observerFailed(event: ChangeReport.Event.pending.rawValue, failures: failures) }
+    }
+
     /// Whether anyone listens: only then are changes worked out.
     var isObserved: Bool { !observers.isEmpty }
 
@@ -106,14 +123,7 @@ extension Context {
     /// - Throws: ``/AmberValues/AmberError/observerFailed(event:failures:)``.
     func notify(_ change: ContextChange) throws(AmberError) {
         guard !change.isEmpty else { return }
-        var failures: [String] = []
-        for query in observers.liveQueries {
-            do {
-                if let changes = try query.update(for: change), !changes.isEmpty { try query.onChange?(changes) }
-            } catch {
-                failures.append("live query of \(query.request.entityName): \(error)")
-            }
-        }
+        var failures = update(observers.liveQueries, for: change)
         if !change.report.isEmpty {
             // A copy: an observer may add or remove observers.
             for (token, observer) in observers.observers {
@@ -125,5 +135,19 @@ extension Context {
             }
         }
         guard failures.isEmpty else { throw .observerFailed(event: change.report.event.rawValue, failures: failures) }
+    }
+
+    /// Brings `queries` up to date with `change`, telling each what moved;
+    /// every one is brought up to date even if another failed. The failures, described.
+    private func update(_ queries: [LiveQuery], for change: ContextChange) -> [String] {
+        var failures: [String] = []
+        for query in queries {
+            do {
+                if let changes = try query.update(for: change), !changes.isEmpty { try query.onChange?(changes) }
+            } catch {
+                failures.append("live query of \(query.request.entityName): \(error)")
+            }
+        }
+        return failures
     }
 }

@@ -74,7 +74,7 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// attribute cannot hold, while computing `place` (`Book.publishMonth`).
     case computationFailed(place: String, function: String, source: String, message: String)
     /// Observers or live queries failed while being told of `event` ("saved",
-    /// "merged", "refreshed"): what made the event is done (a save is
+    /// "merged", "refreshed", or "pending" from processing pending changes): what made the event is done (a save is
     /// written), and every observer was called; each failure is listed.
     case observerFailed(event: String, failures: [String])
     /// Text that does not name a store: `part` is what is wrong (`scheme
@@ -158,7 +158,12 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
         case .computationFailed(let place, let function, let source, let message):
             return "\(place): function \"\(function)\" (\(source)) \(message)"
         case .observerFailed(let event, let failures):
-            let done = event == "saved" ? "the save is written" : "the \(event == "merged" ? "merge" : "refresh") is done"
+            let done = switch event {
+            case "saved": "the save is written"
+            case "merged": "the merge is done"
+            case "pending": "the live queries show the pending changes"
+            default: "the refresh is done"
+            }
             return "\(done), but \(failures.count) observer\(failures.count == 1 ? "" : "s") failed:\n"
                 + failures.map { "  \($0)" }.joined(separator: "\n")
         case .invalidStoreURL(let url, let part, let reason):

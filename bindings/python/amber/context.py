@@ -557,6 +557,16 @@ class Context(_Owner):
         check(lib.amber_context_rollback(self._handle))
         self._forget_all_values()
 
+    def process_pending_changes(self) -> None:
+        """Brings the live queries that show unsaved changes up to date with
+        the changes made here since they last looked (sets, inserts,
+        deletions, undo, redo, rollback), calling their `on_change`. A save,
+        a merge and a refresh do this too; call it after a batch of edits a
+        list should show before they are saved. Observers are not called.
+        Raises ObserverError (after every live query is up to date) if an
+        `on_change` raised."""
+        check(lib.amber_context_process_pending_changes(self._handle))
+
     def merge_saved_changes(self) -> None:
         """Merges what other contexts saved since the last merge (on this store,
         through other stores on the file, or in other processes): objects held
@@ -741,12 +751,17 @@ class Context(_Owner):
     def live_query(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
                    sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
                    section_key: Optional[str] = None, section_unit: Optional[str] = None,
-                   on_change: Optional[Callable[[list[IndexChange]], None]] = None) -> "LiveQuery":
+                   on_change: Optional[Callable[[list[IndexChange]], None]] = None,
+                   include_pending: bool = True) -> "LiveQuery":
         """The results of a fetch (arguments as for fetch) that follow every
-        save, merge and refresh of this context; `on_change` gets the index
-        changes of each. Sections by `section_key` (the first sort key), dates
-        grouped by `section_unit` ("year", "month" or "day", in UTC)."""
-        return LiveQuery(self, entity, predicate, arguments, sort, limit, offset, section_key, section_unit, on_change)
+        save, merge and refresh of this context, and every
+        process_pending_changes(); `on_change` gets the index changes of each.
+        Like fetch, the results include unsaved changes made here (shown at
+        the next of those calls), unless `include_pending=False`: then they
+        follow what is saved. Sections by `section_key` (the first sort key),
+        dates grouped by `section_unit` ("year", "month" or "day", in UTC)."""
+        return LiveQuery(self, entity, predicate, arguments, sort, limit, offset, section_key, section_unit, on_change,
+                         include_pending)
 
     def _before_merging_point(self) -> None:
         """Cached values go before a call that may merge other contexts' saves."""

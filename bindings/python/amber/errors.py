@@ -243,7 +243,8 @@ class StorageError(StoreError, OSError):
 
 class ObserverError(Error):
     """An observer or live query callback raised while being told of a save,
-    merge or refresh. What the call did is done (a save is written) and every
+    merge or refresh, or of pending changes (Context.process_pending_changes).
+    What the call did is done (a save is written) and every
     other callback ran; the first exception raised is the `__cause__`, all
     of them are in `exceptions`."""
 

@@ -143,8 +143,9 @@ _UNITS = {None: lib.AMBER_UNIT_NONE, "year": lib.AMBER_UNIT_YEAR, "month": lib.A
 @checks_arguments
 class LiveQuery(_Owner):
     """The results of a fetch request, kept up to date after each save, merge
-    and refresh of its context (see Context.live_query). A change costs what
-    it touches, not the size of the results.
+    and refresh of its context and each Context.process_pending_changes()
+    (see Context.live_query). A change costs what it touches, not the size
+    of the results.
 
     `on_change` receives a list of IndexChange. To apply one to a copy of the
     old results, remove the rows of "delete" and the old rows of "move" (last
@@ -157,11 +158,12 @@ class LiveQuery(_Owner):
 
     def __init__(self, context: Context, entity: str, predicate: Optional[str], arguments: Sequence[Any],
                  sort: Optional[Sequence[str]], limit: Optional[int], offset: int, section_key: Optional[str],
-                 section_unit: Optional[str], on_change: Optional[Callable[[list[IndexChange]], None]]) -> None:
+                 section_unit: Optional[str], on_change: Optional[Callable[[list[IndexChange]], None]],
+                 include_pending: bool = True) -> None:
         if section_unit not in _UNITS:
             raise argument_error(f"section_unit: {section_unit!r} is not one of 'year', 'month', 'day'")
         keep: list = []
-        request = context._request(entity, predicate, arguments, sort, limit, offset, keep)
+        request = context._request(entity, predicate, arguments, sort, limit, offset, keep, include_pending=include_pending)
         options = ffi.new("amber_live_query_options *")
         options.size = ffi.sizeof("amber_live_query_options")
         if section_key is not None:

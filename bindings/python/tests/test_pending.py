@@ -112,3 +112,70 @@ def test_a_fetch_with_pending_changes_equals_the_stores_answer_once_saved(model,
             for predicate, arguments, sort, limit, answer, counted in questions:
                 assert titles(reader.fetch("Book", predicate, *arguments, sort=sort, limit=limit, include_pending=False)) == answer
                 assert reader.count("Book", predicate, *arguments, include_pending=False) == counted
+
+
+def apply(mirror, changes, query):
+    """Applies a live query's index changes to a copy of its old results, as LiveQuery documents."""
+    removals = sorted((c.old for c in changes if c.kind in ("delete", "move")), reverse=True)
+    for _, row in removals:
+        del mirror[row]
+    for _, row in sorted(c.new for c in changes if c.kind in ("insert", "move")):
+        mirror.insert(row, query[row])
+
+
+def test_live_queries_show_unsaved_changes_when_processed(context):
+    import random
+    rng = random.Random(46)
+    context.insert_many("Book", ["title", "pages"], [(f"B{n:03}", rng.randint(1, 50)) for n in range(30)])
+    context.save()
+    seen = []
+    current = context.live_query("Book", "pages > 20", sort=["title"], on_change=lambda changes: seen.append(changes))
+    saved = context.live_query("Book", "pages > 20", sort=["title"], include_pending=False)
+    mirror = list(current)
+    stored = list(saved)
+    serial = 30
+    for step in range(80):
+        books = context.fetch("Book")  # deleted books are left out; those deleted in this step are dropped here
+        for _ in range(rng.randint(1, 4)):
+            choice = rng.randrange(4)
+            if choice == 0:
+                serial += 1
+                context.insert("Book", title=f"B{serial:03}", pages=rng.randint(1, 50))
+            elif books:
+                book = rng.choice(books)
+                if choice == 1:
+                    context.delete(book)
+                    books.remove(book)
+                elif choice == 2:
+                    book.pages = rng.randint(1, 50)
+                else:
+                    serial += 1
+                    book.title = f"R{serial:03}"
+        before = len(seen)
+        action = rng.randrange(8)
+        if action == 0:
+            context.save()
+            stored = context.fetch("Book", "pages > 20", sort=["title"])
+        elif action == 1:
+            context.rollback()
+            context.process_pending_changes()
+        else:
+            context.process_pending_changes()
+        for changes in seen[before:]:
+            apply(mirror, changes, current)
+        fresh = context.fetch("Book", "pages > 20", sort=["title"])
+        assert list(current) == fresh, f"step {step}"
+        assert mirror == fresh, f"step {step}"
+        assert list(saved) == stored, f"step {step}"  # follows saves only
+    assert len(seen) > 40
+
+
+def test_a_failing_on_change_is_reported_after_the_results_are_current(context):
+    def refuse(changes):
+        raise RuntimeError("no")
+
+    query = context.live_query("Book", sort=["title"], on_change=refuse)
+    book = context.insert("Book", title="A")
+    with pytest.raises(amber.ObserverError, match="live queries show the pending changes"):
+        context.process_pending_changes()
+    assert list(query) == [book]
