@@ -247,19 +247,29 @@ import Testing
         let model = try Model(Self.description)
         let item = try model.entity(named: "Item"), tags = try item.relationship(named: "tags")
         var compared = 0
-        for seed in 0..<4 {
+        for seed in 0..<6 {
             let (store, cleanup) = try kind.open(model)
             defer { cleanup() }
             var random = SplitMix64(seed: 9_100 + UInt64(seed))
             let context = Context(store: store)
             var graph = try Self.saved(in: context, &random)
-            // Unsaved changes of every kind: new objects, changed values and links, deletions.
-            for _ in 0..<2 { try Self.insertOwner(&graph, in: context, &random) }
-            for _ in 0..<12 { try Self.insertItem(&graph, in: context, &random) }
+            // Seeds 0-3: unsaved changes of every kind (new objects, changed values and links, deletions).
+            // Seeds 4 and 5 change values only, of Items and (seed 4) of Owners and Tags, with no
+            // link changed: a key path through a relationship then judges every Item only when an
+            // object it reaches changed.
+            let valuesOnly = seed >= 4
+            if !valuesOnly {
+                for _ in 0..<2 { try Self.insertOwner(&graph, in: context, &random) }
+                for _ in 0..<12 { try Self.insertItem(&graph, in: context, &random) }
+            }
+            if seed == 4 {
+                try Self.pick(graph.owners, &random).setValue(Self.pick(Self.ownerNames, &random), forKey: "name")
+                try Self.pick(graph.tags, &random).setValue(.string(Self.pick(Self.labels, &random)), forKey: "label")
+            }
             for _ in 0..<15 {
                 let changed = Self.pick(graph.items, &random)
                 guard !changed.isDeleted else { continue }
-                switch Int.random(in: 0..<4, using: &random) {
+                switch Int.random(in: 0..<(valuesOnly ? 2 : 4), using: &random) {
                 case 0: try Self.setRandomValues(of: changed, &random)
                 case 1: try changed.setValue(Self.pick(Self.pools["name"] ?? [], &random), forKey: "name")
                 case 2: try changed.setObject(Bool.random(using: &random) ? nil : Self.pick(graph.owners, &random), forKey: "owner")
@@ -268,7 +278,7 @@ import Testing
                     if try changed.objects(for: tags).contains(where: { $0 === tag }) { try changed.remove(tag, from: tags) } else { try changed.add(tag, to: tags) }
                 }
             }
-            for _ in 0..<6 { try context.delete(Self.pick(graph.items, &random)) }
+            for _ in 0..<(valuesOnly ? 0 : 6) { try context.delete(Self.pick(graph.items, &random)) }
             if seed == 3 { try context.delete(Self.pick(graph.owners, &random)) }
             graph.items.removeAll(where: \.isDeleted)
 
@@ -294,7 +304,39 @@ import Testing
                 compared += 1
             }
         }
-        #expect(compared == 4 * 60)
+        #expect(compared == 6 * 60)
+    }
+
+    /// A predicate through a relationship judges every object in memory only
+    /// when an object its key paths reach has a pending change: a change to
+    /// another entity leaves the store to answer alone.
+    @Test func onlyChangesAKeyPathReachesMakeEveryObjectJudged() throws {
+        let model = try Model(Self.description)
+        let (store, cleanup) = try StoreKind.memory.open(model)
+        defer { cleanup() }
+        var random = SplitMix64(seed: 9_200)
+        let context = Context(store: store)
+        let graph = try Self.saved(in: context, &random)
+        let item = try model.entity(named: "Item")
+        let byOwner = try FetchRequest("Item", where: "owner.name == 'Ada'")
+        let byTag = try FetchRequest("Item", where: "ANY tags.label == 'red'")
+        let bySubquery = try FetchRequest("Item", where: "SUBQUERY(tags, $t, $t.label == 'red').@count > 0")
+        func everyObject(_ request: FetchRequest) -> Bool { context.pendingChanges(affecting: request, of: item)?.everyObject ?? false }
+        let unchanged = try Self.serials(try context.fetch(byOwner))
+        try graph.tags[0].setValue("renamed", forKey: "label")
+        #expect(!everyObject(byOwner) && everyObject(byTag) && everyObject(bySubquery))
+        #expect(try Self.serials(try context.fetch(byOwner)) == unchanged)
+        var others: [(owner: ManagedObject, items: Int)] = []
+        for owner in graph.owners where try owner.value(forKey: "name") != "Ada" {
+            others.append((owner, try owner.objects(forKey: "items").count))
+        }
+        let other = try #require(others.max { $0.items < $1.items })
+        try other.owner.setValue("Ada", forKey: "name")
+        #expect(everyObject(byOwner))
+        let found = try Self.serials(try context.fetch(byOwner))
+        #expect(found.count == unchanged.count + other.items && other.items > 0)
+        try context.save()
+        #expect(try Self.serials(try context.fetch(byOwner)) == found)
     }
 
     @Test func theNewcomersProgramSeesItsOwnChanges() throws {

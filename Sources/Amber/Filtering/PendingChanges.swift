@@ -7,7 +7,8 @@ struct PendingChanges {
     /// The request's pending objects (inserted, changed or deleted) of its entity, in first-touch order.
     var objects: [ManagedObject]
     /// Whether every object of the entity must be judged: the predicate or
-    /// a sort key follows relationships, and something in the context changed.
+    /// a sort key follows relationships, and an object they reach changed
+    /// (or links changed) in the context.
     var everyObject: Bool
 }
 
@@ -18,9 +19,34 @@ extension Context {
         let objects = pending.filter { object in
             (request.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity) && object.hasChanges
         }
-        let everyObject = Self.followsRelationships(request, entity)
-            && (!pendingLinks.isEmpty || !relinked.isEmpty || pending.contains(where: \.hasChanges))
+        var everyObject = false
+        if Self.followsRelationships(request, entity) {
+            if !pendingLinks.isEmpty || !relinked.isEmpty {
+                everyObject = true
+            } else {
+                // Only a change to an object the key paths reach can change a saved object's answer.
+                let reached = Self.reachedTables(of: request, entity, model)
+                everyObject = pending.contains { object in (reached?.contains(object.entity.rootIndex) ?? true) && object.hasChanges }
+            }
+        }
         return objects.isEmpty && !everyObject ? nil : PendingChanges(objects: objects, everyObject: everyObject)
+    }
+
+    /// The tables (root entities' indices) of the objects `request`'s key
+    /// paths reach through relationships; nil when that cannot be told (a
+    /// subquery reads its members' own key paths).
+    private static func reachedTables(of request: FetchRequest, _ entity: Entity, _ model: Model) -> Set<Int>? {
+        if request.predicate?.hasSubquery == true { return nil }
+        var reached = Set<Int>()
+        for path in (request.predicate?.keyPaths ?? []) + request.sortKeys.map(\.key) {
+            var current = entity
+            for name in path.split(separator: ".") {
+                guard let relationship = current.relationships.first(where: { $0.name == name }) else { break }
+                current = model.destination(of: relationship)
+                reached.insert(current.rootIndex)
+            }
+        }
+        return reached
     }
 
     /// Whether `request`'s predicate or sort keys read other objects than the one judged.

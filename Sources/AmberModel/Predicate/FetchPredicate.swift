@@ -107,13 +107,23 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
     }
 
     /// The key paths the predicate compares, lists' members included.
-    package var keyPaths: [String] {
-        operands.compactMap { if case .keyPath(let path, _) = $0 { path } else { nil } }
+    package var keyPaths: [String] { keyPathUses.map(\.path) }
+
+    /// The key paths with their positions; of a subquery, what it reads
+    /// from the object tested: its collection.
+    package var keyPathUses: [(path: String, position: Int)] {
+        operands.compactMap { operand in
+            switch operand {
+            case .keyPath(let path, let position): (path, position)
+            case .subquery(let subquery, let position): (subquery.collection, position)
+            default: nil
+            }
+        }
     }
 
-    /// The key paths with their positions.
-    package var keyPathUses: [(path: String, position: Int)] {
-        operands.compactMap { if case .keyPath(let path, let position) = $0 { (path, position) } else { nil } }
+    /// Whether a subquery reads its members' key paths, which ``keyPaths`` does not list.
+    package var hasSubquery: Bool {
+        operands.contains { if case .subquery = $0 { true } else { false } }
     }
 
     /// Every operand but lists (their members instead), in text order.
@@ -131,8 +141,6 @@ public struct FetchPredicate: Sendable, CustomStringConvertible {
                 while let operand = pending.popLast() {
                     switch operand {
                     case .list(let members, _): pending += members.reversed()
-                    // What a subquery reads from the object tested is its collection; the rest is the members'.
-                    case .subquery(let subquery, let position): found.append(.keyPath(subquery.collection, position: position))
                     default: found.append(operand)
                     }
                 }

@@ -29,6 +29,9 @@ public struct FetchRequest: Sendable {
     /// changed ones are judged and sorted by their current values, deleted
     /// ones are left out, and then the limit and offset apply. False asks
     /// the store alone: objects as saved, less those deleted in the context.
+    /// A live query follows the same rule: with false, its results follow
+    /// what is saved, and an object deleted in the context stays until the
+    /// deletion is saved.
     public var includesPendingChanges = true
 
     /// A request for `entityName` objects.
