@@ -1279,8 +1279,8 @@ typedef struct amber_fetch_request {
  *  after saved ones in the order they were inserted. With no unsaved change
  *  of the entity the store answers alone; otherwise the changed objects are
  *  judged in memory, with the answers the store would give; a predicate or
- *  sort key that follows relationships while anything is changed reads
- *  every object of the entity.
+ *  sort key that follows relationships while an object it reaches (or a
+ *  relationship's members) changed reads every object of the entity.
  *  *out_objects is an array of *out_count handles owned by the
  *  context; the array itself is the caller's (amber_free). With no match,
  *  *out_objects is NULL and *out_count 0.

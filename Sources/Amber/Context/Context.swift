@@ -307,11 +307,11 @@ public final class Context {
     /// order, new ones after saved ones in the order they were inserted.
     ///
     /// With no unsaved change of the entity (or, for a predicate or sort
-    /// that follows relationships, of any entity), the store answers alone.
-    /// Otherwise the changed objects are judged in memory, with the answers
-    /// the store would give them; a predicate or sort that follows
-    /// relationships while anything is changed reads every object of the
-    /// entity.
+    /// that follows relationships, of the entities it reaches), the store
+    /// answers alone. Otherwise the changed objects are judged in memory,
+    /// with the answers the store would give them; a predicate or sort that
+    /// follows relationships while an object it reaches (or a
+    /// relationship's members) changed reads every object of the entity.
     ///
     /// The objects of one fetch read their values from the fetch's shared,
     /// compact rows until each first changes; the rows are freed with the

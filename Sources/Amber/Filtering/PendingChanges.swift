@@ -109,8 +109,12 @@ extension Context {
         var stored = request
         (stored.includesPendingChanges, stored.limit, stored.offset, stored.sortKeys) = (false, nil, 0, [])
         let predicate = try request.predicate.map { (predicate) throws(AmberError) in try ObjectPredicate(predicate, entity: entity, model: model) }
-        let judged = Set(changes.objects.compactMap(\.objectID.primaryKey))
-        let found = try engine.primaryKeys(of: entity, matching: stored).count { !judged.contains($0) }
+        // The store counts saved rows as saved; those changed here are judged below instead.
+        var found = try engine.count(of: entity, matching: stored)
+        let judged = changes.objects.compactMap(\.objectID.primaryKey)
+        if !judged.isEmpty {
+            found -= try engine.sortedKeys(try engine.sortedKeysQuery(of: entity, matching: stored), among: judged).count
+        }
         return request.window(over: found + (try matching(changes.objects.filter { !$0.isDeleted }, predicate)).count).count
     }
 
