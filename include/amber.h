@@ -1160,8 +1160,19 @@ amber_status amber_context_insert_many(amber_object **out_objects, amber_context
  *  values, a mix of types). */
 enum { AMBER_COLUMN_VALUES = 64 };
 
-/** One attribute's values for amber_context_insert_columns: one element per
- *  row, all of `type`. Start from AMBER_COLUMN_INIT (which sets `size` and
+/** The `type` of an amber_column that sets a relationship (its
+ *  `relationship`, with `attribute` NULL): `data` is an array of
+ *  amber_object * handles of the same context. For a to-one, one handle per
+ *  row (NULL: no destination) and no `lengths`; for a to-many, `lengths`
+ *  gives each row's member count and `data` holds every row's members one
+ *  row after the other, with `data_size` (in bytes) covering them all. The
+ *  inverses follow, as amber_object_set_object and amber_object_set_objects
+ *  make them follow. */
+enum { AMBER_COLUMN_OBJECTS = 65 };
+
+/** One attribute's values (or, with AMBER_COLUMN_OBJECTS, one
+ *  relationship's destinations) for amber_context_insert_columns: one
+ *  element per row, all of `type`. Start from AMBER_COLUMN_INIT (which sets `size` and
  *  zero-fills the rest) and set what applies; every pointer is borrowed for
  *  the call.
  *
@@ -1195,12 +1206,13 @@ typedef struct amber_column {
     size_t data_size;           /**< bytes readable at `data`: required with `lengths`; else 0 (not checked) or at least row_count elements */
     size_t element_size;        /**< AMBER_VALUE_CUSTOM: bytes per value, or 0 with `lengths` */
     const char *class_name;     /**< AMBER_VALUE_CUSTOM: the values' class, or NULL for the attribute's */
-    const uint8_t *nulls;       /**< NULL, or row_count flags: nonzero sets that row's value to nil */
+    const uint8_t *nulls;       /**< NULL, or row_count flags: nonzero sets that row's value to nil (a relationship's to none) */
+    amber_relationship *relationship; /**< AMBER_COLUMN_OBJECTS: the relationship the column sets (`attribute` NULL); else NULL */
 } amber_column;
 
 /** Initializer of amber_column:
  *  `amber_column column = AMBER_COLUMN_INIT; column.attribute = title; …` */
-#define AMBER_COLUMN_INIT { sizeof(amber_column), NULL, 0, NULL, NULL, 0, 0, NULL, NULL }
+#define AMBER_COLUMN_INIT { sizeof(amber_column), NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL }
 
 /** Inserts `row_count` objects of `entity` in one call from `column_count`
  *  columns, each holding one attribute's values for every row (see
@@ -1218,13 +1230,21 @@ typedef struct amber_column {
  *  `columns` is an array of column_count amber_column made with one header:
  *  the first column's `size` is the array's stride.
  *
- *  Errors: AMBER_E_NULL_ARGUMENT (columns, a column's attribute, or its data
- *  or lengths where needed), AMBER_E_INVALID_VALUE (a column's `size` not
+ *  Relationship columns (AMBER_COLUMN_OBJECTS) are checked as
+ *  amber_object_set_object checks a destination before any object is made,
+ *  and linked once every value is in. With no attribute column, the
+ *  relationship columns alone give the rows.
+ *
+ *  Errors: AMBER_E_NULL_ARGUMENT (columns, a column's attribute or
+ *  relationship, or its data or lengths where needed; a NULL member of a
+ *  to-many), AMBER_E_INVALID_VALUE (a column's `size` not
  *  set by AMBER_COLUMN_INIT, an unknown type, lengths or elements beyond
  *  data_size, a Boolean other than 0 or 1, a malformed decimal, URI, object
  *  ID or plist, a value the attribute refuses: out of range, of another
- *  type or class, a struct of another size; column_count 0),
- *  AMBER_E_INVALID_UTF8, AMBER_E_NOT_FOUND (an attribute of another
+ *  type or class, a struct of another size; a destination of another
+ *  entity or context, deleted, or listed twice in a row; both attribute and
+ *  relationship set; column_count 0),
+ *  AMBER_E_INVALID_UTF8, AMBER_E_NOT_FOUND (an attribute or relationship of another
  *  entity), AMBER_E_TRANSFORMER (immediate encoding), AMBER_E_WRONG_THREAD.
  *  A problem with a column's own fields or bytes is named as
  *  "columns[i] (Entity.attribute)" with the 0-based row where there is one

@@ -3,9 +3,9 @@ import AmberHeaders
 import AmberTransformers
 import Foundation
 
-// amber_context_insert_columns: C arrays become ColumnValues (the checks a
-// pointer, a length and a byte need), and Context.insert(_:setting:columns:)
-// does the rest, as it does for Swift callers.
+// amber_context_insert_columns: C arrays become ColumnValues and
+// RelationshipColumns (the checks a pointer, a length and a byte need), and
+// Context.insert(_:setting:columns:relating:) does the rest, as it does for Swift callers.
 
 @c @implementation
 public func amber_context_insert_columns(_ out_objects: UnsafeMutablePointer<OpaquePointer?>?, _ context: OpaquePointer?,
@@ -23,28 +23,101 @@ public func amber_context_insert_columns(_ out_objects: UnsafeMutablePointer<Opa
         let stride = UnsafeRawPointer(columns).loadUnaligned(as: Int.self)
         var attributes: [Attribute] = []
         var values: [ColumnValues] = []
+        var related: [RelationshipColumn] = []
         attributes.reserveCapacity(width)
         values.reserveCapacity(width)
         for index in 0..<width {
             let element = UnsafeRawPointer(columns) + (index == 0 ? 0 : index * stride)
             let column = try sized(element.assumingMemoryBound(to: amber_column.self), "columns[\(index)]",
-                                   initializer: "AMBER_COLUMN_INIT", minimum: MemoryLayout<amber_column>.size, zero: amber_column())
+                                   initializer: "AMBER_COLUMN_INIT", minimum: columnMinimum, zero: amber_column())
             guard column.size == stride else {
                 throw CAPIError(AMBER_E_INVALID_VALUE, "columns[\(index)]->size is \(column.size), columns[0]->size \(stride): "
                                 + "every column of the array comes from one AMBER_COLUMN_INIT", origin: "columns[\(index)]")
+            }
+            if Int(column.type) == AMBER_COLUMN_OBJECTS {
+                related.append(try relationshipColumn(column, index: index, rows: rows, entity: entityWrapper.entity))
+                continue
             }
             let reader = try ColumnReader(column, index: index, rows: rows, entity: entityWrapper.entity)
             attributes.append(reader.attribute)
             values.append(try reader.values())
         }
         let objects = try core { () throws(AmberError) in
-            try wrapper.context.insert(entityWrapper.entity, setting: attributes, columns: values)
+            try wrapper.context.insert(entityWrapper.entity, setting: attributes, columns: values, relating: related)
         }
         if let out_objects {
             wrapper.reserveHandles(objects.count)
             for (i, object) in objects.enumerated() { out_objects[i] = wrapper.handle(for: object) }
         }
     }
+}
+
+/// The size of amber_column before `relationship` was added: callers built against it still work.
+private let columnMinimum = MemoryLayout<amber_column>.offset(of: \amber_column.relationship) ?? MemoryLayout<amber_column>.size
+
+/// A column of AMBER_COLUMN_OBJECTS, checked and read into a
+/// ``RelationshipColumn`` (the destinations' own checks are the context's).
+private func relationshipColumn(_ column: amber_column, index: Int, rows: Int, entity: Entity) throws(CAPIError) -> RelationshipColumn {
+    let parameter = "columns[\(index)]"
+    let wrapper: CRelationship = try Handles.resolve(column.relationship, as: .relationship, "\(parameter).relationship")
+    guard let relationship = entity.own(wrapper.relationship) else {
+        throw CAPIError(AMBER_E_NOT_FOUND, "\(parameter).relationship is \(wrapper.relationship), not a relationship of \(entity.name)",
+                        origin: wrapper.relationship.description)
+    }
+    func error(_ message: String) -> CAPIError {
+        CAPIError(AMBER_E_INVALID_VALUE, "\(parameter) (\(relationship)): \(message)", origin: relationship.description)
+    }
+    guard column.attribute == nil else { throw error("attribute and relationship are both set; a column sets one") }
+    guard column.element_size == 0, column.class_name == nil else { throw error("element_size and class_name do not apply to objects") }
+    // Each row's member count: one handle per row for a to-one, `lengths` for a to-many.
+    var counts: [Int] = []
+    counts.reserveCapacity(rows)
+    if relationship.isToMany {
+        guard rows == 0 || column.lengths != nil else { throw .null("\(parameter).lengths") }
+        for row in 0..<rows {
+            let length = column.lengths.map { UnsafeRawPointer($0).loadUnaligned(fromByteOffset: row * MemoryLayout<Int>.stride, as: Int.self) } ?? 0
+            guard length >= 0 else { throw error("lengths[\(row)] (\(UInt(bitPattern: length))) is not a member count") }
+            counts.append(length)
+        }
+    } else {
+        guard column.lengths == nil else { throw error("lengths is set, but a to-one column has one handle (or NULL) per row") }
+        counts = Array(repeating: 1, count: rows)
+    }
+    var total = 0
+    for count in counts {
+        let (sum, overflow) = total.addingReportingOverflow(count)
+        guard !overflow, sum <= Int(Int32.max) else { throw error("the member counts add up to too many handles") }
+        total = sum
+    }
+    let bytes = total * MemoryLayout<OpaquePointer?>.stride
+    if relationship.isToMany || column.data_size != 0 {
+        let available = column.data_size < 0 ? Int.max : column.data_size  // a size_t beyond Int.max arrives negative
+        guard bytes <= available else { throw error("data_size is \(available), but \(total) handles are \(bytes) bytes") }
+    }
+    guard total == 0 || column.data != nil else { throw .null("\(parameter).data") }
+    let handles = column.data.map { UnsafeRawPointer($0) }
+    var members: [[ManagedObject]] = []
+    members.reserveCapacity(rows)
+    var offset = 0
+    for row in 0..<rows {
+        defer { offset += counts[row] }
+        var destinations: [ManagedObject] = []
+        if column.nulls.map({ $0[row] != 0 }) ?? false {
+            members.append(destinations)
+            continue
+        }
+        for position in offset..<offset + counts[row] {
+            let handle = handles?.loadUnaligned(fromByteOffset: position * MemoryLayout<OpaquePointer?>.stride, as: OpaquePointer?.self)
+            let place = relationship.isToMany ? "\(parameter) row \(row) member \(position - offset)" : "\(parameter) row \(row)"
+            guard let handle else {
+                if relationship.isToMany { throw .null(place) }
+                continue  // a to-one's NULL: no destination
+            }
+            destinations.append(try Handles.object(handle, place).object)
+        }
+        members.append(destinations)
+    }
+    return RelationshipColumn(relationship, members: members)
 }
 
 /// One caller column, checked and read into ``ColumnValues``.

@@ -191,4 +191,79 @@ import Testing
         #expect(transformer == "ColorToData")
         #expect(context.insertedObjects.isEmpty)
     }
+
+    // MARK: Relationships
+
+    static func authorsModel() throws -> Model {
+        try Model(ModelDescription {
+            EntityDescription("Author") {
+                Attribute.string("name")
+                Relationship.toMany("books", "Book", inverse: "author").ordered()
+            }
+            EntityDescription("Book") {
+                Attribute.string("title")
+                Relationship.toOne("author", "Author", inverse: "books")
+            }
+        })
+    }
+
+    /// Both batch inserts point each row at its destinations, the inverses
+    /// following; a refused destination leaves nothing behind; one undo takes the batch and its links back.
+    @Test func batchInsertsTakeRelationshipsAllOrNothing() throws {
+        let model = try Self.authorsModel()
+        let store = try Store(url: "memory:", model: model)
+        let context = Context(store: store)
+        context.undoStack = UndoStack()
+        let authorEntity = try model.entity(named: "Author"), bookEntity = try model.entity(named: "Book")
+        let name = try authorEntity.attribute(named: "name"), books = try authorEntity.relationship(named: "books")
+        let title = try bookEntity.attribute(named: "title"), author = try bookEntity.relationship(named: "author")
+        let authors = try context.insert(authorEntity, setting: [name], to: ["Le Guin", "Banks"])
+        context.undoStack?.removeAll()
+
+        let inserted = try context.insert(bookEntity, setting: [title], to: ["Lathe", "Excession", "Orphan", "Earthsea"],
+                                          relating: [RelationshipColumn(author, objects: [authors[0], authors[1], nil, authors[0]])])
+        #expect(try authors[0].objects(for: books) == [inserted[0], inserted[3]])
+        #expect(try inserted[2].object(for: author) == nil && inserted[1].object(for: author) === authors[1])
+        // Column-wise, a to-many takes each row's members in order; a member moves from its old owner.
+        let both = try context.insert(authorEntity, setting: [name], columns: [.strings(["Both", "None"])],
+                                      relating: [RelationshipColumn(books, members: [[inserted[3], inserted[1]], []])])
+        #expect(try both[0].objects(for: books) == [inserted[3], inserted[1]])
+        #expect(try authors[1].objects(for: books).isEmpty && authors[0].objects(for: books) == [inserted[0]])
+        // Relationships alone give the rows.
+        let bare = try context.insert(bookEntity, setting: [], to: [], relating: [RelationshipColumn(author, objects: [authors[1]])])
+        #expect(bare.count == 1)
+        #expect(try authors[1].objects(for: books) == bare)
+        try context.save()
+
+        let other = Context(store: store)
+        let stranger = try other.insert(authorEntity)
+        let counted = try context.count(FetchRequest("Book"))
+        let refusals: [(RelationshipColumn, String)] = [
+            (RelationshipColumn(author, objects: [authors[0], inserted[0]]), "Book.author in row 1"),
+            (RelationshipColumn(author, objects: [stranger, nil]), "Book.author in row 0"),
+            (RelationshipColumn(author, members: [[authors[0], authors[1]], []]), "Book.author in row 0"),
+            (RelationshipColumn(author, objects: [authors[0]]), "Book.author"),
+            (RelationshipColumn(books, objects: [authors[0], nil]), "Author.books"),
+        ]
+        for (column, place) in refusals {
+            let error = amberError { try context.insert(bookEntity, setting: [title], to: ["A", "B"], relating: [column]) }
+            #expect(error.map { "\($0)".hasPrefix(place) } == true, "\(String(describing: error))")
+            #expect(!context.hasChanges)
+            #expect(try context.count(FetchRequest("Book")) == counted)
+        }
+        let twice = amberError {
+            try context.insert(authorEntity, setting: [name], columns: [.strings(["Twice"])],
+                               relating: [RelationshipColumn(books, members: [[inserted[0], inserted[0]]])])
+        }
+        #expect(twice.map { "\($0)" } == "Author.books in row 0: expected each object once, given \(inserted[0].objectID) twice")
+        #expect(!context.hasChanges)
+        #expect(try authors[0].objects(for: books) == [inserted[0]])
+
+        // One undo takes the batch and its links back.
+        _ = try context.insert(bookEntity, setting: [title], to: ["Late"], relating: [RelationshipColumn(author, objects: [authors[0]])])
+        #expect(try authors[0].objects(for: books).count == 2)
+        #expect(try context.undo())
+        #expect(!context.hasChanges)
+        #expect(try authors[0].objects(for: books) == [inserted[0]])
+    }
 }

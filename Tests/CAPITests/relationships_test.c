@@ -2,9 +2,11 @@
  * back, to-one and to-many changed from either side with the inverse in
  * step, saved and read back from the store file (faults), delete rules and
  * the save checks in the last error, and misuse: a destination of the wrong
- * entity or another context, a to-many used as a to-one, NULL members. */
+ * entity or another context, a to-many used as a to-one, NULL members;
+ * batch inserts that set relationships (AMBER_COLUMN_OBJECTS), all or nothing. */
 #include <amber.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +408,105 @@ static void test_sibling_properties(void) {
     OK(amber_model_free(model));
 }
 
+/* Whether `object`'s members of `relationship` are exactly `want` (of `count`), in order. */
+static int members_are(amber_object *object, amber_relationship *relationship, amber_object *const *want, size_t count) {
+    amber_object **members = NULL;
+    size_t found = 0;
+    if (amber_object_objects(&members, &found, object, relationship) != AMBER_OK) return 0;
+    int same = found == count;
+    for (size_t i = 0; same && i < count; i++) same = members[i] == want[i];
+    amber_free(members);
+    return same;
+}
+
+static void test_batch_insert(void) {
+    amber_store *store = NULL;
+    OK(amber_store_open_url(&store, "memory:", model, NULL));
+    amber_context *context = NULL, *other = NULL;
+    OK(amber_context_new(&context, store));
+    OK(amber_context_new(&other, store));
+    amber_relationship *tags = NULL, *tag_books = NULL;
+    amber_entity *tag_entity = NULL;
+    OK(amber_entity_relationship(&tags, book_entity, "tags"));
+    OK(amber_model_entity(&tag_entity, model, "Tag"));
+    OK(amber_entity_relationship(&tag_books, tag_entity, "books"));
+    amber_object *le_guin = insert(context, author_entity, name_attribute, "Le Guin");
+    amber_object *banks = insert(context, author_entity, name_attribute, "Banks");
+    amber_object *red = NULL, *blue = NULL;
+    OK(amber_context_insert(&red, context, tag_entity));
+    OK(amber_context_insert(&blue, context, tag_entity));
+
+    /* Titles, a to-one per row and an ordered to-many per row, in one call. */
+    const char titles[] = "LatheExcessionEarthsea";
+    size_t title_lengths[] = {5, 9, 8};
+    amber_object *authors[] = {le_guin, banks, le_guin};
+    amber_object *members[] = {blue, red, red}; /* row 0: blue, red; row 1: none; row 2: red */
+    size_t member_counts[] = {2, 0, 1};
+    amber_column columns[3] = {AMBER_COLUMN_INIT, AMBER_COLUMN_INIT, AMBER_COLUMN_INIT};
+    columns[0].attribute = title_attribute;
+    columns[0].type = AMBER_VALUE_STRING;
+    columns[0].data = titles;
+    columns[0].lengths = title_lengths;
+    columns[0].data_size = sizeof titles - 1;
+    columns[1].relationship = writer;
+    columns[1].type = AMBER_COLUMN_OBJECTS;
+    columns[1].data = authors;
+    columns[2].relationship = tags;
+    columns[2].type = AMBER_COLUMN_OBJECTS;
+    columns[2].data = members;
+    columns[2].lengths = member_counts;
+    columns[2].data_size = sizeof members;
+    amber_object *made[3] = {NULL, NULL, NULL};
+    OK(amber_context_insert_columns(made, context, book_entity, columns, 3, 3));
+    amber_object *le_guins[] = {made[0], made[2]}, *blues[] = {made[0]};
+    CHECK(members_are(le_guin, books, le_guins, 2) && members_are(made[0], tags, members, 2));
+    CHECK(members_are(blue, tag_books, blues, 1) && members_are(made[1], tags, NULL, 0));
+    OK(amber_context_save(context));
+
+    /* Refused before any object is made: a destination of the wrong entity, of another context, twice in a row. */
+    int64_t before = 0, after = 0;
+    amber_fetch_request all_books = AMBER_FETCH_REQUEST_INIT;
+    all_books.entity = "Book";
+    OK(amber_context_count(&before, context, &all_books));
+    authors[1] = red;
+    FAILS(amber_context_insert_columns(NULL, context, book_entity, columns, 3, 3), AMBER_E_INVALID_VALUE, "Book.author in row 1");
+    amber_object *stranger = insert(other, author_entity, name_attribute, "Stranger");
+    authors[1] = stranger;
+    FAILS(amber_context_insert_columns(NULL, context, book_entity, columns, 3, 3), AMBER_E_INVALID_VALUE, "Book.author in row 1");
+    authors[1] = banks;
+    members[1] = blue;
+    FAILS(amber_context_insert_columns(NULL, context, book_entity, columns, 3, 3), AMBER_E_INVALID_VALUE, "each object once");
+    members[1] = NULL;
+    FAILS(amber_context_insert_columns(NULL, context, book_entity, columns, 3, 3), AMBER_E_NULL_ARGUMENT, "columns[2] row 0 member 1");
+    members[1] = red;
+    columns[2].data_size = sizeof members - 1;
+    FAILS(amber_context_insert_columns(NULL, context, book_entity, columns, 3, 3), AMBER_E_INVALID_VALUE, "data_size");
+    columns[2].data_size = sizeof members;
+    columns[1].attribute = title_attribute;
+    FAILS(amber_context_insert_columns(NULL, context, book_entity, columns, 3, 3), AMBER_E_INVALID_VALUE, "both set");
+    columns[1].attribute = NULL;
+    columns[1].relationship = books;
+    FAILS(amber_context_insert_columns(NULL, context, book_entity, columns, 3, 3), AMBER_E_NOT_FOUND, "Author.books");
+    columns[1].relationship = writer;
+    OK(amber_context_count(&after, context, &all_books));
+    CHECK(after == before && members_are(le_guin, books, le_guins, 2));
+
+    /* A caller built before `relationship` existed still inserts attribute columns. */
+    amber_column old = AMBER_COLUMN_INIT;
+    old.size = offsetof(amber_column, relationship);
+    old.attribute = name_attribute;
+    old.type = AMBER_VALUE_STRING;
+    old.data = "Old";
+    size_t old_length = 3;
+    old.lengths = &old_length;
+    old.data_size = 3;
+    OK(amber_context_insert_columns(NULL, context, author_entity, &old, 1, 1));
+
+    OK(amber_context_free(other));
+    OK(amber_context_free(context));
+    OK(amber_store_close(store));
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "relationships_test.amber";
     remove(path);
@@ -414,6 +515,7 @@ int main(int argc, char **argv) {
     test_graph(path);
     test_inheritance();
     test_sibling_properties();
+    test_batch_insert();
     OK(amber_model_free(model));
     FAILS(amber_relationship_describe(&(amber_relationship_spec)AMBER_RELATIONSHIP_SPEC_INIT, books), AMBER_E_INVALID_HANDLE,
           "released (stale) handle");

@@ -3,7 +3,7 @@ import AmberValues
 import Foundation
 
 /// The values of one attribute for a column-wise batch insert
-/// (``Context/insert(_:setting:columns:)``): one element per row, all of
+/// (``Context/insert(_:setting:columns:relating:)``): one element per row, all of
 /// one kind, and an optional null mask.
 ///
 /// A column only says which ``/AmberValues/Value`` each row holds; the insert sets it
@@ -46,7 +46,7 @@ public struct ColumnValues: Sendable {
         /// Values of a custom class, each with its own bytes (an opaque
         /// class of any size). `className` nil means the attribute's value class.
         case customValues(className: String?, [Data])
-        /// Values of any kind, each as given (what ``Context/insert(_:setting:to:)`` takes).
+        /// Values of any kind, each as given (what ``Context/insert(_:setting:to:relating:)`` takes).
         case values([Value])
     }
 

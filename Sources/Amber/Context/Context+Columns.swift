@@ -5,14 +5,16 @@ extension Context {
     /// Inserts one object of `entity` per row of `columns`, which hold the
     /// values of `attributes` column by column (`columns[i]` for
     /// `attributes[i]`, every column with the same number of rows): the
-    /// column-wise form of ``insert(_:setting:to:)``, for callers that keep
+    /// column-wise form of ``insert(_:setting:to:relating:)``, for callers that keep
     /// their data in columns (C arrays, Python lists) and should not build a
-    /// ``/AmberValues/Value`` per field themselves.
+    /// ``/AmberValues/Value`` per field themselves. Each new object is then
+    /// pointed at its row's destinations in `related`, the inverses following.
     ///
     /// Each value is set with ``ManagedObject/setValue(_:for:)``, row by row,
     /// so every check of a single set applies (type, range, value class and
-    /// struct size; an immediate encode policy encodes on set). All or
-    /// nothing: if any value is refused, no object of the batch stays.
+    /// struct size; an immediate encode policy encodes on set); destinations
+    /// are checked as a set checks them before any object is made. All or
+    /// nothing: if any value or destination is refused, no object of the batch stays.
     ///
     /// - Returns: the new objects, in row order.
     /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` for a
@@ -21,10 +23,13 @@ extension Context {
     ///   counts, columns of different lengths, a null mask of another length,
     ///   custom bytes that are not whole strides); ``/AmberValues/AmberError/foreignAttribute(attribute:object:)``
     ///   for an attribute of another entity; ``/AmberValues/AmberError/transformerFailed(place:transformer:source:message:)``
-    ///   naming the row, when an immediate encode fails.
+    ///   naming the row, when an immediate encode fails; for a refused
+    ///   destination, what ``insert(_:setting:to:relating:)`` throws.
     @discardableResult
-    public func insert(_ entity: Entity, setting attributes: [Attribute], columns: [ColumnValues]) throws(AmberError) -> [ManagedObject] {
-        guard !attributes.isEmpty, attributes.count == columns.count else {
+    public func insert(_ entity: Entity, setting attributes: [Attribute], columns: [ColumnValues], relating related: [RelationshipColumn] = [])
+        throws(AmberError) -> [ManagedObject]
+    {
+        guard !attributes.isEmpty || !related.isEmpty, attributes.count == columns.count else {
             throw .invalidValue(place: "\(entity.name) columns", expected: "one column per attribute (\(attributes.count))",
                                 given: "\(columns.count) columns")
         }
@@ -40,7 +45,8 @@ extension Context {
             if let derivation = own.derivation { throw ManagedObject.derived(own, derivation, .null) }
             attributes[index] = own
         }
-        let rows = columns[0].count
+        let rows = columns.first?.count ?? related.first?.rows.count ?? 0
+        let relationships = try checked(related, of: entity, rows: rows)
         var classNames: [String?] = []
         classNames.reserveCapacity(columns.count)
         for (index, (attribute, column)) in zip(attributes, columns).enumerated() {
@@ -62,6 +68,7 @@ extension Context {
                 }
             }
         }
+        try link(objects, to: related, through: relationships)
         return objects
     }
 

@@ -142,18 +142,29 @@ public final class Context {
 
     /// Inserts one object of `entity` per row of `values`, which holds the
     /// values of `attributes` row after row (`values.count` is a multiple of
-    /// `attributes.count`). All or nothing: if any value is refused, no
-    /// object of the batch stays, and the error names the row.
+    /// `attributes.count`), and points each at its row's destinations in
+    /// `related` (the inverses follow; with no attribute, `related` gives
+    /// the rows). All or nothing: if any value or destination is refused,
+    /// no object of the batch stays, and the error names the row.
     ///
     /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)`` naming
-    ///   `Entity.attribute in row N`, or an attribute of another entity.
+    ///   `Entity.attribute in row N` or `Entity.relationship in row N`, or an
+    ///   attribute or relationship of another entity.
     @discardableResult
-    public func insert(_ entity: Entity, setting attributes: [Attribute], to values: [Value]) throws(AmberError) -> [ManagedObject] {
-        guard !attributes.isEmpty, values.count % attributes.count == 0 else {
-            throw .invalidValue(place: "\(entity.name) rows", expected: "a multiple of \(attributes.count) values",
-                                given: "\(values.count) values")
+    public func insert(_ entity: Entity, setting attributes: [Attribute], to values: [Value], relating related: [RelationshipColumn] = [])
+        throws(AmberError) -> [ManagedObject]
+    {
+        let rows: Int
+        if attributes.isEmpty, let first = related.first, values.isEmpty {
+            rows = first.rows.count
+        } else {
+            guard !attributes.isEmpty, values.count % attributes.count == 0 else {
+                throw .invalidValue(place: "\(entity.name) rows", expected: "a multiple of \(attributes.count) values",
+                                    given: "\(values.count) values")
+            }
+            rows = values.count / attributes.count
         }
-        let rows = values.count / attributes.count
+        let relationships = try checked(related, of: entity, rows: rows)
         undoStack?.enter()
         defer { undoStack?.leave() }
         var objects: [ManagedObject] = []
@@ -173,6 +184,7 @@ public final class Context {
                 }
             }
         }
+        try link(objects, to: related, through: relationships)
         return objects
     }
 

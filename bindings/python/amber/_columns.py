@@ -48,6 +48,36 @@ def _filled(values: Sequence[Any], filler: Any) -> list:
     return [filler if value is None else value for value in values]
 
 
+def fill_related(target: Any, values: Sequence[Any], relationship: Any, place: str, handle_of: Callable[[Any, str], Any],
+                 keep: list) -> None:
+    """Fills amber_column `target` as an AMBER_COLUMN_OBJECTS column for
+    `relationship` (a model.Relationship): per row, a to-one's object or
+    None, or a to-many's iterable of objects. `handle_of` gives an object's
+    handle (refusing anything else, naming `place`); the context checks the
+    rest (entity, context, deletion, duplicates) before any object is made."""
+    target.size = _COLUMN_SIZE
+    target.relationship = relationship.handle
+    target.type = lib.AMBER_COLUMN_OBJECTS
+    if not relationship.to_many:
+        handles = ffi.new("amber_object *[]", [ffi.NULL if value is None else handle_of(value, f"{place} in row {row}")
+                                               for row, value in enumerate(values)])
+    else:
+        counts, members = [], []
+        for row, value in enumerate(values):
+            if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+                raise TypeError(f"{place} in row {row}: a to-many takes an iterable of objects, not {type(value).__name__}")
+            row_members = [handle_of(member, f"{place} in row {row}") for member in value]
+            counts.append(len(row_members))
+            members += row_members
+        handles = ffi.new("amber_object *[]", members or 1)  # cffi makes no empty array: one NULL then
+        lengths = ffi.new("size_t[]", counts)
+        keep.append(lengths)
+        target.lengths = lengths
+        target.data_size = ffi.sizeof("amber_object *") * len(members)
+    keep.append(handles)
+    target.data = handles
+
+
 class ColumnFiller:
     """Fills amber_column structs from columns of Python values. `packer`
     packs the columns that take the value-by-value path."""

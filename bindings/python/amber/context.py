@@ -10,6 +10,7 @@ import operator
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TYPE_CHECKING
 
 from . import _batch
+from ._columns import fill_related
 from ._ffi import ffi, lib
 from ._history import HistoryTransaction
 from ._values import to_c
@@ -207,6 +208,8 @@ class Context(_Owner):
     def insert_many(self, entity: str, attributes: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
         """Inserts one object per row (values in `attributes` order) in one call:
         the fast path for bulk loads. All or nothing. Returns the count.
+        `attributes` may name relationships too: a to-one takes an object or
+        None per row, a to-many an iterable of objects; the inverses follow.
 
         The rows are sent column by column (see `insert_columns`): a column
         whose values are all of one type (with or without None) is converted
@@ -232,6 +235,9 @@ class Context(_Owner):
 
             ctx.insert_columns("Book", {"title": titles, "price": prices})
 
+        A relationship's column holds an object or None per row (to-one) or
+        an iterable of objects (to-many); the inverses follow.
+
         A column whose values are all of one type (bool, int, float, str,
         bytes, datetime, UUID, Decimal, or tuples of the attribute's struct
         class), with or without None, goes to the C API as one array; any
@@ -253,16 +259,17 @@ class Context(_Owner):
         return rows
 
     def _insert_columns(self, entity: Entity, names: Sequence[str], columns: Sequence[Sequence[Any]], rows: int) -> None:
-        for name in names:
-            if name in entity.relationships:
-                raise argument_error(f"{entity.name}.{name} is a relationship: a batch insert takes attributes; "
-                                     "set relationships on the objects it makes, or insert them one by one with insert()")
-        attributes = [entity.attribute(name) for name in names]
-        array = ffi.new("amber_column[]", len(attributes))
+        array = ffi.new("amber_column[]", len(names))
         keep: list = []
-        for target, attribute, values in zip(array, attributes, columns):
-            _columns.fill(target, values, attribute, entity.name, keep)
-        check(lib.amber_context_insert_columns(ffi.NULL, self._handle, entity.handle, array, len(attributes), rows))
+        for target, name, values in zip(array, names, columns):
+            if name in entity.relationships:
+                try:
+                    fill_related(target, values, entity.relationships[name], f"{entity.name}.{name}", _handle_of, keep)
+                except TypeError as error:
+                    raise argument_error(str(error)) from None
+            else:
+                _columns.fill(target, values, entity.attribute(name), entity.name, keep)
+        check(lib.amber_context_insert_columns(ffi.NULL, self._handle, entity.handle, array, len(names), rows))
 
     @staticmethod
     def _arguments(arguments: Sequence[Any], keep: list) -> Any:

@@ -275,8 +275,48 @@ def test_insert_takes_relationships_and_is_all_or_nothing(tmp_path):
         with pytest.raises(amber.Error):
             ctx.insert("Book", title="Orphan", author="not an object")
         assert ctx.count("Book") == before and not ctx.has_changes  # nothing was left behind
-        with pytest.raises(amber.ArgumentError, match="Book.author is a relationship: a batch insert takes attributes"):
-            ctx.insert_many("Book", ["title", "author"], [("A", le_guin)])
+
+
+def test_batch_inserts_take_relationships_all_or_nothing(tmp_path):
+    model = amber.Model.from_dict({
+        "entities": [
+            {"name": "Author", "attributes": [{"name": "name", "type": "String"}],
+             "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": True, "ordered": True}]},
+            {"name": "Book", "attributes": [{"name": "title", "type": "String"}],
+             "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}]},
+        ]})
+    with amber.open(str(tmp_path / "batch.amber"), model) as store, store.context() as ctx:
+        le_guin, banks = ctx.insert("Author", name="Le Guin"), ctx.insert("Author", name="Banks")
+        assert ctx.insert_many("Book", ["title", "author"], [("The Dispossessed", le_guin), ("Excession", banks),
+                                                             ("Orphan", None), ("Lathe", le_guin)]) == 4
+        books = {book.title: book for book in ctx.fetch("Book")}
+        assert list(le_guin.books) == [books["The Dispossessed"], books["Lathe"]]  # inverses follow, in row order
+        assert books["Orphan"].author is None
+        # A to-many column: each row an iterable of members (in order for an ordered one); the members' inverse follows.
+        assert ctx.insert_columns("Author", {"name": ["Both", "None"],
+                                             "books": [[books["Lathe"], books["Excession"]], ()]}) == 2
+        both = ctx.fetch("Author", "name == 'Both'")[0]
+        assert list(both.books) == [books["Lathe"], books["Excession"]] and books["Excession"].author is both
+        assert list(banks.books) == []
+        ctx.save()
+        assert [book.title for book in ctx.fetch("Author", "name == 'Both'", include_pending=False)[0].books] == ["Lathe", "Excession"]
+        # Refused before any object is made: nothing is left behind, no member moves.
+        before = ctx.count("Book")
+        other = store.context()
+        stranger = other.insert("Author", name="Stranger")
+        for rows, error, message in (
+                ([("A", le_guin), ("B", "Le Guin")], amber.ArgumentError, r"Book.author in row 1: expected an amber.Object"),
+                ([("A", le_guin), ("B", books["Lathe"])], amber.Error, r"Book.author in row 1"),
+                ([("A", stranger)], amber.Error, r"Book.author in row 0")):
+            with pytest.raises(error, match=message):
+                ctx.insert_many("Book", ["title", "author"], rows)
+            assert ctx.count("Book") == before and not ctx.has_changes
+        with pytest.raises(amber.Error, match=r"Author.books in row 0: .*each object once"):
+            ctx.insert_columns("Author", {"name": ["Twice"], "books": [[books["Lathe"], books["Lathe"]]]})
+        with pytest.raises(amber.ArgumentError, match="a to-many takes an iterable"):
+            ctx.insert_columns("Author", {"name": ["Text"], "books": ["Lathe"]})
+        assert list(both.books) == [books["Lathe"], books["Excession"]] and not ctx.has_changes
+        other.close()
 
 
 def test_a_refused_relationship_at_insert_changes_nothing(tmp_path):
