@@ -121,7 +121,7 @@ import Testing
 
             let byMonth = try LiveQuery(FetchRequest("Book", sortedBy: [.ascending("published"), .ascending("title")]),
                                         in: context, sectionKey: "published", by: .month)
-            byMonth.onChange = { changes in                    // after each save, merge or refresh that touched it
+            byMonth.onChange = { changes in                    // after each event, or processPendingChanges(), that moved it
                 tableView.apply(deleting: changes.deleted, inserting: changes.inserted, moving: changes.moved,   // your list view
                                 reloading: changes.updated, sections: (changes.deletedSections, changes.insertedSections))
             }
