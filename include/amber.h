@@ -1023,7 +1023,14 @@ amber_status amber_store_import_coredata(int64_t *out_objects, const char *sourc
  *  contexts made from the store keep working, unsaved changes included,
  *  until each is freed (freeing a context discards what it did not save).
  *  The last connection to a file store to close folds the write-ahead log
- *  into the file and removes it, leaving only the store file. */
+ *  into the file and removes it, leaving only the store file. This call
+ *  first folds the log as far as other connections' readers allow (without
+ *  waiting for them), so a disk that refuses is reported.
+ *  Errors: AMBER_E_STORAGE when the disk is full or failed while folding the
+ *  log: the handle is released all the same, every save is safe in the log
+ *  beside the file (keep the two together: a copy of the file alone misses
+ *  those saves), and opening and closing the store once the disk has room
+ *  folds it. */
 amber_status amber_store_close(amber_store *store);
 
 /* ------------------------------------------------------------------------ */

@@ -134,7 +134,14 @@ public func amber_store_import_coredata(_ out_objects: UnsafeMutablePointer<Int6
 
 @c @implementation
 public func amber_store_close(_ store: OpaquePointer?) -> amber_status {
-    api { () throws(CAPIError) in try Handles.release(store, as: .store, "store") }
+    api { () throws(CAPIError) in
+        let wrapper: CStore = try Handles.resolve(store, as: .store, "store")
+        // The handle goes either way; a log the disk would not take is reported after.
+        var refused: AmberError?
+        do throws(AmberError) { try wrapper.store.foldLog() } catch { refused = error }
+        try Handles.release(store, as: .store, "store")
+        if let refused { throw CAPIError(refused) }
+    }
 }
 
 // MARK: Maintenance

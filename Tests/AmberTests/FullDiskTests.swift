@@ -70,6 +70,36 @@ final class SmallDisk {
         #expect(try Context(store: store).count(FetchRequest("Note")) == 201)
     }
 
+    /// Folding the log into the file needs room: on a full disk it says so,
+    /// and every save stays in the log, folded once there is room.
+    @Test func aLogTheFullDiskRefusesIsReportedAndKept() throws {
+        guard let disk = SmallDisk(kilobytes: 512) else {
+            print("FullDiskTests: no small disk can be mounted here (not root); skipped")
+            return
+        }
+        let path = disk.url.appendingPathComponent("notes.amber").path
+        do {
+            let store = try Store(path: path, model: try Self.model())
+            let context = Context(store: store)
+            for index in 0..<100 { try context.insert("Note").setValue(.string(String(repeating: "x", count: 2000) + "\(index)"), forKey: "text") }
+            try context.save()
+            disk.fill("filler", bytes: 1 << 20)
+            guard case .storageFailed(_, let message) = amberError({ try store.foldLog() }) else {
+                Issue.record("folding the log on a full disk did not fail as a storage failure")
+                return
+            }
+            #expect(message.hasPrefix("the disk is full: every save is safe in the write-ahead log beside the file (\(path)-wal)"))
+        }
+        #expect(disk.files() == ["filler", "notes.amber", "notes.amber-shm", "notes.amber-wal"])
+        try FileManager.default.removeItem(at: disk.url.appendingPathComponent("filler"))
+        do {
+            let store = try Store(path: path, model: try Self.model())
+            #expect(try Context(store: store).count(FetchRequest("Note")) == 100)
+            try store.foldLog()
+        }
+        #expect(disk.files() == ["notes.amber"])
+    }
+
     @Test func aStoreThatCannotBeMadeLeavesNothing() throws {
         guard let disk = SmallDisk(kilobytes: 256) else {
             print("FullDiskTests: no small disk can be mounted here (not root); skipped")

@@ -182,6 +182,16 @@ final class Connection {
         guard rc == SQLITE_OK else { throw error(rc) }
     }
 
+    /// Copies what the write-ahead log holds into the database file now,
+    /// as far as other connections' readers allow, without waiting for
+    /// them (a passive checkpoint). Busy readers are no failure: the last
+    /// connection to close folds the rest.
+    func foldLog() throws(AmberError) {
+        let rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard rc != SQLITE_OK, rc & 0xff != SQLITE_BUSY, rc & 0xff != SQLITE_LOCKED else { return }
+        throw error(rc)
+    }
+
     /// Checkpoints after commits, in place of SQLite's automatic checkpoint
     /// (which this replaces, with the same 1,000-page trigger): a log past
     /// `truncatingFrames` is also truncated when no other connection is

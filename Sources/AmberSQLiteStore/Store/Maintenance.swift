@@ -145,4 +145,20 @@ extension SQLiteStore {
         guard path != nil else { return }
         try serialized { () throws(AmberError) in try connection.checkpoint() }
     }
+
+    /// Folds the write-ahead log into the file now, without waiting for
+    /// readers, as the last close does, reporting what the disk refused.
+    /// Nothing to do in memory or read-only.
+    package func foldLog() throws(AmberError) {
+        guard let path, access.refusal == nil else { return }
+        try serialized { () throws(AmberError) in
+            do throws(AmberError) {
+                try connection.foldLog()
+            } catch {
+                throw error.storageFailure(of: path, "every save is safe in the write-ahead log beside the file (\(path)-wal): keep the "
+                                           + "two together (a copy of the file alone misses those saves), and open and close the store "
+                                           + "again once the disk has room") ?? error
+            }
+        }
+    }
 }

@@ -137,6 +137,19 @@ public final class Store: Sendable {
     /// - Throws: ``/AmberValues/AmberError/unsupported(store:capability:)`` for a store without a log.
     public func checkpoint() throws(AmberError) { try engine.checkpoint() }
 
+    /// Copies what the write-ahead log holds into the store file now, as
+    /// far as other connections' readers allow and without waiting for
+    /// them, as closing the file's last connection does, and says if the
+    /// disk refused: call it before releasing a store to learn that the file
+    /// holds every save (``checkpoint()`` also empties the log, waiting for
+    /// readers). `amber_store_close` and Python's `Store.close()` call it.
+    /// Nothing to do for a store without a log, or one opened read-only.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/storageFailed(path:message:)`` when the disk
+    ///   is full or failed: every save is still safe in the log beside the
+    ///   file, and the message says to keep the two together.
+    public func foldLog() throws(AmberError) { try engine.foldLog() }
+
     // MARK: History
 
     /// The token of the last transaction in the history: read after it to

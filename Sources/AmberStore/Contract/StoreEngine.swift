@@ -141,6 +141,10 @@ package protocol StoreEngine: AnyObject, Sendable {
     func vacuum() throws(AmberError)
     /// Moves what the write-ahead log holds into the store.
     func checkpoint() throws(AmberError)
+    /// Moves what the write-ahead log holds into the store now, without
+    /// waiting for readers, as closing does, reporting a disk that refuses;
+    /// nothing for a store without a log.
+    func foldLog() throws(AmberError)
 }
 
 /// What a batch change wrote: the rows it changed or deleted, the rows whose
@@ -192,6 +196,7 @@ extension StoreEngine {
     package func backup(to destination: String) throws(AmberError) { throw .unsupported(store: place, capability: "backups") }
     package func vacuum() throws(AmberError) { throw .unsupported(store: place, capability: "vacuum") }
     package func checkpoint() throws(AmberError) { throw .unsupported(store: place, capability: "checkpoints") }
+    package func foldLog() throws(AmberError) {}
 }
 
 /// A column rows can be looked up by, for relationships.

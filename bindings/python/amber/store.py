@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from . import _history
 from ._ffi import ffi, lib
 from ._history import HistoryTransaction
-from .errors import MisuseError, ModelError, argument_error, callback_frame, check, checked_arguments, checks_arguments
+from .errors import MisuseError, ModelError, StorageError, argument_error, callback_frame, check, checked_arguments, checks_arguments
 from ._common import _Owner, _lines, _out
 from .context import Context
 from .model import Model
@@ -225,7 +225,11 @@ class Store(_Owner):
         the store. While one of them holds unsaved changes, raises MisuseError
         naming them and closes nothing, unless `discard` is true: their
         changes are then dropped. Using a context or object of a closed store
-        raises MisuseError saying the store was closed."""
+        raises MisuseError saying the store was closed. Closing folds the
+        write-ahead log into the store file; when the disk is full it raises
+        StorageError after closing: every save is safe in the log beside the
+        file (keep the two together), and opening and closing the store once
+        there is room folds it."""
         contexts = [context for context in list(self._contexts) if context._owns]
         unsaved = [(context, context._pending_counts()) for context in contexts] if not discard else []
         unsaved = [(context, counts) for context, counts in unsaved if counts != ""]
@@ -237,7 +241,12 @@ class Store(_Owner):
         for context in contexts:
             context._closed_because = ": its store was closed"
             context.close()
-        self._release()
+        try:
+            self._release()
+        except StorageError:
+            # The handle is released all the same: the error reports a log the full disk would not take into the file.
+            self._owns = False
+            raise
 
     def __repr__(self) -> str:
         where = self.path if self.path is not None else ":memory:"

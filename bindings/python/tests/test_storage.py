@@ -49,7 +49,9 @@ def test_a_full_disk_is_a_storage_error_and_the_changes_stay(small_disk):
     os.remove(small_disk / "filler")
     ctx.save()
     assert store.context().count("Note") == 201
-    store.close()
+    # 201 notes fill most of the 512 KiB disk in the log: there is no room to fold them into the file as well.
+    with pytest.raises(amber.StorageError, match="every save is safe in the write-ahead log"):
+        store.close()
 
 
 def test_a_store_that_cannot_be_made_leaves_nothing(small_disk):
@@ -57,3 +59,21 @@ def test_a_store_that_cannot_be_made_leaves_nothing(small_disk):
     with pytest.raises(amber.StorageError, match="no store was made"):
         amber.open(small_disk / "new.amber", amber.Model.from_dict(NOTES))
     assert os.listdir(small_disk) == ["filler"]
+
+
+def test_closing_on_a_full_disk_says_the_log_stays_beside_the_file(small_disk):
+    path = small_disk / "notes.amber"
+    store = amber.open(path, amber.Model.from_dict(NOTES))
+    with store.context() as ctx:
+        ctx.insert_many("Note", ["text"], [("x" * 2000 + str(index),) for index in range(100)])
+    fill(small_disk / "filler")  # the saves are in the log; folding them into the file needs room
+    with pytest.raises(amber.StorageError, match=r"the disk is full: every save is safe in the write-ahead log beside the file"):
+        store.close()
+    with pytest.raises(amber.MisuseError):
+        store.context()  # closed all the same
+    assert sorted(os.listdir(small_disk)) == ["filler", "notes.amber", "notes.amber-shm", "notes.amber-wal"]
+    os.remove(small_disk / "filler")
+    store = amber.open(path, amber.Model.from_dict(NOTES))
+    assert store.context().count("Note") == 100  # nothing was lost
+    store.close()
+    assert os.listdir(small_disk) == ["notes.amber"]  # folded once there was room
