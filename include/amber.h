@@ -273,6 +273,12 @@ void amber_values_release(amber_value *values, size_t count);
 /* Registries: value classes and transformers                               */
 /* ------------------------------------------------------------------------ */
 
+/* One rule for registry arguments: every function that takes an
+ * amber_registry * (declaring, registering, loading plugins, looking up,
+ * binding and opening models) reads NULL as the shared registry
+ * (amber_registry_shared), except amber_registry_free, which refuses NULL
+ * as it refuses any NULL handle. */
+
 /** C scalar types of struct fields: the `type` of amber_field. */
 enum {
     AMBER_FIELD_INT8 = 1, AMBER_FIELD_INT16, AMBER_FIELD_INT32, AMBER_FIELD_INT64,
@@ -359,8 +365,11 @@ typedef int32_t (*amber_transform_fn)(amber_value *output, const amber_value *in
  *  transformer's name. Affects only the calling thread's current call. */
 void amber_transformer_error(const char *message);
 
-/** Releases what a transformer put in `*output`; called once per successful
- *  call, after the host has copied the result. */
+/** Releases what a transformer put in `*output`: called once for every call
+ *  that returned 0, after the host has read the result, also when the host
+ *  then refuses it (another class or size) and when the transformer left
+ *  `*output` a null value; never after a call that returned an error (its
+ *  function frees what it made before failing). */
 typedef void (*amber_release_fn)(amber_value *output, void *userdata);
 
 /** Frees a transformer's userdata. */
@@ -373,11 +382,15 @@ typedef void (*amber_userdata_free_fn)(void *userdata);
  *  transformer (which cannot store values). `release` may be NULL when
  *  results point to static memory.
  *
+ *  The classes need not be declared yet: binding a model that uses the
+ *  transformer checks them, and so does amber_registry_transformer.
+ *
  *  `userdata_free` (may be NULL) runs exactly once: right away if the
  *  registration fails, otherwise when the transformer is no longer used by
  *  the registry or by any model bound with it.
  *  Errors: AMBER_E_DUPLICATE (the message names both sources),
- *  AMBER_E_INVALID_DECLARATION, AMBER_E_NULL_ARGUMENT (forward). */
+ *  AMBER_E_INVALID_DECLARATION (a name that is not an identifier),
+ *  AMBER_E_NULL_ARGUMENT (forward). */
 amber_status amber_registry_register_transformer(amber_registry *registry, const char *name,
                                                  const char *input_class, const char *output_class,
                                                  amber_transform_fn forward, amber_transform_fn reverse,

@@ -32,7 +32,12 @@
  * unchanged while the plugin is loaded (static data is the usual choice).
  * Values passed to forward/reverse are borrowed for the call. Values a
  * plugin returns carry their own release function, which the host calls
- * exactly once after copying the result (NULL: nothing to release).
+ * exactly once after the call returns, whatever happened: after copying a
+ * result it accepts, and also when the call returned an error or the host
+ * refused the result (another class or size, a null value for a non-null
+ * input). The host zeroes the output before each call, so a release the
+ * plugin did not set is never called (NULL: nothing to release); a plugin
+ * that frees its result itself before failing leaves it NULL.
  */
 #ifndef AMBER_PLUGIN_H
 #define AMBER_PLUGIN_H
@@ -85,8 +90,9 @@ typedef struct amber_plugin_value {
             size_t length;
         } bytes;
     } v;
-    /** Set by the plugin on results it returns: called once by the host after
-     *  copying the value (NULL: nothing to release). Ignored on inputs. */
+    /** Set by the plugin on results it returns: called exactly once by the
+     *  host after the call, success or failure (see OWNERSHIP; NULL: nothing
+     *  to release). Ignored on inputs. */
     void (*release)(struct amber_plugin_value *value);
     /** Free for the plugin's use in release (for example the buffer to free). */
     void *release_context;

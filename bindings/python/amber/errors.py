@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import functools
 import gc
+import re
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from ._ffi import ffi, lib
 
@@ -300,6 +301,13 @@ def _take_callback_exceptions() -> list[BaseException]:
     return errors
 
 
+def interrupted() -> bool:
+    """Whether a callback of the current C call on this thread was stopped by
+    a KeyboardInterrupt or SystemExit: the calls after it fail at once, so a
+    save over many values stops at the next one instead of running them all."""
+    return bool(_kept) and any(not isinstance(error, Exception) for error in getattr(_raised, "errors", ()))
+
+
 def callback_frame(body: "Callable[[], None]") -> bool:
     """Runs a callback's `body` with a list of its own, so C calls it makes
     (whose check() takes what their callbacks raised) cannot take what earlier
@@ -372,6 +380,16 @@ def check(status: int) -> None:
     for exception in raised:
         if not isinstance(exception, Exception):
             raise exception
-    if isinstance(error, ObserverError):
+    if isinstance(error, ObserverError) and raised:
+        # Each failed callback shows in the message as what it raised, not as the status it returned to C.
+        described = iter(raised)
+        message = re.sub(r"the callback returned -?\d+", lambda found: _described(next(described, None)) or found.group(0),
+                         error.message)
+        error = ObserverError(error.code, message, error.origin, error._problems)
         error.exceptions = raised
     raise error from (raised[0] if raised else None)
+
+
+def _described(exception: Optional[BaseException]) -> str:
+    """`ValueError: the text`, or "" for none."""
+    return f"{type(exception).__name__}: {exception}" if exception is not None else ""

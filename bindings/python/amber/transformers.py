@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TYPE_CHECKING, U
 
 from ._ffi import ffi, lib
 from ._values import FIELD_TYPES, StructCodec, _slices, from_c, struct_codec, to_c
-from .errors import Error, MisuseError, ModelError, NotFoundError, argument_error, check, checks_arguments, keep_callback_exception, last_error
+from .errors import Error, MisuseError, ModelError, NotFoundError, argument_error, check, checks_arguments, interrupted, keep_callback_exception, last_error
 from ._common import _Owner, _columns, _free_trampoline, _keep_until_freed, _name, _out, _text
 
 if TYPE_CHECKING:
@@ -33,6 +33,8 @@ class _PythonTransformer:
         self.results: dict[int, list] = {}  # output address -> buffers kept until release
 
     def call(self, function: Callable[[Any], Any], output: Any, input: Any, result_class: str) -> int:
+        if _stopped():
+            return -1
         try:
             value = from_c(input, self.codec)
             result = function(value)
@@ -57,6 +59,8 @@ class _PythonFunction:
         self.results: dict[int, list] = {}
 
     def call(self, output: Any, inputs: Any, count: int) -> int:
+        if _stopped():
+            return -1
         try:
             result = self.function(*[from_c(inputs + i, self.codec) for i in range(count)])
             keep: list = []
@@ -67,6 +71,15 @@ class _PythonFunction:
         except BaseException as error:  # never let a Python exception cross into C
             _transformer_failed(error)
             return -1
+
+
+def _stopped() -> bool:
+    """Whether the running C call was interrupted by an earlier callback (Ctrl-C,
+    SystemExit): this one then fails at once, without running Python code."""
+    if not interrupted():
+        return False
+    lib.amber_transformer_error(b"interrupted")
+    return True
 
 
 def _transformer_failed(error: BaseException) -> None:

@@ -208,9 +208,10 @@ def test_the_reported_changes_are_gone(tmp_path):
 def test_a_transformer_that_loses_a_value_or_is_interrupted_writes_nothing(tmp_path):
     registry = amber.Registry()
     registry.register_transformer("Vanishes", "String", "Binary", lambda value: None, lambda data: data.decode())
-    interrupt = {"now": False}
+    interrupt = {"now": False, "calls": 0}
 
     def forward(value):
+        interrupt["calls"] += 1
         if interrupt["now"]:
             raise KeyboardInterrupt
         return value.encode()
@@ -231,6 +232,14 @@ def test_a_transformer_that_loses_a_value_or_is_interrupted_writes_nothing(tmp_p
         interrupt["now"] = True
         with pytest.raises(KeyboardInterrupt):  # Ctrl-C stays Ctrl-C, and the save it cut short wrote nothing
             ctx.save()
+        # With many values to encode, the save stops at the interrupted one: no Python code runs for the rest.
+        others = [ctx.insert("Note", seq=n, text=f"n{n}") for n in range(2, 500)]
+        interrupt["calls"] = 0
+        with pytest.raises(KeyboardInterrupt):
+            ctx.save()
+        assert interrupt["calls"] == 1
+        for other in others:
+            ctx.delete(other)
         interrupt["now"] = False
         assert store.context().fetch("Note")[0].text == "first"
         assert note.text == "second"  # the pending change is kept
