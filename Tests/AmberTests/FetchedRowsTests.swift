@@ -127,7 +127,7 @@ import Testing
         ("i16", "40000", "out of range"),
         ("key", "x'0102'", "2 bytes"),
         ("price", "'twelve'", "\"twelve\""),
-        ("flag", "'yes'", "SQLite type 3"),
+        ("flag", "'yes'", "text"),
         ("flag", "2", "2, out of range"),
         ("link", "'not a uri with spaces'", "\"not a uri with spaces\""),
     ])

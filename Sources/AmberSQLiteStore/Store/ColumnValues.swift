@@ -45,6 +45,17 @@ extension TableMapping {
         try copy(column: column, from: try statement.value(index), into: &cell, arena: arena, boxes: &boxes)
     }
 
+    /// What SQLite holds, in words: "text", "a blob", "an integer", "a real".
+    static func storageName(_ storage: Int32) -> String {
+        switch storage {
+        case SQLITE_INTEGER: "an integer"
+        case SQLITE_FLOAT: "a real number"
+        case SQLITE_TEXT: "text"
+        case SQLITE_BLOB: "a blob"
+        default: "a value of SQLite storage class \(storage)"
+        }
+    }
+
     /// ``copy(column:at:from:into:arena:boxes:)`` from any SQLite value: a
     /// column of a row, or an SQL function's argument.
     func copy(column: Int, from source: SQLiteValue, into cell: inout FetchedRows.Cell, arena: ByteArena,
@@ -58,7 +69,7 @@ extension TableMapping {
         }
         // Two storage classes at most, not a variadic list: an array per cell read costs the fetch.
         func require(_ storage1: Int32, or storage2: Int32 = SQLITE_NULL) throws(AmberError) {
-            guard storage == storage1 || storage == storage2 else { throw corrupt("a value of SQLite type \(storage)") }
+            guard storage == storage1 || storage == storage2 else { throw corrupt(Self.storageName(storage)) }
         }
         switch type {
         case .integer16, .integer32, .integer64, .boolean:
