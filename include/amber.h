@@ -1002,8 +1002,12 @@ amber_status amber_store_open_url(amber_store **out, const char *url, amber_mode
  *  identifiers, optional to required with a default, integers widened,
  *  indexes and uniqueness constraints, to-one to to-many, derived values
  *  computed, transformed values re-encoded when their chain changes.
+ *  The migration is rehearsed on the store's objects and rolled back (it
+ *  takes about as long as the migration), so the plan refuses what opening
+ *  would refuse, every problem at once.
  *  Errors: AMBER_E_MIGRATION_FAILED naming every change that cannot be
- *  inferred (the message lists them), AMBER_E_NOT_A_STORE. Threads: any. */
+ *  inferred and every object the migration would refuse (the message lists
+ *  them), AMBER_E_NOT_A_STORE. Threads: any. */
 amber_status amber_store_migration_plan(char **out, size_t *out_count, const char *path, amber_model *model);
 
 /** Opens an existing store with the model it carries, bound against

@@ -205,11 +205,18 @@ import Testing
             let model = try Model(description)
             var options = Store.Options()
             options.backsUpBeforeMigrating = false
+            // The dry run rehearses the migration on the objects: it refuses what the migration refuses, in the same words.
+            guard case .migrationFailed(_, let planned) = amberError({ _ = try Store.migrationPlan(forStoreAt: path, to: model) }) else {
+                Issue.record("expected the plan to be refused")
+                return []
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
             guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: model, options: options) }) else {
                 Issue.record("expected the migration to be refused")
                 return []
             }
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+            #expect(planned == problems)
             return problems
         }
         // Changes that cannot be inferred, found before anything is read.
@@ -220,6 +227,9 @@ import Testing
         #expect(try refused { $0.entities[1].attributes[2].isOptional = false }.first?.hasPrefix("Book.isbn: required, but object amber://") == true)
         #expect(try refused { $0.entities[1].uniquenessConstraints = [["pages"]] }.first?.contains("UNIQUE constraint failed") == true)
         #expect(try refused { $0.entities[2].isAbstract = true }.first?.hasPrefix("Shelf: now abstract, but object") == true)
+        // Every problem at once, in the plan as in the migration.
+        let both = try refused { $0.entities[1].attributes[2].isOptional = false; $0.entities[2].isAbstract = true }
+        #expect(both.count == 2 && both.contains { $0.hasPrefix("Book.isbn: required") } && both.contains { $0.hasPrefix("Shelf: now abstract") })
         // The old model still opens it, with every object.
         let context = Context(store: try Store(path: path, model: try Self.version1()))
         #expect(try context.fetch("Book").count == 3)
@@ -409,23 +419,25 @@ import Testing
             }
             try context.save()
         }
-        let plan = try Store.migrationPlan(forStoreAt: path, to: try Self.peopleModel(2))
-        #expect(plan.contains("remove entity Employee and its objects"))
-        #expect(plan.contains("remove Person.pets and its links") && plan.contains("remove Pet.owner and its links"))
-        #expect(plan.contains("Passport.owner: to-one to to-many (each object keeps its destination as its only member)"))
-        // An object with extended attributes stops Person from losing them.
+        // An object with extended attributes stops Person from losing them: the plan (a rehearsal) says so as the migration does.
         let refusal = amberError({ _ = try Store(path: path, model: try Self.peopleModel(2), options: .removingData) })
-        guard case .migrationFailed(_, let problems) = refusal else {
-            Issue.record("expected the migration to be refused, got \(String(describing: refusal))")
+        guard case .migrationFailed(_, let problems) = refusal,
+              case .migrationFailed(_, let planned) = amberError({ _ = try Store.migrationPlan(forStoreAt: path, to: try Self.peopleModel(2)) })
+        else {
+            Issue.record("expected the migration and its plan to be refused, got \(String(describing: refusal))")
             return
         }
-        #expect(problems.count == 1 && problems[0].hasPrefix("Person: no longer extensible, but object amber://"))
+        #expect(problems.count == 1 && problems[0].hasPrefix("Person: no longer extensible, but object amber://") && planned == problems)
         do {
             let context = Context(store: try Store(path: path, model: try Self.peopleModel(1)))
             let first = try context.fetch("Person", where: "name == 'p0'")
             try first[0].setValue(.null, forExtendedKey: "nickname")
             try context.save()
         }
+        let plan = try Store.migrationPlan(forStoreAt: path, to: try Self.peopleModel(2))
+        #expect(plan.contains("remove entity Employee and its objects"))
+        #expect(plan.contains("remove Person.pets and its links") && plan.contains("remove Pet.owner and its links"))
+        #expect(plan.contains("Passport.owner: to-one to to-many (each object keeps its destination as its only member)"))
         let store = try Store(path: path, model: try Self.peopleModel(2), options: .removingData)
         let context = Context(store: store)
         let people = try context.fetch("Person", sortedBy: [SortKey("name")])
@@ -577,6 +589,7 @@ import Testing
         }
         description.entities[0].attributes[1].transformerNames = ["ColorToDataV2"]
         let new = try Model(description, registry: registry)
+        #expect(try Store.migrationPlan(forStoreAt: path, to: new).contains("Book.cover: re-encode every stored value, from Color via ColorToData to Color via ColorToDataV2"))
         let collected = Collected()
         var options = Store.Options()
         options.migrationProgress = { collected.append("\($0)") }
@@ -627,13 +640,15 @@ import Testing
         var description = old.description
         description.entities[0].attributes[1].transformerNames = ["ColorToDataV2"]
         let new = try Model(description, registry: registry)
-        #expect(try Store.migrationPlan(forStoreAt: path, to: new).contains("Book.cover: re-encode every stored value, from Color via ColorToData to Color via ColorToDataV2"))
-        // A value the new chain refuses fails the whole migration, naming its object.
-        guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: new) }) else {
-            Issue.record("expected the migration to fail")
+        // A value the new chain refuses fails the whole migration, naming its object, and its plan (a rehearsal) alike.
+        guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(path: path, model: new) }),
+              case .migrationFailed(_, let planned) = amberError({ _ = try Store.migrationPlan(forStoreAt: path, to: new) })
+        else {
+            Issue.record("expected the migration and its plan to fail")
             return
         }
         #expect(problems.count == 1 && problems[0].hasPrefix("Book.cover of amber://") && problems[0].contains("/Book/p2 (encoding with the new chain)"))
+        #expect(planned == problems)
         #expect(try metadata(path, "model_hash") == old.versionHash)
         // Without the refused values it moves every one.
         do {

@@ -162,10 +162,15 @@ extension Store {
 
     /// What opening the store at `path` with `model` would do to it, one
     /// line per change, without changing anything; empty when the store
-    /// already has the model's shape.
+    /// already has the model's shape. The migration is rehearsed on the
+    /// store's objects in a transaction that is rolled back (it takes about
+    /// as long as the migration), so the plan refuses exactly what opening
+    /// would refuse, every problem at once; a store this process cannot
+    /// write is planned from the models alone.
     ///
     /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
-    ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
+    ///   change that cannot be inferred and every object the migration would
+    ///   refuse, as opening would; ``/AmberValues/AmberError/notAStore(path:reason:)``.
     public static func migrationPlan(forStoreAt path: String, to model: Model) throws(AmberError) -> [String] {
         try SQLiteStore.migrationPlan(forStoreAt: path, to: model)
     }
@@ -187,8 +192,9 @@ extension Store {
     /// the path form does for a file: an SQLite file or a PostgreSQL store.
     ///
     /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
-    ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``,
-    ///   also for `memory:`; a server's errors.
+    ///   change that cannot be inferred and every object the migration would
+    ///   refuse; ``/AmberValues/AmberError/notAStore(path:reason:)``, also for
+    ///   `memory:`; a server's errors.
     public static func migrationPlan(for url: StoreURL, to model: Model) throws(AmberError) -> [String] {
         switch url.kind {
         case .file(let path): try migrationPlan(forStoreAt: path, to: model)

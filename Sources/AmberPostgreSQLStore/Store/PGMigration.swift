@@ -103,14 +103,16 @@ extension PostgreSQLStore {
     ///
     /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming
     ///   every change that cannot be inferred or that the objects break.
+    /// (`rehearsal`: every step runs and is rolled back, so a dry run meets
+    /// the problems the migration would; no consent is asked.)
     static func migrate(_ connection: PGConnection, address: PGAddress, store: UUID, stored: Model, storedHash: String, to model: Model,
-                        options: Store.Options) throws(AmberError)
+                        options: Store.Options, rehearsal: Bool = false) throws(AmberError)
     {
         let mapping = ModelMapping(from: stored, to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: address.place, problems: mapping.problems) }
         let migration = TableMigration(mapping: mapping, driver: PGMigrationDriver(connection: connection, schema: address.schema),
                                        dialect: PostgreSQLDialect(), storeIdentifier: store, storedHash: storedHash,
-                                       allowsDataRemoval: options.allowsDataRemoval, progress: options.migrationProgress)
+                                       allowsDataRemoval: options.allowsDataRemoval || rehearsal, progress: options.migrationProgress)
         try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
         do throws(AmberError) {
             _ = try connection.query("SELECT pg_advisory_xact_lock(\(lockKey))")
@@ -120,7 +122,7 @@ extension PostgreSQLStore {
             }
             let problems = try migration.run()
             guard problems.isEmpty else { throw AmberError.migrationFailed(store: address.place, problems: problems) }
-            try connection.execute("COMMIT")
+            try connection.execute(rehearsal ? "ROLLBACK" : "COMMIT")
         } catch .migrationFailed(_, let problems) {
             try? connection.execute("ROLLBACK")
             throw .migrationFailed(store: address.place, problems: problems)

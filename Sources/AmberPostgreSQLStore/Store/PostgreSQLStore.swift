@@ -134,10 +134,12 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
 
     /// What opening the store at `address` with `model` would do to it, one
     /// line per change, without changing anything; empty when the store
-    /// already has the model's shape.
+    /// already has the model's shape. The migration is rehearsed in a
+    /// transaction that is rolled back, so every refusal it would meet is reported.
     ///
     /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
-    ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
+    ///   change that cannot be inferred and every object the migration would
+    ///   refuse; ``/AmberValues/AmberError/notAStore(path:reason:)``.
     package static func migrationPlan(at address: PGAddress, to model: Model) throws(AmberError) -> [String] {
         let connection = try PGConnection(conninfo: address.conninfo, place: address.place)
         let metadata = try metadata(at: address, on: connection)
@@ -146,6 +148,9 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: address.place, problems: mapping.problems) }
         let removed = try TableMigration(mapping: mapping, driver: PGMigrationDriver(connection: connection, schema: address.schema),
                                          dialect: PostgreSQLDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil).removedData()
+        try migrate(connection, address: address, store: metadata["store_uuid"].flatMap(UUID.init(uuidString:)) ?? UUID(), stored: mapping.source,
+                                storedHash: metadata["model_hash"] ?? mapping.source.versionHash, to: model, options: Store.Options(),
+                                rehearsal: true)
         return mapping.steps + removed.map(TableMigration.plannedRemoval)
     }
 

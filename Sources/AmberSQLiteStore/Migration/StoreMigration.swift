@@ -24,6 +24,9 @@ struct StoreMigration {
     let backupPath: String?
     /// Whether the caller consented to removing stored data.
     let allowsDataRemoval: Bool
+    /// A dry run: every step runs and is rolled back, so the problems are
+    /// the ones the migration itself would meet (no backup, no consent asked).
+    var rehearsal = false
 
     /// Runs the migration; returns the problems that stopped it (nothing changed then).
     func run(metadataTable: String) throws(AmberError) -> [String] {
@@ -44,7 +47,7 @@ struct StoreMigration {
                 return []
             }
             // Refused before anything is copied: no backup of a store that will not change.
-            let refused = try migration.consentProblems()
+            let refused = rehearsal ? [] : try migration.consentProblems()
             guard refused.isEmpty else { throw AmberError.migrationFailed(store: "", problems: refused) }
             // Copied under the write lock: a store another connection migrated meanwhile is never copied as the old one.
             if let backupPath {
@@ -57,7 +60,7 @@ struct StoreMigration {
             }
             let problems = try migration.run(consentChecked: true)
             guard problems.isEmpty else { throw AmberError.migrationFailed(store: "", problems: problems) }
-            try connection.execute("COMMIT")
+            try connection.execute(rehearsal ? "ROLLBACK" : "COMMIT")
             return []
         } catch .migrationFailed(_, let found) {
             try? connection.execute("ROLLBACK")

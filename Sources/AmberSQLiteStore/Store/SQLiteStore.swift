@@ -307,19 +307,34 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
 
     /// What opening the store at `path` with `model` would do to it, one
     /// line per change, without changing anything; empty when the store
-    /// already has the model's shape.
+    /// already has the model's shape. The migration is rehearsed on the
+    /// store's objects and rolled back, so every refusal it would meet is
+    /// reported (a store this process cannot write is planned from the
+    /// models alone).
     ///
     /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
-    ///   change that cannot be inferred; ``/AmberValues/AmberError/notAStore(path:reason:)``.
+    ///   change that cannot be inferred and every object the migration would
+    ///   refuse; ``/AmberValues/AmberError/notAStore(path:reason:)``.
     package static func migrationPlan(forStoreAt path: String, to model: Model) throws(AmberError) -> [String] {
         guard FileManager.default.fileExists(atPath: path) else { throw .notAStore(path: path, reason: "no such file") }
-        let connection = try open(path, access: FileAccess.of(path), create: false, options: Store.Options())
+        let access = FileAccess.of(path)
+        let connection = try open(path, access: access, create: false, options: Store.Options())
         let metadata = try readMetadata(connection, path: path)
         guard metadata["model_hash"] != model.versionHash else { return [] }
         let mapping = try ModelMapping(from: Model.stored(in: metadata, place: path, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
         let removed = try TableMigration(mapping: mapping, driver: SQLiteMigrationDriver(connection: connection, metadataTable: metadataTable),
                                          dialect: SQLiteDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil).removedData()
+        if access.refusal == nil {
+            // Under the store's own identifier: the objects a refusal names are the store's.
+            let identifier = metadata["store_uuid"].flatMap(UUID.init(uuidString:)) ?? UUID()
+            var rehearsal = StoreMigration(mapping: mapping, connection: connection, storeIdentifier: identifier, progress: nil,
+                                           storedHash: metadata["model_hash"] ?? mapping.source.versionHash, storePath: path,
+                                           backupPath: nil, allowsDataRemoval: true)
+            rehearsal.rehearsal = true
+            let problems = try rehearsal.run(metadataTable: metadataTable)
+            guard problems.isEmpty else { throw .migrationFailed(store: path, problems: problems) }
+        }
         return mapping.steps + removed.map(TableMigration.plannedRemoval)
     }
 

@@ -80,6 +80,30 @@ def test_refused_migration_changes_nothing(tmp_path):
         amber.open(path, amber.Model.from_dict(v2()), migrate=False)
 
 
+def test_the_dry_run_refuses_what_the_migration_refuses_every_problem_at_once(tmp_path):
+    path = tmp_path / "books.amber"
+    fill(path)
+    with amber.open(path, amber.Model.from_dict({**V1, "entities": [{**V1["entities"][0], "extensible": True}]})) as store:
+        with store.context() as ctx:
+            ctx.insert("Book", title="odd", shelf="S2")  # an extended attribute named like one the next model adds
+    before = digest(path)
+    stricter = amber.Model.from_dict({"entities": [{"name": "Book", "extensible": True, "attributes": [
+        {"name": "title", "type": "string", "optional": False},
+        {"name": "pages", "type": "integer16"},
+        {"name": "code", "type": "string"},
+        {"name": "n", "type": "integer64", "optional": False},
+        {"name": "shelf", "type": "string"}]}]})
+    with pytest.raises(amber.MigrationError) as planned:
+        amber.migration_plan(path, stricter)
+    with pytest.raises(amber.MigrationError) as opened:
+        amber.open(path, stricter)
+    assert planned.value.problems == opened.value.problems and len(planned.value.problems) == 2
+    assert any(problem.startswith("Book.n: required, but object amber://") for problem in planned.value.problems)
+    assert any(problem.startswith("Book.shelf: object amber://") and "has an extended attribute of that name" in problem
+               for problem in planned.value.problems)
+    assert digest(path) == before
+
+
 def test_removing_stored_data_needs_consent(tmp_path):
     path = tmp_path / "books.amber"
     fill(path)
