@@ -310,6 +310,16 @@ typedef struct amber_field_info {
     size_t offset;           /**< from the start of the struct */
 } amber_field_info;
 
+/** Names who declares and registers through this library's C API, for the
+ *  messages that say where a value class, transformer or function came
+ *  from ("transformer \"Shout\" (Python) forward failed", "already
+ *  registered by Python"): "C API" by default. A binding calls it once when
+ *  it loads (Python's names itself "Python"); NULL restores the default.
+ *  Applies to what is declared and registered from then on, in every
+ *  registry of the process. The name is copied. Threads: any.
+ *  Errors: AMBER_E_INVALID_UTF8; AMBER_E_INVALID_VALUE (an empty name). */
+amber_status amber_set_source_name(const char *name);
+
 /** A new, empty registry (holding only the built-in transformers
  *  "AmberArchive", "JSON" and "UTF8"). Free it with amber_registry_free. */
 amber_status amber_registry_new(amber_registry **out);

@@ -47,6 +47,25 @@ func fieldDescriptions(_ fields: UnsafePointer<amber_field>?, _ fieldCount: Int)
     return result
 }
 
+/// Who registers through the C API, as registry messages name it (see amber_set_source_name).
+enum SourceName {
+    private static let name = Locked("C API")
+
+    static var current: String { name.withLock { $0 } }
+
+    static func set(_ given: String?) { name.withLock { $0 = given ?? "C API" } }
+}
+
+@c @implementation
+public func amber_set_source_name(_ name: UnsafePointer<CChar>?) -> amber_status {
+    api { () throws(CAPIError) in
+        guard let name else { return SourceName.set(nil) }
+        let text = try AmberCAPI.name(name, "name")
+        guard !text.isEmpty else { throw CAPIError(AMBER_E_INVALID_VALUE, "name is empty", origin: "name") }
+        SourceName.set(text)
+    }
+}
+
 @c @implementation
 public func amber_registry_declare_struct(_ registry: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                                           _ fields: UnsafePointer<amber_field>?, _ field_count: Int) -> amber_status
@@ -55,7 +74,7 @@ public func amber_registry_declare_struct(_ registry: OpaquePointer?, _ name: Un
         let target = try Handles.registry(registry)
         let className = try AmberCAPI.name(name, "name")
         let declared = try fieldDescriptions(fields, field_count)
-        try core { () throws(AmberError) in try target.declare(.structure(name: className, fields: declared), source: "C API") }
+        try core { () throws(AmberError) in try target.declare(.structure(name: className, fields: declared), source: SourceName.current) }
     }
 }
 
@@ -65,7 +84,7 @@ public func amber_registry_declare_opaque(_ registry: OpaquePointer?, _ name: Un
         let target = try Handles.registry(registry)
         let className = try AmberCAPI.name(name, "name")
         try core { () throws(AmberError) in
-            try target.declare(.opaque(name: className, size: fixed_size == 0 ? nil : fixed_size), source: "C API")
+            try target.declare(.opaque(name: className, size: fixed_size == 0 ? nil : fixed_size), source: SourceName.current)
         }
     }
 }
@@ -158,7 +177,7 @@ final class CTransformerFunctions: @unchecked Sendable {
             reverseClosure = nil
         }
         let forward = forwardFunction
-        return Transformer(name: name, from: input, to: output, source: "C API",
+        return Transformer(name: name, from: input, to: output, source: SourceName.current,
                            forward: { [self] value in try call(forward, value) }, reverse: reverseClosure)
     }
 
@@ -281,7 +300,7 @@ public func amber_registry_register_function(_ registry: OpaquePointer?, _ name:
     return api { () throws(CAPIError) in
         let target = try Handles.registry(registry)
         let functionName = try AmberCAPI.name(name, "name")
-        try core { () throws(AmberError) in try target.register(ComputeFunction(functionName, source: "C API") { try box.call($0) }) }
+        try core { () throws(AmberError) in try target.register(ComputeFunction(functionName, source: SourceName.current) { try box.call($0) }) }
     }
 }
 

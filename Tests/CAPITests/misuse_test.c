@@ -311,6 +311,15 @@ static void test_transformers(void) {
     FAILS(amber_registry_replace_transformer(registry, "JSON", "String", "String", identity, identity, NULL, NULL, count_free),
           AMBER_E_DUPLICATE, "transformer \"JSON\" from C API refused: the name is already registered by built-in");
     CHECK(frees == 4);
+    /* A host names itself: what it registers from then on is its own in the messages; NULL restores "C API". */
+    OK(amber_set_source_name("my host"));
+    OK(amber_registry_register_transformer(registry, "Hosted", "Binary", "Binary", identity, identity, NULL, NULL, NULL));
+    FAILS(amber_registry_register_transformer(registry, "Hosted", "Binary", "Binary", identity, identity, NULL, NULL, NULL),
+          AMBER_E_DUPLICATE, "transformer \"Hosted\" from my host refused: the name is already registered by my host");
+    FAILS(amber_set_source_name(""), AMBER_E_INVALID_VALUE, "name is empty");
+    OK(amber_set_source_name(NULL));
+    FAILS(amber_registry_register_transformer(registry, "Hosted", "Binary", "Binary", identity, identity, NULL, NULL, NULL),
+          AMBER_E_DUPLICATE, "transformer \"Hosted\" from C API refused: the name is already registered by my host");
     FAILS(amber_registry_register_transformer(NULL, NULL, "Binary", "Binary", identity, NULL, NULL, NULL, count_free),
           AMBER_E_NULL_ARGUMENT, "name is NULL");
     CHECK(frees == 5);

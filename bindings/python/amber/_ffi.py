@@ -81,3 +81,6 @@ def _load():
 
 
 lib = _load()
+# What this package declares and registers is named as Python's in the library's messages, not the "C API"'s.
+if lib.amber_set_source_name(b"Python") != 0:
+    raise ImportError("amber: the library refused to name its caller Python")

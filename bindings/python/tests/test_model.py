@@ -76,7 +76,7 @@ def test_a_struct_of_every_field_type_round_trips():
     # A name that is no field type names a struct class, "struct" too: the C API says which is missing.
     with pytest.raises(amber.ModelError, match="Bad.x: struct: no such struct class"):
         registry.declare_struct("Bad", [("x", "struct")])
-    with pytest.raises(amber.ModelError, match='value class "Every" from C API refused: the name is already registered'):
+    with pytest.raises(amber.ModelError, match='value class "Every" from Python refused: the name is already registered by Python'):
         registry.declare_struct("Every", [("x", "int8")])
 
 

@@ -66,7 +66,7 @@ def test_a_python_exception_fails_the_save_with_its_text(registry):
         with store.context() as ctx:
             ctx.insert("Swatch", name="x", label="boom")
             with pytest.raises(amber.ValidationError,
-                               match=r'Swatch.label: transformer "Shout" \(C API\) forward failed: returned status -1: ValueError: cannot shout boom'):
+                               match=r'Swatch.label: transformer "Shout" \(Python\) forward failed: returned status -1: ValueError: cannot shout boom'):
                 ctx.save()
             assert ctx.count("Swatch", include_pending=False) == 0 and ctx.has_changes  # nothing written
             ctx.rollback()  # a clean exit from `with` saves: drop what cannot be saved
@@ -90,7 +90,7 @@ def test_refused_plugins_raise_with_the_reason(plugin_dir, tmp_path):
     registry.load_plugin(os.path.join(plugin_dir, "libAmberColorPlugin.so"))  # the same file again: nothing to do
     other = amber.Registry()
     other.register_transformer("ColorToData", "Binary", "Binary", bytes, bytes)
-    with pytest.raises(amber.PluginError, match='transformer "ColorToData": the name is already registered by C API') as error:
+    with pytest.raises(amber.PluginError, match='transformer "ColorToData": the name is already registered by Python') as error:
         other.load_plugin(os.path.join(plugin_dir, "libAmberColorPlugin.so"))
     assert error.value.origin.endswith("libAmberColorPlugin.so")
     with pytest.raises(amber.PluginError, match="configuration needs key=<64 hex digits>"):
@@ -112,7 +112,7 @@ def test_open_loads_plugins_before_binding(plugin_dir):
 
 
 def test_duplicate_and_misspelled_transformers(registry):
-    with pytest.raises(amber.ModelError, match='transformer "Shout" from C API refused: the name is already registered'):
+    with pytest.raises(amber.ModelError, match='transformer "Shout" from Python refused: the name is already registered'):
         registry.register_transformer("Shout", "String", "String", str.upper)
     model = amber.Model.from_dict({"entities": [{"name": "N", "attributes": [
         {"name": "t", "type": "transformable", "valueClass": "Colour", "transformer": "Shoot"}]}]}, registry)
