@@ -84,10 +84,15 @@ struct PostgreSQLMigrationTests {
         func refused(_ change: (inout ModelDescription) -> Void) throws -> [String] {
             var description = try MigrationTests.version1().description
             change(&description)
-            guard case .migrationFailed(_, let problems) = amberError({ _ = try Store(url: url, model: try Model(description)) }) else {
-                Issue.record("expected the migration to be refused")
+            let model = try Model(description)
+            // The plan rehearses the migration on the server and rolls it back: the same refusal, in the same words.
+            guard case .migrationFailed(_, let planned) = amberError({ _ = try Store.migrationPlan(for: try StoreURL(url), to: model) }),
+                  case .migrationFailed(_, let problems) = amberError({ _ = try Store(url: url, model: model) })
+            else {
+                Issue.record("expected the plan and the migration to be refused")
                 return []
             }
+            #expect(planned == problems)
             return problems
         }
         #expect(try refused { $0.entities[1].attributes[1].type = .string } == ["Book.pages: type integer16 to string: cannot be inferred"])
