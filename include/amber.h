@@ -1234,7 +1234,7 @@ enum { AMBER_COLUMN_OBJECTS = 65 };
 typedef struct amber_column {
     size_t size;                /**< sizeof(amber_column) as the caller was compiled: set by the _INIT */
     amber_attribute *attribute; /**< the attribute the column sets: an attribute of the entity inserted */
-    int32_t type;               /**< an AMBER_VALUE_* constant (not NULL) or AMBER_COLUMN_VALUES */
+    int32_t type;               /**< an AMBER_VALUE_* constant (not NULL), AMBER_COLUMN_VALUES or AMBER_COLUMN_OBJECTS */
     const void *data;           /**< the elements (may be NULL only when there are no bytes to read) */
     const size_t *lengths;      /**< text, binary, custom without element_size: row_count byte counts; else NULL */
     size_t data_size;           /**< bytes readable at `data`: required with `lengths`; else 0 (not checked) or at least row_count elements */

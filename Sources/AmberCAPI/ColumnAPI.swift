@@ -133,6 +133,10 @@ private struct ColumnReader {
         self.column = column
         self.index = index
         self.rows = rows
+        guard column.relationship == nil else {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "columns[\(index)]: relationship is set, but the type is not AMBER_COLUMN_OBJECTS",
+                            origin: "columns[\(index)]")
+        }
         let wrapper: CAttribute = try Handles.resolve(column.attribute, as: .attribute, "columns[\(index)].attribute")
         guard let attribute = entity.own(wrapper.attribute) else {
             throw CAPIError(AMBER_E_NOT_FOUND, "columns[\(index)].attribute is \(entity.describe(foreign: wrapper.attribute)), not an attribute of \(entity.name)",
@@ -240,7 +244,8 @@ private struct ColumnReader {
             }
             return .values(items, nulls: nulls)
         default:
-            throw error(AMBER_E_INVALID_VALUE, "type \(column.type) is not a column type (an AMBER_VALUE_* constant other than NULL, or AMBER_COLUMN_VALUES)")
+            throw error(AMBER_E_INVALID_VALUE, "type \(column.type) is not a column type (an AMBER_VALUE_* constant other than NULL, "
+                        + "AMBER_COLUMN_VALUES, or AMBER_COLUMN_OBJECTS with a relationship)")
         }
     }
 

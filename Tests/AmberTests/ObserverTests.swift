@@ -394,6 +394,9 @@ struct LiveQueryTests {
             && changes[0].updated == [LiveQuery.Position(section: 0, row: 3)] && changes[0].moved.isEmpty)
         try context.processPendingChanges()
         #expect(changes.count == 1)  // nothing changed since
+        #expect(amberError { try query.objects[0].setValue(.string("many"), forKey: "pages") } != nil)  // refused: not an integer
+        try context.processPendingChanges()
+        #expect(changes.count == 1)  // a refused set is no change
         try context.save()
         #expect(changes.count == 1 && query.objects[1] === new && new.objectID.primaryKey != nil)  // already shown
         struct Refused: Error {}
@@ -406,6 +409,35 @@ struct LiveQueryTests {
         }
         #expect(event == "pending" && failures.count == 1)
         #expect(try titles(query.objects) == ["A", "B", "C", "ZZ"])
+    }
+
+    /// A value the store writes at a save (a derived one) is a change the
+    /// results report, also for an object whose own edit was already shown.
+    @Test("values the store derives at a save are reported as updates")
+    func derivedValuesWrittenAtSaveAreReported() throws {
+        let model = try Model(ModelDescription {
+            EntityDescription("Book") {
+                Attribute.integer32("rank")
+                Attribute.string("title")
+                Attribute.string("folded").derived("canonical:(title)")
+            }
+        })
+        let context = Context(store: try Store(url: "memory:", model: model))
+        for (rank, title) in ["Alpha", "Beta"].enumerated() {
+            let book = try context.insert("Book")
+            try book.setValue(.int(Int64(rank)), forKey: "rank")
+            try book.setValue(.string(title), forKey: "title")
+        }
+        try context.save()
+        let query = try LiveQuery(FetchRequest("Book", sortedBy: [.ascending("rank")]), in: context)
+        var updated: [[LiveQuery.Position]] = []
+        query.onChange = { updated.append($0.updated) }
+        try query.objects[0].setValue(.string("Alpine"), forKey: "title")
+        try context.processPendingChanges()
+        #expect(updated == [[LiveQuery.Position(section: 0, row: 0)]])
+        try context.save()  // the store derives the new folded value: an update the list should show
+        #expect(updated.count == 2 && updated[1] == [LiveQuery.Position(section: 0, row: 0)])
+        #expect(try query.objects[0].value(forKey: "folded") == "alpine")
     }
 
     @Test("an object deleted here leaves results with pending changes at the next event, saved results once it is saved")

@@ -77,6 +77,28 @@ struct PostgreSQLMigrationTests {
         #expect((try JSONSerialization.jsonObject(with: Data(history.utf8)) as? [Any])?.count == 1, "\(history)")
     }
 
+    /// A role that may read the store but not change its schema gets the
+    /// plan from the models alone: the rehearsal needs the migration's rights.
+    @Test func aRoleThatCannotMigrateStillGetsThePlan() throws {
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        try MigrationTests.fillVersion1(try Store(url: url, model: try MigrationTests.version1()))
+        let schema = String(try #require(url.split(separator: "=").last))
+        let admin = try PGConnection(conninfo: try #require(TestServer.url), place: "admin")
+        try admin.execute("""
+            DO $$ BEGIN CREATE ROLE amber_plan_reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+            GRANT USAGE ON SCHEMA \(schema) TO amber_plan_reader;
+            GRANT SELECT ON ALL TABLES IN SCHEMA \(schema) TO amber_plan_reader
+            """)
+        let reader = url.replacingOccurrences(of: "://amber@", with: "://amber_plan_reader@")
+        #expect(reader != url)
+        let model = try MigrationTests.version2()
+        let planned = try Store.migrationPlan(for: try StoreURL(reader), to: model)
+        let full = try Store.migrationPlan(for: try StoreURL(url), to: model)
+        #expect(!planned.isEmpty && planned == full)
+        try admin.execute("REVOKE ALL ON ALL TABLES IN SCHEMA \(schema) FROM amber_plan_reader; REVOKE ALL ON SCHEMA \(schema) FROM amber_plan_reader")
+    }
+
     @Test func refusedChangesLeaveTheStoreUnchanged() throws {
         let (url, cleanup) = try TestServer.storeURL()
         defer { cleanup() }

@@ -177,10 +177,7 @@ public final class Context {
                     try object.setValue(values[row * attributes.count + column], for: attribute)
                 } catch {
                     dropBatch(objects)
-                    if case .invalidValue(let place, let expected, let given) = error {
-                        throw .invalidValue(place: "\(place) in row \(row)", expected: expected, given: given)
-                    }
-                    throw error
+                    throw Self.naming(row, in: error)
                 }
             }
         }

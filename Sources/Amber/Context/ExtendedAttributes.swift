@@ -51,6 +51,7 @@ extension ManagedObject {
         // The next set or read of this object starts from these values, not from decoding them again.
         if case .string(let text) = stored { owner.lastExtendedValues = (text, all) }
         if !insertedFlag { changedSlots.insert(slot) }
+        edits &+= 1
         if !isPending { owner.track(self) }
     }
 

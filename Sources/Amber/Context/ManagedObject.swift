@@ -48,9 +48,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// A new object some slot points at by its provisional key (the context
     /// remembers it, and a save must map the key to its new primary key).
     @exclusivity(unchecked) var isLinkTarget = false
-    /// Counts the object's changes (wrapping): a live query that shows
-    /// pending changes tells an object changed since it last looked from
-    /// one that did not. Beside the flags, it takes no more room.
+    /// Counts the object's changes (wrapping), set here or read from the
+    /// store: a live query that shows pending changes tells an object
+    /// changed since it last looked from one that did not. Beside the
+    /// flags, it takes no more room.
     @exclusivity(unchecked) var edits: UInt32 = 0
     /// The to-many relationships (by index) whose members changed since the
     /// last save; an object with any is listed in the context's `relinked`.
@@ -197,6 +198,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     func refresh(from batch: FetchedBatch, index: Int, keepingChanges: Bool) {
         guard !insertedFlag else { return }
         guard keepingChanges, !changedSlots.isEmpty else {
+            edits &+= 1  // values the store wrote (another context's save, a derived value): a change live queries report
             row?.forget(Int(rowIndex))
             (row, rowIndex, values, committed) = (batch, Int32(truncatingIfNeeded: index), [], nil)
             changedSlots.removeAll()
@@ -213,6 +215,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// their decoded forms); the stored values become the committed
     /// snapshot and the row's version the object's. Transient values stay.
     func merge(from batch: FetchedBatch, index: Int, keeping keep: (Int) -> Bool) {
+        edits &+= 1
         materialize()
         var stored = entity.initialValues
         batch.rows.read(index, into: &stored)
@@ -356,6 +359,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         if !entity.dependents.isEmpty {
             for dependent in entity.dependents[attribute.slot] { codecState[dependent.slot] = [] }
         }
+        edits &+= 1
         if !isPending { owner.track(self) }
     }
 
@@ -376,6 +380,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         }
         values[slot] = value
         if !insertedFlag { changedSlots.insert(slot) }
+        edits &+= 1
         if !isPending { owner.track(self) }
     }
 
@@ -384,7 +389,6 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// until values change.
     @inline(__always)
     func beginChange() throws(AmberError) {
-        edits &+= 1
         if isFault { try fire() }
         materialize()
         if committed == nil && !insertedFlag { committed = values }

@@ -69,10 +69,18 @@ extension Context {
     }
 
     /// Points each of `objects` (new, in row order) at its row's
-    /// destinations in `columns` (checked for `relationships`). Should
-    /// reading a destination's links fail, the batch is deleted again
-    /// (inverses released) and the error thrown.
+    /// destinations in `columns` (checked for `relationships`). Each
+    /// destination's partner through a to-one inverse, which linking takes
+    /// it from, is read first, so linking reads nothing more from the store;
+    /// should it fail all the same (a disk error), the links are taken back
+    /// (those partners given their destinations again, no delete rule run)
+    /// and the batch is dropped before the error is thrown.
     func link(_ objects: [ManagedObject], to columns: [RelationshipColumn], through relationships: [Relationship]) throws(AmberError) {
+        var partners: [(destination: ManagedObject, inverse: Relationship, partner: ManagedObject?)] = []
+        for (column, relationship) in zip(columns, relationships) {
+            guard let inverse = model.inverse(of: relationship), !inverse.isToMany else { continue }
+            for destination in column.rows.joined() { partners.append((destination, inverse, try destination.object(for: inverse))) }
+        }
         do throws(AmberError) {
             for (column, relationship) in zip(columns, relationships) {
                 for (object, destinations) in zip(objects, column.rows) {
@@ -84,6 +92,13 @@ extension Context {
                 }
             }
         } catch {
+            for (column, relationship) in zip(columns, relationships) {
+                for object in objects where object.context === self {
+                    if relationship.isToMany { try? object.setObjects([], for: relationship) } else { try? object.setObject(nil, for: relationship) }
+                }
+            }
+            for (destination, inverse, partner) in partners { try? destination.setObject(partner, for: inverse) }
+            // Unlinked, the new objects hold nothing a delete rule could reach: deleting drops them.
             for object in objects where object.context === self { try? delete(object) }
             throw error
         }

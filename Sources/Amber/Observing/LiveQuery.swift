@@ -13,8 +13,9 @@ import Foundation
 /// ``/AmberModel/FetchRequest/includesPendingChanges`` is false), ordered by
 /// the request's sort keys on current values, then by primary key, new
 /// objects after saved ones. Unsaved changes (sets, inserts, deletions,
-/// undo, redo, rollback) show at the next ``Context/processPendingChanges()``
-/// or the next save, merge or refresh, whichever comes first. A request that
+/// undo, redo, rollback) show at the next ``Context/processPendingChanges()``,
+/// or with the next save, merge or refresh that reports something (a
+/// rollback leaves nothing to save: process it). A request that
 /// excludes pending changes follows what is saved: a change made here shows
 /// once it is saved.
 ///

@@ -135,7 +135,10 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
     /// What opening the store at `address` with `model` would do to it, one
     /// line per change, without changing anything; empty when the store
     /// already has the model's shape. The migration is rehearsed in a
-    /// transaction that is rolled back, so every refusal it would meet is reported.
+    /// transaction that is rolled back, so every refusal it would meet is
+    /// reported; meanwhile it holds the locks the migration would (the
+    /// store's tables are not read or written by others until it ends). A
+    /// role that may not change the schema gets the plan from the models alone.
     ///
     /// - Throws: ``/AmberValues/AmberError/migrationFailed(store:problems:)`` naming every
     ///   change that cannot be inferred and every object the migration would
@@ -148,9 +151,13 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: address.place, problems: mapping.problems) }
         let removed = try TableMigration(mapping: mapping, driver: PGMigrationDriver(connection: connection, schema: address.schema),
                                          dialect: PostgreSQLDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil).removedData()
-        try migrate(connection, address: address, store: metadata["store_uuid"].flatMap(UUID.init(uuidString:)) ?? UUID(), stored: mapping.source,
-                                storedHash: metadata["model_hash"] ?? mapping.source.versionHash, to: model, options: Store.Options(),
-                                rehearsal: true)
+        do throws(AmberError) {
+            try migrate(connection, address: address, store: metadata["store_uuid"].flatMap(UUID.init(uuidString:)) ?? UUID(),
+                        stored: mapping.source, storedHash: metadata["model_hash"] ?? mapping.source.versionHash, to: model,
+                        options: Store.Options(), rehearsal: true)
+        } catch .server(_, let state, _) where state == "42501" {
+            // A role that may not change the schema (insufficient_privilege) gets the plan from the models alone.
+        }
         return mapping.steps + removed.map(TableMigration.plannedRemoval)
     }
 

@@ -69,7 +69,7 @@ def fill_related(target: Any, values: Sequence[Any], relationship: Any, place: s
             row_members = [handle_of(member, f"{place} in row {row}") for member in value]
             counts.append(len(row_members))
             members += row_members
-        handles = ffi.new("amber_object *[]", members or 1)  # cffi makes no empty array: one NULL then
+        handles = ffi.new("amber_object *[]", members)
         lengths = ffi.new("size_t[]", counts)
         keep.append(lengths)
         target.lengths = lengths

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from . import _history
 from ._ffi import ffi, lib
 from ._history import HistoryTransaction
-from .errors import MisuseError, ModelError, StorageError, argument_error, callback_frame, check, checked_arguments, checks_arguments
+from .errors import Error, MisuseError, ModelError, argument_error, callback_frame, check, checked_arguments, checks_arguments
 from ._common import _Owner, _lines, _out
 from .context import Context
 from .model import Model
@@ -243,8 +243,10 @@ class Store(_Owner):
             context.close()
         try:
             self._release()
-        except StorageError:
-            # The handle is released all the same: the error reports a log the full disk would not take into the file.
+        except MisuseError:
+            raise  # not released: a handle of another thread, say
+        except Error:
+            # Released all the same: the error reports what folding the log into the file met (a full disk).
             self._owns = False
             raise
 
