@@ -235,6 +235,58 @@ import Testing
         #expect(try context.fetch("Book").count == 3)
     }
 
+    /// A new attribute of an extensible entity whose objects already use
+    /// its name as an extended key takes those values, each checked as a set
+    /// checks it, and the key goes (other keys stay); a value it cannot hold
+    /// is named, by the plan as by the migration, and nothing changes.
+    /// `open` opens the store with a model; `plan` plans a migration to one.
+    static func extendedValuesBecomeTheAttributes(_ open: (Model) throws -> Store, plan: (Model) throws -> [String]) throws {
+        let v1 = try Model(ModelDescription { EntityDescription("Book") { Attribute.string("title") }.extensible() })
+        do {
+            let context = Context(store: try open(v1))
+            for (title, shelf) in [("A", Value.string("S1")), ("B", .int(3)), ("C", .null)] {
+                let book = try context.insert("Book")
+                try book.setValue(.string(title), forKey: "title")
+                try book.setValue(shelf, forExtendedKey: "shelf")
+                try book.setValue(.int(Int64(title.count)), forExtendedKey: "floor")
+            }
+            try context.save()
+        }
+        let v2 = try Model(ModelDescription {
+            EntityDescription("Book") {
+                Attribute.string("title")
+                Attribute.string("shelf")
+            }.extensible()
+        })
+        guard case .migrationFailed(_, let planned) = amberError({ _ = try plan(v2) }),
+              case .migrationFailed(_, let problems) = amberError({ _ = try open(v2) })
+        else {
+            Issue.record("expected the plan and the migration to refuse B's shelf")
+            return
+        }
+        #expect(planned == problems && problems.count == 1, "\(problems)")
+        #expect(problems.first.map { $0.hasPrefix("Book.shelf of amber://") && $0.contains("/Book/p2: its extended value 3 cannot become") } == true,
+                "\(problems)")
+        do {
+            let context = Context(store: try open(v1))
+            try context.fetch("Book", where: "title == 'B'")[0].setValue(.string("S2"), forExtendedKey: "shelf")
+            try context.save()
+        }
+        #expect(try plan(v2).contains("Book.shelf: takes the extended attribute shelf of 2 objects (each value checked)"))
+        let context = Context(store: try open(v2))
+        let books = try context.fetch(FetchRequest("Book", sortedBy: [.ascending("title")]))
+        #expect(try books.map { try $0.value(forKey: "shelf") } == ["S1", "S2", .null])
+        #expect(try books.map { try $0.extendedKeys() } == [["floor"], ["floor"], ["floor"]])
+        #expect(try context.count(FetchRequest("Book", where: "shelf == 'S2'")) == 1)
+    }
+
+    @Test func extendedValuesBecomeTheAttributesOnAFile() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = Self.path(in: directory)
+        try Self.extendedValuesBecomeTheAttributes({ try Store(path: path, model: $0) }, plan: { try Store.migrationPlan(forStoreAt: path, to: $0) })
+    }
+
     @Test func aBackupThatCannotBeWrittenStopsTheMigration() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -482,9 +534,9 @@ import Testing
         var reparented = v1
         reparented.entities[1].parent = nil
         #expect(Self.refusal(path, try Model(reparented)).contains("Book: parent Item to none: cannot be inferred"))
-        // A modelled name would hide an extended key.
+        // A relationship's name would hide an extended key (a stored attribute takes its values instead).
         var shadowing = v1
-        shadowing.entities[1].attributes.append(Attribute.string("color"))
+        shadowing.entities[1].relationships.append(Relationship.toOne("color", "Shelf"))
         #expect(Self.refusal(path, try Model(shadowing)).first?.hasPrefix("Book.color: object amber://") == true)
         // A version hash modifier alone is a migration with a plan.
         var modified = v1

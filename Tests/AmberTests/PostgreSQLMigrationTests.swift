@@ -99,6 +99,13 @@ struct PostgreSQLMigrationTests {
         try admin.execute("REVOKE ALL ON ALL TABLES IN SCHEMA \(schema) FROM amber_plan_reader; REVOKE ALL ON SCHEMA \(schema) FROM amber_plan_reader")
     }
 
+    @Test func extendedValuesBecomeTheAttributes() throws {
+        let (url, cleanup) = try TestServer.storeURL()
+        defer { cleanup() }
+        try MigrationTests.extendedValuesBecomeTheAttributes({ try Store(url: url, model: $0) },
+                                                             plan: { try Store.migrationPlan(for: try StoreURL(url), to: $0) })
+    }
+
     @Test func refusedChangesLeaveTheStoreUnchanged() throws {
         let (url, cleanup) = try TestServer.storeURL()
         defer { cleanup() }

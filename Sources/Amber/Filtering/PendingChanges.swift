@@ -32,23 +32,6 @@ extension Context {
         return objects.isEmpty && !everyObject ? nil : PendingChanges(objects: objects, everyObject: everyObject)
     }
 
-    /// The tables (root entities' indices) of the objects `request`'s key
-    /// paths reach through relationships; nil when that cannot be told (a
-    /// subquery reads its members' own key paths).
-    private static func reachedTables(of request: FetchRequest, _ entity: Entity, _ model: Model) -> Set<Int>? {
-        if request.predicate?.hasSubquery == true { return nil }
-        var reached = Set<Int>()
-        for path in (request.predicate?.keyPaths ?? []) + request.sortKeys.map(\.key) {
-            var current = entity
-            for name in path.split(separator: ".") {
-                guard let relationship = current.relationships.first(where: { $0.name == name }) else { break }
-                current = model.destination(of: relationship)
-                reached.insert(current.rootIndex)
-            }
-        }
-        return reached
-    }
-
     /// Whether `request`'s predicate or sort keys read other objects than the one judged.
     private static func followsRelationships(_ request: FetchRequest, _ entity: Entity) -> Bool {
         let paths = (request.predicate?.keyPaths ?? []) + request.sortKeys.map(\.key)
@@ -57,18 +40,35 @@ extension Context {
         }
     }
 
+    /// The tables (root entities' indices) of the objects `request`'s key
+    /// paths reach through relationships; nil when that cannot be told (a
+    /// subquery reads its members' own key paths).
+    private static func reachedTables(of request: FetchRequest, _ entity: Entity, _ model: Model) -> Set<Int>? {
+        if request.predicate?.hasSubquery == true { return nil }
+        return Set(relationshipWalks(of: request, entity, model).flatMap { $0.reached.map(\.rootIndex) })
+    }
+
     /// The relationship key paths `request`'s predicate and sort keys follow (`author`, `books`, `author.publisher`).
     private static func relationshipPaths(of request: FetchRequest, _ entity: Entity, _ model: Model) -> [String] {
-        let paths = (request.predicate?.keyPaths ?? []) + request.sortKeys.map(\.key)
-        return Array(Set(paths.compactMap { path in
-            var current = entity, followed: [String] = []
+        Array(Set(relationshipWalks(of: request, entity, model).compactMap { $0.followed.isEmpty ? nil : $0.followed.joined(separator: ".") }))
+            .sorted()
+    }
+
+    /// For each key path of `request`'s predicate and sort keys, the
+    /// relationships it follows from `entity` (by name) and the entities they reach.
+    private static func relationshipWalks(of request: FetchRequest, _ entity: Entity, _ model: Model)
+        -> [(followed: [String], reached: [Entity])]
+    {
+        ((request.predicate?.keyPaths ?? []) + request.sortKeys.map(\.key)).map { path in
+            var current = entity, followed: [String] = [], reached: [Entity] = []
             for name in path.split(separator: ".").map(String.init) {
                 guard let relationship = current.relationships.first(where: { $0.name == name }) else { break }
                 followed.append(name)
                 current = model.destination(of: relationship)
+                reached.append(current)
             }
-            return followed.isEmpty ? nil : followed.joined(separator: ".")
-        })).sorted()
+            return (followed, reached)
+        }
     }
 
     /// ``fetch(_:)`` with `changes` judged in memory.

@@ -149,8 +149,9 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         guard metadata["model_hash"] != model.versionHash else { return [] }
         let mapping = ModelMapping(from: try Model.stored(in: metadata, place: address.place, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: address.place, problems: mapping.problems) }
-        let removed = try TableMigration(mapping: mapping, driver: PGMigrationDriver(connection: connection, schema: address.schema),
-                                         dialect: PostgreSQLDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil).removedData()
+        let planning = TableMigration(mapping: mapping, driver: PGMigrationDriver(connection: connection, schema: address.schema),
+                                      dialect: PostgreSQLDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil)
+        let (promoted, removed) = (try planning.promotedValues(), try planning.removedData())
         do throws(AmberError) {
             try migrate(connection, address: address, store: metadata["store_uuid"].flatMap(UUID.init(uuidString:)) ?? UUID(),
                         stored: mapping.source, storedHash: metadata["model_hash"] ?? mapping.source.versionHash, to: model,
@@ -158,7 +159,7 @@ package final class PostgreSQLStore: StoreEngine, @unchecked Sendable {
         } catch .server(_, let state, _) where state == "42501" {
             // A role that may not change the schema (insufficient_privilege) gets the plan from the models alone.
         }
-        return mapping.steps + removed.map(TableMigration.plannedRemoval)
+        return mapping.steps + promoted + removed.map(TableMigration.plannedRemoval)
     }
 
     /// The metadata of the store at `address`, read on `connection` (one of its own).

@@ -245,8 +245,109 @@ package struct TableMigration {
             }
         }
         try reencoder.finish()
+        for member in members {
+            guard let old = mapping.entities[member.index] else { continue }
+            try promote(promotedAttributes(of: member, from: old), of: member, in: table, columnTypes: types)
+        }
         try report(MigrationProgress(step: "copy \(root.name)", completed: total, total: total))
         return []
+    }
+
+    // MARK: Extended attributes that become modelled
+
+    /// The stored attributes destination `member` adds that an extended
+    /// attribute of source entity `old` may already hold values for: their
+    /// values move into the attribute's column.
+    private func promotedAttributes(of member: Entity, from old: Entity) -> [Attribute] {
+        guard old.isExtensible, member.isExtensible else { return [] }
+        return member.persistentAttributes.filter { attribute in
+            mapping.attributes[member.index][attribute.slot] == nil && attribute.derivation == nil
+                && old.existingAttribute(named: attribute.name) == nil && !old.relationships.contains { $0.name == attribute.name }
+        }
+    }
+
+    /// The rows of `entity` in `table` with an extended attribute named like
+    /// `attribute`, in key order: each key and the row's extended attributes (stored JSON).
+    private func extendedRows(_ attribute: Attribute, in table: String, entity: Entity) throws(AmberError) -> [(key: Int64, text: String)] {
+        let extra = quote(ExtendedValues.columnName)
+        let rows = "FROM \(table) WHERE _entity = \(entity.index + 1) AND \(dialect.extendedValue(extra, name: attribute.name)) IS NOT NULL ORDER BY _pk"
+        let keys = try driver.integers(SQLFragment(sql: "SELECT _pk \(rows)"), width: 1).compactMap(\.first)
+        let texts = try driver.texts(SQLFragment(sql: "SELECT \(extra) \(rows)"))
+        return Array(zip(keys, texts)).map { (key: $0.0, text: $0.1) }
+    }
+
+    /// Extended value `value` as `attribute` stores it: checked as a set
+    /// checks it, encoded through its transformer if it has one.
+    private func promoted(_ value: Value, to attribute: Attribute, place: String) throws(AmberError) -> Value {
+        do throws(AmberError) {
+            let checked = try attribute.check(value)
+            do throws(TransformerFailure) {
+                return try attribute.codec?.encode(checked) ?? checked
+            } catch {
+                throw error.error(at: place)
+            }
+        } catch {
+            throw .migrationFailed(store: "", problems: ["\(place): its extended value \(value) cannot become the attribute's (\(error)); "
+                + "change or remove it first"])
+        }
+    }
+
+    /// A problem per extended value of an object of source entity `old`
+    /// that the attribute of destination `member` taking it cannot hold (at most 20).
+    private func promotionProblems(_ attributes: [Attribute], of member: Entity, from old: Entity) throws(AmberError) -> [String] {
+        var problems: [String] = []
+        for attribute in attributes {
+            for row in try extendedRows(attribute, in: oldTable(of: old), entity: old) where problems.count < 20 {
+                let place = "\(attribute) of \(objectID(member, row.key))"
+                guard let value = try ExtendedValues.decode(.string(row.text), place: place)[attribute.name] else { continue }
+                do throws(AmberError) {
+                    _ = try promoted(value, to: attribute, place: place)
+                } catch .migrationFailed(_, let found) {
+                    problems += found
+                }
+            }
+        }
+        return problems
+    }
+
+    /// Moves each object of `member` (in its new `table`) that has an
+    /// extended attribute named like one of `attributes` into that
+    /// attribute's column and drops the key from the object's extended
+    /// attributes (checked before the copy: ``promotionProblems(_:of:from:)``).
+    private func promote(_ attributes: [Attribute], of member: Entity, in table: TableMapping, columnTypes: [String: AttributeType])
+        throws(AmberError)
+    {
+        let extra = quote(ExtendedValues.columnName)
+        for attribute in attributes {
+            guard let column = member.columns.first(where: { $0.slot == (attribute.codec?.encodedSlot ?? attribute.slot) }) else { continue }
+            let parameter = dialect.typedParameter(columnType: dialect.columnType(columnTypes[column.name] ?? attribute.type))
+            let update = "UPDATE \(table.table) SET \(quote(column.name)) = \(parameter), \(extra) = ? WHERE _pk = ?"
+            for row in try extendedRows(attribute, in: table.table, entity: member) {
+                let place = "\(attribute) of \(objectID(member, row.key))"
+                var values = try ExtendedValues.decode(.string(row.text), place: place)
+                guard let value = values.removeValue(forKey: attribute.name) else { continue }
+                let stored = try promoted(value, to: attribute, place: place)
+                try driver.run(SQLFragment(sql: update, bindings: [stored, ExtendedValues.encode(values), .int(row.key)]))
+            }
+        }
+    }
+
+    /// A line of a migration plan per attribute that takes extended
+    /// values: how many objects' values it takes, counted in the source tables.
+    package func promotedValues() throws(AmberError) -> [String] {
+        var lines: [String] = []
+        let extra = quote(ExtendedValues.columnName)
+        for member in destination.entities {
+            guard let old = mapping.entities[member.index] else { continue }
+            for attribute in promotedAttributes(of: member, from: old) {
+                let found = try driver.integer("SELECT count(*) FROM \(quote(source.root(of: old).name)) WHERE _entity = \(old.index + 1) "
+                    + "AND \(dialect.extendedValue(extra, name: attribute.name)) IS NOT NULL")
+                if found > 0 {
+                    lines.append("\(attribute): takes the extended attribute \(attribute.name) of \(found) object\(found == 1 ? "" : "s") (each value checked)")
+                }
+            }
+        }
+        return lines
     }
 
     /// What copying the objects of source entity `old` into destination
@@ -268,8 +369,13 @@ package struct TableMigration {
         }
         // An extended key the new model names would be hidden behind the property (keys are identifiers, safe in SQL text).
         if old.isExtensible, member.isExtensible {
+            // A new stored attribute takes the values instead (see promote); other properties would hide them.
+            let promoted = Set(promotedAttributes(of: member, from: old).map(\.name))
             let named = member.attributes.map(\.name) + member.relationships.map(\.name)
-            for name in named where old.existingAttribute(named: name) == nil && !old.relationships.contains(where: { $0.name == name }) {
+            problems += try promotionProblems(promotedAttributes(of: member, from: old), of: member, from: old)
+            for name in named where old.existingAttribute(named: name) == nil && !old.relationships.contains(where: { $0.name == name })
+                && !promoted.contains(name)
+            {
                 guard let pk = try firstRow(of: old, where: "_entity = \(old.index + 1) AND \(dialect.extendedValue(extra, name: name)) IS NOT NULL")
                 else { continue }
                 problems.append("\(member.name).\(name): object \(objectID(member, pk)) has an extended attribute of that name, "
@@ -349,6 +455,11 @@ package struct TableMigration {
             checked = checked.map { "COALESCE(\($0), \(parameter))" } ?? parameter
         }
         if !attribute.isOptional && attribute.derivation == nil {
+            // An extended value of the same name becomes the attribute's (see promote): a value too.
+            if previous == nil, promotedAttributes(of: member, from: old).contains(where: { $0 === attribute }) {
+                let extended = dialect.extendedValue(quote(ExtendedValues.columnName), name: attribute.name)
+                checked = checked.map { "COALESCE(\($0), \(extended))" } ?? extended
+            }
             try requireValues(of: member, old: old, expression: checked ?? "NULL", bindings: own,
                               place: attribute.description, problems: &problems)
         }

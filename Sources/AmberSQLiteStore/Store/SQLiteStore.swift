@@ -323,8 +323,9 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
         guard metadata["model_hash"] != model.versionHash else { return [] }
         let mapping = try ModelMapping(from: Model.stored(in: metadata, place: path, registry: model.registry), to: model)
         guard mapping.problems.isEmpty else { throw .migrationFailed(store: path, problems: mapping.problems) }
-        let removed = try TableMigration(mapping: mapping, driver: SQLiteMigrationDriver(connection: connection, metadataTable: metadataTable),
-                                         dialect: SQLiteDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil).removedData()
+        let planning = TableMigration(mapping: mapping, driver: SQLiteMigrationDriver(connection: connection, metadataTable: metadataTable),
+                                      dialect: SQLiteDialect(), storeIdentifier: UUID(), storedHash: "", progress: nil)
+        let (promoted, removed) = (try planning.promotedValues(), try planning.removedData())
         if access.refusal == nil {
             // Under the store's own identifier: the objects a refusal names are the store's.
             let identifier = metadata["store_uuid"].flatMap(UUID.init(uuidString:)) ?? UUID()
@@ -335,7 +336,7 @@ package final class SQLiteStore: StoreEngine, @unchecked Sendable {
             let problems = try rehearsal.run(metadataTable: metadataTable)
             guard problems.isEmpty else { throw .migrationFailed(store: path, problems: problems) }
         }
-        return mapping.steps + removed.map(TableMigration.plannedRemoval)
+        return mapping.steps + promoted + removed.map(TableMigration.plannedRemoval)
     }
 
     /// Migrates the store to `model` in one transaction, after a backup

@@ -85,7 +85,7 @@ def test_the_dry_run_refuses_what_the_migration_refuses_every_problem_at_once(tm
     fill(path)
     with amber.open(path, amber.Model.from_dict({**V1, "entities": [{**V1["entities"][0], "extensible": True}]})) as store:
         with store.context() as ctx:
-            ctx.insert("Book", title="odd", shelf="S2")  # an extended attribute named like one the next model adds
+            ctx.insert("Book", title="odd", shelf=5)  # an extended attribute named like one the next model adds, of another type
     before = digest(path)
     stricter = amber.Model.from_dict({"entities": [{"name": "Book", "extensible": True, "attributes": [
         {"name": "title", "type": "string", "optional": False},
@@ -99,9 +99,29 @@ def test_the_dry_run_refuses_what_the_migration_refuses_every_problem_at_once(tm
         amber.open(path, stricter)
     assert planned.value.problems == opened.value.problems and len(planned.value.problems) == 2
     assert any(problem.startswith("Book.n: required, but object amber://") for problem in planned.value.problems)
-    assert any(problem.startswith("Book.shelf: object amber://") and "has an extended attribute of that name" in problem
+    assert any(problem.startswith("Book.shelf of amber://") and "its extended value 5 cannot become the attribute's" in problem
                for problem in planned.value.problems)
     assert digest(path) == before
+
+
+def test_an_extended_attribute_becomes_a_modelled_one(tmp_path):
+    path = tmp_path / "books.amber"
+    loose = amber.Model.from_dict({"entities": [{"name": "Book", "extensible": True, "attributes": [{"name": "title", "type": "string"}]}]})
+    with amber.open(path, loose) as store, store.context() as ctx:
+        ctx.insert("Book", title="A", shelf="S1", floor=1)
+        ctx.insert("Book", title="B", shelf=2)
+    modelled = amber.Model.from_dict({"entities": [{"name": "Book", "extensible": True, "attributes": [
+        {"name": "title", "type": "string"}, {"name": "shelf", "type": "string"}]}]})
+    with pytest.raises(amber.MigrationError) as caught:  # 2 is no string: named, and nothing changes
+        amber.migration_plan(path, modelled)
+    assert len(caught.value.problems) == 1 and "its extended value 2 cannot become the attribute's" in caught.value.problems[0]
+    with amber.open(path, loose) as store, store.context() as ctx:
+        ctx.fetch("Book", "title == 'B'")[0].shelf = "S2"
+    assert "Book.shelf: takes the extended attribute shelf of 2 objects (each value checked)" in amber.migration_plan(path, modelled)
+    with amber.open(path, modelled) as store, store.context() as ctx:
+        books = ctx.fetch("Book", sort=["title"])
+        assert [book.shelf for book in books] == ["S1", "S2"]
+        assert [book.extended_keys() for book in books] == [["floor"], []]
 
 
 def test_removing_stored_data_needs_consent(tmp_path):
