@@ -249,15 +249,20 @@ import Testing
                 try book.setValue(.string(title), forKey: "title")
                 try book.setValue(shelf, forExtendedKey: "shelf")
                 try book.setValue(.int(Int64(title.count)), forExtendedKey: "floor")
+                if title == "A" { try book.setValue("L-A", forExtendedKey: "label") }
             }
             try context.save()
         }
-        let v2 = try Model(ModelDescription {
-            EntityDescription("Book") {
+        func model(unique: Bool) throws -> Model {
+            var book = EntityDescription("Book") {
                 Attribute.string("title")
                 Attribute.string("shelf")
+                Attribute.string("label").required().defaultValue("none")  // a default for the objects without one
             }.extensible()
-        })
+            if unique { book = book.unique("shelf") }
+            return try Model(ModelDescription(entities: [book]))
+        }
+        let v2 = try model(unique: false)
         guard case .migrationFailed(_, let planned) = amberError({ _ = try plan(v2) }),
               case .migrationFailed(_, let problems) = amberError({ _ = try open(v2) })
         else {
@@ -269,15 +274,27 @@ import Testing
                 "\(problems)")
         do {
             let context = Context(store: try open(v1))
-            try context.fetch("Book", where: "title == 'B'")[0].setValue(.string("S2"), forExtendedKey: "shelf")
+            try context.fetch("Book", where: "title == 'B'")[0].setValue(.string("S1"), forExtendedKey: "shelf")  // as A's
             try context.save()
         }
         #expect(try plan(v2).contains("Book.shelf: takes the extended attribute shelf of 2 objects (each value checked)"))
-        let context = Context(store: try open(v2))
+        // Moved values that break a constraint of the new model are named too.
+        guard case .migrationFailed(_, let broken) = amberError({ _ = try open(try model(unique: true)) }) else {
+            Issue.record("expected the unique shelf to be refused")
+            return
+        }
+        #expect(broken.count == 1 && broken[0].contains("breaks a constraint of the new model"), "\(broken)")
+        do {
+            let context = Context(store: try open(v1))
+            try context.fetch("Book", where: "title == 'A'")[0].setValue("S0", forExtendedKey: "shelf")
+            try context.save()
+        }
+        let context = Context(store: try open(try model(unique: true)))
         let books = try context.fetch(FetchRequest("Book", sortedBy: [.ascending("title")]))
-        #expect(try books.map { try $0.value(forKey: "shelf") } == ["S1", "S2", .null])
+        #expect(try books.map { try $0.value(forKey: "shelf") } == ["S0", "S1", .null])
+        #expect(try books.map { try $0.value(forKey: "label") } == ["L-A", "none", "none"])
         #expect(try books.map { try $0.extendedKeys() } == [["floor"], ["floor"], ["floor"]])
-        #expect(try context.count(FetchRequest("Book", where: "shelf == 'S2'")) == 1)
+        #expect(try context.count(FetchRequest("Book", where: "shelf == 'S1'")) == 1)
     }
 
     @Test func extendedValuesBecomeTheAttributesOnAFile() throws {

@@ -299,11 +299,13 @@ package struct TableMigration {
         for attribute in attributes {
             for row in try extendedRows(attribute, in: oldTable(of: old), entity: old) where problems.count < 20 {
                 let place = "\(attribute) of \(objectID(member, row.key))"
-                guard let value = try ExtendedValues.decode(.string(row.text), place: place)[attribute.name] else { continue }
                 do throws(AmberError) {
+                    guard let value = try ExtendedValues.decode(.string(row.text), place: place)[attribute.name] else { continue }
                     _ = try promoted(value, to: attribute, place: place)
                 } catch .migrationFailed(_, let found) {
                     problems += found
+                } catch {
+                    problems.append("\(place): its extended attributes cannot be read (\(error)); mend or remove them first")
                 }
             }
         }
@@ -327,7 +329,12 @@ package struct TableMigration {
                 var values = try ExtendedValues.decode(.string(row.text), place: place)
                 guard let value = values.removeValue(forKey: attribute.name) else { continue }
                 let stored = try promoted(value, to: attribute, place: place)
-                try driver.run(SQLFragment(sql: update, bindings: [stored, ExtendedValues.encode(values), .int(row.key)]))
+                do throws(AmberError) {
+                    try driver.run(SQLFragment(sql: update, bindings: [stored, ExtendedValues.encode(values), .int(row.key)]))
+                } catch {
+                    guard driver.isConstraintViolation(error) else { throw error }
+                    throw .migrationFailed(store: "", problems: ["\(place): its extended value breaks a constraint of the new model: \(error)"])
+                }
             }
         }
     }
@@ -455,10 +462,9 @@ package struct TableMigration {
             checked = checked.map { "COALESCE(\($0), \(parameter))" } ?? parameter
         }
         if !attribute.isOptional && attribute.derivation == nil {
-            // An extended value of the same name becomes the attribute's (see promote): a value too.
-            if previous == nil, promotedAttributes(of: member, from: old).contains(where: { $0 === attribute }) {
-                let extended = dialect.extendedValue(quote(ExtendedValues.columnName), name: attribute.name)
-                checked = checked.map { "COALESCE(\($0), \(extended))" } ?? extended
+            // An extended value of the same name becomes the attribute's (see promote): a value too (a default is one already).
+            if checked == nil, previous == nil, promotedAttributes(of: member, from: old).contains(where: { $0 === attribute }) {
+                checked = dialect.extendedValue(quote(ExtendedValues.columnName), name: attribute.name)
             }
             try requireValues(of: member, old: old, expression: checked ?? "NULL", bindings: own,
                               place: attribute.description, problems: &problems)
