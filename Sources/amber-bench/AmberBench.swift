@@ -329,18 +329,19 @@ struct Workloads {
     /// W5 through the value API a user calls (`forward` to a stored value, `reverse` back), against direct pointer calls.
     func valueRoundTrips(_ count: Int, repetitions: Int) throws -> Result {
         try againstDirectCalls(count, repetitions: repetitions) { transformer in
-            try Self.time {
-                var sum: Float = 0
+            var sum = 0.0
+            let elapsed = try Self.time {
                 for i in 0..<count {
                     var color = bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1)
                     let value = Value.custom(withUnsafeBytes(of: &color) { CustomValue(className: "Color", copying: $0) })
                     guard case .custom(let back) = try transformer.reverse(try transformer.forward(value)) else {
                         throw ValidationError("a colour did not come back")
                     }
-                    sum += back.withUnsafeBytes { $0.loadUnaligned(as: Float.self) }
+                    sum += Double(back.withUnsafeBytes { $0.loadUnaligned(as: Float.self) })
                 }
-                if sum.isNaN { throw ValidationError("the colours came back as NaN") }
             }
+            try Self.checkColours(sum, count, through: transformer)
+            return elapsed
         }
     }
 
@@ -358,24 +359,46 @@ struct Workloads {
 
     /// Both sides: a colour on the stack, through the checked byte path into a stack buffer and back. Returns ms.
     static func colourRoundTrips(_ count: Int, through transformer: CheckedTransformer) throws -> Double {
-        try time {
-            var stored = (UInt64(0), UInt64(0))
-            var result = bench_color()
-            var checksum = 0.0
+        var checksum = 0.0
+        let elapsed = try time {
             for i in 0..<count {
-                var color = bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1)
-                let written = try withUnsafeBytes(of: &color) { input in
-                    try withUnsafeMutableBytes(of: &stored) { try transformer.forward(bytes: input, into: $0) }
-                }
-                _ = try withUnsafeBytes(of: &stored) { input in
-                    try withUnsafeMutableBytes(of: &result) {
-                        try transformer.reverse(bytes: UnsafeRawBufferPointer(rebasing: input[..<written]), into: $0)
-                    }
-                }
-                checksum += Double(result.r)
+                checksum += Double(try colourRoundTrip(bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1), through: transformer).r)
             }
-            if checksum.isNaN { throw ValidationError("the colours came back as NaN") }
         }
+        try checkColours(checksum, count, through: transformer)
+        return elapsed
+    }
+
+    /// One colour through the checked byte path and back.
+    @inline(__always)
+    private static func colourRoundTrip(_ colour: bench_color, through transformer: CheckedTransformer) throws -> bench_color {
+        var color = colour, stored = (UInt64(0), UInt64(0)), result = bench_color()
+        let written = try withUnsafeBytes(of: &color) { input in
+            try withUnsafeMutableBytes(of: &stored) { try transformer.forward(bytes: input, into: $0) }
+        }
+        _ = try withUnsafeBytes(of: &stored) { input in
+            try withUnsafeMutableBytes(of: &result) {
+                try transformer.reverse(bytes: UnsafeRawBufferPointer(rebasing: input[..<written]), into: $0)
+            }
+        }
+        return result
+    }
+
+    /// Every colour must come back exactly: the sum of the red channels
+    /// (small integers, so the sum is exact) is checked after the timed loop,
+    /// and a wrong sum is traced, untimed, to the first colour that changed.
+    static func checkColours(_ sum: Double, _ count: Int, through transformer: CheckedTransformer) throws {
+        let expected = (0..<count).reduce(0.0) { $0 + Double($1 & 255) }
+        guard sum != expected else { return }
+        for i in 0..<count {
+            let colour = bench_color(r: Float(i & 255), g: 0.5, b: 0.25, a: 1)
+            let back = try colourRoundTrip(colour, through: transformer)
+            if (back.r, back.g, back.b, back.a) != (colour.r, colour.g, colour.b, colour.a) {
+                throw ValidationError("round trip \(i) through \(transformer.name) gave (\(back.r), \(back.g), \(back.b), \(back.a)) "
+                    + "for (\(colour.r), 0.5, 0.25, 1)")
+            }
+        }
+        throw ValidationError("the red channels summed to \(sum), not \(expected), but every colour came back when traced")
     }
 
     /// W5 through the plugin against the same transformer written in Swift,

@@ -92,7 +92,7 @@ extension Context {
                 }
             }
         } catch {
-            for (column, relationship) in zip(columns, relationships) {
+            for relationship in relationships {
                 for object in objects where object.context === self {
                     if relationship.isToMany { try? object.setObjects([], for: relationship) } else { try? object.setObject(nil, for: relationship) }
                 }

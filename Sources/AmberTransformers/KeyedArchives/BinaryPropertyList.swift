@@ -175,10 +175,10 @@ package struct BinaryPropertyList {
                 let raw = try span(start, total)
                 let units = stride(from: raw.startIndex, to: raw.endIndex, by: 2).map { UInt16(raw[$0]) << 8 | UInt16(raw[$0 + 1]) }
                 var text = "", valid = true
-                transcode(units.makeIterator(), from: UTF16.self, to: UTF32.self, stoppingOnError: true) { scalar in
+                let stopped = transcode(units.makeIterator(), from: UTF16.self, to: UTF32.self, stoppingOnError: true) { scalar in
                     if let scalar = Unicode.Scalar(scalar) { text.unicodeScalars.append(scalar) } else { valid = false }
                 }
-                guard valid, text.utf16.count == n else { throw fail("UTF-16 text that is not valid") }
+                guard !stopped, valid, text.utf16.count == n else { throw fail("UTF-16 text that is not valid") }
                 return .string(text)
             case 0x8:
                 let raw = unsigned(try span(offset + 1, low + 1))

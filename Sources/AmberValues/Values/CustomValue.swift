@@ -67,8 +67,10 @@ public struct CustomValue: Sendable, Hashable {
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         switch storage {
         case .inline(let first, let second, let count):
-            var words = (first, second)
-            return try Swift.withUnsafeBytes(of: &words) { (raw) throws(E) -> R in
+            // Borrowed, not `inout` on a local copy: Swift 6.3's optimizer drops the
+            // stores to such a copy when this is inlined into another module's loop
+            // (the body then reads stale stack bytes; the benchmark's W5 check, built for release, shows it).
+            return try Swift.withUnsafeBytes(of: (first, second)) { (raw) throws(E) -> R in
                 try body(UnsafeRawBufferPointer(rebasing: raw[..<Int(count)]))
             }
         case .data(let data):
