@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "AmberC", type: .dynamic, targets: ["AmberCAPI"]),
         // The command-line tool.
         .executable(name: "amber", targets: ["amber"]),
+        // Runs `amber generate swift` on a target's model files at build time (typed classes).
+        .plugin(name: "AmberGenerate", targets: ["AmberGenerate"]),
         // Sample plugins: shared libraries exporting amber_plugin_entry (include/amber_plugin.h).
         .library(name: "AmberColorPlugin", type: .dynamic, targets: ["ColorPlugin"]),
         .library(name: "AmberRectPlugin", type: .dynamic, targets: ["RectPlugin"]),
@@ -81,10 +83,16 @@ let package = Package(
                 cSettings: ProcessInfo.processInfo.environment["AMBER_DWARF4"] == "1" ? [.unsafeFlags(["-gdwarf-4"])] : []),
         .target(name: "AmberCAPI", dependencies: ["Amber", "AmberHeaders", "AmberHostSignals"], path: "Sources/AmberCAPI",
                 linkerSettings: installFlags),
+        // Typed classes from a model: the Swift, Python and C generators (no SQL, no store).
+        .target(name: "AmberCodegen", dependencies: ["AmberValues", "AmberModel", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                path: "Sources/AmberCodegen"),
+        // The generator alone (no stores), which the AmberGenerate plugin runs.
+        .executableTarget(name: "amber-generate", dependencies: ["AmberCodegen"], path: "Sources/amber-generate"),
         .executableTarget(
             name: "amber",
-            dependencies: ["Amber", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Amber", "AmberCodegen", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/amber"),
+        .plugin(name: "AmberGenerate", capability: .buildTool(), dependencies: ["amber-generate"], path: "Plugins/AmberGenerate"),
         .target(name: "ColorPlugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/Color"),
         .target(name: "RectPlugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/Rect"),
         .target(name: "DeflatePlugin", dependencies: ["AmberPluginABI"], path: "Sources/Plugins/Deflate",
@@ -105,6 +113,8 @@ let package = Package(
             name: "amber-fuzz",
             dependencies: ["Amber", "AmberPluginABI", "AmberTransformers", "AmberValues", "AmberFuzzDriver"],
             path: "Sources/amber-fuzz"),
+        // Classes generated at build time by the AmberGenerate plugin from Tests/AmberTypedTests/Library.amber.json.
+        .testTarget(name: "AmberTypedTests", dependencies: ["Amber"], path: "Tests/AmberTypedTests", plugins: ["AmberGenerate"]),
         .testTarget(name: "AmberTests", dependencies: ["Amber", "AmberPluginABI", "AmberValues", "AmberTransformers", "AmberModel", "AmberStore", "AmberSQL", "AmberSQLiteStore", "AmberPostgreSQLStore", "CSQLite"], path: "Tests/AmberTests"),
     ]
 )

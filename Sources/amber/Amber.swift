@@ -1,4 +1,5 @@
 import Amber
+import AmberCodegen
 import ArgumentParser
 import Foundation
 
@@ -8,7 +9,7 @@ struct AmberCommand: ParsableCommand {
         commandName: "amber",
         abstract: "Amber: an object store with typed, checked attributes over SQLite.",
         version: Amber.version,
-        subcommands: [Demo.self, Schema.self, Query.self, Migrate.self, ImportCoreData.self, ModelCommand.self, Plugin.self, Check.self, Backup.self, Vacuum.self])
+        subcommands: [Demo.self, Schema.self, Query.self, Migrate.self, ImportCoreData.self, ModelCommand.self, GenerateCommand.self, Plugin.self, Check.self, Backup.self, Vacuum.self])
 }
 
 /// Runs `body`, turning an Amber error into a message on stderr and exit status 1.

@@ -171,6 +171,8 @@ public final class Entity: Sendable, CustomStringConvertible {
     package let dependents: [[Attribute]]
     private let attributesByName: [String: Attribute]
     private let relationshipsByName: [String: Relationship]
+    /// What layers above keep with the entity (see ``EntityAttachments``).
+    package let attachments = EntityAttachments()
 
     init(description: EntityDescription, index: Int, plans: [AttributePlan], relationshipPlans: [RelationshipPlan],
          parent: Entity?, rootIndex: Int, subentityIndices: [Int], modelledNames: [String], stored: [String: StoredColumn])

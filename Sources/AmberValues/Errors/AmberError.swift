@@ -53,7 +53,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     case objectUnavailable(ObjectID, reason: String)
     /// SQLite reported an error.
     case sqlite(code: Int32, message: String)
-    /// A value class or transformer declaration is malformed.
+    /// A value class or transformer declaration is malformed, or a generated
+    /// class does not fit the model it is used with.
     case invalidDeclaration(place: String, message: String)
     /// A value class or transformer name is already taken; both sources are named.
     case duplicateName(kind: String, name: String, existing: String, refused: String)

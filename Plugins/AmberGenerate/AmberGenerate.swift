@@ -1,0 +1,54 @@
+import Foundation
+import PackagePlugin
+
+/// Generates typed classes from the model files in a target, at build time,
+/// as Xcode's code generation does for Core Data: `NAME.amber.json` files and
+/// `NAME.xcdatamodeld` bundles among the target's files. Each gives `NAME.swift` in the build's own folder, made again
+/// whenever the model changes, so the classes are never edited and never stale.
+@main
+struct AmberGenerate: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
+        guard let target = target as? SourceModuleTarget else { return [] }
+        let generator = try context.tool(named: "amber-generate").url
+        return modelFiles(in: target.sourceFiles.map(\.url)).map { model in
+            let name = String(model.lastPathComponent.prefix { $0 != "." })
+            let output = context.pluginWorkDirectoryURL.appending(path: "\(name).swift")
+            return .buildCommand(
+                displayName: "Generating typed classes from \(model.lastPathComponent)",
+                executable: generator,
+                arguments: ["swift", model.path(percentEncoded: false), "--output", output.path(percentEncoded: false)],
+                inputFiles: [model] + filesInside(model, of: target.sourceFiles.map(\.url)),
+                outputFiles: [output])
+        }
+    }
+
+    /// The target's model files, in name order: `.amber.json` files, and the
+    /// `.xcdatamodeld` bundles the target's files lie in.
+    private func modelFiles(in files: [URL]) -> [URL] {
+        var found: Set<URL> = []
+        for file in files {
+            if file.lastPathComponent.hasSuffix(".amber.json") {
+                found.insert(file)
+            } else if let bundle = bundle(holding: file) {
+                found.insert(bundle)
+            }
+        }
+        return found.sorted { $0.path < $1.path }
+    }
+
+    /// The `.xcdatamodeld` bundle `file` lies in, if any.
+    private func bundle(holding file: URL) -> URL? {
+        var folder = file.deletingLastPathComponent()
+        while folder.pathComponents.count > 1 {
+            if folder.pathExtension == "xcdatamodeld" { return folder }
+            folder = folder.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    /// A bundle's files (its versions' `contents`), so editing any of them regenerates.
+    private func filesInside(_ bundle: URL, of files: [URL]) -> [URL] {
+        guard bundle.pathExtension == "xcdatamodeld" else { return [] }
+        return files.filter { self.bundle(holding: $0) == bundle }
+    }
+}

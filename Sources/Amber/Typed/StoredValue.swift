@@ -1,0 +1,194 @@
+import AmberModel
+import AmberValues
+import Foundation
+
+/// A Swift type a generated class reads and writes an attribute as: each
+/// conversion is exact, and a stored value of another type is an error
+/// naming the attribute, never a value changed to fit.
+public protocol StoredValue {
+    /// The value as Amber keeps it.
+    var storedValue: Value { get }
+    /// `value` as this type.
+    ///
+    /// - Throws: ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
+    ///   naming `attribute` when `value` is not of this type (a model that
+    ///   does not match the generated code, or a required value not set yet).
+    static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self
+}
+
+extension StoredValue {
+    /// The error for a value that is not of this type.
+    static func mismatch(_ value: Value, of attribute: Attribute) -> AmberError {
+        if value.isNull {
+            return .invalidValue(place: attribute.description, expected: "a \(Self.self) value (it has none yet, and it is required)",
+                                 given: "nil")
+        }
+        return .invalidValue(place: attribute.description, expected: "a \(Self.self) value", given: "\(value.valueClass) \(value)")
+    }
+}
+
+extension Optional: StoredValue where Wrapped: StoredValue {
+    public var storedValue: Value { map(\.storedValue) ?? .null }
+    @inline(__always)
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        if value.isNull { return nil }
+        return try Wrapped.read(value, of: attribute)
+    }
+}
+
+extension String: StoredValue {
+    public var storedValue: Value { .string(self) }
+    @inline(__always)
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .string(let text) = value else { throw mismatch(value, of: attribute) }
+        return text
+    }
+}
+
+extension Bool: StoredValue {
+    public var storedValue: Value { .bool(self) }
+    @inline(__always)
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .bool(let flag) = value else { throw mismatch(value, of: attribute) }
+        return flag
+    }
+}
+
+/// The integer widths: kept as `Int64`, read back only when the value fits.
+public protocol StoredInteger: StoredValue, FixedWidthInteger {}
+
+extension StoredInteger {
+    public var storedValue: Value { .int(Int64(self)) }
+    @inline(__always)
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .int(let number) = value, let exact = Self(exactly: number) else { throw mismatch(value, of: attribute) }
+        return exact
+    }
+}
+
+extension Int64: StoredInteger {}
+extension Int32: StoredInteger {}
+extension Int16: StoredInteger {}
+
+extension Double: StoredValue {
+    public var storedValue: Value { .double(self) }
+    @inline(__always)
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .double(let number) = value else { throw mismatch(value, of: attribute) }
+        return number
+    }
+}
+
+extension Float: StoredValue {
+    public var storedValue: Value { .float(self) }
+    @inline(__always)
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .float(let number) = value else { throw mismatch(value, of: attribute) }
+        return number
+    }
+}
+
+extension ScaledDecimal: StoredValue {
+    public var storedValue: Value { .decimal(self) }
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .decimal(let number) = value else { throw mismatch(value, of: attribute) }
+        return number
+    }
+}
+
+extension Date: StoredValue {
+    public var storedValue: Value { .date(self) }
+    @inline(__always)
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .date(let date) = value else { throw mismatch(value, of: attribute) }
+        return date
+    }
+}
+
+extension Data: StoredValue {
+    public var storedValue: Value { .binary(self) }
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .binary(let data) = value else { throw mismatch(value, of: attribute) }
+        return data
+    }
+}
+
+extension UUID: StoredValue {
+    public var storedValue: Value { .uuid(self) }
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .uuid(let uuid) = value else { throw mismatch(value, of: attribute) }
+        return uuid
+    }
+}
+
+extension URL: StoredValue {
+    public var storedValue: Value { .uri(self) }
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .uri(let url) = value else { throw mismatch(value, of: attribute) }
+        return url
+    }
+}
+
+extension ObjectID: StoredValue {
+    public var storedValue: Value { .objectID(self) }
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .objectID(let id) = value else { throw mismatch(value, of: attribute) }
+        return id
+    }
+}
+
+extension CustomValue: StoredValue {
+    public var storedValue: Value { .custom(self) }
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .custom(let custom) = value else { throw mismatch(value, of: attribute) }
+        return custom
+    }
+}
+
+extension Value: StoredValue {
+    /// An undefined attribute, or a transformable one of any class, reads as the value itself.
+    public var storedValue: Value { self }
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self { value }
+}
+
+extension Array: StoredValue where Element == Value {
+    public var storedValue: Value { .array(self) }
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .array(let list) = value else { throw mismatch(value, of: attribute) }
+        return list
+    }
+}
+
+extension Dictionary: StoredValue where Key == String, Value == AmberValues.Value {
+    public var storedValue: AmberValues.Value { .dictionary(self) }
+    public static func read(_ value: AmberValues.Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .dictionary(let entries) = value else { throw mismatch(value, of: attribute) }
+        return entries
+    }
+}
+
+/// A struct value class as a Swift struct with the C struct's layout
+/// (generated from the model's declaration): read from and written as
+/// the class's bytes.
+public protocol StructValue: StoredValue, BitwiseCopyable {
+    /// The value class's name in the model.
+    static var className: String { get }
+}
+
+extension StructValue {
+    public var storedValue: Value {
+        // The C size includes tail padding (the stride); the padding is zero.
+        withUnsafeTemporaryAllocation(byteCount: MemoryLayout<Self>.stride, alignment: MemoryLayout<Self>.alignment) { buffer in
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            withUnsafeBytes(of: self) { buffer.copyMemory(from: $0) }
+            return .custom(CustomValue(className: Self.className, copying: UnsafeRawBufferPointer(buffer)))
+        }
+    }
+
+    public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
+        guard case .custom(let custom) = value, custom.className == className, custom.count == MemoryLayout<Self>.stride else {
+            throw mismatch(value, of: attribute)
+        }
+        return custom.withUnsafeBytes { $0.loadUnaligned(as: Self.self) }
+    }
+}

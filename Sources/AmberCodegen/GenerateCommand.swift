@@ -1,0 +1,97 @@
+import AmberModel
+import AmberValues
+import ArgumentParser
+import Foundation
+
+/// `generate swift MODEL [-o PATH] [--base-class NAME]`: the command both
+/// `amber generate` and the `amber-generate` tool (which the AmberGenerate
+/// build-tool plugin runs, and which builds without the stores) run.
+public struct GenerateCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "generate",
+        abstract: "Generate typed classes from a model file (JSON or Xcode).",
+        discussion: """
+            The Swift output is one file: a class per entity (a sub-entity's class inherits from its
+            parent's), a struct per struct value class, and an enum listing the classes. The
+            AmberGenerate build-tool plugin runs this on the model files of a SwiftPM target.
+              amber generate swift Library.amber.json -o Sources/App/Generated
+            """,
+        subcommands: [Swift.self])
+
+    public init() {}
+
+    /// `generate swift`.
+    public struct Swift: ParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Generate Swift classes.")
+
+        @Argument(help: "A JSON model file, or an Xcode data model (.xcdatamodeld, .xcdatamodel, or its contents file).")
+        var model: String
+
+        @Option(name: [.short, .customLong("output")],
+                help: "A .swift file, or a folder to write MODEL-NAME.swift in (default: standard output).")
+        var output: String?
+
+        @Option(help: "The class root entities' classes inherit from (it must inherit from TypedObject).")
+        var baseClass: String?
+
+        @Option(name: .customLong("model-version"), help: "For a .xcdatamodeld bundle: the model version to read (default: its current version).")
+        var modelVersion: String?
+
+        public init() {}
+
+        public func run() throws {
+            do {
+                let description = try ModelSource.read(model, version: modelVersion)
+                let name = ModelSource.name(of: model)
+                var generator = SwiftGenerator(model: description, modelName: name, sourceName: ModelSource.fileName(of: model))
+                if let baseClass { generator.baseClass = baseClass }
+                try ModelSource.write(try generator.source(), to: output, named: name + ".swift")
+            } catch let error as GenerationError {
+                FileHandle.standardError.write(Data("amber: \(model): \(error)\n".utf8))
+                throw ExitCode(1)
+            } catch let error as AmberError {
+                FileHandle.standardError.write(Data("amber: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
+    }
+}
+
+/// Model files in, generated files out.
+enum ModelSource {
+    /// The model in `path`: an Xcode model (a folder, or a file starting with `<`) or a JSON model file.
+    static func read(_ path: String, version: String?) throws -> ModelDescription {
+        let url = URL(fileURLWithPath: path)
+        var isDirectory: ObjCBool = false
+        let folder = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        let xml = FileManager.default.contents(atPath: path).map { $0.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) } == UInt8(ascii: "<") }
+        guard folder || xml == true else { return try ModelDescription(contentsOf: url) }
+        if let version { return try XcodeModelImport(contentsOf: url, version: version).model }
+        return try XcodeModelImport(contentsOf: url).model
+    }
+
+    /// The file name a model is named by in generated comments: `Library.xcdatamodeld` for its contents file too.
+    static func fileName(of path: String) -> String {
+        var url = URL(fileURLWithPath: path)
+        if url.lastPathComponent == "contents" { url.deleteLastPathComponent() }
+        return url.lastPathComponent
+    }
+
+    /// A model's name: its file name without extensions (`Library` for `Library.amber.json`).
+    static func name(of path: String) -> String { String(fileName(of: path).prefix { $0 != "." }) }
+
+    /// Writes `text` to `output` (a file, or a folder to put `fileName` in), or prints it when `output` is nil.
+    /// An unchanged file is left alone, so what depends on it is not rebuilt.
+    static func write(_ text: String, to output: String?, named fileName: String) throws {
+        guard let output else {
+            print(text, terminator: "")
+            return
+        }
+        var isDirectory: ObjCBool = false
+        let isFolder = FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) && isDirectory.boolValue
+        let url = isFolder || output.hasSuffix("/") ? URL(fileURLWithPath: output).appendingPathComponent(fileName) : URL(fileURLWithPath: output)
+        if FileManager.default.contents(atPath: url.path) == Data(text.utf8) { return }
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+}
