@@ -41,6 +41,22 @@ echo "-- the server crashing during a save, alone (it cuts every connection to t
 AMBER_TEST_POSTGRES_DIR="$postgres_dir" swift test --skip-build --filter PostgreSQLCrashTests 2>&1 | tee .build/swift-crash.log
 grep -q "Suite PostgreSQLCrashTests passed" .build/swift-crash.log || { echo "the crash test did not pass"; exit 1; }
 
+step "Generated classes: each real model's Swift compiles, and generating twice gives the same text"
+bin=$(swift build --show-bin-path)
+generated=$(mktemp -d)
+# Outside SwiftPM, `import Amber` needs the C modules' maps that SwiftPM passes itself.
+modulemaps=(-I "$bin/Modules" -Xcc -ISources/AmberPluginABI/include -Xcc "-fmodule-map-file=$bin/AmberPluginABI.build/module.modulemap")
+for system in CFFI CSQLite CLibPQ CZlib; do modulemaps+=(-Xcc "-fmodule-map-file=Sources/$system/module.modulemap"); done
+for model in ../shared/models/*.xml ../shared/coredata/*/*.xcdatamodeld Tests/AmberTypedTests/*.amber.json; do
+    name=$(basename "$model"); name=${name%%.*}
+    "$bin/amber-generate" swift "$model" -o "$generated/$name.swift"
+    "$bin/amber-generate" swift "$model" > "$generated/again.swift"
+    cmp -s "$generated/$name.swift" "$generated/again.swift" || { echo "$model: generating twice gave different text"; exit 1; }
+    swiftc -typecheck "${modulemaps[@]}" "$generated/$name.swift" || { echo "$model: the generated Swift does not compile"; exit 1; }
+    echo "$name: $(grep -c '^open class' "$generated/$name.swift") classes compile"
+done
+rm -rf "$generated"
+
 step "Swift API documentation: DocC builds the reference of every module Amber exports, and the articles"
 docs=$(mktemp -d)
 bash scripts/docs.sh "$docs" > .build/docc.log 2>&1 || { tail -30 .build/docc.log; exit 1; }

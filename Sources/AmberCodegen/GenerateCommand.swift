@@ -77,8 +77,15 @@ enum ModelSource {
         return url.lastPathComponent
     }
 
-    /// A model's name: its file name without extensions (`Library` for `Library.amber.json`).
-    static func name(of path: String) -> String { String(fileName(of: path).prefix { $0 != "." }) }
+    /// A model's name: its file name without extensions (`Library` for
+    /// `Library.amber.json`), with each character an identifier cannot have made `_`.
+    static func name(of path: String) -> String {
+        let base = fileName(of: path).prefix { $0 != "." }
+        let name = String(String.UnicodeScalarView(base.unicodeScalars.map { scalar in
+            ("0"..."9").contains(scalar) || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || scalar == "_" ? scalar : "_"
+        }))
+        return name.first.map { ("0"..."9").contains($0) } == true || name.isEmpty ? "_" + name : name
+    }
 
     /// Writes `text` to `output` (a file, or a folder to put `fileName` in), or prints it when `output` is nil.
     /// An unchanged file is left alone, so what depends on it is not rebuilt.
