@@ -502,7 +502,8 @@ import Testing
         }
         let docs = try markdown(in: "docs")
         let swift = try Self.expectRun("swift", of: ["README.md"] + docs + markdown(in: "Sources/Amber/Amber.docc"),
-                                       in: ["Tests/AmberTests/ReadmeSampleTests.swift", "Tests/AmberTests/DocumentationSampleTests.swift"])
+                                       in: ["Tests/AmberTests/ReadmeSampleTests.swift", "Tests/AmberTests/DocumentationSampleTests.swift",
+                                           "Tests/AmberTypedTests/TypedSampleTests.swift"])
         // README.md's C example and docs/c-guide.md's program are built whole by the test command.
         let c = try Self.expectRun("c", of: docs.filter { $0 != "docs/c-guide.md" }, in: ["Tests/CAPITests/docs_test.c"])
         #expect(swift >= 21 && c >= 2, "found only \(swift) Swift and \(c) C samples: has the fence syntax changed?")
