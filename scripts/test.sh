@@ -374,7 +374,7 @@ c_passed=$((c_passed + cli_checks + 1))
 echo "$((cli_checks + 1)) CLI checks passed"
 
 step "Python bindings: install, then pytest against the installed package"
-python3 -m pip install --quiet --disable-pip-version-check cffi pytest pytest-cov hypothesis
+python3 -m pip install --quiet --disable-pip-version-check cffi pytest pytest-cov hypothesis mypy
 python3 -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
 rm -rf bindings/python/build bindings/python/*.egg-info  # pip's in-tree leftovers would shadow later builds
 repo=$PWD

@@ -3,7 +3,7 @@ import AmberValues
 import ArgumentParser
 import Foundation
 
-/// `generate swift MODEL [-o PATH] [--base-class NAME]`: the command both
+/// `generate swift|python MODEL [-o PATH]`: the command both
 /// `amber generate` and the `amber-generate` tool (which the AmberGenerate
 /// build-tool plugin runs, and which builds without the stores) run.
 public struct GenerateCommand: ParsableCommand {
@@ -14,9 +14,11 @@ public struct GenerateCommand: ParsableCommand {
             The Swift output is one file: a class per entity (a sub-entity's class inherits from its
             parent's), a struct per struct value class, and an enum listing the classes. The
             AmberGenerate build-tool plugin runs this on the model files of a SwiftPM target.
+            The Python output is a module of annotated classes for amber.Context.
               amber generate swift Library.amber.json -o Sources/App/Generated
+              amber generate python Library.amber.json -o app/library.py
             """,
-        subcommands: [Swift.self])
+        subcommands: [Swift.self, Python.self])
 
     public init() {}
 
@@ -40,18 +42,37 @@ public struct GenerateCommand: ParsableCommand {
         public init() {}
 
         public func run() throws {
-            do {
+            try ModelSource.generating(model) {
                 let description = try ModelSource.read(model, version: modelVersion)
                 let name = ModelSource.name(of: model)
                 var generator = SwiftGenerator(model: description, modelName: name, sourceName: ModelSource.fileName(of: model))
                 if let baseClass { generator.baseClass = baseClass }
                 try ModelSource.write(try generator.source(), to: output, named: name + ".swift")
-            } catch let error as GenerationError {
-                FileHandle.standardError.write(Data("amber: \(model): \(error)\n".utf8))
-                throw ExitCode(1)
-            } catch let error as AmberError {
-                FileHandle.standardError.write(Data("amber: \(error)\n".utf8))
-                throw ExitCode(1)
+            }
+        }
+    }
+
+    /// `generate python`.
+    public struct Python: ParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Generate a Python module of typed classes.")
+
+        @Argument(help: "A JSON model file, or an Xcode data model (.xcdatamodeld, .xcdatamodel, or its contents file).")
+        var model: String
+
+        @Option(name: [.short, .customLong("output")],
+                help: "A .py file, or a folder to write MODEL_NAME.py in (default: standard output).")
+        var output: String?
+
+        @Option(name: .customLong("model-version"), help: "For a .xcdatamodeld bundle: the model version to read (default: its current version).")
+        var modelVersion: String?
+
+        public init() {}
+
+        public func run() throws {
+            try ModelSource.generating(model) {
+                let description = try ModelSource.read(model, version: modelVersion)
+                let text = try PythonGenerator(model: description, sourceName: ModelSource.fileName(of: model)).source()
+                try ModelSource.write(text, to: output, named: ModelSource.name(of: model).lowercased() + ".py")
             }
         }
     }
@@ -59,6 +80,19 @@ public struct GenerateCommand: ParsableCommand {
 
 /// Model files in, generated files out.
 enum ModelSource {
+    /// Runs `body`, turning a refused model element or an Amber error into a message on stderr and exit status 1.
+    static func generating(_ model: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as GenerationError {
+            FileHandle.standardError.write(Data("amber: \(model): \(error)\n".utf8))
+            throw ExitCode(1)
+        } catch let error as AmberError {
+            FileHandle.standardError.write(Data("amber: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
     /// The model in `path`: an Xcode model (a folder, or a file starting with `<`) or a JSON model file.
     static func read(_ path: String, version: String?) throws -> ModelDescription {
         let url = URL(fileURLWithPath: path)

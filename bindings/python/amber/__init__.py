@@ -16,7 +16,7 @@ from .context import Context, MergePolicy
 from .errors import (ArgumentError, BusyError, DestinationExistsError, Error, HistoryError, IndexOutOfRangeError, ServerError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StorageError, StoreError, StoreURLError,
                      UnknownKeyPathError, UnknownNameError, UnsupportedError, TransformerError, ValidationError, ValueClassError)
 from .model import Attribute, Entity, Model, Relationship, Template
-from .objects import Object, RelatedObjects
+from .objects import Object, RelatedObjects, TypedObject
 from .observing import Change, ChangeReport, IndexChange, LiveQuery, Section
 from .store import Store, check_file, import_coredata, migration_plan, open
 from .transformers import Registry, Transformer, sample_plugin, shared_registry
@@ -24,7 +24,7 @@ from .transformers import Registry, Transformer, sample_plugin, shared_registry
 __version__ = ffi.string(lib.amber_version()).decode()
 
 __all__ = [
-    "ArgumentError", "Attribute", "BusyError", "DestinationExistsError", "IndexOutOfRangeError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "HistoryChange", "HistoryError", "HistoryTransaction", "ServerError", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object",
+    "ArgumentError", "Attribute", "BusyError", "DestinationExistsError", "IndexOutOfRangeError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "HistoryChange", "HistoryError", "HistoryTransaction", "ServerError", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object", "TypedObject",
     "PluginError", "PredicateError", "Problem", "Registry", "ReservedNameError", "RelatedObjects", "Relationship", "Store", "StorageError", "StoreError", "StoreURLError", "Template", "Transformer", "TransformerError", "UnknownKeyPathError", "UnknownNameError",
     "UnsupportedError", "ValidationError", "ValueClassError", "check_file", "import_coredata", "migration_plan", "open", "sample_plugin", "shared_registry",
 ]

@@ -7,7 +7,7 @@ import enum
 import functools
 import itertools
 import operator
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TYPE_CHECKING
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TYPE_CHECKING, TypeVar, Union, overload
 
 from . import _batch
 from ._columns import fill_related
@@ -17,13 +17,16 @@ from ._values import to_c
 from .errors import MisuseError, NotFoundError, argument_error, check, checks_arguments, placed
 from ._common import _Owner, _columns, _free_trampoline, _keep_until_freed, _name, _not_text, _out, _packer, _reader, _text
 from .model import Entity
-from .objects import Object, _Ref, _each, _forget, _handle_of, _new_object, _set_context, _set_filled, _set_handle, _set_ref_handle
+from .objects import Object, TypedObject, _Ref, _each, _forget, _handle_of, _new_object, _set_context, _set_filled, _set_handle, _set_ref_handle
 from .observing import ChangeReport, IndexChange, LiveQuery, _Callback, _observer_trampoline, _read_report
 
 if TYPE_CHECKING:
     from .model import Model
     from .store import Store
 
+
+#: A class `amber generate python` made, where an entity name goes.
+T = TypeVar("T", bound=TypedObject)
 
 class MergePolicy(enum.IntEnum):
     """What a save does with a conflict: an object whose row another context
@@ -143,13 +146,19 @@ class Context(_Owner):
         values, keep = _packer.pack(rows, kinds, [a.codec for a in attributes], places, slow)
         return handles, values, keep + slow_keep
 
-    def insert(self, entity: str, /, **values: Any) -> "Object":
-        """Inserts a new object of `entity`, setting `values` by name:
+    @overload
+    def insert(self, entity: type[T], /, **values: Any) -> T: ...
+    @overload
+    def insert(self, entity: str, /, **values: Any) -> "Object": ...
+
+    def insert(self, entity: Union[str, type[TypedObject]], /, **values: Any) -> "Object":
+        """Inserts a new object of `entity` (a name, or a class `amber generate
+        python` made: the object is of that class), setting `values` by name:
         attributes, relationships (an object or None for a to-one, an
         iterable of objects for a to-many; the inverses follow) and, for an
         extensible entity, extended attributes. All or nothing: relationship
         values are checked before anything is inserted, and set last."""
-        target = self.model.entity(entity)
+        target = self.model.entity(self._entity_name(entity))
         related = {name: self._related_value(target, name, values.pop(name)) for name in list(values) if name in target.relationships}
         # Extended values, then relationships, are set once the object exists.
         later = {name: values.pop(name) for name in list(values) if name not in target.attributes} if target.extensible else {}
@@ -349,11 +358,23 @@ class Context(_Owner):
             request.prefetch_count = len(paths)
         return request
 
+    @overload
+    def fetch(self, entity: type[T], predicate: Optional[str] = None, *arguments: Any, sort: Optional[Sequence[str]] = None,
+              limit: Optional[int] = None, offset: int = 0, decode: bool = False,
+              prefetch: Sequence[str] = (), subentities: bool = True,
+              variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> list[T]: ...
+    @overload
     def fetch(self, entity: str, predicate: Optional[str] = None, *arguments: Any, sort: Optional[Sequence[str]] = None,
               limit: Optional[int] = None, offset: int = 0, decode: bool = False,
               prefetch: Sequence[str] = (), subentities: bool = True,
-              variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> list["Object"]:
-        """Objects of `entity` matching `predicate` (Core Data syntax, `%@` and
+              variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> list["Object"]: ...
+
+    def fetch(self, entity: Union[str, type[TypedObject]], predicate: Optional[str] = None, *arguments: Any,
+              sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0, decode: bool = False,
+              prefetch: Sequence[str] = (), subentities: bool = True,
+              variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> list[Any]:
+        """Objects of `entity` (a name, or a class `amber generate python`
+        made: each object is of its own entity's class) matching `predicate` (Core Data syntax, `%@` and
         `%K` filled from `arguments`), sorted by `sort` keys ("price", "-price"
         for descending), at most `limit`, after skipping `offset`.
 
@@ -378,9 +399,21 @@ class Context(_Owner):
         (keyed by name without the `$`): each variable needs one and each
         value a variable, else PredicateError names it."""
         keep: list = []
-        request = self._request(entity, predicate, arguments, sort, limit, offset, keep, prefetch, subentities,
+        name = self._entity_name(entity)
+        request = self._request(name, predicate, arguments, sort, limit, offset, keep, prefetch, subentities,
                                 variables=variables, include_pending=include_pending)
-        return self._fetch(self.model.entity(entity), request, decode, subentities)
+        return self._fetch(self.model.entity(name), request, decode, subentities)
+
+    def _entity_name(self, entity: Union[str, type[TypedObject]]) -> str:
+        """The entity a name or a generated class names; a class is put to use
+        (Model.use) with the classes generated with it, the first time."""
+        if isinstance(entity, str):
+            return entity
+        if isinstance(entity, type) and issubclass(entity, TypedObject) and entity.__amber_entity__:
+            if self.model._classes.get(entity.__amber_entity__) is not entity:
+                self.model.use(entity.__amber_family__ or (entity,))
+            return entity.__amber_entity__
+        raise argument_error(f"an entity is named by a str or a class amber generate python made, not {entity!r}")
 
     def fetch_template(self, name: str, variables: Optional[Mapping[str, Any]] = None, *,
                        sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
@@ -439,11 +472,11 @@ class Context(_Owner):
         if reading one fails, dropping them releases them all."""
         return self._adopt(ffi.unpack(handles, count), entity) if count else []
 
-    def count(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
+    def count(self, entity: Union[str, type[TypedObject]], predicate: Optional[str] = None, *arguments: Any,
               variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> int:
         """How many objects `fetch` would return (unsaved changes included unless `include_pending=False`)."""
         keep: list = []
-        request = self._request(entity, predicate, arguments, None, None, 0, keep, variables=variables,
+        request = self._request(self._entity_name(entity), predicate, arguments, None, None, 0, keep, variables=variables,
                                 include_pending=include_pending)
         out = _out("int64_t *")
         self._before_merging_point()

@@ -8,13 +8,13 @@ import json
 import math
 import os
 import re
-from typing import Any, Optional, TYPE_CHECKING, Union
+from typing import Any, Iterable, Optional, TYPE_CHECKING, Union
 
 from ._ffi import ffi, lib
 from ._values import StructCodec, struct_codec
 from .errors import Error, ModelError, NotFoundError, argument_error, check, checks_arguments
 from ._common import _Owner, _name, _out, _str
-from .objects import Object, _OBJECT_API
+from .objects import Object, TypedObject, _OBJECT_API
 from .transformers import Registry, shared_registry
 
 if TYPE_CHECKING:
@@ -127,8 +127,14 @@ class Entity:
         # library. Attributes never fetched (transient) get a property that asks.
         # Names that start with "_" or that Object's API uses (uri, keys, …) get neither:
         # they are read and set as items (book["uri"]), so no model can hide the API.
+        self._make_class(model._class_for(self))
+
+    def _make_class(self, base: type) -> None:
+        """The class of this entity's objects, on `base`: Object, or a class
+        `amber generate python` made (its renamed names mapped back)."""
         slotted = [a.name for a in self.everything if _is_plain(a.name)]
-        self.object_class = type(self.name, (Object,), {"__slots__": tuple(slotted), "_entity": self, **{
+        renames = {renamed: name for cls in reversed(base.__mro__) for renamed, name in getattr(cls, "__amber_renamed__", {}).items()}
+        self.object_class = type(self.name, (base,), {"__slots__": tuple(slotted), "_entity": self, "_renames": renames, **{
             name: _attribute_property(name) for name in self.attributes
             if _is_plain(name) and name not in slotted}, **{
             name: _relationship_property(name) for name in self.relationships if _is_plain(name)}})
@@ -149,6 +155,16 @@ def _is_plain(name: str) -> bool:
     """Whether the attribute or relationship `name` reads as a Python attribute
     (`book.title`): not private-looking, not a name of Object's API."""
     return not name.startswith("_") and name not in _OBJECT_API
+
+
+# AMBER_TYPE_* constants by value, for messages.
+_TYPE_NAMES = {getattr(lib, f"AMBER_TYPE_{name.upper()}"): name for name in (
+    "integer16", "integer32", "integer64", "decimal", "double", "float", "string", "boolean", "date", "binary", "uuid", "uri",
+    "transformable", "undefined")}
+
+
+def _kind(to_many: bool, ordered: bool) -> str:
+    return ("ordered to-many" if ordered else "to-many") if to_many else "to-one"
 
 
 def _attribute_property(name: str) -> property:
@@ -185,6 +201,7 @@ class Model(_Owner):
         self._json = json_text
         self.registry = registry if registry is not None else shared_registry()
         self._entities: dict[str, Entity] = {}
+        self._classes: dict[str, type] = {}  # generated classes by entity name (Model.use)
         self._codecs: dict[str, Optional[StructCodec]] = {}
         self._templates: Optional[dict[str, Template]] = None
         #: What an Xcode import changed or left out, one note per line ("Entity.attribute: ..."); empty for other models.
@@ -271,6 +288,62 @@ class Model(_Owner):
             check(lib.amber_model_entity(out, self._handle, _name(name, "the entity name")))
             entity = self._entities[name] = Entity(out[0], self)
         return entity
+
+    def use(self, classes: Iterable[type["TypedObject"]]) -> "Model":
+        """Makes this model's objects instances of `classes`, made by `amber
+        generate python` from a model file: each object is of the class made
+        for its entity, or for the nearest entity its entity inherits from.
+        Every class is checked against the model first; ModelError lists
+        every difference ("Book.pages: the class reads integer32, the model
+        has string"). Objects made before keep their class, so call it before
+        the first fetch; the first typed insert, fetch or count
+        (ctx.fetch(Book)) calls it with the classes generated with that one."""
+        classes = list(classes)
+        problems = [problem for cls in classes for problem in self._differences(cls)]
+        if problems:
+            raise ModelError(lib.AMBER_E_INVALID_DECLARATION, "the generated classes do not fit the model:\n"
+                             + "\n".join(f"  {problem}" for problem in problems), classes[0].__amber_entity__)
+        self._classes.update((cls.__amber_entity__, cls) for cls in classes)
+        for entity in self._entities.values():
+            entity._make_class(self._class_for(entity))
+        return self
+
+    def _differences(self, cls: type["TypedObject"]) -> list[str]:
+        """How the model differs from what `cls` declares (its own properties; its bases declare theirs)."""
+        try:
+            entity = self.entity(cls.__amber_entity__)
+        except NotFoundError:
+            return [f"{cls.__amber_entity__}: the class {cls.__name__} reads objects of this entity, the model has none"]
+        found: list[str] = []
+        for name, declared in cls.__amber_declared__.items():
+            place = f"{entity.name}.{name}"
+            if declared[0] == "attribute":
+                attribute = entity.attributes.get(name)
+                if attribute is None:
+                    found.append(f"{place}: the class has the attribute, the model does not")
+                elif attribute.type != getattr(lib, f"AMBER_TYPE_{declared[1].upper()}", None):
+                    found.append(f"{place}: the class reads {declared[1]}, the model has {_TYPE_NAMES.get(attribute.type, attribute.type)}")
+                elif declared[2] is not None and attribute.value_class != declared[2]:
+                    found.append(f"{place}: the class reads values of class {declared[2]}, the model has {attribute.value_class or 'any'}")
+                continue
+            relationship = entity.relationships.get(name)
+            if relationship is None:
+                found.append(f"{place}: the class has the relationship, the model does not")
+            elif relationship.destination != declared[1]:
+                found.append(f"{place}: the class leads to {declared[1]}, the model to {relationship.destination}")
+            elif (relationship.to_many, relationship.ordered) != (declared[2], declared[3]):
+                found.append(f"{place}: the class has a {_kind(declared[2], declared[3])} relationship, "
+                             f"the model a {_kind(relationship.to_many, relationship.ordered)}")
+        return found
+
+    def _class_for(self, entity: Entity) -> type:
+        """The class `use` gave `entity` or the nearest entity it inherits from; Object if none."""
+        kind: Optional[Entity] = entity
+        while kind is not None:
+            if kind.name in self._classes:
+                return self._classes[kind.name]
+            kind = self.entity(kind.parent) if kind.parent else None
+        return Object
 
     def _codec(self, class_name: Optional[str]) -> Optional[StructCodec]:
         if not class_name:

@@ -5,7 +5,7 @@ import collections
 import collections.abc
 import functools
 import weakref
-from typing import Any, Iterator, NoReturn, TYPE_CHECKING
+from typing import Any, ClassVar, Iterator, NoReturn, TYPE_CHECKING
 
 from ._ffi import ffi, lib
 from ._values import from_c, to_c
@@ -91,6 +91,8 @@ class Object:
     # otherwise). _entity is a class attribute of each entity's subclass.
     __slots__ = ("_context", "_handle", "_filled", "__weakref__")
     _entity: Entity
+    # Generated classes' Python names for model names Python cannot use (`class_` for "class"), per entity class.
+    _renames: dict[str, str] = {}
     _release_handle = staticmethod(lib.amber_object_release)  # through the class, which outlives every instance
 
     def __del__(self) -> None:
@@ -231,7 +233,7 @@ class Object:
         # Only names that are not attributes reach here (attributes are properties of the entity's class).
         if name.startswith("_"):
             raise AttributeError(name)
-        return self._get(name)
+        return self._get(self._renames.get(name, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_"):
@@ -241,7 +243,7 @@ class Object:
                                     f"object's API, not an attribute; set an attribute of that name as an item: obj[\"{name}\"] = value",
                                     f"{self._entity.name}.{name}")
         else:
-            self._set(name, value)
+            self._set(self._renames.get(name, name), value)
 
     def __getitem__(self, name: str) -> Any:
         if not isinstance(name, str):
@@ -295,6 +297,25 @@ class Object:
 
     def __repr__(self) -> str:
         return f"<amber.Object {self._entity.name} {self.uri}>"
+
+
+class TypedObject(Object):
+    """The base of the classes `amber generate python` makes from a model
+    file: one per entity, annotated for type checkers (`book.title: str`,
+    `book.author: Author | None`, `author.books: MutableSet[Book]`). Pass a
+    class where an entity name goes (ctx.insert(Book, title=...),
+    ctx.fetch(Book, ...), ctx.count(Book)): the objects come as instances of
+    their own entity's class. Reading and writing is the dynamic API's."""
+
+    __slots__ = ()
+    #: The entity the class was made for.
+    __amber_entity__: ClassVar[str] = ""
+    #: The class's own properties as the generator saw them, checked against a store's model (Model.use).
+    __amber_declared__: ClassVar[dict[str, tuple[Any, ...]]] = {}
+    #: Python names of model names Python cannot use, mapped to the model's.
+    __amber_renamed__: ClassVar[dict[str, str]] = {}
+    #: The classes generated with this one (the module's CLASSES), put to use together.
+    __amber_family__: ClassVar[tuple[type["TypedObject"], ...]] = ()
 
 
 # The public names of Object: attributes and relationships with these names are items only.

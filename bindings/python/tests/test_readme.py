@@ -1,6 +1,8 @@
 """The Python samples of README.md, bindings/python/README.md and docs/*.md run as shown (plugins from the package, or AMBER_PLUGIN_DIR)."""
 import os
 import re
+import shutil
+import subprocess
 
 README = os.path.join(os.path.dirname(__file__), "..", "..", "..", "README.md")
 
@@ -20,10 +22,16 @@ def test_every_example_in_the_python_readme_runs(plugin_dir, tmp_path, monkeypat
         blocks = re.findall(r"```python\n(.*?)```", file.read(), re.S)
     assert len(blocks) >= 5
     monkeypatch.chdir(tmp_path)
+    # The typed-classes section imports the module generated from the model it names.
+    model = os.path.join(os.path.dirname(__file__), "..", "..", "..", "Tests", "AmberTypedTests", "Library.amber.json")
+    shutil.copy(model, tmp_path)
+    subprocess.run([os.path.join(plugin_dir, "amber-generate"), "python", "Library.amber.json", "-o", "library.py"], check=True)
+    monkeypatch.syspath_prepend(str(tmp_path))
     namespace: dict = {}
     for i, block in enumerate(blocks):
         exec(compile(block, f"README.md block {i + 1}", "exec"), namespace)
-    assert "Book.price in row 1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Book.price in row 1" in out and "Dune True" in out
 
 
 DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs")

@@ -1,0 +1,127 @@
+"""Classes `amber generate python` makes from a model file: typed round
+trips, inheritance, relationships, renamed names, a model the classes do not
+fit, and mypy --strict on a program that uses them."""
+import datetime
+import decimal
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import amber
+
+MODEL = Path(__file__).resolve().parents[3] / "Tests" / "AmberTypedTests" / "Library.amber.json"
+
+
+@pytest.fixture(scope="module")
+def generated(plugin_dir, tmp_path_factory):
+    """The folder holding library.py, generated from MODEL."""
+    folder = tmp_path_factory.mktemp("generated")
+    subprocess.run([os.path.join(plugin_dir, "amber-generate"), "python", str(MODEL), "-o", str(folder)], check=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def library(generated):
+    spec = importlib.util.spec_from_file_location("library", generated / "library.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["library"] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules["library"]
+
+
+def test_every_type_reads_back_exactly_after_save_and_reopen(library, tmp_path):
+    path = tmp_path / "typed.amber"
+    published = datetime.datetime(2021, 10, 22, 8, 30, 15, 250000, tzinfo=datetime.timezone.utc)
+    isbn = uuid.uuid4()
+    with amber.open(path, amber.Model.from_file(MODEL)) as store:
+        ctx = store.context()
+        book = ctx.insert(library.Book, title="Dune", pages=412, small=-32768, big=2**63 - 1, price=decimal.Decimal("12.30"),
+                          rating=4.25, inPrint=True, published=published, cover=b"\x00\xff", isbn=isbn,
+                          link="https://example.org/dune?x=1")
+        book.class_ = "fiction"  # `class`, renamed
+        book.extras = [1, "two"]
+        assert isinstance(book, library.Book)
+        ctx.save()
+    with amber.open(path, amber.Model.from_file(MODEL)) as store:
+        [book] = store.context().fetch(library.Book)
+        assert type(book).__mro__[1] is library.Book
+        assert (book.title, book.pages, book.small, book.big) == ("Dune", 412, -32768, 2**63 - 1)
+        assert str(book.price) == "12.30" and book.rating == 4.25 and book.inPrint is True
+        assert book.published == published and book.cover == b"\x00\xff" and book.isbn == isbn
+        assert book.link == "https://example.org/dune?x=1" and book.extras == [1, "two"]
+        assert book.class_ == "fiction" and book["class"] == "fiction"
+
+
+def test_objects_come_as_their_own_entitys_class_and_relationships_are_typed(library):
+    ctx = amber.open(None, amber.Model.from_file(MODEL)).context()
+    author = ctx.insert(library.Author, name="Frank Herbert")
+    novel = ctx.insert(library.Novel, title="Dune", genre="science fiction", author=author)
+    essay = ctx.insert(library.Book, title="Essays")
+    author.books.add(essay)
+    chapter = ctx.insert(library.Chapter, heading="One", book=novel)
+    ctx.save()
+    books = ctx.fetch(library.Book, sort=["title"])
+    assert [type(book).__mro__[1] for book in books] == [library.Novel, library.Book]
+    assert isinstance(books[0], library.Book) and books[0].genre == "science fiction"
+    assert set(author.books) == {novel, essay} and novel.author is author
+    assert list(novel.chapters) == [chapter] and chapter.book is novel
+    assert ctx.count(library.Novel) == 1 and ctx.count(library.Book, "title == %@", "Essays") == 1
+
+
+def test_classes_that_do_not_fit_the_model_are_refused_naming_each_difference(library, tmp_path):
+    description = json.loads(MODEL.read_text())
+    book = next(entity for entity in description["entities"] if entity["name"] == "Book")
+    book["attributes"] = [a for a in book["attributes"] if a["name"] != "rating"]
+    next(a for a in book["attributes"] if a["name"] == "pages")["type"] = "string"
+    with amber.open(None, amber.Model.from_dict(description)) as store:
+        ctx = store.context()
+        with pytest.raises(amber.ModelError) as raised:
+            ctx.insert(library.Book, title="Dune")
+        assert "Book.rating: the class has the attribute, the model does not" in str(raised.value)
+        assert "Book.pages: the class reads integer32, the model has string" in str(raised.value)
+        assert ctx.count("Book") == 0  # nothing was inserted
+    with pytest.raises(amber.ArgumentError):
+        amber.open(None, amber.Model.from_file(MODEL)).context().fetch(int)  # type: ignore[arg-type]
+
+
+PROGRAM = '''
+import amber
+import library
+
+
+def long_titles(ctx: amber.Context) -> list[str]:
+    return [book.title for book in ctx.fetch(library.Book, "pages > %@", 300)]
+
+
+def add(ctx: amber.Context) -> library.Author | None:
+    novel = ctx.insert(library.Novel, title="Dune")
+    novel.pages = 412
+    novel.genre = "science fiction"
+    for chapter in novel.chapters:
+        print(chapter.heading)
+    return novel.author
+'''
+
+
+def mypy(folder: Path, program: str) -> subprocess.CompletedProcess:
+    (folder / "program.py").write_text(program)
+    amber_root = str(Path(amber.__file__).resolve().parents[1])
+    return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
+                           "--cache-dir", os.devnull, "program.py", "library.py"],
+                          cwd=folder, capture_output=True, text=True, env={**os.environ, "MYPYPATH": amber_root})
+
+
+def test_the_generated_module_and_a_program_using_it_pass_mypy_strict(generated):
+    pytest.importorskip("mypy")
+    checked = mypy(generated, PROGRAM)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # The check has teeth: a str where the model says integer is an error.
+    wrong = mypy(generated, PROGRAM.replace("novel.pages = 412", 'novel.pages = "many"'))
+    assert wrong.returncode == 1 and 'program.py:12: error: Incompatible types in assignment' in wrong.stdout, wrong.stdout
