@@ -41,7 +41,7 @@ echo "-- the server crashing during a save, alone (it cuts every connection to t
 AMBER_TEST_POSTGRES_DIR="$postgres_dir" swift test --skip-build --filter PostgreSQLCrashTests 2>&1 | tee .build/swift-crash.log
 grep -q "Suite PostgreSQLCrashTests passed" .build/swift-crash.log || { echo "the crash test did not pass"; exit 1; }
 
-step "Generated classes: each real model's Swift compiles, and generating twice gives the same text"
+step "Generated classes: each real model's Swift, Python and C compile, and generating twice gives the same text"
 bin=$(swift build --show-bin-path)
 generated=$(mktemp -d)
 # Outside SwiftPM, `import Amber` needs the C modules' maps that SwiftPM passes itself.
@@ -53,7 +53,17 @@ for model in ../shared/models/*.xml ../shared/coredata/*/*.xcdatamodeld Tests/Am
     "$bin/amber-generate" swift "$model" > "$generated/again.swift"
     cmp -s "$generated/$name.swift" "$generated/again.swift" || { echo "$model: generating twice gave different text"; exit 1; }
     swiftc -typecheck "${modulemaps[@]}" "$generated/$name.swift" || { echo "$model: the generated Swift does not compile"; exit 1; }
-    echo "$name: $(grep -c '^open class' "$generated/$name.swift") classes compile"
+    "$bin/amber-generate" python "$model" -o "$generated/$name.py"
+    python3 -m py_compile "$generated/$name.py" || { echo "$model: the generated Python does not compile"; exit 1; }
+    if "$bin/amber-generate" c "$model" -o "$generated/model.h" --prefix model 2> "$generated/c.err"; then
+        printf '#include <model.h>\nint main(void) { return 0; }\n' > "$generated/header.c"
+        cc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -I"$generated" -c "$generated/header.c" -o "$generated/header.o" \
+            || { echo "$model: the generated C header does not compile"; exit 1; }
+    else
+        # Only a model whose names give one C name twice is refused, naming the element.
+        grep -q "is also" "$generated/c.err" || { cat "$generated/c.err"; exit 1; }
+    fi
+    echo "$name: $(grep -c '^open class' "$generated/$name.swift") classes compile (Swift, Python$([ -s "$generated/c.err" ] && echo "; C refused: $(cat "$generated/c.err")" || echo ", C"))"
 done
 rm -rf "$generated"
 
@@ -87,9 +97,11 @@ run_c() {  # name, command...: runs one C test program and adds up its checks
     c_passed=$((c_passed + $(sed -nE 's/^([0-9]+) passed, 0 failed$/\1/p' "$work/$name.log")))
 }
 export AMBER_PLUGIN_DIR="$bin"  # the sample plugins `swift build` made
+# typed_test.c includes the accessors `amber generate c` writes.
+"$bin/amber-generate" c Tests/AmberTypedTests/Library.amber.json -o "$work/generated/library.h"
 for test in Tests/CAPITests/*.c; do
     name=$(basename "$test" .c)
-    cc -std=c11 -Wall -Wextra -Werror -pedantic -pthread -Iinclude "$test" -o "$work/$name" \
+    cc -std=c11 -Wall -Wextra -Werror -pedantic -pthread -Iinclude -I"$work/generated" "$test" -o "$work/$name" \
         -L"$bin" -l"$lib" -lsqlite3 -Wl,-rpath,"$bin"
     echo "-- $name"
     run_c "$name" "$work/$name"

@@ -14,11 +14,13 @@ public struct GenerateCommand: ParsableCommand {
             The Swift output is one file: a class per entity (a sub-entity's class inherits from its
             parent's), a struct per struct value class, and an enum listing the classes. The
             AmberGenerate build-tool plugin runs this on the model files of a SwiftPM target.
-            The Python output is a module of annotated classes for amber.Context.
+            The Python output is a module of annotated classes for amber.Context; the C output
+            a header of typed accessors on amber.h.
               amber generate swift Library.amber.json -o Sources/App/Generated
               amber generate python Library.amber.json -o app/library.py
+              amber generate c Library.amber.json -o include/library.h
             """,
-        subcommands: [Swift.self, Python.self])
+        subcommands: [Swift.self, Python.self, C.self])
 
     public init() {}
 
@@ -73,6 +75,37 @@ public struct GenerateCommand: ParsableCommand {
                 let description = try ModelSource.read(model, version: modelVersion)
                 let text = try PythonGenerator(model: description, sourceName: ModelSource.fileName(of: model)).source()
                 try ModelSource.write(text, to: output, named: ModelSource.name(of: model).lowercased() + ".py")
+            }
+        }
+    }
+}
+
+extension GenerateCommand {
+    /// `generate c`.
+    public struct C: ParsableCommand {
+        public static let configuration = CommandConfiguration(abstract: "Generate a C header of typed accessors.")
+
+        @Argument(help: "A JSON model file, or an Xcode data model (.xcdatamodeld, .xcdatamodel, or its contents file).")
+        var model: String
+
+        @Option(name: [.short, .customLong("output")],
+                help: "A .h file, or a folder to write model_name.h in (default: standard output).")
+        var output: String?
+
+        @Option(help: "The prefix of the model-wide names, PREFIX_handles and PREFIX_resolve (default: the model's name).")
+        var prefix: String?
+
+        @Option(name: .customLong("model-version"), help: "For a .xcdatamodeld bundle: the model version to read (default: its current version).")
+        var modelVersion: String?
+
+        public init() {}
+
+        public func run() throws {
+            try ModelSource.generating(model) {
+                let description = try ModelSource.read(model, version: modelVersion)
+                let name = ModelSource.name(of: model)
+                let generator = CGenerator(model: description, sourceName: ModelSource.fileName(of: model), prefix: prefix ?? name)
+                try ModelSource.write(try generator.source(), to: output, named: generator.prefix + ".h")
             }
         }
     }
