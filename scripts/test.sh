@@ -370,6 +370,10 @@ expect "migrated; the store as it was is in" cli migrate "$work/migrate.amber" -
 expect '"title" : "Der Zauberberg"' cli query "$work/books.amber" Book --where "language == 'de' AND pages > 500" --json
 expect "predicate, position 13: expected a value or attribute name, found the end" cli query "$work/books.amber" Book --where "language == "
 expect "Bok: no such entity; did you mean Book?" cli query "$work/books.amber" Bok
+expect "open class Novel: Book {" cli generate swift Tests/AmberTypedTests/Library.amber.json
+expect "class Novel(Book):" cli generate python Tests/AmberTypedTests/Library.amber.json
+expect "static inline amber_status book_title(char **out, size_t *length" cli generate c Tests/AmberTypedTests/Library.amber.json
+expect "Protocol.items: its accessor protocol_add_to_items is also addToItems's" cli generate c Tests/AmberTypedTests/Awkward.amber.json
 expect "transformer ColorToData: Color -> Binary (reversible, thread-safe)" cli plugin inspect "$bin/libAmberColorPlugin.so"
 expect '"threadSafe" : true' cli plugin inspect "$bin/libAmberColorPlugin.so" --json
 expect '"ok" : true' cli model check "$work/demo.json" --json
