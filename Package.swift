@@ -106,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "amber-bench",
             dependencies: ["Amber", "AmberBenchRaw", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/amber-bench"),
+            path: "Sources/amber-bench", plugins: ["AmberGenerate"]),
         // libFuzzer harnesses (scripts/fuzz.sh builds them with -sanitize=fuzzer); built plainly, a corpus replayer.
         .target(name: "AmberFuzzDriver", path: "Sources/AmberFuzzDriver"),
         .executableTarget(

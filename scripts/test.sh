@@ -522,6 +522,7 @@ expected = workloads + ["peak memory W1+W2 (MiB)", "C API W2 batch fetch + read"
                        "W6 authors and books insert + save", "W7 fetch authors, prefetch books, sum prices",
                        "W8 ANY books.price > 50", "W9 merge 1,000 saved changes",
                        "W10 one-object save, live query over N", "W21 filtered fetch with pending changes",
+                       "W22 typed W1 insert + save", "W22 typed W2 fetch all + read", "W22 typed W4 update every 10th + save",
                        "W11 canonicalTitle CONTAINS[cd] vs title",
                        "W12 extended key vs modelled column", "W13 migrate: add attribute, re-encode colour",
                        "W14 200 saves, normal durability", "W14 200 saves, full durability",

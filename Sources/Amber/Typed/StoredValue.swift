@@ -18,6 +18,7 @@ public protocol StoredValue {
 
 extension StoredValue {
     /// The error for a value that is not of this type.
+    @usableFromInline
     static func mismatch(_ value: Value, of attribute: Attribute) -> AmberError {
         if value.isNull {
             return .invalidValue(place: attribute.description, expected: "a \(Self.self) value (it has none yet, and it is required)",
@@ -28,8 +29,9 @@ extension StoredValue {
 }
 
 extension Optional: StoredValue where Wrapped: StoredValue {
+    @inlinable
     public var storedValue: Value { map(\.storedValue) ?? .null }
-    @inline(__always)
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         if value.isNull { return nil }
         return try Wrapped.read(value, of: attribute)
@@ -37,8 +39,9 @@ extension Optional: StoredValue where Wrapped: StoredValue {
 }
 
 extension String: StoredValue {
+    @inlinable
     public var storedValue: Value { .string(self) }
-    @inline(__always)
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .string(let text) = value else { throw mismatch(value, of: attribute) }
         return text
@@ -46,8 +49,9 @@ extension String: StoredValue {
 }
 
 extension Bool: StoredValue {
+    @inlinable
     public var storedValue: Value { .bool(self) }
-    @inline(__always)
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .bool(let flag) = value else { throw mismatch(value, of: attribute) }
         return flag
@@ -58,8 +62,9 @@ extension Bool: StoredValue {
 public protocol StoredInteger: StoredValue, FixedWidthInteger {}
 
 extension StoredInteger {
+    @inlinable
     public var storedValue: Value { .int(Int64(self)) }
-    @inline(__always)
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .int(let number) = value, let exact = Self(exactly: number) else { throw mismatch(value, of: attribute) }
         return exact
@@ -71,8 +76,9 @@ extension Int32: StoredInteger {}
 extension Int16: StoredInteger {}
 
 extension Double: StoredValue {
+    @inlinable
     public var storedValue: Value { .double(self) }
-    @inline(__always)
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .double(let number) = value else { throw mismatch(value, of: attribute) }
         return number
@@ -80,8 +86,9 @@ extension Double: StoredValue {
 }
 
 extension Float: StoredValue {
+    @inlinable
     public var storedValue: Value { .float(self) }
-    @inline(__always)
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .float(let number) = value else { throw mismatch(value, of: attribute) }
         return number
@@ -89,7 +96,9 @@ extension Float: StoredValue {
 }
 
 extension ScaledDecimal: StoredValue {
+    @inlinable
     public var storedValue: Value { .decimal(self) }
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .decimal(let number) = value else { throw mismatch(value, of: attribute) }
         return number
@@ -97,8 +106,9 @@ extension ScaledDecimal: StoredValue {
 }
 
 extension Date: StoredValue {
+    @inlinable
     public var storedValue: Value { .date(self) }
-    @inline(__always)
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .date(let date) = value else { throw mismatch(value, of: attribute) }
         return date
@@ -106,7 +116,9 @@ extension Date: StoredValue {
 }
 
 extension Data: StoredValue {
+    @inlinable
     public var storedValue: Value { .binary(self) }
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .binary(let data) = value else { throw mismatch(value, of: attribute) }
         return data
@@ -114,7 +126,9 @@ extension Data: StoredValue {
 }
 
 extension UUID: StoredValue {
+    @inlinable
     public var storedValue: Value { .uuid(self) }
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .uuid(let uuid) = value else { throw mismatch(value, of: attribute) }
         return uuid
@@ -122,7 +136,9 @@ extension UUID: StoredValue {
 }
 
 extension URL: StoredValue {
+    @inlinable
     public var storedValue: Value { .uri(self) }
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .uri(let url) = value else { throw mismatch(value, of: attribute) }
         return url
@@ -130,7 +146,9 @@ extension URL: StoredValue {
 }
 
 extension ObjectID: StoredValue {
+    @inlinable
     public var storedValue: Value { .objectID(self) }
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .objectID(let id) = value else { throw mismatch(value, of: attribute) }
         return id
@@ -138,7 +156,9 @@ extension ObjectID: StoredValue {
 }
 
 extension CustomValue: StoredValue {
+    @inlinable
     public var storedValue: Value { .custom(self) }
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .custom(let custom) = value else { throw mismatch(value, of: attribute) }
         return custom
@@ -147,12 +167,16 @@ extension CustomValue: StoredValue {
 
 extension Value: StoredValue {
     /// An undefined attribute, or a transformable one of any class, reads as the value itself.
+    @inlinable
     public var storedValue: Value { self }
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self { value }
 }
 
 extension Array: StoredValue where Element == Value {
+    @inlinable
     public var storedValue: Value { .array(self) }
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .array(let list) = value else { throw mismatch(value, of: attribute) }
         return list
@@ -160,7 +184,9 @@ extension Array: StoredValue where Element == Value {
 }
 
 extension Dictionary: StoredValue where Key == String, Value == AmberValues.Value {
+    @inlinable
     public var storedValue: AmberValues.Value { .dictionary(self) }
+    @inlinable
     public static func read(_ value: AmberValues.Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .dictionary(let entries) = value else { throw mismatch(value, of: attribute) }
         return entries
@@ -176,6 +202,7 @@ public protocol StructValue: StoredValue, BitwiseCopyable {
 }
 
 extension StructValue {
+    @inlinable
     public var storedValue: Value {
         // The C size includes tail padding (the stride); the padding is zero.
         withUnsafeTemporaryAllocation(byteCount: MemoryLayout<Self>.stride, alignment: MemoryLayout<Self>.alignment) { buffer in
@@ -185,6 +212,7 @@ extension StructValue {
         }
     }
 
+    @inlinable
     public static func read(_ value: Value, of attribute: Attribute) throws(AmberError) -> Self {
         guard case .custom(let custom) = value, custom.className == className, custom.count == MemoryLayout<Self>.stride else {
             throw mismatch(value, of: attribute)

@@ -96,13 +96,13 @@ extension ManagedObject {
     ///
     /// - Throws: as ``value(for:)``, and ``/AmberValues/AmberError/invalidValue(place:expected:given:)``
     ///   for a value that is not a `T` (a required value not set yet).
-    @inline(__always)
+    @inlinable
     public func value<T: StoredValue>(for attribute: Attribute, as type: T.Type) throws(AmberError) -> T {
         try T.read(try value(for: attribute), of: attribute)
     }
 
     /// Sets `attribute` to `value`: what generated setters call. Refused as ``setValue(_:for:)`` refuses.
-    @inline(__always)
+    @inlinable
     public func set<T: StoredValue>(_ value: T, for attribute: Attribute) throws(AmberError) {
         try setValue(value.storedValue, for: attribute)
     }
@@ -146,8 +146,9 @@ extension Context {
     /// - Throws: as ``insert(_:)-(Entity)``, and if `T` does not fit the model.
     public func insert<T: TypedObject>(_ type: T.Type) throws(AmberError) -> T {
         let entity = try model.entity(named: T.entityName)
-        _ = try T.resolved(for: entity)  // a class that does not fit is refused before anything is inserted
-        return try T.bound(to: try insert(entity))
+        // Resolved (and checked) first: a class that does not fit is refused before anything is inserted.
+        let resolved = try T.resolved(for: entity)
+        return unsafeDowncast(resolved.make(try insert(entity)), to: T.self)
     }
 
     /// Fetches `T`'s objects (those of its sub-entities too, each as its own
