@@ -84,23 +84,29 @@ public struct CGenerator {
 
     /// Refuses two names that give the same C name in one scope.
     private func checkCollisions() throws(GenerationError) {
-        var entities: [String: String] = [:]
-        for entity in model.entities {
-            let name = Self.snake(entity.name)
-            if let other = entities[name] {
-                throw GenerationError(place: entity.name, message: "its C name \(name) is also \(other)'s")
+        // Every name the header declares at file scope, and every field of one struct, once.
+        var names: [String: String] = [:]
+        for helper in ["handles", "resolve", "attribute_", "relationship_", "copy_", "scalar_", "clear_"] {
+            names["\(prefix)_\(helper)"] = "the header's own"
+        }
+        func claim(_ name: String, _ owner: String, in table: inout [String: String]) throws(GenerationError) {
+            if let other = table[name], other != owner {
+                throw GenerationError(place: owner, message: "its C name \(name) is also \(other)'s")
             }
-            entities[name] = entity.name
-            var functions: [String: String] = [:]
+            table[name] = owner
+        }
+        for valueClass in model.valueClasses { try claim(structName(valueClass.name), valueClass.name, in: &names) }
+        var entityFields: [String: String] = [:]
+        for entity in model.entities {
+            try claim(Self.field(entity.name), entity.name, in: &entityFields)
+            var fields: [String: String] = ["entity": "the entity's handle"]
+            let name = Self.snake(entity.name)
             let accessors = entity.attributes.map { ($0.name, ["", "set_", "clear_"]) }
                 + entity.relationships.map { ($0.name, $0.isToMany ? ["", "add_to_"] : ["", "set_"]) }
             for (property, prefixes) in accessors {
-                for function in prefixes.map({ $0 + Self.snake(property) }) {
-                    if let other = functions[function], other != property {
-                        throw GenerationError(place: "\(entity.name).\(property)", message: "its accessor \(name)_\(function) is also \(other)'s")
-                    }
-                    functions[function] = property
-                }
+                let owner = "\(entity.name).\(property)"
+                try claim(Self.field(property), owner, in: &fields)
+                for function in prefixes.map({ "\(name)_\($0)\(Self.snake(property))" }) { try claim(function, owner, in: &names) }
             }
         }
     }
@@ -218,7 +224,8 @@ public struct CGenerator {
         out.line("}")
         out.line("")
         out.line("/* Reads an attribute whose value is bytes or text into a malloc'd copy (NUL-terminated; NULL for no value). */")
-        out.line("static inline amber_status \(prefix)_copy_(void **out, size_t *out_length, amber_object *object, amber_attribute *attribute) {")
+        out.line("static inline amber_status \(prefix)_copy_(void **out, size_t *out_length, amber_object *object, amber_attribute *attribute,")
+        out.line("                                          int32_t expected) {")
         out.line("    amber_value value;")
         out.line("    amber_status status = amber_object_get(&value, object, attribute);")
         out.line("    const void *data = NULL;")
@@ -226,6 +233,10 @@ public struct CGenerator {
         out.line("    *out = NULL;")
         out.line("    *out_length = 0;")
         out.line("    if (status != AMBER_OK) return status;")
+        out.line("    if (value.type != AMBER_VALUE_NULL && value.type != expected) {")
+        out.line("        amber_value_release(&value);")
+        out.line("        return AMBER_E_MODEL_MISMATCH;")
+        out.line("    }")
         out.line("    if (value.type == AMBER_VALUE_BINARY) {")
         out.line("        data = value.v.bytes.data;")
         out.line("        length = value.v.bytes.length;")
@@ -248,11 +259,19 @@ public struct CGenerator {
         out.line("    return AMBER_OK;")
         out.line("}")
         out.line("")
-        out.line("/* Reads a scalar attribute: *has_value is 0 for no value. */")
-        out.line("static inline amber_status \(prefix)_scalar_(amber_value *out, int *has_value, amber_object *object, amber_attribute *attribute) {")
+        out.line("/* Reads a value of type `expected` (scalar, UUID, or custom, which the caller releases): *has_value is 0")
+        out.line(" * for no value; another type (a model the header does not fit) is AMBER_E_MODEL_MISMATCH. */")
+        out.line("static inline amber_status \(prefix)_scalar_(amber_value *out, int *has_value, amber_object *object, amber_attribute *attribute,")
+        out.line("                                            int32_t expected) {")
         out.line("    amber_status status = amber_object_get(out, object, attribute);")
-        out.line("    *has_value = status == AMBER_OK && out->type != AMBER_VALUE_NULL;")
-        out.line("    return status;")
+        out.line("    *has_value = 0;")
+        out.line("    if (status != AMBER_OK || out->type == AMBER_VALUE_NULL) return status;")
+        out.line("    if (out->type != expected) {")
+        out.line("        amber_value_release(out);")
+        out.line("        return AMBER_E_MODEL_MISMATCH;")
+        out.line("    }")
+        out.line("    *has_value = 1;")
+        out.line("    return AMBER_OK;")
         out.line("}")
         out.line("")
         out.line("/* Sets an attribute to no value. */")
@@ -280,7 +299,7 @@ public struct CGenerator {
                 out.line("/** \(entity.name).\(attribute.name) (\(attribute.type)): *has_value is 0 when it has none. */")
                 out.line("static inline amber_status \(function)(\(type) *out, int *has_value, \(signature)) {")
                 out.line("    amber_value value;")
-                out.line("    amber_status status = \(prefix)_scalar_(&value, has_value, object, \(handle));")
+                out.line("    amber_status status = \(prefix)_scalar_(&value, has_value, object, \(handle), \(valueType));")
                 out.line("    *out = *has_value ? (\(type))value.v.\(member) : 0;")
                 out.line("    return status;")
                 out.line("}")
@@ -295,15 +314,15 @@ public struct CGenerator {
                 out.line("}")
             case .string, .decimal, .uri, .binary:
                 let isText = attribute.type != .binary
+                let valueType = ["string": "AMBER_VALUE_STRING", "decimal": "AMBER_VALUE_DECIMAL", "uri": "AMBER_VALUE_URI",
+                                 "binary": "AMBER_VALUE_BINARY"][attribute.type.rawValue] ?? ""
                 let what = attribute.type == .decimal ? "its decimal text (\"12.30\")" : isText ? "UTF-8 text" : "its bytes"
                 out.line("/** \(entity.name).\(attribute.name) (\(attribute.type)): \(what) in a copy the caller frees with free()")
                 out.line(" *  (NUL-terminated; NULL when it has none), and its length in bytes. */")
                 out.line("static inline amber_status \(function)(\(isText ? "char" : "void") **out, size_t *length, \(signature)) {")
-                out.line("    return \(prefix)_copy_(\(isText ? "(void **)" : "")out, length, object, \(handle));")
+                out.line("    return \(prefix)_copy_(\(isText ? "(void **)" : "")out, length, object, \(handle), \(valueType));")
                 out.line("}")
                 if readOnly { break }
-                let valueType = ["string": "AMBER_VALUE_STRING", "decimal": "AMBER_VALUE_DECIMAL", "uri": "AMBER_VALUE_URI",
-                                 "binary": "AMBER_VALUE_BINARY"][attribute.type.rawValue] ?? ""
                 out.line("")
                 out.line("/** Sets \(entity.name).\(attribute.name) to `length` bytes at `value` (copied); refused as amber_object_set refuses. */")
                 out.line("static inline amber_status \(name)_set_\(Self.snake(attribute.name))(\(signature), const \(isText ? "char" : "void") *value, size_t length) {")
@@ -317,7 +336,7 @@ public struct CGenerator {
                 out.line("/** \(entity.name).\(attribute.name) (uuid): its 16 bytes; *has_value is 0 when it has none. */")
                 out.line("static inline amber_status \(function)(uint8_t out[16], int *has_value, \(signature)) {")
                 out.line("    amber_value value;")
-                out.line("    amber_status status = \(prefix)_scalar_(&value, has_value, object, \(handle));")
+                out.line("    amber_status status = \(prefix)_scalar_(&value, has_value, object, \(handle), AMBER_VALUE_UUID);")
                 out.line("    if (*has_value) memcpy(out, value.v.uuid, 16);")
                 out.line("    return status;")
                 out.line("}")
@@ -336,10 +355,16 @@ public struct CGenerator {
                     out.line("/** \(entity.name).\(attribute.name) (a \(valueClass)): *has_value is 0 when it has none. */")
                     out.line("static inline amber_status \(function)(\(type) *out, int *has_value, \(signature)) {")
                     out.line("    amber_value value;")
-                    out.line("    amber_status status = \(prefix)_scalar_(&value, has_value, object, \(handle));")
-                    out.line("    if (*has_value && value.v.custom.length == sizeof *out) memcpy(out, value.v.custom.data, sizeof *out);")
-                    out.line("    if (status == AMBER_OK) amber_value_release(&value);")
-                    out.line("    return status;")
+                    out.line("    amber_status status = \(prefix)_scalar_(&value, has_value, object, \(handle), AMBER_VALUE_CUSTOM);")
+                    out.line("    if (!*has_value) return status;")
+                    out.line("    if (value.v.custom.length != sizeof *out) {  /* the class's layout is not the one the header knows */")
+                    out.line("        *has_value = 0;")
+                    out.line("        amber_value_release(&value);")
+                    out.line("        return AMBER_E_MODEL_MISMATCH;")
+                    out.line("    }")
+                    out.line("    memcpy(out, value.v.custom.data, sizeof *out);")
+                    out.line("    amber_value_release(&value);")
+                    out.line("    return AMBER_OK;")
                     out.line("}")
                     if readOnly { break }
                     out.line("")

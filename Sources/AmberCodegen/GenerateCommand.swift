@@ -26,97 +26,78 @@ public struct GenerateCommand: ParsableCommand {
 
     /// `generate swift`.
     public struct Swift: ParsableCommand {
-        public static let configuration = CommandConfiguration(abstract: "Generate Swift classes.")
+        public static let configuration = CommandConfiguration(abstract: "Generate Swift classes (MODEL-NAME.swift in a folder).")
 
-        @Argument(help: "A JSON model file, or an Xcode data model (.xcdatamodeld, .xcdatamodel, or its contents file).")
-        var model: String
-
-        @Option(name: [.short, .customLong("output")],
-                help: "A .swift file, or a folder to write MODEL-NAME.swift in (default: standard output).")
-        var output: String?
+        @OptionGroup var input: ModelInput
 
         @Option(help: "The class root entities' classes inherit from (it must inherit from TypedObject).")
         var baseClass: String?
 
-        @Option(name: .customLong("model-version"), help: "For a .xcdatamodeld bundle: the model version to read (default: its current version).")
-        var modelVersion: String?
-
         public init() {}
 
         public func run() throws {
-            try ModelSource.generating(model) {
-                let description = try ModelSource.read(model, version: modelVersion)
-                let name = ModelSource.name(of: model)
-                var generator = SwiftGenerator(model: description, modelName: name, sourceName: ModelSource.fileName(of: model))
+            try input.generate(fileName: { $0 + ".swift" }) { description, name, source in
+                var generator = SwiftGenerator(model: description, modelName: name, sourceName: source)
                 if let baseClass { generator.baseClass = baseClass }
-                try ModelSource.write(try generator.source(), to: output, named: name + ".swift")
+                return try generator.source()
             }
         }
     }
 
     /// `generate python`.
     public struct Python: ParsableCommand {
-        public static let configuration = CommandConfiguration(abstract: "Generate a Python module of typed classes.")
+        public static let configuration = CommandConfiguration(abstract: "Generate a Python module of typed classes (model_name.py in a folder).")
 
-        @Argument(help: "A JSON model file, or an Xcode data model (.xcdatamodeld, .xcdatamodel, or its contents file).")
-        var model: String
-
-        @Option(name: [.short, .customLong("output")],
-                help: "A .py file, or a folder to write MODEL_NAME.py in (default: standard output).")
-        var output: String?
-
-        @Option(name: .customLong("model-version"), help: "For a .xcdatamodeld bundle: the model version to read (default: its current version).")
-        var modelVersion: String?
+        @OptionGroup var input: ModelInput
 
         public init() {}
 
         public func run() throws {
-            try ModelSource.generating(model) {
-                let description = try ModelSource.read(model, version: modelVersion)
-                let text = try PythonGenerator(model: description, sourceName: ModelSource.fileName(of: model)).source()
-                try ModelSource.write(text, to: output, named: ModelSource.name(of: model).lowercased() + ".py")
+            try input.generate(fileName: { $0.lowercased() + ".py" }) { description, _, source in
+                try PythonGenerator(model: description, sourceName: source).source()
             }
         }
     }
-}
 
-extension GenerateCommand {
     /// `generate c`.
     public struct C: ParsableCommand {
-        public static let configuration = CommandConfiguration(abstract: "Generate a C header of typed accessors.")
+        public static let configuration = CommandConfiguration(abstract: "Generate a C header of typed accessors (prefix.h in a folder).")
 
-        @Argument(help: "A JSON model file, or an Xcode data model (.xcdatamodeld, .xcdatamodel, or its contents file).")
-        var model: String
-
-        @Option(name: [.short, .customLong("output")],
-                help: "A .h file, or a folder to write model_name.h in (default: standard output).")
-        var output: String?
+        @OptionGroup var input: ModelInput
 
         @Option(help: "The prefix of the model-wide names, PREFIX_handles and PREFIX_resolve (default: the model's name).")
         var prefix: String?
 
-        @Option(name: .customLong("model-version"), help: "For a .xcdatamodeld bundle: the model version to read (default: its current version).")
-        var modelVersion: String?
-
         public init() {}
 
         public func run() throws {
-            try ModelSource.generating(model) {
-                let description = try ModelSource.read(model, version: modelVersion)
-                let name = ModelSource.name(of: model)
-                let generator = CGenerator(model: description, sourceName: ModelSource.fileName(of: model), prefix: prefix ?? name)
-                try ModelSource.write(try generator.source(), to: output, named: generator.prefix + ".h")
+            try input.generate(fileName: { CGenerator.snake(prefix ?? $0) + ".h" }) { description, name, source in
+                try CGenerator(model: description, sourceName: source, prefix: prefix ?? name).source()
             }
         }
     }
 }
 
-/// Model files in, generated files out.
-enum ModelSource {
-    /// Runs `body`, turning a refused model element or an Amber error into a message on stderr and exit status 1.
-    static func generating(_ model: String, _ body: () throws -> Void) throws {
+/// What every `generate` command reads and where it writes.
+public struct ModelInput: ParsableArguments {
+    @Argument(help: "A JSON model file, or an Xcode data model (.xcdatamodeld, .xcdatamodel, or its contents file).")
+    var model: String
+
+    @Option(name: [.short, .customLong("output")], help: "A file, or a folder to write the generated file in (default: standard output).")
+    var output: String?
+
+    @Option(name: .customLong("model-version"), help: "For a .xcdatamodeld bundle: the model version to read (default: its current version).")
+    var modelVersion: String?
+
+    public init() {}
+
+    /// Reads the model, makes the text with `make` (given the model, its name and its file's name) and writes
+    /// it (in a folder, as `fileName(name)`); a refused element or an Amber error is a message and exit status 1.
+    func generate(fileName: (String) -> String, _ make: (ModelDescription, String, String) throws -> String) throws {
         do {
-            try body()
+            let description = try ModelSource.read(model, version: modelVersion)
+            let name = ModelSource.name(of: model)
+            try ModelSource.write(try make(description, name, ModelSource.fileName(of: model)), to: output, named: fileName(name))
         } catch let error as GenerationError {
             FileHandle.standardError.write(Data("amber: \(model): \(error)\n".utf8))
             throw ExitCode(1)
@@ -125,7 +106,10 @@ enum ModelSource {
             throw ExitCode(1)
         }
     }
+}
 
+/// Model files in, generated files out.
+enum ModelSource {
     /// The model in `path`: an Xcode model (a folder, or a file starting with `<`) or a JSON model file.
     static func read(_ path: String, version: String?) throws -> ModelDescription {
         let url = URL(fileURLWithPath: path)

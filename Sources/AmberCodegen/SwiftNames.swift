@@ -26,7 +26,8 @@ enum SwiftNames {
 
     /// The Swift name of a class for entity `name`, and why it was renamed (nil if it was not).
     static func typeName(_ name: String) -> (name: String, note: String?) {
-        if unusable.contains(name) || modules.contains(name) || keywords.contains(name) {
+        // `Properties` is the nested class of handles every generated class has.
+        if unusable.contains(name) || modules.contains(name) || keywords.contains(name) || name == "Properties" {
             return (name + "_", "`\(name)` cannot name a Swift class here")
         }
         return (name, nil)

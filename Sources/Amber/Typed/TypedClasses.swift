@@ -48,7 +48,9 @@ extension TypedObject {
         var waiting: [TypedObject.Type] = [self]
         // Bounded by the generated classes: each entity is visited once.
         while let type = waiting.popLast() {
-            guard !type.entityName.isEmpty, found[type.entityName] == nil else { continue }
+            // Only classes below this one: a subclass of your own of a generated class (`MyBook: Book`)
+            // lists Book's generated subclasses, which are not its own; their entities' objects come as it.
+            guard !type.entityName.isEmpty, found[type.entityName] == nil, type is Self.Type else { continue }
             found[type.entityName] = type
             waiting += type.subentityClasses
         }
@@ -64,9 +66,12 @@ extension TypedObject {
     /// with its handles: resolved and checked once per entity.
     static func resolved(for entity: Entity) throws(AmberError) -> ResolvedTypedClass {
         try entity.attachments.value(for: ObjectIdentifier(self)) { () throws(AmberError) -> ResolvedTypedClass in
-            let classes = classesByEntity
-            // The class of the entity itself, or of the nearest entity it inherits from.
-            guard let type = ([entity] + entity.ancestors).lazy.compactMap({ classes[$0.name] }).first else {
+            let classes = classesByEntity, lineage = [entity] + entity.ancestors
+            // The class of the entity itself, or of the nearest entity it inherits from; the model must
+            // have the entity below this class's, not only one of the same name.
+            guard lineage.contains(where: { $0.name == entityName }),
+                  let type = lineage.lazy.compactMap({ classes[$0.name] }).first
+            else {
                 throw .invalidDeclaration(place: "generated class \(self)",
                                           message: "reads \(entityName) objects; \(entity.name) is not \(entityName) and does not inherit from it")
             }

@@ -118,6 +118,7 @@ class Context(_Owner):
     def _make(self, handles: list[Any], entity: Entity) -> list["Object"]:
         """New objects for `handles`, made one slot at a time in C loops: no
         Python-level __init__ or __setattr__ per object."""
+        entity.made = True
         made = list(map(_new_object, itertools.repeat(entity.object_class, len(handles))))
         _each(map(_set_context, made, itertools.repeat(self)))
         _each(map(_set_handle, made, handles))

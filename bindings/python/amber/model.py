@@ -12,7 +12,7 @@ from typing import Any, Iterable, Optional, TYPE_CHECKING, Union
 
 from ._ffi import ffi, lib
 from ._values import StructCodec, struct_codec
-from .errors import Error, ModelError, NotFoundError, argument_error, check, checks_arguments
+from .errors import Error, MisuseError, ModelError, NotFoundError, argument_error, check, checks_arguments
 from ._common import _Owner, _name, _out, _str
 from .objects import Object, TypedObject, _OBJECT_API
 from .transformers import Registry, shared_registry
@@ -127,6 +127,8 @@ class Entity:
         # library. Attributes never fetched (transient) get a property that asks.
         # Names that start with "_" or that Object's API uses (uri, keys, …) get neither:
         # they are read and set as items (book["uri"]), so no model can hide the API.
+        #: Whether objects of this entity were made (its class can no longer change: Model.use).
+        self.made = False
         self._make_class(model._class_for(self))
 
     def _make_class(self, base: type) -> None:
@@ -303,8 +305,17 @@ class Model(_Owner):
         if problems:
             raise ModelError(lib.AMBER_E_INVALID_DECLARATION, "the generated classes do not fit the model:\n"
                              + "\n".join(f"  {problem}" for problem in problems), classes[0].__amber_entity__)
+        classes_before = dict(self._classes)
         self._classes.update((cls.__amber_entity__, cls) for cls in classes)
-        for entity in self._entities.values():
+        changed = [entity for entity in self._entities.values() if entity.object_class.__base__ is not self._class_for(entity)]
+        made = [entity.name for entity in changed if entity.made]
+        if made:
+            # Objects made already would keep a class whose slots are no longer the entity's.
+            self._classes = classes_before
+            raise MisuseError(lib.AMBER_E_INVALID_DECLARATION, f"Model.use comes before the model's first objects: "
+                              f"{', '.join(made)} objects were made already (call model.use(CLASSES) before fetching)",
+                              made[0])
+        for entity in changed:
             entity._make_class(self._class_for(entity))
         return self
 

@@ -125,3 +125,15 @@ def test_the_generated_module_and_a_program_using_it_pass_mypy_strict(generated)
     # The check has teeth: a str where the model says integer is an error.
     wrong = mypy(generated, PROGRAM.replace("novel.pages = 412", 'novel.pages = "many"'))
     assert wrong.returncode == 1 and 'program.py:12: error: Incompatible types in assignment' in wrong.stdout, wrong.stdout
+
+
+def test_classes_come_before_the_models_first_objects(library):
+    ctx = amber.open(None, amber.Model.from_file(MODEL)).context()
+    ctx.insert("Book", title="Dune")
+    with pytest.raises(amber.MisuseError) as raised:
+        ctx.fetch(library.Book)
+    assert "Book objects were made already" in str(raised.value)
+    assert [book.title for book in ctx.fetch("Book")] == ["Dune"]  # the dynamic API goes on as before
+    model = amber.Model.from_file(MODEL).use(library.CLASSES)
+    with amber.open(None, model) as store:
+        assert isinstance(store.context().insert("Book", title="Dune"), library.Book)  # names give the classes too
