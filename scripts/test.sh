@@ -373,6 +373,10 @@ expect "Bok: no such entity; did you mean Book?" cli query "$work/books.amber" B
 expect "open class Novel: Book {" cli generate swift Tests/AmberTypedTests/Library.amber.json
 expect "class Novel(Book):" cli generate python Tests/AmberTypedTests/Library.amber.json
 expect "static inline amber_status book_title(char **out, size_t *length" cli generate c Tests/AmberTypedTests/Library.amber.json
+printf '{"entities": [{"name": "A", "attributes": [{"name": "object", "type": "string"}, {"name": "object_", "type": "string"}]}]}' \
+    > "$work/clash.json"
+expect "A.object_: its Swift member object_ is also object's" cli generate swift "$work/clash.json"
+expect "A.object_: its Python name object_ is also object's" cli generate python "$work/clash.json"
 expect "Protocol.items: its C name protocol_add_to_items is also Protocol.addToItems's" cli generate c Tests/AmberTypedTests/Awkward.amber.json
 expect "transformer ColorToData: Color -> Binary (reversible, thread-safe)" cli plugin inspect "$bin/libAmberColorPlugin.so"
 expect '"threadSafe" : true' cli plugin inspect "$bin/libAmberColorPlugin.so" --json

@@ -129,4 +129,24 @@ import Testing
         #expect(try context.fetch("Book").isEmpty)  // nothing was inserted
         try LibraryClasses.check(try Model(try ModelDescription(contentsOf: Self.modelURL)))
     }
+
+    @Test func aSubclassOfYourOwnGetsItsEntitysObjectsAndNeverASiblingsClass() throws {
+        let context = Context(store: try makeStore())
+        let novel = try context.insert(Novel.self)
+        try novel.set(title: "Dune")
+        let essay = try context.insert(Book.self)
+        try essay.set(title: "Essays")
+        // MyBook is not above Novel: a Novel comes as a MyBook (Book's class, yours), not as the generated Novel.
+        let mine = try context.fetch(MyBook.self, sortedBy: [.ascending("title")])
+        #expect(try mine.map { try $0.title } == ["Dune", "Essays"])
+        #expect(mine.allSatisfy { type(of: $0) == MyBook.self })
+        #expect(try mine[0].shout() == "DUNE")
+        // A class of another entity is refused, naming both.
+        #expect { _ = try essay.object.typed(as: Chapter.self) } throws: { "\($0)".contains("reads Chapter objects; Book is not Chapter") }
+    }
+}
+
+/// A class of a test's own on a generated one: regenerating never touches it.
+final class MyBook: Book {
+    func shout() throws -> String { try title.uppercased() }
 }
