@@ -11,6 +11,7 @@ enum CValue {
         let c = pointer.pointee
         var parts = CValueBridge.Parts(type: c.type)
         switch Int(c.type) {
+        case AMBER_VALUE_NULL: break  // the union is not read: a caller may set the type alone
         case AMBER_VALUE_BOOL: parts.integer = Int64(c.v.boolean)
         case AMBER_VALUE_INT: parts.integer = c.v.integer
         case AMBER_VALUE_DOUBLE: parts.real = c.v.real
