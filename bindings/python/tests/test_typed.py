@@ -6,6 +6,7 @@ import decimal
 import importlib.util
 import json
 import os
+import site
 import subprocess
 import sys
 import uuid
@@ -112,10 +113,15 @@ def add(ctx: amber.Context) -> library.Author | None:
 
 def mypy(folder: Path, program: str) -> subprocess.CompletedProcess:
     (folder / "program.py").write_text(program)
-    amber_root = str(Path(amber.__file__).resolve().parents[1])
+    env = dict(os.environ)
+    # An installed amber mypy finds itself (and refuses site-packages in MYPYPATH); one from the source tree it is shown.
+    amber_root = Path(amber.__file__).resolve().parents[1]
+    installed = {Path(path).resolve() for path in site.getsitepackages() + [site.getusersitepackages()]}
+    if amber_root not in installed:
+        env["MYPYPATH"] = str(amber_root)
     return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
                            "--cache-dir", os.devnull, "program.py", "library.py"],
-                          cwd=folder, capture_output=True, text=True, env={**os.environ, "MYPYPATH": amber_root})
+                          cwd=folder, capture_output=True, text=True, env=env)
 
 
 def test_the_generated_module_and_a_program_using_it_pass_mypy_strict(generated):
