@@ -119,6 +119,7 @@ enum {
     AMBER_E_HISTORY = -27,           /**< a history token of another store, past the store's history, or before what was purged */
     AMBER_E_SERVER = -28,            /**< a database server refused a statement or could not be reached; the origin is its SQLSTATE */
     AMBER_E_STORAGE = -29,           /**< the disk failed the store's file (full, an I/O error, not writable): the message says what stands (a save writes nothing and keeps its changes); the origin is the file */
+    AMBER_E_HOOK = -30,              /**< model logic in code (a validator, will_save or prepare_for_deletion) failed: nothing saved or deleted, every pending change kept; the origin names the hook */
     AMBER_E_INTERNAL = -99           /**< a bug in Amber; please report it with the message */
 };
 

@@ -64,6 +64,7 @@ struct CAPIError: Error, CustomStringConvertible {
         case .fileExists(let path): self.init(AMBER_E_EXISTS, message, origin: path)
         case .computationFailed(_, let function, _, _): self.init(AMBER_E_TRANSFORMER, message, origin: function)
         case .observerFailed(let event, _): self.init(AMBER_E_OBSERVER, message, origin: event)
+        case .hookFailed(_, let hook, _): self.init(AMBER_E_HOOK, message, origin: hook)
         case .invalidStoreURL(_, let part, _): self.init(AMBER_E_INVALID_URL, message, origin: part)
         case .unsupported(_, let capability): self.init(AMBER_E_UNSUPPORTED, message, origin: capability)
         case .historyUnavailable(let store, _): self.init(AMBER_E_HISTORY, message, origin: store)

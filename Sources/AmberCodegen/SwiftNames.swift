@@ -22,6 +22,9 @@ enum SwiftNames {
     static let typedObjectMembers: Set<String> = [
         "object", "properties", "handles", "description", "hashValue", "hash", "entityName", "propertiesClass",
         "declaredProperties", "subentityClasses", "check", "Properties",
+        // Model logic a subclass overrides.
+        "awakeFromInsert", "awakeFromFetch", "validateValue", "validateForInsert", "validateForUpdate", "validateForDelete",
+        "willSave", "didSave", "prepareForDeletion", "didTurnIntoFault",
     ]
 
     /// The Swift name of a class for entity `name`, and why it was renamed (nil if it was not).

@@ -132,6 +132,7 @@ public final class Context {
         object.insertedFlag = true
         track(object)
         undoStack?.record(.existence(object, alive: false))
+        if let entry = model.logicEntry(for: entity) { entry.logic.awakeFromInsert(object) }
         return object
     }
 
@@ -204,6 +205,7 @@ public final class Context {
                 : object.deletedFlag ? ManagedObject.deletedAndSaved : ManagedObject.noContext
             throw .objectUnavailable(object.objectID, reason: reason)
         }
+        if !model.code.isEmpty, !object.deletedFlag { try prepareForDeletion(of: object) }
         if object.entity.relationships.isEmpty {
             if !object.deletedFlag { markDeleted(object) }
             return
@@ -283,6 +285,8 @@ public final class Context {
     /// Discards every pending change: new objects leave the context, changed
     /// ones get their committed values back, deleted ones are kept.
     public func rollback() {
+        let dropped = model.code.isEmpty ? [] : pending
+        defer { tell(dropped) { $0.didTurnIntoFault($1) } }
         undoStack?.removeAll()
         generation += 1
         provisional.removeAll()
@@ -366,6 +370,10 @@ public final class Context {
         var results: [ManagedObject] = []
         results.reserveCapacity(rows.count)
         let root = entity.rootIndex, storeID = store.identifier
+        // Objects reading saved values for the first time, told once the fetch is done (only when the model has logic).
+        var awakened: [ManagedObject] = []
+        let awakes = !model.code.isEmpty
+        defer { if !awakened.isEmpty { tell(awakened) { $0.awakeFromFetch($1) } } }
         guard entity.subentityIndices.count > 1 else {
             // One entity: everything a new object shares is worked out once, not per row.
             let batch = FetchedBatch(rows: rows, entity: entity, template: templates[entity.index])
@@ -380,7 +388,9 @@ public final class Context {
             for index in keys.indices {
                 let pk = keys[index]
                 if !fresh || registry[root].count != made, let existing = registry[root].object(for: pk) {
+                    let wasFault = existing.isFault
                     if let kept = registered(existing, batch: batch, index: index) { results.append(kept) }
+                    if awakes, wasFault { awakened.append(existing) }
                     continue
                 }
                 let object = ManagedObject(entity: entity, objectID: ObjectID(entityName: name, store: storeID, key: .permanent(pk)),
@@ -389,6 +399,7 @@ public final class Context {
                 registry[root].insert(object, for: pk)
                 made += 1
                 results.append(object)
+                if awakes { awakened.append(object) }
             }
             return results
         }
@@ -405,7 +416,9 @@ public final class Context {
             }
             let pk = rows.primaryKey(index)
             if let existing = registry[root].object(for: pk) {
+                let wasFault = existing.isFault
                 if let kept = registered(existing, batch: batch, index: index) { results.append(kept) }
+                if awakes, wasFault { awakened.append(existing) }
                 continue
             }
             let object = ManagedObject(entity: kind, objectID: ObjectID(entityName: kind.name, store: storeID, key: .permanent(pk)),
@@ -414,6 +427,7 @@ public final class Context {
             if !kind.eagerAttributes.isEmpty { object.decodeEagerAttributes() }
             registry[root].insert(object, for: pk)
             results.append(object)
+            if awakes { awakened.append(object) }
         }
         return results
     }
@@ -503,9 +517,11 @@ public final class Context {
                 failures = merged.map { "while merging before the save: \($0)" }
             }
         }
+        if !model.code.isEmpty { try runWillSave() }
         var changes = ChangeSet<ManagedObject>()
         changes.settlesAsAMerge = automaticallyMergesChanges
         var problems: [SaveProblem] = []
+        let hasLogic = !model.code.isEmpty
         // One pass over the pending objects for every per-object step: a pass per step missed the cache per object each time.
         for object in pending {
             if object.insertedFlag {
@@ -514,6 +530,7 @@ public final class Context {
                 changes.add(insert: object, table: object.entity.rootIndex, provisionalKey: linked ? object.temporaryKey : nil)
             } else if object.deletedFlag {
                 changes.deletes.append(object)
+                if hasLogic, let entry = model.logicEntry(for: object.entity) { problems += try validationProblems(of: object, .delete, entry) }
                 continue
             } else if object.isUpdated {
                 changes.updates.append(object)
@@ -525,6 +542,9 @@ public final class Context {
             if !entity.codedAttributes.isEmpty { problems += object.encodePending() }
             if !entity.checkedAttributes.isEmpty { problems += Validation.problems(in: object) }
             if !entity.toOneRelationships.isEmpty { problems += toOneProblems(of: object) }
+            if hasLogic, let entry = model.logicEntry(for: entity) {
+                problems += try validationProblems(of: object, object.insertedFlag ? .insert : .update, entry)
+            }
         }
         if model.hasRelationships {
             problems += try relationshipProblems(changes)
@@ -545,6 +565,10 @@ public final class Context {
         var change = isObserved ? savedChange(changes, written) : nil
         commit(changes, written)
         if !written.derived.isEmpty { try readDerivedValues(written.derived, into: &change) }
+        if hasLogic {
+            tell(changes.inserts + changes.updates + changes.deletes) { $0.didSave($1) }
+            tell(changes.deletes) { $0.didTurnIntoFault($1) }
+        }
         do {
             if let change { try notify(change) }
         } catch {

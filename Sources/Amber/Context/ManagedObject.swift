@@ -165,6 +165,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         let rows = try owner.engine.fetchRows(of: entity, where: .primaryKey, in: [pk])
         guard rows.count == 1 else { throw .objectUnavailable(objectID, reason: "its row was deleted from the store") }
         fill(FetchedBatch(rows: rows, entity: entity, template: owner.template(for: entity)), index: 0)
+        owner.tell([self]) { $0.awakeFromFetch($1) }
     }
 
     /// Gives a fault its row, read by a fetch or a prefetch.

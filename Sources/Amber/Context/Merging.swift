@@ -27,6 +27,7 @@ extension Context {
         if let key = object.objectID.primaryKey { change?.touch(object.entity.rootIndex, key) }
         forgetFetchedProperties(of: object.objectID)
         try refresh([object], keepingChanges: mergeChanges, reporting: &change)
+        if !mergeChanges { tell([object]) { $0.didTurnIntoFault($1) } }
         if let change { try notify(change) }
     }
 

@@ -62,10 +62,15 @@ extension TypedObject {
         declaredProperties.compactMap { $0.difference(in: entity) }
     }
 
-    /// The class `entity`'s objects are made as when asked for as `Self`,
-    /// with its handles: resolved and checked once per entity.
+    /// The class `entity`'s objects are made as when asked for as `Self`
+    /// (or as the subclass of it put in use for the entity), with its
+    /// handles: resolved and checked once per entity.
     static func resolved(for entity: Entity) throws(AmberError) -> ResolvedTypedClass {
-        try entity.attachments.value(for: ObjectIdentifier(self)) { () throws(AmberError) -> ResolvedTypedClass in
+        // A subclass of this one put in use for the entity (a class with model logic) is the one its objects come as.
+        if let used = entity.classInUse, ObjectIdentifier(used) != ObjectIdentifier(self), used is Self.Type {
+            return try used.resolved(for: entity)
+        }
+        return try entity.attachments.value(for: ObjectIdentifier(self)) { () throws(AmberError) -> ResolvedTypedClass in
             let classes = classesByEntity, lineage = [entity] + entity.ancestors
             // The class of the entity itself, or of the nearest entity it inherits from; the model must
             // have the entity below this class's, not only one of the same name.

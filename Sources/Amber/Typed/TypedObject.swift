@@ -14,6 +14,14 @@ import AmberValues
 /// A class generated for a parent entity is the superclass of its
 /// sub-entities' classes. To give all of them a base class of your own,
 /// generate with `--base-class`: the base must inherit from `TypedObject`.
+///
+/// Model logic goes in a subclass you write (the generated file is never
+/// edited): override the validators and lifecycle hooks below, and put the
+/// class in use with ``/AmberModel/Model/use(_:)``. Its hooks then run in
+/// every context on the model, for its entity's objects and those of the
+/// entities below it that have no class of their own in use. Each call
+/// gets a typed object made for it: keep state in the object's attributes
+/// (transient ones for caches), not in stored properties of the class.
 open class TypedObject: Hashable, CustomStringConvertible {
     /// The managed object this typed object shows.
     public let object: ManagedObject
@@ -35,6 +43,32 @@ open class TypedObject: Hashable, CustomStringConvertible {
     open class var declaredProperties: [DeclaredProperty] { [] }
     /// The classes generated for the entity's direct sub-entities.
     open class var subentityClasses: [TypedObject.Type] { [] }
+
+    // MARK: Model logic (see ObjectLogic for when each runs)
+
+    /// After the object was inserted, before the caller sets its values: set defaults that need code here.
+    open func awakeFromInsert() {}
+    /// After the object first read its saved values in its context.
+    open func awakeFromFetch() {}
+    /// Checks `value` of the attribute named `key` at a save (every
+    /// attribute of a new object, those set since the last save of a
+    /// changed one): throw ``ValidationError`` to report problems.
+    open func validateValue(_ value: Value, forKey key: String) throws {}
+    /// Checks the new object as a whole before a save inserts it: throw ``ValidationError`` to report problems.
+    open func validateForInsert() throws {}
+    /// Checks the changed object as a whole before a save updates it.
+    open func validateForUpdate() throws {}
+    /// Checks the object before a save deletes it.
+    open func validateForDelete() throws {}
+    /// At the start of a save that inserts, updates or deletes the object:
+    /// changes made here, to any object, are saved in the same transaction.
+    open func willSave() throws {}
+    /// After a save wrote the object.
+    open func didSave() {}
+    /// When the object is deleted, before its delete rules apply: throwing refuses the deletion.
+    open func prepareForDeletion() throws {}
+    /// When the object's values are dropped (refreshed without keeping changes, rolled back, deleted by a save).
+    open func didTurnIntoFault() {}
 
     public static func == (lhs: TypedObject, rhs: TypedObject) -> Bool { lhs.object === rhs.object }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(object)) }

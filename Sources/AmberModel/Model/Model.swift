@@ -29,6 +29,8 @@ public final class Model: Sendable {
     private let customClasses: [String: ResolvedClass]
     /// The registry it was bound with: a migration binds the store's older model with it.
     package let registry: Registry
+    /// The code layers above give its entities (validators and lifecycle hooks).
+    package let code: EntityCode
 
     /// Binds `description` against the value classes and transformers of
     /// `registry`, checking the whole model: names, types, rules, that every
@@ -59,6 +61,7 @@ public final class Model: Sendable {
         let entities = made.compactMap { $0 }, entitiesByName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
         self.entities = entities
         self.entitiesByName = entitiesByName
+        self.code = EntityCode()
         self.hasRelationships = entities.contains { !$0.relationships.isEmpty }
         self.hasUniquenessConstraints = entities.contains { !$0.uniquenessConstraints.isEmpty }
         self.versionHash = ModelFingerprint(description).hash
@@ -173,6 +176,8 @@ public final class Entity: Sendable, CustomStringConvertible {
     private let relationshipsByName: [String: Relationship]
     /// What layers above keep with the entity (see ``EntityAttachments``).
     package let attachments = EntityAttachments()
+    /// The code layers above give the entity (see ``EntityCode``).
+    package let codeSlot = EntityCodeSlot()
 
     init(description: EntityDescription, index: Int, plans: [AttributePlan], relationshipPlans: [RelationshipPlan],
          parent: Entity?, rootIndex: Int, subentityIndices: [Int], modelledNames: [String], stored: [String: StoredColumn])

@@ -94,6 +94,10 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// a file that cannot be written): `message` says what, and what of the
     /// call stands (a save writes nothing, and its context keeps its changes).
     case storageFailed(path: String, message: String)
+    /// Model logic in code (a validator, `willSave` or `prepareForDeletion`
+    /// of `object`) failed with an error other than a validation problem:
+    /// the save or deletion stopped, and every pending change stays.
+    case hookFailed(object: ObjectID, hook: String, message: String)
 
     public var description: String {
         switch self {
@@ -158,6 +162,8 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(place): transformer \"\(transformer)\" (\(source)) \(message)"
         case .computationFailed(let place, let function, let source, let message):
             return "\(place): function \"\(function)\" (\(source)) \(message)"
+        case .hookFailed(let object, let hook, let message):
+            return "\(object): \(hook) failed: \(message); nothing was saved or deleted, every pending change stays"
         case .observerFailed(let event, let failures):
             let done = switch event {
             case "saved": "the save is written"
@@ -212,6 +218,8 @@ public struct SaveProblem: Sendable, Equatable, CustomStringConvertible {
         case deny
         /// A link to an object that is deleted or not saved (a one-way or no-action relationship's).
         case relationship
+        /// A problem a validator in code reported.
+        case validation
     }
 
     /// The object concerned (nil for a failure of the store itself).

@@ -1,0 +1,96 @@
+import AmberModel
+import AmberValues
+
+// Where contexts run the model's logic in code (see ObjectLogic). Every
+// entry point checks first that the model has any, so a model without
+// logic pays one atomic load per call.
+extension Context {
+    /// How many rounds of `willSave` one save runs before it gives up: each
+    /// round calls the objects earlier rounds' hooks changed or inserted.
+    static let maximumWillSaveRounds = 100
+
+    /// Calls `willSave` on every object the save will insert, update or
+    /// delete, and again on those the hooks touch, until a round touches no new one.
+    func runWillSave() throws(AmberError) {
+        var called = Set<ObjectIdentifier>()
+        for _ in 0..<Self.maximumWillSaveRounds {
+            let due = pending.filter { object in
+                (object.insertedFlag ? !object.deletedFlag : object.deletedFlag || object.isUpdated)
+                    && !called.contains(ObjectIdentifier(object))
+            }
+            if due.isEmpty { return }
+            for object in due {
+                called.insert(ObjectIdentifier(object))
+                guard let entry = model.logicEntry(for: object.entity) else { continue }
+                try Self.running("willSave", of: object) { try entry.logic.willSave(object) }
+            }
+        }
+        throw .hookFailed(object: pending.last?.objectID ?? .temporary(entity: "", store: store.identifier), hook: "willSave",
+                          message: "hooks kept changing or inserting objects for \(Self.maximumWillSaveRounds) rounds")
+    }
+
+    /// The problems `entry`'s validators report for `object`, which the save will `change`.
+    func validationProblems(of object: ManagedObject, _ change: ObjectChange, _ entry: LogicEntry) throws(AmberError) -> [SaveProblem] {
+        var problems: [SaveProblem] = []
+        let entity = object.entity
+        func collect(_ attribute: Attribute?, _ run: () throws -> Void) throws(AmberError) {
+            do {
+                try run()
+            } catch let reported as ValidationError {
+                for problem in reported.problems {
+                    let place = (problem.key ?? attribute?.name).map { "\(entity.name).\($0)" } ?? entity.name
+                    problems.append(SaveProblem(objectID: object.objectID, place: place, rule: .validation, message: problem.message))
+                }
+            } catch let error as AmberError {
+                throw error
+            } catch {
+                throw .hookFailed(object: object.objectID, hook: attribute.map { "validateValue(\($0.name))" } ?? "validate(for: \(change))",
+                                  message: "\(error)")
+            }
+        }
+        if change != .delete {
+            for attribute in entity.attributes where change == .insert || object.changedSlots.contains(attribute.slot) {
+                let value = try object.value(for: attribute)
+                try collect(attribute) { try entry.logic.validateValue(value, for: attribute, of: object) }
+            }
+        }
+        try collect(nil) { try entry.logic.validate(object, for: change) }
+        return problems
+    }
+
+    /// Calls `prepareForDeletion` on `object` and on every object deleting
+    /// it would cascade to, before any is marked: a hook that throws leaves
+    /// every object as it was.
+    func prepareForDeletion(of object: ManagedObject) throws(AmberError) {
+        var work = [object], seen = Set<ObjectIdentifier>()
+        // Bounded by the objects the cascade reaches: each is visited once.
+        while let next = work.popLast() {
+            guard !next.deletedFlag, seen.insert(ObjectIdentifier(next)).inserted else { continue }
+            if let entry = model.logicEntry(for: next.entity) {
+                try Self.running("prepareForDeletion", of: next) { try entry.logic.prepareForDeletion(next) }
+            }
+            for relationship in next.entity.relationships where relationship.deleteRule == .cascade {
+                work += try destinations(of: next, relationship)
+            }
+        }
+    }
+
+    /// Calls `hook` on each of `objects` that has logic.
+    func tell(_ objects: [ManagedObject], _ hook: (any ObjectLogic, ManagedObject) -> Void) {
+        if model.code.isEmpty { return }
+        for object in objects {
+            if let entry = model.logicEntry(for: object.entity) { hook(entry.logic, object) }
+        }
+    }
+
+    /// Runs `body`, a hook of `object`, turning an error it throws into ``/AmberValues/AmberError/hookFailed(object:hook:message:)``.
+    static func running(_ hook: String, of object: ManagedObject, _ body: () throws -> Void) throws(AmberError) {
+        do {
+            try body()
+        } catch let error as AmberError {
+            throw error
+        } catch {
+            throw .hookFailed(object: object.objectID, hook: hook, message: "\(error)")
+        }
+    }
+}
