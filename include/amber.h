@@ -1795,6 +1795,93 @@ amber_status amber_context_pending_objects(amber_object ***out_objects, size_t *
 amber_status amber_context_object_with_uri(amber_object **out, amber_context *context, const char *uri);
 
 /* ------------------------------------------------------------------------ */
+/* Model logic in code                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Validators and lifecycle hooks per entity, as Core Data keeps them in
+ * managed object classes. Set on a model with amber_model_set_logic, they
+ * run in every context on the model, on the thread of the context doing the
+ * work, and for the objects of the entities below the entity that have no
+ * logic of their own. Every callback gets a handle of the object owned by
+ * its context (do not release it; it stays valid like a handle from
+ * amber_changes_object) and may use the context: read and set values,
+ * insert, fetch. It must not save, roll back or free the context.
+ *
+ * Validators report problems with amber_problems_add: a save lists them
+ * with every other problem it finds (AMBER_E_SAVE_FAILED, rule
+ * "validation"). A validator, will_save or prepare_for_deletion that
+ * returns nonzero stops the save (or the deletion) at once with
+ * AMBER_E_HOOK, its origin the hook's name and its message what the
+ * callback passed to amber_logic_error; nothing is written or deleted and
+ * every pending change stays. */
+
+/** What a save does to an object, for amber_object_logic.validate. */
+enum { AMBER_CHANGE_INSERT = 1, AMBER_CHANGE_UPDATE = 2, AMBER_CHANGE_DELETE = 3 };
+
+/** Where a validator reports problems; valid only during the validator's call. */
+typedef struct amber_problems amber_problems;
+
+/** The callbacks of one entity. Any may be NULL. Start from
+ *  AMBER_OBJECT_LOGIC_INIT, so fields added later start NULL. */
+typedef struct amber_object_logic {
+    /** AMBER_OBJECT_LOGIC_VERSION: the fields this caller knows. */
+    uint32_t version;
+    /** After the object was inserted, before the caller sets its values. */
+    void (*awake_from_insert)(amber_object *object, void *userdata);
+    /** After the object first read its saved values in its context (a fetch, or a fault given its row). */
+    void (*awake_from_fetch)(amber_object *object, void *userdata);
+    /** At a save, checks attribute `key`'s `value` (every attribute of a
+     *  new object, those set since the last save of a changed one); `value`
+     *  and `key` are valid during the call. Report problems; return 0, or
+     *  nonzero to fail the save. */
+    int32_t (*validate_value)(amber_problems *problems, amber_object *object, const char *key,
+                              const amber_value *value, void *userdata);
+    /** Checks the object as a whole before a save makes `change` (an AMBER_CHANGE_ value). */
+    int32_t (*validate)(amber_problems *problems, amber_object *object, int32_t change, void *userdata);
+    /** At the start of a save that inserts, updates or deletes the object:
+     *  changes made here, to any object, are saved in the same transaction
+     *  (and objects they touch get will_save too). */
+    int32_t (*will_save)(amber_object *object, void *userdata);
+    /** After a save wrote the object. A deleted object has left its context
+     *  by then: its ID is readable, its values are not. */
+    void (*did_save)(amber_object *object, void *userdata);
+    /** When the object is deleted, before its delete rules apply (for every
+     *  object the deletion cascades to, before any is marked): nonzero
+     *  refuses the deletion, and nothing is deleted. */
+    int32_t (*prepare_for_deletion)(amber_object *object, void *userdata);
+    /** When the object's values are dropped: refreshed without keeping
+     *  changes, rolled back, or deleted by a save. */
+    void (*did_turn_into_fault)(amber_object *object, void *userdata);
+} amber_object_logic;
+
+#define AMBER_OBJECT_LOGIC_VERSION 1
+#define AMBER_OBJECT_LOGIC_INIT {AMBER_OBJECT_LOGIC_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+
+/** Gives `entity`'s objects the callbacks in `logic` (copied), or with
+ *  `logic` NULL removes the entity's logic. `userdata` goes to every
+ *  callback; `userdata_free` (may be NULL) runs exactly once: right away if
+ *  this call fails, otherwise when the logic is replaced or removed and no
+ *  context is running it, or the model goes away.
+ *  Errors: AMBER_E_NULL_ARGUMENT (model, entity), AMBER_E_INVALID_VALUE (a
+ *  version this library does not know), AMBER_E_NOT_FOUND (an entity of
+ *  another model). Threads: any; contexts working meanwhile see the new
+ *  logic from their next call. */
+amber_status amber_model_set_logic(amber_model *model, amber_entity *entity, const amber_object_logic *logic,
+                                   void *userdata, amber_userdata_free_fn userdata_free);
+
+/** Reports a problem: with attribute or relationship `key`, or (NULL) with
+ *  the whole object (in validate_value: with the attribute checked).
+ *  Strings are copied. Errors: AMBER_E_NULL_ARGUMENT (message),
+ *  AMBER_E_INVALID_UTF8, AMBER_E_INVALID_HANDLE (a report after its
+ *  validator returned). */
+amber_status amber_problems_add(amber_problems *problems, const char *key, const char *message);
+
+/** Called from a validator, will_save or prepare_for_deletion about to
+ *  return nonzero: `message` (copied) becomes the error's message. Affects
+ *  only the calling thread's current call. */
+void amber_logic_error(const char *message);
+
+/* ------------------------------------------------------------------------ */
 /* Objects                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -1849,6 +1936,10 @@ amber_status amber_object_uri(char **out, size_t *out_length, amber_object *obje
 
 /** The object's entity (a handle owned by the store's model). */
 amber_status amber_object_entity(amber_entity **out, amber_object *object);
+
+/** The context the object handle belongs to (not a new handle: do not free
+ *  it twice). Useful in model logic callbacks, which get objects only. */
+amber_status amber_object_context(amber_context **out, amber_object *object);
 
 /** Change state flags of amber_object_state. */
 enum { AMBER_OBJECT_INSERTED = 1, AMBER_OBJECT_UPDATED = 2, AMBER_OBJECT_DELETED = 4, AMBER_OBJECT_TEMPORARY_ID = 8 };

@@ -110,8 +110,8 @@ enum LastError {
         var code: Int32 = 0
         var message: UnsafeMutablePointer<CChar> = strdup("")
         var origin: UnsafeMutablePointer<CChar> = strdup("")
-        /// What a C transformer said with amber_transformer_error during the current call.
-        var transformerMessage: String?
+        /// What a C callback said with amber_transformer_error or amber_logic_error during the current call.
+        var callbackMessage: String?
 
         /// The problems the error lists: a buffer and strings the slot owns,
         /// so the pointers amber_last_error_problem returns stay put.

@@ -6,7 +6,7 @@ import Synchronization
 /// The kinds of handle, encoded in every handle so a handle of one kind
 /// passed where another is expected is caught.
 enum HandleKind: UInt8, CustomStringConvertible {
-    case registry = 1, model, builder, entity, attribute, store, context, object, transformer, batch, relationship, changes, liveQuery
+    case registry = 1, model, builder, entity, attribute, store, context, object, transformer, batch, relationship, changes, liveQuery, problems
 
     var description: String {
         switch self {
@@ -23,6 +23,7 @@ enum HandleKind: UInt8, CustomStringConvertible {
         case .relationship: "amber_relationship"
         case .changes: "amber_changes"
         case .liveQuery: "amber_live_query"
+        case .problems: "amber_problems"
         }
     }
 }

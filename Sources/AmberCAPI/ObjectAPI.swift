@@ -96,6 +96,14 @@ public func amber_object_entity(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ 
 }
 
 @c @implementation
+public func amber_object_context(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ object: OpaquePointer?) -> amber_status {
+    api { () throws(CAPIError) in
+        let result = try require(out, "out")
+        result.pointee = try Handles.object(object).context.handle
+    }
+}
+
+@c @implementation
 public func amber_object_state(_ out: UnsafeMutablePointer<UInt32>?, _ object: OpaquePointer?) -> amber_status {
     api { () throws(CAPIError) in
         let result = try require(out, "out")

@@ -192,11 +192,11 @@ final class CTransformerFunctions: @unchecked Sendable {
         defer { CValue.release(&cInput) }
         var cOutput = amber_value()
         let slot = LastError.current
-        slot.transformerMessage = nil
+        slot.callbackMessage = nil
         let status = function(&cOutput, &cInput, userdata)
         guard status == AMBER_OK else {
-            defer { slot.transformerMessage = nil }
-            throw Failure(description: "returned status \(status)" + (slot.transformerMessage.map { ": \($0)" } ?? ""))
+            defer { slot.callbackMessage = nil }
+            throw Failure(description: "returned status \(status)" + (slot.callbackMessage.map { ": \($0)" } ?? ""))
         }
         defer { releaseFunction?(&cOutput, userdata) }
         return try withUnsafePointer(to: cOutput) { (pointer) throws(CAPIError) -> Value in
@@ -273,11 +273,11 @@ final class CComputeFunction: @unchecked Sendable {
         for (i, input) in inputs.enumerated() { try CValue.write(input, to: &cInputs[i]) }
         var cOutput = amber_value()
         let slot = LastError.current
-        slot.transformerMessage = nil
+        slot.callbackMessage = nil
         let status = cInputs.withUnsafeBufferPointer { function(&cOutput, $0.baseAddress, inputs.count, userdata) }
         guard status == AMBER_OK else {
-            defer { slot.transformerMessage = nil }
-            throw CTransformerFunctions.Failure(description: "returned status \(status)" + (slot.transformerMessage.map { ": \($0)" } ?? ""))
+            defer { slot.callbackMessage = nil }
+            throw CTransformerFunctions.Failure(description: "returned status \(status)" + (slot.callbackMessage.map { ": \($0)" } ?? ""))
         }
         defer { releaseFunction?(&cOutput, userdata) }
         return try withUnsafePointer(to: cOutput) { (pointer) throws(CAPIError) -> Value in
@@ -336,5 +336,5 @@ public func amber_registry_load_plugin_directory(_ out_count: UnsafeMutablePoint
 @c @implementation
 public func amber_transformer_error(_ message: UnsafePointer<CChar>?) {
     guard let message else { return }
-    LastError.current.transformerMessage = String(decoding: UnsafeRawBufferPointer(start: message, count: strlen(message)), as: UTF8.self)
+    LastError.current.callbackMessage = String(decoding: UnsafeRawBufferPointer(start: message, count: strlen(message)), as: UTF8.self)
 }

@@ -209,7 +209,9 @@ public func amber_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ st
         let result = try require(out, "out")
         let wrapper: CStore = try Handles.resolve(store, as: .store, "store")
         let context = CContext(Context(store: wrapper.store), store: wrapper)
-        result.pointee = Handles.make(context, kind: .context, owner: context.owner)
+        let handle = Handles.make(context, kind: .context, owner: context.owner)
+        context.handle = handle
+        result.pointee = handle
     }
 }
 

@@ -195,6 +195,8 @@ final class CContext {
     let context: Context
     let thread = OwnerThread()
     let store: CStore
+    /// Its own handle (amber_object_context), set once made.
+    var handle: OpaquePointer?
     /// Every object with a live handle, each once; a CObject knows its
     /// position, so releasing one handle is a swap, not a search.
     private var live: [CObject] = []
@@ -202,6 +204,7 @@ final class CContext {
     init(_ context: Context, store: CStore) {
         self.context = context
         self.store = store
+        context.binding = self
     }
 
     /// The thread that made it (its mark's token), the only one its handles may be used on.

@@ -31,6 +31,9 @@ public struct PythonGenerator {
         "typing", "annotations", "Any", "ClassVar", "MutableSet", "CLASSES",
         // Builtins the annotations use: a class attribute of such a name would hide them.
         "str", "int", "float", "bool", "bytes", "dict", "tuple", "type", "object", "list", "set",
+        // Model logic a subclass defines (amber.TypedObject's hooks).
+        "awake_from_insert", "awake_from_fetch", "validate_value", "validate_for_insert", "validate_for_update",
+        "validate_for_delete", "will_save", "did_save", "prepare_for_deletion", "did_turn_into_fault",
     ]
 
     /// The generated module.

@@ -18,6 +18,8 @@ import Foundation
 public final class Context {
     /// The store this context reads from and saves to.
     public let store: Store
+    /// What a binding layer keeps with the context (the C API: its handle's wrapper), found from its objects' hooks.
+    package weak var binding: AnyObject?
     /// The store behind the contract, which every read and save goes through.
     let engine: any StoreEngine
     /// Objects with pending changes (inserted, set or deleted), each once, in first-touch order.

@@ -19,6 +19,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// The context that owns the object; nil once it was deleted and saved,
     /// or rolled back after insert.
     public var context: Context? { isDetached ? nil : owner }
+    /// The context the object belongs or belonged to: for a binding's hook,
+    /// which that context calls (so it is alive), even after the object left it.
+    package var hookContext: Context { owner }
     /// The owning context, valid while the object is not detached. Not a weak
     /// reference, which costs atomic operations per object: a context marks
     /// every object it tracks or registers as detached when it goes away.

@@ -13,8 +13,8 @@ over SQLite, through Amber's C API.
 from ._ffi import ffi, lib
 from ._history import HistoryChange, HistoryTransaction
 from .context import Context, MergePolicy
-from .errors import (ArgumentError, BusyError, DestinationExistsError, Error, HistoryError, IndexOutOfRangeError, ServerError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StorageError, StoreError, StoreURLError,
-                     UnknownKeyPathError, UnknownNameError, UnsupportedError, TransformerError, ValidationError, ValueClassError)
+from .errors import (ArgumentError, BusyError, DestinationExistsError, Error, HistoryError, HookError, IndexOutOfRangeError, ServerError, MigrationError, ObserverError, MisuseError, ModelError, NotFoundError, PluginError, PredicateError, Problem, ReservedNameError, StorageError, StoreError, StoreURLError,
+                     UnknownKeyPathError, UnknownNameError, UnsupportedError, TransformerError, ValidationError, ValidationProblem, ValueClassError)
 from .model import Attribute, Entity, Model, Relationship, Template
 from .objects import Object, RelatedObjects, TypedObject
 from .observing import Change, ChangeReport, IndexChange, LiveQuery, Section
@@ -24,7 +24,7 @@ from .transformers import Registry, Transformer, sample_plugin, shared_registry
 __version__ = ffi.string(lib.amber_version()).decode()
 
 __all__ = [
-    "ArgumentError", "Attribute", "BusyError", "DestinationExistsError", "IndexOutOfRangeError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "HistoryChange", "HistoryError", "HistoryTransaction", "ServerError", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object", "TypedObject",
+    "ArgumentError", "Attribute", "BusyError", "DestinationExistsError", "IndexOutOfRangeError", "ChangeReport", "Change", "IndexChange", "LiveQuery", "MigrationError", "ObserverError", "Section", "Context", "Entity", "Error", "HistoryChange", "HistoryError", "HistoryTransaction", "HookError", "ServerError", "MergePolicy", "MisuseError", "Model", "ModelError", "NotFoundError", "Object", "TypedObject",
     "PluginError", "PredicateError", "Problem", "Registry", "ReservedNameError", "RelatedObjects", "Relationship", "Store", "StorageError", "StoreError", "StoreURLError", "Template", "Transformer", "TransformerError", "UnknownKeyPathError", "UnknownNameError",
-    "UnsupportedError", "ValidationError", "ValueClassError", "check_file", "import_coredata", "migration_plan", "open", "sample_plugin", "shared_registry",
+    "UnsupportedError", "ValidationError", "ValidationProblem", "ValueClassError", "check_file", "import_coredata", "migration_plan", "open", "sample_plugin", "shared_registry",
 ]

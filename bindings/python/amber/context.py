@@ -16,6 +16,7 @@ from ._history import HistoryTransaction
 from ._values import to_c
 from .errors import MisuseError, NotFoundError, argument_error, check, checks_arguments, placed
 from ._common import _Owner, _columns, _free_trampoline, _keep_until_freed, _name, _not_text, _out, _packer, _reader, _text
+from .logic import register_context
 from .model import Entity
 from .objects import Object, TypedObject, _Ref, _each, _forget, _handle_of, _new_object, _set_context, _set_filled, _set_handle, _set_ref_handle
 from .observing import ChangeReport, IndexChange, LiveQuery, _Callback, _observer_trampoline, _read_report
@@ -84,6 +85,7 @@ class Context(_Owner):
         out = _out("amber_context **")
         check(lib.amber_context_new(out, store._handle))
         self._own(out[0])
+        register_context(self, out[0])
         self.store = store
         self.model = store.model
         self._merges_automatically = False
@@ -411,8 +413,10 @@ class Context(_Owner):
         if isinstance(entity, str):
             return entity
         if isinstance(entity, type) and issubclass(entity, TypedObject) and entity.__amber_entity__:
-            if self.model._classes.get(entity.__amber_entity__) is not entity:
-                self.model.use(entity.__amber_family__ or (entity,))
+            if not issubclass(self.model._classes.get(entity.__amber_entity__, object), entity):
+                # A class of the family already in use, or a subclass of one (with model logic), stays.
+                family = entity.__amber_family__ or (entity,)
+                self.model.use([cls for cls in family if not issubclass(self.model._classes.get(cls.__amber_entity__, object), cls)])
             return entity.__amber_entity__
         raise argument_error(f"an entity is named by a str or a class amber generate python made, not {entity!r}")
 

@@ -115,6 +115,8 @@ def checked_arguments(function: Callable) -> Callable:
         except (Error, UnicodeError):
             raise
         except (TypeError, ValueError, OverflowError, struct.error) as error:
+            if getattr(error, "_amber_hook", False):  # a hook's, raised after its call was done
+                raise
             raise ArgumentError(lib.AMBER_E_INVALID_VALUE, f"{function.__qualname__}(): {error}") from error
     return checked
 
@@ -242,6 +244,28 @@ class StorageError(StoreError, OSError):
     its context keeps the changes, so it can be saved again once there is room."""
 
 
+class HookError(Error):
+    """Model logic in code failed: a validator, will_save or
+    prepare_for_deletion raised something other than a ValidationProblem.
+    The save (or deletion) stopped, nothing was written or deleted, and
+    every pending change stays. What the hook raised is the `__cause__`;
+    `origin` names the hook ("willSave")."""
+
+
+class ValidationProblem(Exception):
+    """Raised by a validator in code (validate_value, validate_for_insert,
+    validate_for_update, validate_for_delete) to report a problem: the save
+    lists it with every other problem, as a ValidationError's problem with
+    rule "validation". `key` names the attribute or relationship concerned
+    (None: the whole object, or in validate_value the attribute checked).
+    To report several at once, raise an ExceptionGroup of them."""
+
+    def __init__(self, message: str, key: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.key = key
+
+
 class ObserverError(Error):
     """An observer or live query callback raised while being told of a save,
     merge or refresh, or of pending changes (Context.process_pending_changes).
@@ -274,6 +298,7 @@ _BY_CODE = {
     lib.AMBER_E_PLUGIN_REFUSED: PluginError,
     lib.AMBER_E_BUSY: BusyError,
     lib.AMBER_E_OBSERVER: ObserverError,
+    lib.AMBER_E_HOOK: HookError,
     lib.AMBER_E_MIGRATION_FAILED: MigrationError,
     lib.AMBER_E_EXISTS: DestinationExistsError,
     lib.AMBER_E_INVALID_URL: StoreURLError,
@@ -313,13 +338,18 @@ def callback_frame(body: "Callable[[], None]") -> bool:
     (whose check() takes what their callbacks raised) cannot take what earlier
     callbacks of the outer call raised; keeps what `body` raises for the outer
     call's check(). Returns whether `body` finished without raising."""
+    return failed_callback(body) is None
+
+
+def failed_callback(body: "Callable[[], None]") -> Optional[BaseException]:
+    """callback_frame, returning what `body` raised (None if it finished)."""
     outer = _take_callback_exceptions()
     try:
         body()
-        return True
+        return None
     except BaseException as error:  # never let a Python exception cross into C
         outer.append(error)
-        return False
+        return error
     finally:
         _raised.errors = outer
 
@@ -361,6 +391,23 @@ def keep_callback_exception(error: BaseException) -> None:
     _kept += 1
 
 
+def late_callback(body: "Callable[[], None]", note: str) -> None:
+    """Runs a callback that cannot fail in C (a hook such as did_save): what
+    it raises, with `note` added, is raised by the check() of the C call that
+    ran it, once that call is done (an exception of a callback the call
+    itself ran, not of one a C call inside `body` ran)."""
+    outer = getattr(_raised, "late", [])
+    _raised.late = []
+    try:
+        body()
+    except BaseException as error:  # never let a Python exception cross into C
+        error.add_note(note)
+        error._amber_hook = True  # type: ignore[attr-defined]
+        outer.append(error)
+    finally:
+        _raised.late = outer
+
+
 def check(status: int) -> None:
     """Raises the last error unless `status` is AMBER_OK. After callbacks
     failed, a KeyboardInterrupt or SystemExit one raised is raised as it is;
@@ -369,6 +416,11 @@ def check(status: int) -> None:
     failed (a fetch that decodes eagerly leaves a failing value to its read):
     then a KeyboardInterrupt or SystemExit is still raised, and other
     exceptions are dropped, so none is blamed on a later call."""
+    late = getattr(_raised, "late", None)
+    if late:
+        _raised.late = []
+        if status == 0:
+            raise late[0]
     if status == 0:
         if _kept:
             for exception in _take_callback_exceptions():

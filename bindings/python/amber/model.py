@@ -14,6 +14,7 @@ from ._ffi import ffi, lib
 from ._values import StructCodec, struct_codec
 from .errors import Error, MisuseError, ModelError, NotFoundError, argument_error, check, checks_arguments
 from ._common import _Owner, _name, _out, _str
+from .logic import set_logic
 from .objects import Object, TypedObject, _OBJECT_API
 from .transformers import Registry, shared_registry
 
@@ -317,6 +318,9 @@ class Model(_Owner):
                               made[0])
         for entity in changed:
             entity._make_class(self._class_for(entity))
+        for cls in classes:
+            entity = self.entity(cls.__amber_entity__)
+            set_logic(self._handle, entity, self._classes.get(entity.name), TypedObject)
         return self
 
     def _differences(self, cls: type["TypedObject"]) -> list[str]:

@@ -317,6 +317,47 @@ class TypedObject(Object):
     #: The classes generated with this one (the module's CLASSES), put to use together.
     __amber_family__: ClassVar[tuple[type["TypedObject"], ...]] = ()
 
+    # Model logic: define these in a subclass of a generated class and put it
+    # in use (model.use([MyBook])). They run in every context on the model,
+    # for the class's entity and the entities below it that have no class of
+    # their own defining hooks. Validators raise amber.ValidationProblem (an
+    # ExceptionGroup of them for several): the save lists each with every other
+    # problem. Anything else a validator, will_save or prepare_for_deletion
+    # raises stops the save (or deletion) with HookError, every change kept;
+    # what the other hooks raise comes out of the call that ran them, once it is done.
+
+    def awake_from_insert(self) -> None:
+        """After the object was inserted, before the caller's values are set."""
+
+    def awake_from_fetch(self) -> None:
+        """After the object first read its saved values in its context."""
+
+    def validate_value(self, key: str, value: Any) -> None:
+        """At a save, checks the value of attribute `key` (every attribute of
+        a new object, those set since the last save of a changed one)."""
+
+    def validate_for_insert(self) -> None:
+        """Checks the new object as a whole before a save inserts it."""
+
+    def validate_for_update(self) -> None:
+        """Checks the changed object as a whole before a save updates it."""
+
+    def validate_for_delete(self) -> None:
+        """Checks the object before a save deletes it."""
+
+    def will_save(self) -> None:
+        """At the start of a save that inserts, updates or deletes the object:
+        changes made here, to any object, are saved in the same transaction."""
+
+    def did_save(self) -> None:
+        """After a save wrote the object (a deleted one has left its context: its values are gone)."""
+
+    def prepare_for_deletion(self) -> None:
+        """When the object is deleted, before its delete rules apply: raising refuses the deletion."""
+
+    def did_turn_into_fault(self) -> None:
+        """When the object's values are dropped (refreshed without keeping changes, rolled back, deleted by a save)."""
+
 
 # The public names of Object: attributes and relationships with these names are items only.
 _OBJECT_API = frozenset(name for name in dir(Object) if not name.startswith("_"))

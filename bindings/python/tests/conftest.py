@@ -1,6 +1,10 @@
 """Fixtures: models used across the tests and the sample plugins `swift build` made."""
+import importlib.util
 import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +89,26 @@ def filled(obj) -> list:
             continue
         names.append(name)
     return names
+
+
+#: The model the generated-class tests use (Swift's typed tests use it too).
+LIBRARY_MODEL = Path(__file__).resolve().parents[3] / "Tests" / "AmberTypedTests" / "Library.amber.json"
+
+
+@pytest.fixture(scope="session")
+def generated(plugin_dir, tmp_path_factory):
+    """The folder holding library.py, generated from LIBRARY_MODEL."""
+    folder = tmp_path_factory.mktemp("generated")
+    subprocess.run([os.path.join(plugin_dir, "amber-generate"), "python", str(LIBRARY_MODEL), "-o", str(folder)], check=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def library(generated):
+    """The generated module, imported as `library`."""
+    spec = importlib.util.spec_from_file_location("library", generated / "library.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["library"] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules["library"]

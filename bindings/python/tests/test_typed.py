@@ -3,7 +3,6 @@ trips, inheritance, relationships, renamed names, a model the classes do not
 fit, and mypy --strict on a program that uses them."""
 import datetime
 import decimal
-import importlib.util
 import json
 import os
 import site
@@ -16,25 +15,7 @@ import pytest
 
 import amber
 
-MODEL = Path(__file__).resolve().parents[3] / "Tests" / "AmberTypedTests" / "Library.amber.json"
-
-
-@pytest.fixture(scope="module")
-def generated(plugin_dir, tmp_path_factory):
-    """The folder holding library.py, generated from MODEL."""
-    folder = tmp_path_factory.mktemp("generated")
-    subprocess.run([os.path.join(plugin_dir, "amber-generate"), "python", str(MODEL), "-o", str(folder)], check=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def library(generated):
-    spec = importlib.util.spec_from_file_location("library", generated / "library.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["library"] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules["library"]
+from conftest import LIBRARY_MODEL as MODEL
 
 
 def test_every_type_reads_back_exactly_after_save_and_reopen(library, tmp_path):
