@@ -16,7 +16,7 @@ private func record(_ hook: String, _ object: TypedObject) {
 private func takeCalls() -> [String] { calls.withLock { calls in defer { calls.removeAll() }; return calls } }
 
 /// A class with model logic, written by hand over the generated `Book`.
-final class CheckedBook: Book {
+final class LoggedBook: Book {
     override func awakeFromInsert() {
         record("awakeFromInsert", self)
         try? set(pages: 1)
@@ -56,7 +56,7 @@ final class CheckedBook: Book {
     override func didTurnIntoFault() { record("didTurnIntoFault", self) }
 }
 
-final class CheckedAuthor: Author {
+final class LoggedAuthor: Author {
     override func willSave() throws { record("willSave", self) }
     override func prepareForDeletion() throws { record("prepareForDeletion", self) }
 }
@@ -67,7 +67,7 @@ enum HookTrouble: Error { case refused }
 @Suite(.serialized) struct ModelLogicTests {
     func makeContext() throws -> Context {
         let model = try Model(try ModelDescription(contentsOf: TypedClassTests.modelURL))
-        try model.use(CheckedBook.self, CheckedAuthor.self)
+        try model.use(LoggedBook.self, LoggedAuthor.self)
         _ = takeCalls()
         return Context(store: try Store.inMemory(model: model))
     }
@@ -75,7 +75,7 @@ enum HookTrouble: Error { case refused }
     @Test func validatorsReportEveryProblemWithTheDeclaredRules() throws {
         let context = try makeContext()
         let empty = try context.insert(Book.self)
-        #expect(empty is CheckedBook)  // the class in use
+        #expect(empty is LoggedBook)  // the class in use
         try empty.set(title: "")
         try empty.set(pages: 9000)
         let untitled = try context.insert(Book.self)
@@ -177,7 +177,7 @@ enum HookTrouble: Error { case refused }
     @Test func subEntitiesRunTheirParentsLogicAndComeAsTheirOwnClass() throws {
         let context = try makeContext()
         let novel = try context.insert(Novel.self)
-        #expect(takeCalls() == ["awakeFromInsert Novel -"])  // CheckedBook's, through a Novel
+        #expect(takeCalls() == ["awakeFromInsert Novel -"])  // LoggedBook's, through a Novel
         try novel.set(title: "")
         let error = try #require(throws: AmberError.self) { try context.save() }
         guard case .saveFailed(let problems) = error else { Issue.record("not a save failure: \(error)"); return }
@@ -185,7 +185,7 @@ enum HookTrouble: Error { case refused }
         try novel.set(title: "Emma")
         try context.save()
         let books = try Context(store: context.store).fetch(Book.self)
-        #expect(books.count == 1 && books.first is Novel && !(books.first is CheckedBook))
+        #expect(books.count == 1 && books.first is Novel && !(books.first is LoggedBook))
     }
 
     @Test func rollbackAndRefreshTurnObjectsIntoFaults() throws {
@@ -226,8 +226,8 @@ enum HookTrouble: Error { case refused }
         #expect(model.logic(for: try model.entity(named: "Chapter")) == nil)
 
         let other = try Model(ModelDescription(json: Data(#"{"entities": [{"name": "Book", "attributes": [{"name": "title", "type": "integer32"}]}]}"#.utf8)))
-        #expect(throws: AmberError.self) { try other.use(CheckedBook.self) }
-        #expect(throws: AmberError.self) { try other.use(CheckedAuthor.self) }
+        #expect(throws: AmberError.self) { try other.use(LoggedBook.self) }
+        #expect(throws: AmberError.self) { try other.use(LoggedAuthor.self) }
         #expect(other.logic(for: try other.entity(named: "Book")) == nil)
     }
 }

@@ -27,6 +27,7 @@ package final class EntityCode: Sendable {
     package func set(_ code: (AnyObject & Sendable)?, for entity: Entity, in model: Model) {
         setting.withLock { _ in
             entity.codeSlot.state.withLock { $0.own = code }
+            entity.codeSlot.hasOwn.store(code != nil, ordering: .releasing)
             // Each entity takes its own code, else its nearest ancestor's (`ancestors` runs nearest first).
             let owns = model.entities.map { $0.codeSlot.own }
             for candidate in model.entities {
@@ -41,9 +42,11 @@ package final class EntityCode: Sendable {
 /// One entity's code (see ``EntityCode``).
 package final class EntityCodeSlot: Sendable {
     fileprivate let state = Mutex<(own: (AnyObject & Sendable)?, effective: (AnyObject & Sendable)?)>((nil, nil))
+    /// Whether `own` is set: read without the lock by typed reads, which ask on every object they make.
+    fileprivate let hasOwn = Atomic<Bool>(false)
 
     init() {}
 
     /// The code the entity was given itself (nil if none, even if an ancestor has some).
-    package var own: (AnyObject & Sendable)? { state.withLock { $0.own } }
+    package var own: (AnyObject & Sendable)? { hasOwn.load(ordering: .acquiring) ? state.withLock { $0.own } : nil }
 }

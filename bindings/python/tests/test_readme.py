@@ -7,11 +7,24 @@ import subprocess
 README = os.path.join(os.path.dirname(__file__), "..", "..", "..", "README.md")
 
 
-def test_the_readme_example_runs(plugin_dir, tmp_path, monkeypatch, capsys):
+def generate_library(plugin_dir, folder, monkeypatch) -> None:
+    """library.py in `folder` (importable), generated from the Library.amber.json copied there."""
+    model = os.path.join(os.path.dirname(__file__), "..", "..", "..", "Tests", "AmberTypedTests", "Library.amber.json")
+    shutil.copy(model, folder)
+    subprocess.run([os.path.join(plugin_dir, "amber-generate"), "python", "Library.amber.json", "-o", "library.py"],
+                   check=True, cwd=folder)
+    monkeypatch.syspath_prepend(str(folder))
+
+
+def test_the_readme_examples_run(plugin_dir, tmp_path, monkeypatch, capsys):
+    """The Python minute: the typed classes with model logic, then the dynamic API, each in a fresh namespace."""
     with open(README, encoding="utf-8") as file:
-        (code,) = re.findall(r"```python\n(.*?)```", file.read(), re.S)
+        typed, dynamic = re.findall(r"```python\n(.*?)```", file.read(), re.S)
     monkeypatch.chdir(tmp_path)
-    exec(code, {})
+    generate_library(plugin_dir, tmp_path, monkeypatch)
+    exec(typed, {})
+    assert capsys.readouterr().out == "Dune Frank Herbert\n"
+    exec(dynamic, {})
     assert capsys.readouterr().out.startswith("Dune 9.99 0.89999997")
 
 
@@ -22,16 +35,13 @@ def test_every_example_in_the_python_readme_runs(plugin_dir, tmp_path, monkeypat
         blocks = re.findall(r"```python\n(.*?)```", file.read(), re.S)
     assert len(blocks) >= 5
     monkeypatch.chdir(tmp_path)
-    # The typed-classes section imports the module generated from the model it names.
-    model = os.path.join(os.path.dirname(__file__), "..", "..", "..", "Tests", "AmberTypedTests", "Library.amber.json")
-    shutil.copy(model, tmp_path)
-    subprocess.run([os.path.join(plugin_dir, "amber-generate"), "python", "Library.amber.json", "-o", "library.py"], check=True)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    generate_library(plugin_dir, tmp_path, monkeypatch)  # the typed-classes section imports it
     namespace: dict = {}
     for i, block in enumerate(blocks):
         exec(compile(block, f"README.md block {i + 1}", "exec"), namespace)
     out = capsys.readouterr().out
     assert "Book.price in row 1" in out and "Dune True" in out
+    assert "Book.author needs an author\nBook.pages more than 5000 pages\nBook.title must not be empty\n" in out
 
 
 DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs")
