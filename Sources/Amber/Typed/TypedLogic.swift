@@ -1,7 +1,7 @@
 import AmberModel
 import AmberValues
 
-/// The model logic of a class in use (``/AmberModel/Model/use(_:)``): each
+/// The model logic of a class in use (`Model.use(_:)`): each
 /// call makes the object as that class and calls its override.
 final class TypedLogic: ObjectLogic {
     let type: TypedObject.Type

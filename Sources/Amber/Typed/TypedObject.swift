@@ -17,7 +17,7 @@ import AmberValues
 ///
 /// Model logic goes in a subclass you write (the generated file is never
 /// edited): override the validators and lifecycle hooks below, and put the
-/// class in use with ``/AmberModel/Model/use(_:)``. Its hooks then run in
+/// class in use with `Model.use(_:)`. Its hooks then run in
 /// every context on the model, for its entity's objects and those of the
 /// entities below it that have no class of their own in use. Each call
 /// gets a typed object made for it: keep state in the object's attributes

@@ -68,7 +68,7 @@ def hooked(library):
 
 def test_validators_report_every_problem_with_the_declared_rules(hooked, library):
     model, checked_book, _ = hooked
-    with amber.open(":memory:", model) as store:
+    with amber.open(None, model) as store:
         ctx = store.context()
         empty = ctx.insert(library.Book, title="", pages=9000)
         assert isinstance(empty, checked_book)  # the class in use, also through the generated class
@@ -93,7 +93,7 @@ def test_validators_report_every_problem_with_the_declared_rules(hooked, library
 
 def test_hooks_run_and_will_save_changes_are_saved_in_the_same_transaction(hooked, library):
     model, _, calls = hooked
-    with amber.open(":memory:", model) as store:
+    with amber.open(None, model) as store:
         ctx = store.context()
         author = ctx.insert(library.Author, name="Frank")
         book = ctx.insert(library.Book, title="Dune", author=author)
@@ -114,7 +114,7 @@ def test_hooks_run_and_will_save_changes_are_saved_in_the_same_transaction(hooke
 
 def test_a_hook_that_raises_fails_the_save_keeping_every_change(hooked, library):
     model, _, _ = hooked
-    with amber.open(":memory:", model) as store:
+    with amber.open(None, model) as store:
         ctx = store.context()
         book = ctx.insert(library.Book, title="explode")
         with pytest.raises(amber.HookError) as failure:
@@ -129,7 +129,7 @@ def test_a_hook_that_raises_fails_the_save_keeping_every_change(hooked, library)
 
 def test_prepare_for_deletion_refuses_and_validate_for_delete_reports(hooked, library):
     model, _, calls = hooked
-    with amber.open(":memory:", model) as store:
+    with amber.open(None, model) as store:
         ctx = store.context()
         author = ctx.insert(library.Author, name="Frank")
         dune = ctx.insert(library.Book, title="Dune", author=author, inPrint=True)
@@ -150,7 +150,7 @@ def test_prepare_for_deletion_refuses_and_validate_for_delete_reports(hooked, li
 
 def test_sub_entities_run_their_parents_logic(hooked, library):
     model, checked_book, calls = hooked
-    with amber.open(":memory:", model) as store:
+    with amber.open(None, model) as store:
         ctx = store.context()
         novel = ctx.insert(library.Novel, title="")
         assert type(novel).__mro__[1] is library.Novel and not isinstance(novel, checked_book)
@@ -173,7 +173,7 @@ def test_hooks_that_cannot_fail_raise_once_their_call_is_done(library):
 
     model = amber.Model.from_file(LIBRARY_MODEL)
     model.use([Loud])
-    with amber.open(":memory:", model) as store:
+    with amber.open(None, model) as store:
         ctx = store.context()
         with pytest.raises(ValueError, match="loud insert") as insert:
             ctx.insert(library.Chapter, heading="One")
