@@ -10,6 +10,11 @@ for amber-bench (scripts/bench.sh runs it so), or standalone:
 W5 does --round-trips round trips, by default 10 x N (a million in the full
 run, 20,000 in amber-bench's quick mode).
 
+W22: W1, W2 and W4 through the class `amber generate python` makes from
+Sources/amber-bench/Bench.amber.json, against the same calls by entity name
+(objects inserted one by one on both sides), sides alternating; skipped when
+amber-generate is not beside the library.
+
 With --postgres URL, W1-W4 again on that PostgreSQL server: Amber's
 PostgreSQL store against the peer Python programs reach for, SQLAlchemy 2's
 ORM over psycopg 3, doing the same work with the same objects (a mapped class
@@ -17,9 +22,12 @@ with a version column for optimistic locking, as Amber's rows have, and a type
 that turns colours into their 16 bytes, as the transformer does); fresh
 schemas each repetition."""
 import argparse
+import importlib.util
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import statistics
 import struct
 import tempfile
@@ -108,6 +116,55 @@ def amber_run(path, model, data):
             ctx.save()
             w4 = time.perf_counter() - start
     return w1, w2, w3, w4, total + found
+
+
+def w22_run(path, model, data, book):
+    """W1, W2 and W4 with `book`: a generated class, or the entity's name."""
+    with amber.open(path, model) as store:
+        with store.context() as ctx:
+            start = time.perf_counter()
+            for title, price, published, color in data:
+                ctx.insert(book, title=title, price=price, published=published, color=color)
+            ctx.save()
+            w1 = time.perf_counter() - start
+        with store.context() as ctx:
+            start = time.perf_counter()
+            books = ctx.fetch(book, decode=True)
+            total = sum(book.price for book in books) + sum(len(book.title) + book.color.r for book in books)
+            for each in books:
+                each.published
+            w2 = time.perf_counter() - start
+            start = time.perf_counter()
+            for index in range(0, len(books), 10):
+                books[index].price = float(index)
+            ctx.save()
+            w4 = time.perf_counter() - start
+    return w1, w2, w4, total
+
+
+def typed_rows(directory, registry, data, repetitions):
+    """W22 from Python: name → (typed ms, by-name ms); {} without amber-generate."""
+    generator = os.path.join(os.path.dirname(os.environ.get("AMBER_LIBRARY", "")), "amber-generate")
+    if not os.access(generator, os.X_OK):
+        print("python_bench: no amber-generate beside AMBER_LIBRARY; skipping the W22 rows", file=sys.stderr)
+        return {}
+    model_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "amber-bench", "Bench.amber.json")
+    module_path = os.path.join(directory, "bench_classes.py")
+    subprocess.run([generator, "python", model_file, "-o", module_path], check=True)
+    spec = importlib.util.spec_from_file_location("bench_classes", module_path)
+    classes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(classes)
+    names = ["Python W22 typed W1 insert + save", "Python W22 typed W2 fetch all + read",
+             "Python W22 typed W4 update every 10th + save"]
+    typed_ms, named_ms = {name: [] for name in names}, {name: [] for name in names}
+    for repetition in range(repetitions):
+        sides = [("typed", classes.Book), ("named", "Book")]
+        for side, book in sides if repetition % 2 == 0 else reversed(sides):
+            model = amber.Model.from_file(model_file, registry)
+            result = w22_run(os.path.join(directory, f"w22-{side}{repetition}.amber"), model, data, book)
+            for name, seconds in zip(names, result[:3]):
+                (typed_ms if side == "typed" else named_ms)[name].append(seconds * 1000)
+    return {name: {"amber_ms": statistics.median(typed_ms[name]), "raw_ms": statistics.median(named_ms[name])} for name in names}
 
 
 def sqlalchemy_run(url, schema, data):
@@ -264,7 +321,8 @@ def main():
             for name, theirs, ours in zip(names, raw, mine):
                 raw_ms[name].append(theirs * 1000)
                 amber_ms[name].append(ours * 1000)
-    results = {name: {"amber_ms": statistics.median(amber_ms[name]), "raw_ms": statistics.median(raw_ms[name])} for name in names}
+        results = {name: {"amber_ms": statistics.median(amber_ms[name]), "raw_ms": statistics.median(raw_ms[name])} for name in names}
+        results.update(typed_rows(directory, registry, data, arguments.repetitions))
     if arguments.postgres:
         results.update(postgresql_rows(arguments.postgres, model, data, arguments.repetitions))
     print(json.dumps(results))

@@ -517,6 +517,8 @@ struct Report {
         ("C API W3 CONTAINS[c] + sum", 1.44), ("C API W4 update every 10th + save", 1.8), ("C API W5 colour round trips", 2.4),
         ("Python W1 insert + save", 1.0), ("Python W2 fetch all + read", 1.0), ("Python W3 CONTAINS[c] + sum", 1.0),
         ("Python W4 update every 10th + save", 1.0), ("Python W5 colour round trips", 2.0),
+        ("Python W22 typed W1 insert + save", 1.1), ("Python W22 typed W2 fetch all + read", 1.1),
+        ("Python W22 typed W4 update every 10th + save", 1.1),
         ("Python PostgreSQL W1 insert + save", 1.0), ("Python PostgreSQL W2 fetch all + read", 1.0),
         ("Python PostgreSQL W3 CONTAINS[c] + sum", 1.0), ("Python PostgreSQL W4 update every 10th + save", 1.0),
     ]
@@ -534,7 +536,7 @@ struct Report {
             }
             Swift.print(line + String(format: "%8.1f  %@", target, result.ratio <= target ? "met" : "MISSED"))
         }
-        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; W18's with a plain SQLite loop over the same pages; W19's with raw SQLite copying the same rows; W20's with four times the same work at a quarter of N; W21's with the same fetch asking the store alone; W22's with the same work through handles; GRDB's with raw SQLite, then Amber's with GRDB's; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
+        Swift.print("(times in ms; memory in MiB; Python rows compare with Python's sqlite3 module; W9's with the save it merges; W10's with the save without the live query; W11's with the folding search; W12's with the modelled column; W13's with raw SQLite writing the same objects fresh; W14's with raw SQLite committing each row at the same synchronous setting; W15's with the same saves without history; W16's with raw SQLite's UPDATE, then with loading and saving through a context; W17's with the other process's save; W18's with a plain SQLite loop over the same pages; W19's with raw SQLite copying the same rows; W20's with four times the same work at a quarter of N; W21's with the same fetch asking the store alone; W22's with the same work through handles (from Python: by entity name); GRDB's with raw SQLite, then Amber's with GRDB's; PostgreSQL rows with raw libpq on the same server: COPY, one query, pipelined updates; Python PostgreSQL rows with SQLAlchemy 2's ORM over psycopg 3 on it)")
         if let server { Swift.print("(PostgreSQL rows: \(server))") }
     }
 }
