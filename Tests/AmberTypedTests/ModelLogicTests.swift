@@ -203,6 +203,21 @@ enum HookTrouble: Error { case refused }
         #expect(takeCalls().isEmpty)
     }
 
+    @Test func willSaveThatNeverSettlesFailsTheSave() throws {
+        final class Breeder: ObjectLogic {
+            func willSave(_ object: ManagedObject) throws { _ = try object.context?.insert("Chapter") }
+        }
+        let model = try Model(try ModelDescription(contentsOf: TypedClassTests.modelURL))
+        try model.setLogic(Breeder(), for: try model.entity(named: "Chapter"))
+        let context = Context(store: try Store.inMemory(model: model))
+        _ = try context.insert("Chapter")
+        let error = try #require(throws: AmberError.self) { try context.save() }
+        guard case .hookFailed(_, "willSave", let message) = error else { Issue.record("not a hook failure: \(error)"); return }
+        #expect(message.contains("100 rounds"))
+        #expect(context.insertedObjects.count == 101)  // every change stays, none is saved
+        #expect(try Context(store: context.store).count(FetchRequest("Chapter")) == 0)
+    }
+
     @Test func logicWithoutGeneratedClassesAndClassesThatDoNotFit() throws {
         final class Counter: ObjectLogic {
             let inserted = Atomic<Int>(0)

@@ -13,6 +13,7 @@ extension Context {
     /// delete, and again on those the hooks touch, until a round touches no new one.
     func runWillSave() throws(AmberError) {
         var called = Set<ObjectIdentifier>()
+        var last: ManagedObject?
         for _ in 0..<Self.maximumWillSaveRounds {
             let due = pending.filter { object in
                 (object.insertedFlag ? !object.deletedFlag : object.deletedFlag || object.isUpdated)
@@ -22,11 +23,14 @@ extension Context {
             for object in due {
                 called.insert(ObjectIdentifier(object))
                 guard let entry = model.logicEntry(for: object.entity) else { continue }
+                last = object
                 try Self.running("willSave", of: object) { try entry.logic.willSave(object) }
             }
         }
-        throw .hookFailed(object: pending.last?.objectID ?? .temporary(entity: "", store: store.identifier), hook: "willSave",
-                          message: "hooks kept changing or inserting objects for \(Self.maximumWillSaveRounds) rounds")
+        // Only reached after a round called a hook: rounds without one add no objects, so the loop returned.
+        guard let last else { return }
+        throw .hookFailed(object: last.objectID, hook: "willSave",
+                          message: "hooks kept changing or inserting objects for \(Self.maximumWillSaveRounds) rounds; this one's was the last called")
     }
 
     /// The problems `entry`'s validators report for `object`, which the save will `change`.
