@@ -4,7 +4,6 @@
 #include <amber.h>
 #include <library.h>
 
-#include <stdlib.h>
 
 #include "check.h"
 
@@ -14,12 +13,13 @@ typedef struct hooks {
     int inserted, fetched, will_save, did_save, prepared, faulted, freed;
 } hooks;
 
-/* A book's title, or "" (the caller frees it). */
-static char *title_of(hooks *state, amber_object *book) {
+/* Whether the book's title is `expected`. */
+static int titled(hooks *state, amber_object *book, const char *expected) {
     char *title = NULL;
     size_t length = 0;
-    if (book_title(&title, &length, &state->h, book) != AMBER_OK || title == NULL) return calloc(1, 1);
-    return title;
+    int same = book_title(&title, &length, &state->h, book) == AMBER_OK && title != NULL && strcmp(title, expected) == 0;
+    amber_free(title);
+    return same;
 }
 
 static void awake_from_insert(amber_object *book, void *userdata) {
@@ -56,10 +56,7 @@ static int32_t validate(amber_problems *problems, amber_object *book, int32_t ch
 static int32_t will_save(amber_object *book, void *userdata) {
     hooks *state = userdata;
     state->will_save++;
-    char *title = title_of(state, book);
-    int refuse = strcmp(title, "explode") == 0;
-    amber_free(title);
-    if (refuse) {
+    if (titled(state, book, "explode")) {
         amber_logic_error("this book explodes");
         return 7;
     }
@@ -77,10 +74,7 @@ static void did_save(amber_object *book, void *userdata) {
 static int32_t prepare_for_deletion(amber_object *book, void *userdata) {
     hooks *state = userdata;
     state->prepared++;
-    char *title = title_of(state, book);
-    int refuse = strcmp(title, "keep") == 0;
-    amber_free(title);
-    return refuse ? 1 : 0;
+    return titled(state, book, "keep") ? 1 : 0;
 }
 
 static void did_turn_into_fault(amber_object *book, void *userdata) {

@@ -117,24 +117,12 @@ def _report(problems: Any, raised: list) -> None:
         check(lib.amber_problems_add(problems, key, str(problem.message).encode()))
 
 
-@ffi.callback("void(amber_object *, void *)")
-def _awake_from_insert(handle: Any, userdata: Any) -> None:
-    _telling(userdata, handle, "awake_from_insert")
-
-
-@ffi.callback("void(amber_object *, void *)")
-def _awake_from_fetch(handle: Any, userdata: Any) -> None:
-    _telling(userdata, handle, "awake_from_fetch")
-
-
-@ffi.callback("void(amber_object *, void *)")
-def _did_save(handle: Any, userdata: Any) -> None:
-    _telling(userdata, handle, "did_save")
-
-
-@ffi.callback("void(amber_object *, void *)")
-def _did_turn_into_fault(handle: Any, userdata: Any) -> None:
-    _telling(userdata, handle, "did_turn_into_fault")
+def _teller(hook: str) -> Any:
+    """The trampoline of `hook`, one that cannot fail in C."""
+    @ffi.callback("void(amber_object *, void *)")
+    def trampoline(handle: Any, userdata: Any) -> None:
+        _telling(userdata, handle, hook)
+    return trampoline
 
 
 @ffi.callback("int32_t(amber_object *, void *)", error=1)
@@ -161,7 +149,7 @@ def _validate(problems: Any, handle: Any, change: int, userdata: Any) -> int:
 
 
 _TRAMPOLINES = {
-    "awake_from_insert": _awake_from_insert, "awake_from_fetch": _awake_from_fetch, "validate_value": _validate_value,
-    "validate": _validate, "will_save": _will_save, "did_save": _did_save, "prepare_for_deletion": _prepare_for_deletion,
-    "did_turn_into_fault": _did_turn_into_fault,
+    **{hook: _teller(hook) for hook in ("awake_from_insert", "awake_from_fetch", "did_save", "did_turn_into_fault")},
+    "validate_value": _validate_value, "validate": _validate, "will_save": _will_save,
+    "prepare_for_deletion": _prepare_for_deletion,
 }
