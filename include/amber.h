@@ -1805,15 +1805,19 @@ amber_status amber_context_object_with_uri(amber_object **out, amber_context *co
  * logic of their own. Every callback gets a handle of the object owned by
  * its context (do not release it; it stays valid like a handle from
  * amber_changes_object) and may use the context: read and set values,
- * insert, fetch. It must not save, roll back or free the context.
+ * insert, fetch. Validators only check: one that inserts, deletes or
+ * changes an object the save had not listed fails the save with
+ * AMBER_E_HOOK (make changes in will_save). A save from inside a callback
+ * fails with AMBER_E_HOOK; do not roll back or free the context there.
  *
  * Validators report problems with amber_problems_add: a save lists them
  * with every other problem it finds (AMBER_E_SAVE_FAILED, rule
  * "validation"). A validator, will_save or prepare_for_deletion that
  * returns nonzero stops the save (or the deletion) at once with
  * AMBER_E_HOOK, its origin the hook's name and its message what the
- * callback passed to amber_logic_error; nothing is written or deleted and
- * every pending change stays. */
+ * callback passed to amber_logic_error; nothing is written or marked
+ * deleted, and every pending change stays (those earlier callbacks made
+ * too). */
 
 /** What a save does to an object, for amber_object_logic.validate. */
 enum { AMBER_CHANGE_INSERT = 1, AMBER_CHANGE_UPDATE = 2, AMBER_CHANGE_DELETE = 3 };
@@ -1849,8 +1853,9 @@ typedef struct amber_object_logic {
      *  object the deletion cascades to, before any is marked): nonzero
      *  refuses the deletion, and nothing is deleted. */
     int32_t (*prepare_for_deletion)(amber_object *object, void *userdata);
-    /** When the object's values are dropped: refreshed without keeping
-     *  changes, rolled back, or deleted by a save. */
+    /** When the object's values are dropped: amber_context_refresh without
+     *  keeping changes, a rollback of its changes or its insert, or a save
+     *  that deleted it. */
     void (*did_turn_into_fault)(amber_object *object, void *userdata);
 } amber_object_logic;
 

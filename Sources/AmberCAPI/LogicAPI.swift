@@ -103,13 +103,16 @@ final class CProblems {
 public func amber_model_set_logic(_ model: OpaquePointer?, _ entity: OpaquePointer?, _ logic: UnsafePointer<amber_object_logic>?,
                                   _ userdata: UnsafeMutableRawPointer?, _ userdata_free: amber_userdata_free_fn?) -> amber_status
 {
+    // The version first: it says how much of the struct the caller has (only version 1 exists).
+    let version = logic.map { UnsafeRawPointer($0).load(as: UInt32.self) }
+    let known = version == UInt32(AMBER_OBJECT_LOGIC_VERSION)
     // From here the box owns userdata: whatever fails below, its deinit frees it exactly once.
-    let box = logic.map { CObjectLogic($0.pointee, userdata: userdata, userdataFree: userdata_free) }
+    let box = known ? logic.map { CObjectLogic($0.pointee, userdata: userdata, userdataFree: userdata_free) } : nil
     if box == nil { userdata_free?(userdata) }
     return api { () throws(CAPIError) in
         let (wrapper, target): (CModel, CEntity) = try Handles.resolve(model, as: .model, "model", entity, as: .entity, "entity")
-        if let logic, logic.pointee.version != UInt32(AMBER_OBJECT_LOGIC_VERSION) {
-            throw CAPIError(AMBER_E_INVALID_VALUE, "logic: version \(logic.pointee.version) is not AMBER_OBJECT_LOGIC_VERSION (\(AMBER_OBJECT_LOGIC_VERSION))",
+        if let version, !known {
+            throw CAPIError(AMBER_E_INVALID_VALUE, "logic: version \(version) is not AMBER_OBJECT_LOGIC_VERSION (\(AMBER_OBJECT_LOGIC_VERSION))",
                             origin: "logic")
         }
         guard wrapper.model.entities.indices.contains(target.entity.index), wrapper.model.entities[target.entity.index] === target.entity else {

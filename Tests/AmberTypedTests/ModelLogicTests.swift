@@ -218,6 +218,44 @@ enum HookTrouble: Error { case refused }
         #expect(try Context(store: context.store).count(FetchRequest("Chapter")) == 0)
     }
 
+    @Test func hooksThatBreakTheRulesFailCleanly() throws {
+        /// Chapter: a validator that inserts; Author: a willSave that saves; Book: an awakeFromInsert that inserts.
+        final class Rogue: ObjectLogic {
+            func validate(_ object: ManagedObject, for change: ObjectChange) throws {
+                if object.entity.name == "Chapter" { _ = try object.context?.insert("Author") }
+            }
+            func willSave(_ object: ManagedObject) throws {
+                if object.entity.name == "Author" { try object.context?.save() }
+            }
+            func awakeFromInsert(_ object: ManagedObject) {
+                if object.entity.name == "Book" { _ = try? object.context?.insert("Chapter") }
+            }
+        }
+        let model = try Model(try ModelDescription(contentsOf: TypedClassTests.modelURL))
+        for name in ["Chapter", "Author", "Book"] { try model.setLogic(Rogue(), for: try model.entity(named: name)) }
+        let context = Context(store: try Store.inMemory(model: model))
+
+        _ = try context.insert("Chapter")
+        let validating = try #require(throws: AmberError.self) { try context.save() }
+        guard case .hookFailed(_, "validate", _) = validating else { Issue.record("not a hook failure: \(validating)"); return }
+        #expect(try Context(store: context.store).count(FetchRequest("Chapter")) == 0)
+        context.rollback()
+
+        let author = try context.insert("Author")
+        try author.setValue("Frank", forKey: "name")
+        let saving = try #require(throws: AmberError.self) { try context.save() }
+        guard case .hookFailed(nil, "save", _) = saving else { Issue.record("not a hook failure: \(saving)"); return }
+        #expect(context.insertedObjects.count == 1)
+        context.rollback()
+
+        // A batch whose second row is refused drops its own objects, not the chapters its hooks inserted.
+        let book = try model.entity(named: "Book"), pages = try book.attribute(named: "pages")
+        #expect(throws: AmberError.self) {
+            try context.insert(book, setting: [pages], to: [.int(1), .string("many")])
+        }
+        #expect(context.insertedObjects.map(\.entity.name) == ["Chapter", "Chapter"])
+    }
+
     @Test func logicWithoutGeneratedClassesAndClassesThatDoNotFit() throws {
         final class Counter: ObjectLogic {
             let inserted = Atomic<Int>(0)

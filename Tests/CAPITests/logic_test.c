@@ -10,6 +10,7 @@
 /* What the callbacks share: the handles, and counts of each call. */
 typedef struct hooks {
     library_handles h;
+    amber_context *context; /* the context saving: did_save checks amber_object_context */
     int inserted, fetched, will_save, did_save, prepared, faulted, freed;
 } hooks;
 
@@ -67,8 +68,9 @@ static int32_t will_save(amber_object *book, void *userdata) {
 }
 
 static void did_save(amber_object *book, void *userdata) {
-    (void)book;
-    ((hooks *)userdata)->did_save++;
+    hooks *state = userdata;
+    amber_context *owner = NULL;
+    if (amber_object_context(&owner, book) == AMBER_OK && owner == state->context) state->did_save++;
 }
 
 static int32_t prepare_for_deletion(amber_object *book, void *userdata) {
@@ -123,6 +125,7 @@ static void test_logic(void) {
 
     OK(amber_store_open(&store, NULL, model));
     OK(amber_context_new(&context, store));
+    state.context = context;
     OK(amber_context_insert(&book, context, state.h.book.entity));
     int32_t pages = 0;
     int has_pages = 0;

@@ -37,6 +37,8 @@ public final class Context {
     @exclusivity(unchecked) var generation = 0
     /// How many computed attributes are being computed now, one inside another (through callbacks).
     @exclusivity(unchecked) var computingDepth = 0
+    /// How many hooks of model logic are running now, one inside another: a save refuses to start inside one.
+    @exclusivity(unchecked) var hookDepth = 0
     /// The extended attributes last read, with their stored JSON text: reading
     /// several keys of one object decodes it once.
     var lastExtendedValues: (text: String, values: [String: Value])?
@@ -134,7 +136,7 @@ public final class Context {
         object.insertedFlag = true
         track(object)
         undoStack?.record(.existence(object, alive: false))
-        if let entry = model.logicEntry(for: entity) { entry.logic.awakeFromInsert(object) }
+        if !model.code.isEmpty { tell([object]) { $0.awakeFromInsert($1) } }
         return object
     }
 
@@ -188,11 +190,17 @@ public final class Context {
         return objects
     }
 
-    /// Drops a refused batch: `objects` are the last ones tracked, and none
-    /// of them stays (used by the column-wise insert in Context+Columns.swift).
+    /// Drops a refused batch: none of `objects` stays (used by the
+    /// column-wise insert in Context+Columns.swift). Usually the last ones
+    /// tracked, unless model logic (`awakeFromInsert`) touched others meanwhile.
     func dropBatch(_ objects: [ManagedObject]) {
         undoStack?.forget(objects)
-        pending.removeLast(objects.count)
+        if pending.count >= objects.count, zip(pending.suffix(objects.count), objects).allSatisfy({ $0 === $1 }) {
+            pending.removeLast(objects.count)
+        } else {
+            let dropped = Set(objects.map(ObjectIdentifier.init))
+            pending.removeAll { dropped.contains(ObjectIdentifier($0)) }
+        }
         for dropped in objects { detach(dropped) }
     }
 
@@ -287,7 +295,8 @@ public final class Context {
     /// Discards every pending change: new objects leave the context, changed
     /// ones get their committed values back, deleted ones are kept.
     public func rollback() {
-        let dropped = model.code.isEmpty ? [] : pending
+        // Objects whose values go: new ones, and saved ones with changed values (not those only marked deleted).
+        let dropped = model.code.isEmpty ? [] : pending.filter { $0.insertedFlag || $0.committed != nil }
         defer { tell(dropped) { $0.didTurnIntoFault($1) } }
         undoStack?.removeAll()
         generation += 1
@@ -509,6 +518,9 @@ public final class Context {
     /// - Throws: ``/AmberValues/AmberError/saveFailed(_:)``; ``/AmberValues/AmberError/busy(path:timeout:)``
     ///   if another writer held the store past the busy timeout.
     public func save() throws(AmberError) {
+        if hookDepth > 0 {
+            throw .hookFailed(object: nil, hook: "save", message: "a context cannot save while it runs a hook of model logic (save after it returns)")
+        }
         // Observers that fail during the merge before the save do not stop it: they are reported after it.
         var failures: [String] = []
         if automaticallyMergesChanges {
@@ -557,6 +569,7 @@ public final class Context {
                 if provisional.count != targets { changes.findLinkTargets { $0.isLinkTarget ? $0.temporaryKey : nil } }
             }
         }
+        if hasLogic { try checkValidatorsChangedNothing(changes) }
         if !problems.isEmpty {
             // One save lists every problem: the constraints SQLite checks too, not only after the rest are fixed.
             if model.hasUniquenessConstraints { problems += engine.uniquenessProblems(writing: changes, policy: mergePolicy) }
@@ -566,11 +579,14 @@ public final class Context {
                                        origin: writeOrigin)
         var change = isObserved ? savedChange(changes, written) : nil
         commit(changes, written)
-        if !written.derived.isEmpty { try readDerivedValues(written.derived, into: &change) }
-        if hasLogic {
-            tell(changes.inserts + changes.updates + changes.deletes) { $0.didSave($1) }
-            tell(changes.deletes) { $0.didTurnIntoFault($1) }
+        // Written whatever follows: the objects hear of it even if reading derived values or an observer fails.
+        defer {
+            if hasLogic {
+                tell(changes.inserts + changes.updates + changes.deletes) { $0.didSave($1) }
+                tell(changes.deletes) { $0.didTurnIntoFault($1) }
+            }
         }
+        if !written.derived.isEmpty { try readDerivedValues(written.derived, into: &change) }
         do {
             if let change { try notify(change) }
         } catch {

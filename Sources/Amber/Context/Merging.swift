@@ -26,8 +26,10 @@ extension Context {
         var change = isObserved ? ContextChange(.refreshed) : nil
         if let key = object.objectID.primaryKey { change?.touch(object.entity.rootIndex, key) }
         forgetFetchedProperties(of: object.objectID)
+        // Values are dropped only from a saved object that has them (a new object and a fault are left alone).
+        let drops = !mergeChanges && !object.isInserted && !object.isFault
         try refresh([object], keepingChanges: mergeChanges, reporting: &change)
-        if !mergeChanges { tell([object]) { $0.didTurnIntoFault($1) } }
+        if drops { tell([object]) { $0.didTurnIntoFault($1) } }
         if let change { try notify(change) }
     }
 

@@ -24,7 +24,7 @@ extension Context {
                 called.insert(ObjectIdentifier(object))
                 guard let entry = model.logicEntry(for: object.entity) else { continue }
                 last = object
-                try Self.running("willSave", of: object) { try entry.logic.willSave(object) }
+                try running("willSave", of: object) { try entry.logic.willSave(object) }
             }
         }
         // Only reached after a round called a hook: rounds without one add no objects, so the loop returned.
@@ -38,6 +38,8 @@ extension Context {
         var problems: [SaveProblem] = []
         let entity = object.entity
         func collect(_ attribute: Attribute?, _ run: () throws -> Void) throws(AmberError) {
+            hookDepth += 1
+            defer { hookDepth -= 1 }
             do {
                 try run()
             } catch let reported as ValidationError {
@@ -71,7 +73,7 @@ extension Context {
         while let next = work.popLast() {
             guard !next.deletedFlag, seen.insert(ObjectIdentifier(next)).inserted else { continue }
             if let entry = model.logicEntry(for: next.entity) {
-                try Self.running("prepareForDeletion", of: next) { try entry.logic.prepareForDeletion(next) }
+                try running("prepareForDeletion", of: next) { try entry.logic.prepareForDeletion(next) }
             }
             for relationship in next.entity.relationships where relationship.deleteRule == .cascade {
                 work += try destinations(of: next, relationship)
@@ -79,16 +81,35 @@ extension Context {
         }
     }
 
+    /// Fails the save if validators (or hooks they set off, such as
+    /// `awakeFromFetch`) inserted, deleted or changed an object the save had
+    /// not listed: it would be left out of the write, or taken as written.
+    func checkValidatorsChangedNothing(_ changes: ChangeSet<ManagedObject>) throws(AmberError) {
+        let listed = changes.inserts.count + changes.updates.count + changes.deletes.count
+        let due = pending.filter { $0.insertedFlag ? !$0.deletedFlag : $0.deletedFlag || $0.isUpdated }
+        guard due.count != listed else { return }
+        let known = Set((changes.inserts + changes.updates + changes.deletes).map(ObjectIdentifier.init))
+        let object = due.first { !known.contains(ObjectIdentifier($0)) } ?? due.last
+        throw .hookFailed(object: object?.objectID, hook: "validate",
+                          message: "validators may only check: one inserted, deleted or changed an object the save had not listed "
+                              + "(make changes in willSave); nothing was saved")
+    }
+
     /// Calls `hook` on each of `objects` that has logic.
     func tell(_ objects: [ManagedObject], _ hook: (any ObjectLogic, ManagedObject) -> Void) {
         if model.code.isEmpty { return }
         for object in objects {
-            if let entry = model.logicEntry(for: object.entity) { hook(entry.logic, object) }
+            guard let entry = model.logicEntry(for: object.entity) else { continue }
+            hookDepth += 1
+            defer { hookDepth -= 1 }
+            hook(entry.logic, object)
         }
     }
 
     /// Runs `body`, a hook of `object`, turning an error it throws into ``/AmberValues/AmberError/hookFailed(object:hook:message:)``.
-    static func running(_ hook: String, of object: ManagedObject, _ body: () throws -> Void) throws(AmberError) {
+    func running(_ hook: String, of object: ManagedObject, _ body: () throws -> Void) throws(AmberError) {
+        hookDepth += 1
+        defer { hookDepth -= 1 }
         do {
             try body()
         } catch let error as AmberError {

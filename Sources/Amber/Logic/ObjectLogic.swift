@@ -15,8 +15,14 @@ import AmberValues
 /// lists them with every other problem it finds. Any other error a
 /// validator, ``willSave(_:)`` or ``prepareForDeletion(_:)`` throws stops
 /// the save (or the deletion) at once with
-/// ``/AmberValues/AmberError/hookFailed(object:hook:message:)``, and every
-/// pending change stays: nothing is written, nothing half-applied.
+/// ``/AmberValues/AmberError/hookFailed(object:hook:message:)``: nothing
+/// is written (or marked deleted), and every pending change stays in the
+/// context, those earlier hooks made included.
+///
+/// Hooks may read and change objects, insert and fetch, with two limits
+/// that fail the save with `hookFailed` too: validators only check (one
+/// that inserts, deletes or changes an object the save had not listed
+/// fails it: make changes in `willSave`), and no hook saves its context.
 public protocol ObjectLogic: AnyObject, Sendable {
     /// After `object` was inserted, before the caller sets its values.
     func awakeFromInsert(_ object: ManagedObject)
@@ -35,10 +41,12 @@ public protocol ObjectLogic: AnyObject, Sendable {
     /// object has left its context by then: its ID stays, its values are gone).
     func didSave(_ object: ManagedObject)
     /// When `object` is deleted, before its relationships' delete rules
-    /// apply (for objects a cascade deletes too, all before any is marked).
+    /// apply (for objects a cascade deletes too, all before any is marked):
+    /// throwing refuses the deletion, and no object is marked.
     func prepareForDeletion(_ object: ManagedObject) throws
-    /// When `object`'s values are dropped: refreshed without keeping
-    /// changes, rolled back, or deleted by a save. Clear caches here.
+    /// When `object`'s values are dropped: `refresh(_:mergeChanges: false)`
+    /// of a saved object, a rollback of its changes (or of its insert), or
+    /// a save that deleted it. Clear caches here.
     func didTurnIntoFault(_ object: ManagedObject)
 }
 

@@ -67,7 +67,7 @@ open class TypedObject: Hashable, CustomStringConvertible {
     open func didSave() {}
     /// When the object is deleted, before its delete rules apply: throwing refuses the deletion.
     open func prepareForDeletion() throws {}
-    /// When the object's values are dropped (refreshed without keeping changes, rolled back, deleted by a save).
+    /// When the object's values are dropped: refreshed without keeping changes, its changes rolled back, deleted by a save.
     open func didTurnIntoFault() {}
 
     public static func == (lhs: TypedObject, rhs: TypedObject) -> Bool { lhs.object === rhs.object }

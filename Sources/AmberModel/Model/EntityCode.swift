@@ -25,17 +25,27 @@ package final class EntityCode: Sendable {
 
     /// Gives `entity` `code` (nil removes it), in `model`; the entities below it follow.
     package func set(_ code: (AnyObject & Sendable)?, for entity: Entity, in model: Model) {
+        // Replaced code is released after the locks are let go: its release may run a binding's
+        // cleanup (a C userdata_free), which may call back in.
+        var replaced: [(AnyObject & Sendable)?] = []
         setting.withLock { _ in
-            entity.codeSlot.state.withLock { $0.own = code }
+            entity.codeSlot.state.withLock { state in
+                replaced.append(state.own)
+                state.own = code
+            }
             entity.codeSlot.hasOwn.store(code != nil, ordering: .releasing)
             // Each entity takes its own code, else its nearest ancestor's (`ancestors` runs nearest first).
             let owns = model.entities.map { $0.codeSlot.own }
             for candidate in model.entities {
                 let effective = ([candidate] + candidate.ancestors).lazy.compactMap { owns[$0.index] }.first
-                candidate.codeSlot.state.withLock { $0.effective = effective }
+                candidate.codeSlot.state.withLock { state in
+                    replaced.append(state.effective)
+                    state.effective = effective
+                }
             }
             anySet.store(owns.contains { $0 != nil }, ordering: .releasing)
         }
+        replaced.removeAll()
     }
 }
 

@@ -95,9 +95,11 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
     /// call stands (a save writes nothing, and its context keeps its changes).
     case storageFailed(path: String, message: String)
     /// Model logic in code (a validator, `willSave` or `prepareForDeletion`
-    /// of `object`) failed with an error other than a validation problem:
-    /// the save or deletion stopped, and every pending change stays.
-    case hookFailed(object: ObjectID, hook: String, message: String)
+    /// of `object`) failed with an error other than a validation problem, or
+    /// a hook did what hooks may not (a validator changing objects, a save
+    /// from inside a hook): the save or deletion stopped, no pending change
+    /// was written, and every one stays in the context.
+    case hookFailed(object: ObjectID?, hook: String, message: String)
 
     public var description: String {
         switch self {
@@ -163,7 +165,7 @@ public enum AmberError: Error, Sendable, Equatable, CustomStringConvertible {
         case .computationFailed(let place, let function, let source, let message):
             return "\(place): function \"\(function)\" (\(source)) \(message)"
         case .hookFailed(let object, let hook, let message):
-            return "\(object): \(hook) failed: \(message); nothing was saved or deleted, every pending change stays"
+            return (object.map { "\($0): " } ?? "") + "\(hook) failed: \(message); nothing was saved or deleted, every pending change stays"
         case .observerFailed(let event, let failures):
             let done = switch event {
             case "saved": "the save is written"

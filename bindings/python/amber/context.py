@@ -14,7 +14,7 @@ from ._columns import fill_related
 from ._ffi import ffi, lib
 from ._history import HistoryTransaction
 from ._values import to_c
-from .errors import MisuseError, NotFoundError, argument_error, check, checks_arguments, placed
+from .errors import MisuseError, NotFoundError, argument_error, check, checks_arguments, placed, raises_hook_errors
 from ._common import _Owner, _columns, _free_trampoline, _keep_until_freed, _name, _not_text, _out, _packer, _reader, _text
 from .logic import register_context
 from .model import Entity
@@ -154,6 +154,7 @@ class Context(_Owner):
     @overload
     def insert(self, entity: str, /, **values: Any) -> "Object": ...
 
+    @raises_hook_errors
     def insert(self, entity: Union[str, type[TypedObject]], /, **values: Any) -> "Object":
         """Inserts a new object of `entity` (a name, or a class `amber generate
         python` made: the object is of that class), setting `values` by name:
@@ -217,6 +218,7 @@ class Context(_Owner):
             raise argument_error(f"{place}: an object is listed twice")
         return members
 
+    @raises_hook_errors
     def insert_many(self, entity: str, attributes: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
         """Inserts one object per row (values in `attributes` order) in one call:
         the fast path for bulk loads. All or nothing. Returns the count.
@@ -240,6 +242,7 @@ class Context(_Owner):
         self._insert_columns(target, attributes, columns, len(rows))
         return len(rows)
 
+    @raises_hook_errors
     def insert_columns(self, entity: str, columns: Mapping[str, Sequence[Any]]) -> int:
         """Inserts one object per row of `columns`: attribute name -> that
         attribute's values, one per row, every column of the same length.
@@ -372,6 +375,7 @@ class Context(_Owner):
               prefetch: Sequence[str] = (), subentities: bool = True,
               variables: Optional[Mapping[str, Any]] = None, include_pending: bool = True) -> list["Object"]: ...
 
+    @raises_hook_errors
     def fetch(self, entity: Union[str, type[TypedObject]], predicate: Optional[str] = None, *arguments: Any,
               sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0, decode: bool = False,
               prefetch: Sequence[str] = (), subentities: bool = True,
@@ -420,6 +424,7 @@ class Context(_Owner):
             return entity.__amber_entity__
         raise argument_error(f"an entity is named by a str or a class amber generate python made, not {entity!r}")
 
+    @raises_hook_errors
     def fetch_template(self, name: str, variables: Optional[Mapping[str, Any]] = None, *,
                        sort: Optional[Sequence[str]] = None, limit: Optional[int] = None, offset: int = 0,
                        decode: bool = False, prefetch: Sequence[str] = (), subentities: bool = True,
@@ -577,6 +582,7 @@ class Context(_Owner):
         finally:
             self._forget_all_values()  # links of the objects left were nullified, derived values computed anew
 
+    @raises_hook_errors
     def object(self, uri: str) -> "Object":
         """The object whose ID has this URI form."""
         out = _out("amber_object **")
@@ -588,6 +594,7 @@ class Context(_Owner):
         """Marks `obj` for deletion at the next save."""
         check(lib.amber_context_delete(self._handle, _handle_of(obj, "delete")))
 
+    @raises_hook_errors
     def save(self) -> None:
         """Writes every pending change in one transaction; ValidationError lists
         every problem and keeps every change."""
@@ -597,11 +604,13 @@ class Context(_Owner):
             # A settled conflict may have changed any object's values.
             self._forget_all_values()
 
+    @raises_hook_errors
     def rollback(self) -> None:
         """Discards every pending change."""
         check(lib.amber_context_rollback(self._handle))
         self._forget_all_values()
 
+    @raises_hook_errors
     def process_pending_changes(self) -> None:
         """Brings the live queries that show unsaved changes up to date with
         the changes made here since they last looked (sets, inserts,
@@ -612,6 +621,7 @@ class Context(_Owner):
         `on_change` raised."""
         check(lib.amber_context_process_pending_changes(self._handle))
 
+    @raises_hook_errors
     def merge_saved_changes(self) -> None:
         """Merges what other contexts saved since the last merge (on this store,
         through other stores on the file, or in other processes): objects held
@@ -634,6 +644,7 @@ class Context(_Owner):
         check(lib.amber_context_wait_for_saved_changes(changed, self._handle, int(timeout * 1000)))
         return bool(changed[0])
 
+    @raises_hook_errors
     def refresh(self, obj: "Object", merge_changes: bool = True) -> None:
         """Reads `obj` again from the store: keeping every value set here
         (`merge_changes`), or dropping its pending value changes."""

@@ -9,7 +9,10 @@ import re
 import struct
 import threading
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 from ._ffi import ffi, lib
 
@@ -393,9 +396,10 @@ def keep_callback_exception(error: BaseException) -> None:
 
 def late_callback(body: "Callable[[], None]", note: str) -> None:
     """Runs a callback that cannot fail in C (a hook such as did_save): what
-    it raises, with `note` added, is raised by the check() of the C call that
-    ran it, once that call is done (an exception of a callback the call
-    itself ran, not of one a C call inside `body` ran)."""
+    it raises, with `note` added, is kept for the Python method that made the
+    C call (raises_hook_errors), which raises it once its own work is done
+    (an exception of a callback the call itself ran, not of one a C call
+    inside `body` ran)."""
     outer = getattr(_raised, "late", [])
     _raised.late = []
     try:
@@ -408,6 +412,28 @@ def late_callback(body: "Callable[[], None]", note: str) -> None:
         _raised.late = outer
 
 
+def raises_hook_errors(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """`method`, raising what hooks that cannot fail in C raised while it
+    ran (late_callback), once it has done all its work; if it raises itself,
+    theirs are added to its exception as notes."""
+    @functools.wraps(method)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        outer = getattr(_raised, "late", [])
+        _raised.late = []
+        try:
+            result = method(*args, **kwargs)
+        except BaseException as error:
+            for late in _raised.late:
+                error.add_note(f"a hook also raised {type(late).__name__}: {late}")
+            raise
+        finally:
+            late, _raised.late = _raised.late, outer
+        if late:
+            raise late[0]
+        return result
+    return wrapper
+
+
 def check(status: int) -> None:
     """Raises the last error unless `status` is AMBER_OK. After callbacks
     failed, a KeyboardInterrupt or SystemExit one raised is raised as it is;
@@ -416,11 +442,6 @@ def check(status: int) -> None:
     failed (a fetch that decodes eagerly leaves a failing value to its read):
     then a KeyboardInterrupt or SystemExit is still raised, and other
     exceptions are dropped, so none is blamed on a later call."""
-    late = getattr(_raised, "late", None)
-    if late:
-        _raised.late = []
-        if status == 0:
-            raise late[0]
     if status == 0:
         if _kept:
             for exception in _take_callback_exceptions():

@@ -82,8 +82,12 @@ def _failing(body: Callable[[], None]) -> int:
 
 def _telling(userdata: Any, handle: Any, hook: str) -> None:
     """Runs a hook that cannot fail in C: what it raises comes out of the call that ran it, once that is done."""
-    late_callback(lambda: getattr(ffi.from_handle(userdata), hook)(_object(handle)),
-                  f"raised by {hook}, after the call that ran it was done")
+    def run() -> None:
+        obj = _object(handle)
+        if hook == "did_turn_into_fault":
+            obj._forget_values()  # the hook sees the values as they are now, not Python's cached ones
+        getattr(ffi.from_handle(userdata), hook)(obj)
+    late_callback(run, f"raised by {hook}, after the call that ran it was done")
 
 
 def _validating(problems: Any, body: Callable[[], None]) -> int:

@@ -145,7 +145,10 @@ def test_prepare_for_deletion_refuses_and_validate_for_delete_reports(hooked, li
         assert [p.place for p in refused.value.problems] == ["Book.inPrint"]
         calls.clear()
         ctx.rollback()
-        assert calls == ["did_turn_into_fault Book Dune"]
+        assert calls == []  # only marked deleted: no values were dropped
+        dune.title = "Dune Messiah"
+        ctx.rollback()
+        assert calls == ["did_turn_into_fault Book Dune"]  # the hook sees the values as rolled back
 
 
 def test_sub_entities_run_their_parents_logic(hooked, library):
