@@ -487,19 +487,26 @@ grep -q "sample_plugin" "$work/amber.transformers.html" && grep -q "DestinationE
 grep -q "allow_data_removal" "$work/amber.store.html" && grep -q "insert_many" "$work/amber.context.html"
 
 step "Python: pip install from the source folder and from a wheel, each in a fresh venv, used with no environment variable"
-python3 - README.md > "$work/readme_example.py" <<'PY'
+# The README's two Python examples: the typed classes (with the module generated from its model), then the dynamic API.
+python3 - README.md "$work" <<'PY'
 import re, sys
-print(re.search(r"```python\n(.*?)```", open(sys.argv[1], encoding="utf-8").read(), re.S).group(1))
+typed, dynamic = re.findall(r"```python\n(.*?)```", open(sys.argv[1], encoding="utf-8").read(), re.S)
+open(f"{sys.argv[2]}/readme_typed.py", "w", encoding="utf-8").write(typed)
+open(f"{sys.argv[2]}/readme_example.py", "w", encoding="utf-8").write(dynamic)
 PY
+cp Tests/AmberTypedTests/Library.amber.json "$work/Library.amber.json"
+"$bin/amber-generate" python "$work/Library.amber.json" -o "$work/library.py"
 python3 -m venv "$work/venv-source"
 "$work/venv-source/bin/pip" install --quiet --disable-pip-version-check ./bindings/python
 rm -rf bindings/python/build bindings/python/*.egg-info
 (cd "$work" && rm -f books.amber && env -i "$work/venv-source/bin/python" readme_example.py) | grep -q "^Dune 9.99"
+(cd "$work" && rm -f library.amber && env -i "$work/venv-source/bin/python" readme_typed.py) | grep -q "^Dune Frank Herbert$"
 python3 -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$work/wheels" ./bindings/python
 rm -rf bindings/python/build bindings/python/*.egg-info
 python3 -m venv "$work/venv-wheel"
 "$work/venv-wheel/bin/pip" install --quiet --disable-pip-version-check "$work"/wheels/amber-*.whl
 (cd "$work" && rm -f books.amber && without_toolchain env -i "$work/venv-wheel/bin/python" readme_example.py) | grep -q "^Dune 9.99"
+(cd "$work" && rm -f library.amber && without_toolchain env -i "$work/venv-wheel/bin/python" readme_typed.py) | grep -q "^Dune Frank Herbert$"
 bundled=$(env -i "$work/venv-wheel/bin/python" -c 'import amber, os; print(os.path.dirname(amber.__file__))')
 self_contained "$bundled/lib/libamber.so.0" "$bundled"/plugins/libAmber{Color,Rect,Deflate,AESGCM}Plugin.so
 # Every bundled plugin loads, with the toolchain's runtime hidden.
