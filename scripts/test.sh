@@ -67,6 +67,24 @@ for model in ../shared/models/*.xml ../shared/coredata/*/*.xcdatamodeld Tests/Am
 done
 rm -rf "$generated"
 
+step "The AmberGenerate plugin in a package of its own (Tests/PluginPackage): its classes work, and editing a model regenerates them"
+# A copy beside a link named `amber` (a path dependency is known by its folder's name, as `package: "Amber"` expects).
+plugin_work=$(mktemp -d)
+cleanups+=("rm -rf '$plugin_work'")
+ln -s "$PWD" "$plugin_work/amber"
+cp -R Tests/PluginPackage "$plugin_work/shelf"
+mkdir "$plugin_work/stores"
+(cd "$plugin_work/shelf" && swift build 2>&1 | tee build.log && ! grep -q "unhandled" build.log)
+(cd "$plugin_work/shelf" && swift run --skip-build Shelf "$plugin_work/stores") > "$plugin_work/output.txt"
+diff Tests/PluginPackage/expected-output.txt "$plugin_work/output.txt" || { echo "the package's output differs from what it should be"; exit 1; }
+# A new attribute in each model file, and code that uses it: the next build must regenerate both classes to compile.
+sed -i 's|{"name": "label", "type": "string", "optional": false}|&, {"name": "room", "type": "string"}|' "$plugin_work/shelf/Sources/Shelf/Shelf.amber.json"
+sed -i 's|<attribute name="name" attributeType="String"/>|&<attribute name="serves" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>|' \
+    "$plugin_work/shelf/Sources/Shelf/Recipes.xcdatamodeld/Recipes.xcdatamodel/contents"
+printf 'import Amber\nfunc place(_ shelf: Shelf, _ recipe: Recipe) throws { try shelf.set(room: "Kitchen"); try recipe.set(serves: 4) }\n' \
+    > "$plugin_work/shelf/Sources/Shelf/Edited.swift"
+(cd "$plugin_work/shelf" && swift build 2>&1 | tail -3) || { echo "an edited model did not regenerate its classes"; exit 1; }
+
 step "Swift API documentation: DocC builds the reference of every module Amber exports, and the articles"
 docs=$(mktemp -d)
 bash scripts/docs.sh "$docs" > .build/docc.log 2>&1 || { tail -30 .build/docc.log; exit 1; }

@@ -17,17 +17,20 @@ struct AmberGenerate: BuildToolPlugin {
                 displayName: "Generating typed classes from \(model.lastPathComponent)",
                 executable: generator,
                 arguments: ["swift", model.path(percentEncoded: false), "--output", output.path(percentEncoded: false)],
-                inputFiles: [model] + filesInside(model, of: target.sourceFiles.map(\.url)),
+                inputFiles: [model] + filesInside(model),
                 outputFiles: [output])
         }
     }
 
     /// The target's model files, in name order: `.amber.json` files, and the
-    /// `.xcdatamodeld` bundles the target's files lie in.
+    /// `.xcdatamodeld` bundles. SwiftPM lists a bundle as one file on Linux
+    /// (and may list the files in it), so both are looked for.
     private func modelFiles(in files: [URL]) -> [URL] {
         var found: Set<URL> = []
         for file in files {
             if file.lastPathComponent.hasSuffix(".amber.json") {
+                found.insert(file)
+            } else if file.pathExtension == "xcdatamodeld" {
                 found.insert(file)
             } else if let bundle = bundle(holding: file) {
                 found.insert(bundle)
@@ -46,9 +49,13 @@ struct AmberGenerate: BuildToolPlugin {
         return nil
     }
 
-    /// A bundle's files (its versions' `contents`), so editing any of them regenerates.
-    private func filesInside(_ bundle: URL, of files: [URL]) -> [URL] {
-        guard bundle.pathExtension == "xcdatamodeld" else { return [] }
-        return files.filter { self.bundle(holding: $0) == bundle }
+    /// A bundle's files (its versions' `contents`, `.xccurrentversion`), so
+    /// editing any of them, or adding a version, regenerates.
+    private func filesInside(_ bundle: URL) -> [URL] {
+        guard bundle.pathExtension == "xcdatamodeld", let paths = FileManager.default.subpaths(atPath: bundle.path) else { return [] }
+        return paths.sorted().map { bundle.appending(path: $0) }.filter { file in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }
     }
 }
