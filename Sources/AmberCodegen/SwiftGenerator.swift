@@ -14,10 +14,13 @@ public struct SwiftGenerator {
     public var baseClass = "Amber.TypedObject"
 
     private let model: ModelDescription
+    /// The model's struct classes with their C layouts (``layouts(of:)``).
+    private let cLayouts: [String: StructClass]
 
     /// A generator for `model`, read from `sourceName`.
     public init(model: ModelDescription, modelName: String, sourceName: String) {
         self.model = model
+        self.cLayouts = Self.layouts(of: model)
         self.modelName = modelName
         self.sourceName = sourceName
     }
@@ -64,6 +67,23 @@ public struct SwiftGenerator {
 
     private func className(_ entity: String) -> String { SwiftNames.typeName(entity).name }
 
+    /// The Swift name of property or field `name`, and why it was renamed: as
+    /// ``SwiftNames/memberName(_:)``, and renamed where it would hide a generated type
+    /// (a property `Layer` leading to `Layer`) in the class or struct declaring it.
+    private func memberName(_ name: String) -> (name: String, note: String?) {
+        let member = SwiftNames.memberName(name)
+        if member.note == nil, generatedTypes.contains(name) {
+            return (name + "_", "`\(name)` is also a generated type's name")
+        }
+        return member
+    }
+
+    /// The names of the types this file declares: entities' classes, structs, the enum.
+    private var generatedTypes: Set<String> {
+        Set(model.entities.map { className($0.name) } + model.valueClasses.map { className($0.name) }
+            + [SwiftNames.typeName(modelName + "Classes").name])
+    }
+
     /// Refuses two elements that would give one Swift name: types at the top
     /// level; properties of one class (after renaming), or its `addTo`/`removeFrom`
     /// methods (a property and a method may share a name).
@@ -78,7 +98,7 @@ public struct SwiftGenerator {
             let names = entity.attributes.map { ($0.name, [""]) } + entity.fetchedProperties.map { ($0.name, [""]) }
                 + entity.relationships.map { ($0.name, $0.isToMany ? ["", "addTo", "removeFrom"] : [""]) }
             for (property, prefixes) in names {
-                let swift = SwiftNames.memberName(property).name
+                let swift = memberName(property).name
                 // Properties keyed by their name, methods by their name and a parenthesis.
                 for member in prefixes.map({ $0.isEmpty ? swift : $0 + property.prefix(1).uppercased() + property.dropFirst() + "(_:)" }) {
                     if let other = members[member] {
@@ -92,37 +112,69 @@ public struct SwiftGenerator {
 
     // MARK: Struct value classes
 
-    /// Struct classes a Swift struct can mirror: scalar fields only. Swift may place a field in a nested
-    /// struct's tail padding, where C does not, so a class with a nested struct stays a `CustomValue`.
-    private var mirroredStructs: Set<String> {
-        Set(model.valueClasses.compactMap { description in
-            guard case .structure(let name, let fields) = description else { return nil }
-            return fields.contains { if case .structure = $0.type { true } else { false } } ? nil : name
-        })
+    /// The struct classes with their C layouts (libffi's, as binding the model
+    /// computes them), in model order; a class that cannot be laid out (the
+    /// model would not bind) is left out and read as a `CustomValue`.
+    private static func layouts(of model: ModelDescription) -> [String: StructClass] {
+        var laidOut: [String: StructClass] = [:]
+        for case .structure(let name, let fields) in model.valueClasses {
+            laidOut[name] = try? StructClass(name: name, fields: fields) { laidOut[$0] }
+        }
+        return laidOut
     }
 
+    /// A struct mirroring `description`, field for field. Swift lays out scalar
+    /// fields in order at their natural alignment, as C does; where C leaves
+    /// padding at the end, the struct declares it (`_tailPadding`), since Swift
+    /// would otherwise place the next field of an enclosing struct in it.
     private func structure(_ description: ValueClassDescription, into out: inout CodeWriter) {
-        guard case .structure(let name, let fields) = description, mirroredStructs.contains(name) else { return }
+        guard case .structure(let name, let fields) = description, let layout = cLayouts[name], let last = layout.fields.last else { return }
         let type = SwiftNames.typeName(name)
+        let padding = layout.size - (last.offset + (last.nested?.size ?? last.type.info.size))
+        let members = fields.map { SwiftNames.quoted(memberName($0.name).name) }
         out.line("")
         out.line("/// The struct value class `\(name)`, laid out as its C struct (fields in order, natural alignment).")
         if let note = type.note { out.line("/// Renamed: \(note).") }
         out.line("public struct \(type.name): Amber.StructValue, Swift.Hashable {")
         out.line("    public static var className: Swift.String { \(SwiftNames.literal(name)) }")
         var parameters: [String] = []
-        for field in fields {
-            let member = SwiftNames.memberName(field.name)
+        for (field, member) in zip(fields, members) {
             let swiftType = fieldType(field.type)
-            out.line("    public var \(SwiftNames.quoted(member.name)): \(swiftType)\(member.note.map { "  // renamed: \($0)" } ?? "")")
-            parameters.append("\(SwiftNames.quoted(member.name)): \(swiftType)")
+            let note = memberName(field.name).note
+            out.line("    public var \(member): \(swiftType)\(note.map { "  // renamed: \($0)" } ?? "")")
+            parameters.append("\(member): \(swiftType)")
+        }
+        if padding > 0 {
+            out.line("    /// The C struct's padding after its last field.")
+            out.line("    private var _tailPadding: (\(Array(repeating: "Swift.UInt8", count: padding).joined(separator: ", "))) = "
+                + "(\(Array(repeating: "0", count: padding).joined(separator: ", ")))")
         }
         out.line("")
         out.line("    public init(\(parameters.joined(separator: ", "))) {")
-        for field in fields {
-            let member = SwiftNames.quoted(SwiftNames.memberName(field.name).name)
-            out.line("        self.\(member) = \(member)")
-        }
+        for member in members { out.line("        self.\(member) = \(member)") }
         out.line("    }")
+        out.line("")
+        out.line("    /// The fields as Swift laid them out, compared with the model's C layout before values are read.")
+        out.line("    public static var layout: Swift.String {")
+        out.line("        let fields: [Swift.String] = [")
+        for (field, member) in zip(fields, members) {
+            let nested = if case .structure(let inner) = field.type { " + \" \" + \(className(inner)).layout" } else { "" }
+            out.line("            \"\(field.name): \(field.type) at \\(Swift.MemoryLayout<Self>.offset(of: \\Self.\(member)) ?? -1)\"\(nested),")
+        }
+        out.line("        ]")
+        out.line("        return \"{\" + fields.joined(separator: \", \") + \"; \\(Swift.MemoryLayout<Self>.size) bytes}\"")
+        out.line("    }")
+        if padding > 0 {
+            // Tuples are not Hashable: equality and hashing over the fields, as synthesized ones would be.
+            out.line("")
+            out.line("    public static func == (lhs: Self, rhs: Self) -> Swift.Bool {")
+            out.line("        " + members.map { "lhs.\($0) == rhs.\($0)" }.joined(separator: " && "))
+            out.line("    }")
+            out.line("")
+            out.line("    public func hash(into hasher: inout Swift.Hasher) {")
+            for member in members { out.line("        hasher.combine(\(member))") }
+            out.line("    }")
+        }
         out.line("}")
     }
 
@@ -161,7 +213,8 @@ public struct SwiftGenerator {
         out.line("    open override class var declaredProperties: [Amber.DeclaredProperty] {")
         out.line("        super.declaredProperties + [")
         for attribute in entity.attributes {
-            let valueClass = attribute.valueClassName.map { ", valueClass: \(SwiftNames.literal($0))" } ?? ""
+            var valueClass = attribute.valueClassName.map { ", valueClass: \(SwiftNames.literal($0))" } ?? ""
+            if let name = attribute.valueClassName, cLayouts[name] != nil { valueClass += ", layout: \(className(name)).layout" }
             out.line("            .attribute(\(SwiftNames.literal(attribute.name)), .\(attribute.type.rawValue)\(valueClass)),")
         }
         for relationship in entity.relationships {
@@ -186,19 +239,19 @@ public struct SwiftGenerator {
         // Restated: a subclass of an @unchecked Sendable class must say so itself.
         out.line("    open class Properties: \(superclass), @unchecked Sendable {")
         for attribute in entity.attributes {
-            out.line("        public let \(SwiftNames.quoted(SwiftNames.memberName(attribute.name).name)): Amber.Attribute")
+            out.line("        public let \(SwiftNames.quoted(memberName(attribute.name).name)): Amber.Attribute")
         }
         for relationship in entity.relationships {
-            out.line("        public let \(SwiftNames.quoted(SwiftNames.memberName(relationship.name).name)): Amber.Relationship")
+            out.line("        public let \(SwiftNames.quoted(memberName(relationship.name).name)): Amber.Relationship")
         }
         out.line("")
         out.line("        public required init(entity: Amber.Entity) throws(Amber.AmberError) {")
         for attribute in entity.attributes {
-            let member = SwiftNames.quoted(SwiftNames.memberName(attribute.name).name)
+            let member = SwiftNames.quoted(memberName(attribute.name).name)
             out.line("            \(member) = try entity.attribute(named: \(SwiftNames.literal(attribute.name)))")
         }
         for relationship in entity.relationships {
-            let member = SwiftNames.quoted(SwiftNames.memberName(relationship.name).name)
+            let member = SwiftNames.quoted(memberName(relationship.name).name)
             out.line("            \(member) = try entity.relationship(named: \(SwiftNames.literal(relationship.name)))")
         }
         out.line("            try super.init(entity: entity)")
@@ -210,7 +263,7 @@ public struct SwiftGenerator {
     }
 
     private func attribute(_ attribute: AttributeDescription, into out: inout CodeWriter) {
-        let member = SwiftNames.memberName(attribute.name)
+        let member = memberName(attribute.name)
         let name = SwiftNames.quoted(member.name)
         let valueType = swiftType(attribute)
         let type = attribute.isOptional ? "\(valueType)?" : valueType
@@ -268,12 +321,12 @@ public struct SwiftGenerator {
                 case .null, .custom: return "Amber.Value"
                 }
             }
-            return mirroredStructs.contains(name) ? className(name) : "Amber.CustomValue"
+            return cLayouts[name] != nil ? className(name) : "Amber.CustomValue"
         }
     }
 
     private func relationship(_ relationship: RelationshipDescription, into out: inout CodeWriter) {
-        let member = SwiftNames.memberName(relationship.name)
+        let member = memberName(relationship.name)
         let name = SwiftNames.quoted(member.name)
         let destination = className(relationship.destination)
         out.line("")
@@ -315,7 +368,7 @@ public struct SwiftGenerator {
     }
 
     private func fetched(_ property: FetchedPropertyDescription, into out: inout CodeWriter) {
-        let member = SwiftNames.memberName(property.name)
+        let member = memberName(property.name)
         let destination = className(property.entityName)
         out.line("")
         out.line("    /// The fetched property `\(property.name)`: \(property.entityName) objects\(property.predicate.map { " where \($0)" } ?? "").")

@@ -199,6 +199,11 @@ extension Dictionary: StoredValue where Key == String, Value == AmberValues.Valu
 public protocol StructValue: StoredValue, BitwiseCopyable {
     /// The value class's name in the model.
     static var className: String { get }
+    /// The fields as this Swift type lays them out, in the form of
+    /// ``/AmberValues/StructClass/layout``; a class is checked against the
+    /// model's by comparing the two, so a struct of the same name and size
+    /// with other fields is refused, not misread.
+    static var layout: String { get }
 }
 
 extension StructValue {

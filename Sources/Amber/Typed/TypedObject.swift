@@ -96,15 +96,16 @@ open class TypedProperties: @unchecked Sendable {  // generated subclasses hold 
 /// what a class is checked against before it reads a model's objects.
 public struct DeclaredProperty: Sendable, Hashable {
     enum Kind: Hashable {
-        case attribute(AttributeType, valueClass: String?)
+        case attribute(AttributeType, valueClass: String?, layout: String?)
         case relationship(destination: String, toMany: Bool, ordered: Bool)
     }
     let name: String
     let kind: Kind
 
-    /// An attribute of `type` (with `valueClass`, for transformable and undefined attributes).
-    public static func attribute(_ name: String, _ type: AttributeType, valueClass: String? = nil) -> DeclaredProperty {
-        DeclaredProperty(name: name, kind: .attribute(type, valueClass: valueClass))
+    /// An attribute of `type` (with `valueClass`, for transformable and
+    /// undefined attributes, and the `layout` of the struct that mirrors a struct class).
+    public static func attribute(_ name: String, _ type: AttributeType, valueClass: String? = nil, layout: String? = nil) -> DeclaredProperty {
+        DeclaredProperty(name: name, kind: .attribute(type, valueClass: valueClass, layout: layout))
     }
 
     /// A relationship to `destination`.
@@ -116,12 +117,15 @@ public struct DeclaredProperty: Sendable, Hashable {
     func difference(in entity: Entity) -> String? {
         let place = "\(entity.name).\(name)"
         switch kind {
-        case .attribute(let type, let valueClass):
+        case .attribute(let type, let valueClass, let layout):
             guard let attribute = try? entity.attribute(named: name) else { return "\(place): the class has the attribute, the model does not" }
             if attribute.type != type { return "\(place): the class reads \(type), the model has \(attribute.type)" }
             // With no class declared, a transformable attribute binds to plist-like values: either reads as `Value`.
             if let valueClass, attribute.valueClassName != valueClass {
                 return "\(place): the class reads values of class \(valueClass), the model has \(attribute.valueClassName ?? "any")"
+            }
+            if let layout, let modelled = attribute.structClass?.layout, layout != modelled {
+                return "\(place): the class lays out \(attribute.valueClassName ?? "its struct") as \(layout), the model as \(modelled)"
             }
         case .relationship(let destination, let toMany, let ordered):
             guard let relationship = try? entity.relationship(named: name) else {

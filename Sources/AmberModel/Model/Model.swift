@@ -365,6 +365,11 @@ public final class Attribute: Sendable, CustomStringConvertible {
     /// The class values must have, for transformable and undefined attributes
     /// (nil: any value).
     let valueClass: ResolvedClass?
+    /// The struct class values must have and its C layout, for an attribute of one.
+    public var structClass: StructClass? {
+        if case .structure(let layout)? = valueClass { return layout }
+        return nil
+    }
     /// How values are encoded for storage, for attributes with transformers.
     package let codec: Codec?
     /// The compiled `validation.pattern`.

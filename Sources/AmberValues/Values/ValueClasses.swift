@@ -156,6 +156,17 @@ public final class StructClass: Sendable, CustomStringConvertible {
         self.fields = zip(resolved, layout.offsets).map { Field(name: $0.0.name, type: $0.0.type, offset: $1, nested: $0.1) }
     }
 
+    /// The fields with their C types and offsets, nested structs inside
+    /// braces, then the size: `{x: double at 0, y: double at 8, tag: int8 at 16; 24 bytes}`.
+    /// A generated Swift struct describes its own layout the same way
+    /// (`StructValue.layout`), so the two are compared as text.
+    public var layout: String {
+        let described = fields.map { field in
+            "\(field.name): \(field.type) at \(field.offset)" + (field.nested.map { " " + $0.layout } ?? "")
+        }
+        return "{" + described.joined(separator: ", ") + "; \(size) bytes}"
+    }
+
     public var description: String {
         "struct \(name) { " + fields.map { "\($0.type) \($0.name);" }.joined(separator: " ") + " } (\(size) bytes)"
     }

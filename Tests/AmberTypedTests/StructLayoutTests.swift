@@ -1,0 +1,91 @@
+import Amber
+import Foundation
+import Testing
+
+/// The structs the AmberGenerate plugin made from Shapes.amber.json: nested
+/// struct classes mirrored byte for byte, and a struct whose layout does not
+/// fit the model's refused; properties named like entities.
+@Suite struct StructLayoutTests {
+    static let modelURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Shapes.amber.json")
+
+    func makeModel(_ edit: (inout ModelDescription) -> Void = { _ in }) throws -> Model {
+        var description = try ModelDescription(contentsOf: Self.modelURL)
+        edit(&description)
+        return try Model(description)
+    }
+
+    /// A seeded generator, so a failing case can be run again.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test func nestedStructsAreLaidOutAsInC() throws {
+        let model = try makeModel()
+        try ShapesClasses.check(model)
+        let edgeClass = try #require(model.structClass(named: "Edge"))
+        #expect(Edge.layout == edgeClass.layout)
+        #expect(MemoryLayout<Vertex>.size == 24 && MemoryLayout<Edge>.size == 56)
+
+        // Written through the struct, read field by field at libffi's offsets (and back).
+        let context = Context(store: try Store.inMemory(model: model))
+        let drawing = try context.insert(Drawing.self)
+        var random = Seeded(state: 40)
+        for _ in 0..<200 {
+            func vertex() -> Vertex {
+                Vertex(x: .random(in: -1e6...1e6, using: &random), y: .random(in: -1...1, using: &random), tag: .random(in: .min ... .max, using: &random))
+            }
+            let edge = Edge(from: vertex(), to: vertex(), weight: .random(in: .min ... .max, using: &random), flags: .random(in: .min ... .max, using: &random))
+            try drawing.set(edge: edge)
+            let stored = try drawing.object.value(forKey: "edge")
+            let fields = try edgeClass.fieldValues(of: stored)
+            let vertexClass = try #require(model.structClass(named: "Vertex"))
+            let to = try vertexClass.fieldValues(of: try #require(fields["to"]))
+            #expect(fields["weight"] == .int(Int64(edge.weight)) && fields["flags"] == .int(Int64(edge.flags)))
+            #expect(to["x"] == .double(edge.to.x) && to["y"] == .double(edge.to.y) && to["tag"] == .int(Int64(edge.to.tag)))
+
+            let fromFields = try edgeClass.value([
+                "from": try vertexClass.value(["x": .double(edge.to.x), "y": .double(edge.to.y), "tag": .int(Int64(edge.to.tag))]),
+                "to": try vertexClass.value(["x": .double(edge.from.x), "y": .double(edge.from.y), "tag": .int(Int64(edge.from.tag))]),
+                "weight": .int(Int64(edge.weight)), "flags": .int(Int64(edge.flags)),
+            ])
+            try drawing.object.setValue(fromFields, forKey: "edge")
+            #expect(try drawing.edge == Edge(from: edge.to, to: edge.from, weight: edge.weight, flags: edge.flags))
+        }
+    }
+
+    @Test func aStructOfTheSameNameAndSizeWithOtherFieldsIsRefused() throws {
+        let model = try makeModel { description in
+            description.valueClasses[0] = .structure(name: "Vertex", fields: [
+                FieldDescription("a", .double), FieldDescription("b", .double), FieldDescription("tag", .int8),
+            ])
+        }
+        #expect(model.structClass(named: "Vertex")?.size == MemoryLayout<Vertex>.stride)
+        #expect { try ShapesClasses.check(model) } throws: { error in
+            "\(error)".contains("Drawing.corner: the class lays out Vertex as {x: double at 0")
+                && "\(error)".contains("the model as {a: double at 0")
+        }
+        let context = Context(store: try Store.inMemory(model: model))
+        #expect(throws: AmberError.self) { try context.insert(Drawing.self) }
+        #expect(try context.fetch(FetchRequest("Drawing")).isEmpty)
+    }
+
+    /// A property named like a generated type would hide the type in its class: it gets a trailing `_`.
+    @Test func propertiesNamedLikeEntitiesAreRenamedAndLeadToThem() throws {
+        let context = Context(store: try Store.inMemory(model: try makeModel()))
+        let layer = try context.insert(Layer.self)
+        try layer.set(name: "ink")
+        let drawing = try context.insert(Drawing.self)
+        try drawing.set(Layer_: layer)
+        try context.save()
+        #expect(try drawing.Layer_ == layer)
+        #expect(try layer.Drawing_ == [drawing])
+        #expect(try drawing.object.object(forKey: "Layer") === layer.object)
+    }
+}
