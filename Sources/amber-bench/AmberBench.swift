@@ -144,6 +144,11 @@ struct AmberBench: ParsableCommand {
             for _ in 0..<repetitions { _ = try side.run(1) }
             return
         }
+        if profile == "typed-read" {
+            // W2 through the generated class, `--repetitions` times over one store: `read`'s twin, for perf.
+            try TypedWorkload(bench: bench).profileReads(repetitions: repetitions)
+            return
+        }
         if profile != nil {
             // One side only, for perf or callgrind: `--profile amber`.
             for repetition in 0..<repetitions { Swift.print(try bench.amberRun(repetition, profiling: true)) }

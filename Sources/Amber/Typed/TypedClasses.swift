@@ -3,16 +3,19 @@ import AmberValues
 
 /// A generated class resolved for one entity of a bound model: the class
 /// that entity's objects are made as, with its handles.
+/// Inlinable, with what calls it: typed fetches specialize in the caller's
+/// module for its class (unspecialized, each append went through the value witnesses).
+@usableFromInline
 final class ResolvedTypedClass: @unchecked Sendable {  // immutable after init; the handles are Sendable
-    let type: TypedObject.Type
-    let properties: TypedProperties
+    @usableFromInline let type: TypedObject.Type
+    @usableFromInline let properties: TypedProperties
 
     init(type: TypedObject.Type, properties: TypedProperties) {
         self.type = type
         self.properties = properties
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func make(_ object: ManagedObject) -> TypedObject { type.init(TypedBinding(object: object, properties: properties)) }
 }
 
@@ -65,6 +68,7 @@ extension TypedObject {
     /// The class `entity`'s objects are made as when asked for as `Self`
     /// (or as the subclass of it put in use for the entity), with its
     /// handles: resolved and checked once per entity.
+    @usableFromInline
     static func resolved(for entity: Entity) throws(AmberError) -> ResolvedTypedClass {
         // A subclass of this one put in use for the entity (a class with model logic) is the one its objects come as.
         if let used = entity.classInUse, ObjectIdentifier(used) != ObjectIdentifier(self), used is Self.Type {
@@ -123,27 +127,36 @@ extension ManagedObject {
     }
 
     /// The members of the to-many `relationship` as `T`, in order for an ordered one.
+    @inlinable
     public func objects<T: TypedObject>(for relationship: Relationship, as type: T.Type) throws(AmberError) -> [T] {
         try Self.typed(try objects(for: relationship), as: T.self)
     }
 
     /// `objects` as `T`, resolving each entity's class once.
-    static func typed<T: TypedObject>(_ objects: [ManagedObject], as type: T.Type) throws(AmberError) -> [T] {
-        var classes: [ObjectIdentifier: ResolvedTypedClass] = [:]
+    @inlinable
+    static func typed<T: TypedObject>(_ objects: consuming [ManagedObject], as type: T.Type) throws(AmberError) -> [T] {
         var result: [T] = []
         result.reserveCapacity(objects.count)
-        var last: (entity: Entity, resolved: ResolvedTypedClass)?
-        for object in objects {
-            let resolved: ResolvedTypedClass
-            if let last, last.entity === object.entity {
-                resolved = last.resolved
-            } else if let known = classes[ObjectIdentifier(object.entity)] {
-                resolved = known
-            } else {
-                resolved = try T.resolved(for: object.entity)
-                classes[ObjectIdentifier(object.entity)] = resolved
+        // Each object is moved out of `objects` into its typed object (popped from the end, so
+        // reversed first): no retain for the typed object, no release when `objects` goes.
+        objects.reverse()
+        // Most results hold one entity's objects: its class stays at hand, others are looked up once each.
+        var lastEntity: ObjectIdentifier?
+        var last: ResolvedTypedClass?
+        var others: [ObjectIdentifier: ResolvedTypedClass] = [:]
+        while let object = objects.popLast() {
+            let entity = ObjectIdentifier(object.entity)
+            if entity != lastEntity {
+                if let known = others[entity] {
+                    last = known
+                } else {
+                    let resolved = try T.resolved(for: object.entity)
+                    others[entity] = resolved
+                    last = resolved
+                }
+                lastEntity = entity
             }
-            last = (object.entity, resolved)
+            guard let resolved = last else { continue }  // set just above
             result.append(unsafeDowncast(resolved.make(object), to: T.self))
         }
         return result
@@ -164,6 +177,7 @@ extension Context {
     /// Fetches `T`'s objects (those of its sub-entities too, each as its own
     /// class), with predicate text as ``fetch(_:where:_:sortedBy:limit:offset:)``:
     /// `try context.fetch(Book.self, where: "price < %@", 10)`.
+    @inlinable
     public func fetch<T: TypedObject>(_ type: T.Type, where format: String? = nil, _ arguments: Value...,
                                       sortedBy sortKeys: [SortKey] = [], limit: Int? = nil, offset: Int = 0) throws(AmberError) -> [T]
     {
@@ -175,6 +189,7 @@ extension Context {
     ///
     /// - Throws: as ``fetch(_:)``, and ``/AmberValues/AmberError/invalidDeclaration(place:message:)``
     ///   if the request's entity is not `T`'s or below it, or `T` does not fit the model.
+    @inlinable
     public func fetch<T: TypedObject>(_ request: FetchRequest, as type: T.Type) throws(AmberError) -> [T] {
         _ = try T.resolved(for: try model.entity(named: request.entityName))
         return try ManagedObject.typed(try fetch(request), as: T.self)

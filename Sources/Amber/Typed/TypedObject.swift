@@ -80,6 +80,12 @@ open class TypedObject: Hashable, CustomStringConvertible {
 public struct TypedBinding {
     let object: ManagedObject
     let properties: TypedProperties
+
+    @usableFromInline
+    init(object: ManagedObject, properties: TypedProperties) {
+        self.object = object
+        self.properties = properties
+    }
 }
 
 /// The base of a generated class's handles: attributes and relationships
