@@ -15,10 +15,7 @@ extension Context {
         var called = Set<ObjectIdentifier>()
         var last: ManagedObject?
         for _ in 0..<Self.maximumWillSaveRounds {
-            let due = pending.filter { object in
-                (object.insertedFlag ? !object.deletedFlag : object.deletedFlag || object.isUpdated)
-                    && !called.contains(ObjectIdentifier(object))
-            }
+            let due = pending.filter { $0.hasChanges && !called.contains(ObjectIdentifier($0)) }
             if due.isEmpty { return }
             for object in due {
                 called.insert(ObjectIdentifier(object))
@@ -38,10 +35,8 @@ extension Context {
         var problems: [SaveProblem] = []
         let entity = object.entity
         func collect(_ attribute: Attribute?, _ run: () throws -> Void) throws(AmberError) {
-            hookDepth += 1
-            defer { hookDepth -= 1 }
             do {
-                try run()
+                try withinHook(run)
             } catch let reported as ValidationError {
                 for problem in reported.problems {
                     let place = (problem.key ?? attribute?.name).map { "\(entity.name).\($0)" } ?? entity.name
@@ -86,7 +81,7 @@ extension Context {
     /// not listed: it would be left out of the write, or taken as written.
     func checkValidatorsChangedNothing(_ changes: ChangeSet<ManagedObject>) throws(AmberError) {
         let listed = changes.inserts.count + changes.updates.count + changes.deletes.count
-        let due = pending.filter { $0.insertedFlag ? !$0.deletedFlag : $0.deletedFlag || $0.isUpdated }
+        let due = pending.filter(\.hasChanges)
         guard due.count != listed else { return }
         let known = Set((changes.inserts + changes.updates + changes.deletes).map(ObjectIdentifier.init))
         let object = due.first { !known.contains(ObjectIdentifier($0)) } ?? due.last
@@ -100,22 +95,25 @@ extension Context {
         if model.code.isEmpty { return }
         for object in objects {
             guard let entry = model.logicEntry(for: object.entity) else { continue }
-            hookDepth += 1
-            defer { hookDepth -= 1 }
-            hook(entry.logic, object)
+            withinHook { hook(entry.logic, object) }
         }
     }
 
     /// Runs `body`, a hook of `object`, turning an error it throws into ``/AmberValues/AmberError/hookFailed(object:hook:message:)``.
     func running(_ hook: String, of object: ManagedObject, _ body: () throws -> Void) throws(AmberError) {
-        hookDepth += 1
-        defer { hookDepth -= 1 }
         do {
-            try body()
+            try withinHook(body)
         } catch let error as AmberError {
             throw error
         } catch {
             throw .hookFailed(object: object.objectID, hook: hook, message: "\(error)")
         }
+    }
+
+    /// Runs `body` as a hook: a save it starts is refused (see `hookDepth`).
+    func withinHook<E: Error>(_ body: () throws(E) -> Void) throws(E) {
+        hookDepth += 1
+        defer { hookDepth -= 1 }
+        try body()
     }
 }

@@ -129,14 +129,12 @@ def _teller(hook: str) -> Any:
     return trampoline
 
 
-@ffi.callback("int32_t(amber_object *, void *)", error=1)
-def _will_save(handle: Any, userdata: Any) -> int:
-    return _failing(lambda: ffi.from_handle(userdata).will_save(_object(handle)))
-
-
-@ffi.callback("int32_t(amber_object *, void *)", error=1)
-def _prepare_for_deletion(handle: Any, userdata: Any) -> int:
-    return _failing(lambda: ffi.from_handle(userdata).prepare_for_deletion(_object(handle)))
+def _failable(hook: str) -> Any:
+    """The trampoline of `hook`, one whose exception fails the call in C."""
+    @ffi.callback("int32_t(amber_object *, void *)", error=1)
+    def trampoline(handle: Any, userdata: Any) -> int:
+        return _failing(lambda: getattr(ffi.from_handle(userdata), hook)(_object(handle)))
+    return trampoline
 
 
 @ffi.callback("int32_t(amber_problems *, amber_object *, const char *, const amber_value *, void *)", error=1)
@@ -154,6 +152,6 @@ def _validate(problems: Any, handle: Any, change: int, userdata: Any) -> int:
 
 _TRAMPOLINES = {
     **{hook: _teller(hook) for hook in ("awake_from_insert", "awake_from_fetch", "did_save", "did_turn_into_fault")},
-    "validate_value": _validate_value, "validate": _validate, "will_save": _will_save,
-    "prepare_for_deletion": _prepare_for_deletion,
+    **{hook: _failable(hook) for hook in ("will_save", "prepare_for_deletion")},
+    "validate_value": _validate_value, "validate": _validate,
 }
