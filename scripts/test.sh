@@ -74,8 +74,10 @@ cleanups+=("rm -rf '$plugin_work'")
 ln -s "$PWD" "$plugin_work/amber"
 cp -R Tests/PluginPackage "$plugin_work/shelf"
 mkdir "$plugin_work/stores"
+# Its own build of Amber and its dependencies (a second debug build, about a minute and a half).
 (cd "$plugin_work/shelf" && swift build 2>&1 | tee build.log && ! grep -q "unhandled" build.log)
-(cd "$plugin_work/shelf" && swift run --skip-build Shelf "$plugin_work/stores") > "$plugin_work/output.txt"
+(cd "$plugin_work/shelf" && swift run --skip-build Shelf "$plugin_work/stores") > "$plugin_work/output.txt" \
+    || { cat "$plugin_work/output.txt"; echo "the package's program failed"; exit 1; }
 diff Tests/PluginPackage/expected-output.txt "$plugin_work/output.txt" || { echo "the package's output differs from what it should be"; exit 1; }
 # A new attribute in each model file, and code that uses it: the next build must regenerate both classes to compile.
 sed -i 's|{"name": "label", "type": "string", "optional": false}|&, {"name": "room", "type": "string"}|' "$plugin_work/shelf/Sources/Shelf/Shelf.amber.json"
@@ -83,7 +85,7 @@ sed -i 's|<attribute name="name" attributeType="String"/>|&<attribute name="serv
     "$plugin_work/shelf/Sources/Shelf/Recipes.xcdatamodeld/Recipes.xcdatamodel/contents"
 printf 'import Amber\nfunc place(_ shelf: Shelf, _ recipe: Recipe) throws { try shelf.set(room: "Kitchen"); try recipe.set(serves: 4) }\n' \
     > "$plugin_work/shelf/Sources/Shelf/Edited.swift"
-(cd "$plugin_work/shelf" && swift build 2>&1 | tail -3) || { echo "an edited model did not regenerate its classes"; exit 1; }
+(cd "$plugin_work/shelf" && swift build > rebuild.log 2>&1) || { cat "$plugin_work/shelf/rebuild.log"; echo "an edited model did not regenerate its classes"; exit 1; }
 
 step "Swift API documentation: DocC builds the reference of every module Amber exports, and the articles"
 docs=$(mktemp -d)

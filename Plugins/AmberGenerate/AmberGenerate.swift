@@ -26,17 +26,21 @@ struct AmberGenerate: BuildToolPlugin {
     /// `.xcdatamodeld` bundles. SwiftPM lists a bundle as one file on Linux
     /// (and may list the files in it), so both are looked for.
     private func modelFiles(in files: [URL]) -> [URL] {
-        var found: Set<URL> = []
+        // By path without a trailing slash: a bundle listed itself and found from a file in it is one model.
+        var found: [String: URL] = [:]
         for file in files {
-            if file.lastPathComponent.hasSuffix(".amber.json") {
-                found.insert(file)
-            } else if file.pathExtension == "xcdatamodeld" {
-                found.insert(file)
-            } else if let bundle = bundle(holding: file) {
-                found.insert(bundle)
+            let model: URL?
+            if file.lastPathComponent.hasSuffix(".amber.json") || file.pathExtension == "xcdatamodeld" {
+                model = file
+            } else {
+                model = bundle(holding: file)
             }
+            guard let model else { continue }
+            var path = model.standardizedFileURL.path(percentEncoded: false)
+            while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+            found[path] = URL(fileURLWithPath: path)
         }
-        return found.sorted { $0.path < $1.path }
+        return found.keys.sorted().compactMap { found[$0] }
     }
 
     /// The `.xcdatamodeld` bundle `file` lies in, if any.

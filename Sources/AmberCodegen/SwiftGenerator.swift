@@ -16,11 +16,15 @@ public struct SwiftGenerator {
     private let model: ModelDescription
     /// The model's struct classes with their C layouts (``layouts(of:)``).
     private let cLayouts: [String: StructClass]
+    /// The names of the types this file declares: entities' classes, structs, the enum.
+    private let generatedTypes: Set<String>
 
     /// A generator for `model`, read from `sourceName`.
     public init(model: ModelDescription, modelName: String, sourceName: String) {
         self.model = model
         self.cLayouts = Self.layouts(of: model)
+        self.generatedTypes = Set(model.entities.map { SwiftNames.typeName($0.name).name }
+            + cLayouts.keys.map { SwiftNames.typeName($0).name } + [SwiftNames.typeName(modelName + "Classes").name])
         self.modelName = modelName
         self.sourceName = sourceName
     }
@@ -72,16 +76,10 @@ public struct SwiftGenerator {
     /// (a property `Layer` leading to `Layer`) in the class or struct declaring it.
     private func memberName(_ name: String) -> (name: String, note: String?) {
         let member = SwiftNames.memberName(name)
-        if member.note == nil, generatedTypes.contains(name) {
-            return (name + "_", "`\(name)` is also a generated type's name")
-        }
+        guard member.note == nil else { return member }
+        if generatedTypes.contains(name) { return (name + "_", "`\(name)` is also a generated type's name") }
+        if SwiftNames.modules.contains(name) { return (name + "_", "`\(name)` names a module the generated code qualifies types with") }
         return member
-    }
-
-    /// The names of the types this file declares: entities' classes, structs, the enum.
-    private var generatedTypes: Set<String> {
-        Set(model.entities.map { className($0.name) } + model.valueClasses.map { className($0.name) }
-            + [SwiftNames.typeName(modelName + "Classes").name])
     }
 
     /// Refuses two elements that would give one Swift name: types at the top
@@ -92,6 +90,16 @@ public struct SwiftGenerator {
         for name in model.valueClasses.map(\.name) + model.entities.map(\.name) {
             if let other = types[className(name)] { throw GenerationError(place: name, message: "its Swift name \(className(name)) is also \(other)'s") }
             types[className(name)] = name
+        }
+        for case .structure(let name, let fields) in model.valueClasses where cLayouts[name] != nil {
+            var members: [String: String] = [:]
+            for field in fields {
+                let swift = memberName(field.name).name
+                if let other = members[swift] {
+                    throw GenerationError(place: "\(name).\(field.name)", message: "its Swift member \(swift) is also \(other)'s")
+                }
+                members[swift] = field.name
+            }
         }
         for entity in model.entities {
             var members: [String: String] = [:]
@@ -172,7 +180,7 @@ public struct SwiftGenerator {
             out.line("    }")
             out.line("")
             out.line("    public func hash(into hasher: inout Swift.Hasher) {")
-            for member in members { out.line("        hasher.combine(\(member))") }
+            for member in members { out.line("        hasher.combine(self.\(member))") }
             out.line("    }")
         }
         out.line("}")

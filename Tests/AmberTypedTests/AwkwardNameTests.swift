@@ -12,6 +12,11 @@ import Testing
         let context = Context(store: try Store.inMemory(model: try Model(try ModelDescription(contentsOf: url))))
         let item = try context.insert(Protocol_.self)
         try item.set(self_: "me")
+        // A struct whose fields are a keyword, a reserved name, the name of hash(into:)'s parameter and a module's.
+        let knot = Knot(default: -3, self_: 2.5, hasher: 9, Swift_: true)
+        try item.set(knot: knot)
+        #expect(try item.knot == knot && item.knot?.hashValue == knot.hashValue)
+        #expect(try item.knot != Knot(default: -3, self_: 2.5, hasher: 8, Swift_: true))
         try item.set(init_: "start")
         try item.set(class: "first")
         try item.set(default: 7)

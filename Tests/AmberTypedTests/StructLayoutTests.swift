@@ -49,6 +49,37 @@ import Testing
         }
     }
 
+    @Test func paddingIsNotPartOfAValueAndEveryLastFieldKindIsPlaced() throws {
+        let model = try makeModel()
+        let context = Context(store: try Store.inMemory(model: model))
+        let drawing = try context.insert(Drawing.self)
+        let vertex = Vertex(x: 1, y: 2, tag: 3)
+        let edge = Edge(from: vertex, to: vertex, weight: 4, flags: 0x0506)
+        try drawing.set(edge: edge)
+        // Bytes another program wrote, with something in the padding: C's byte 49 (between weight
+        // and flags) and bytes 52-55 after flags. The value read is the same value.
+        guard case .custom(let stored) = try drawing.object.value(forKey: "edge") else { Issue.record("not a custom value"); return }
+        var bytes = stored.withUnsafeBytes { Array($0) }
+        #expect(bytes.count == 56)
+        for index in [23, 49, 52, 53, 54, 55] { bytes[index] = 0xAB }
+        try drawing.object.setValue(.custom(CustomValue(className: "Edge", bytes: Data(bytes))), forKey: "edge")
+        #expect(try drawing.edge == edge)
+        #expect(try drawing.edge?.hashValue == edge.hashValue)
+        #expect(try drawing.edge != Edge(from: vertex, to: vertex, weight: 4, flags: 0x0507))
+
+        // A nested struct as the last field, and a bool.
+        let path = Path(kind: -1, end: Vertex(x: 5, y: 6, tag: -7)), flag = Flag(x: 0.25, on: true)
+        try drawing.set(path: path)
+        try drawing.set(flag: flag)
+        let pathClass = try #require(model.structClass(named: "Path")), flagClass = try #require(model.structClass(named: "Flag"))
+        #expect(Path.layout == pathClass.layout && Flag.layout == flagClass.layout)
+        let pathFields = try pathClass.fieldValues(of: try drawing.object.value(forKey: "path"))
+        let end = try #require(model.structClass(named: "Vertex")).fieldValues(of: try #require(pathFields["end"]))
+        #expect(pathFields["kind"] == .int(-1) && end["x"] == .double(5) && end["tag"] == .int(-7))
+        #expect(try flagClass.fieldValues(of: try drawing.object.value(forKey: "flag")) == ["x": .double(0.25), "on": .bool(true)])
+        #expect(try drawing.path == path && drawing.flag == flag)
+    }
+
     @Test func aStructOfTheSameNameAndSizeWithOtherFieldsIsRefused() throws {
         let model = try makeModel { description in
             description.valueClasses[0] = .structure(name: "Vertex", fields: [
@@ -63,6 +94,15 @@ import Testing
         let context = Context(store: try Store.inMemory(model: model))
         #expect(throws: AmberError.self) { try context.insert(Drawing.self) }
         #expect(try context.fetch(FetchRequest("Drawing")).isEmpty)
+
+        // Nor is an opaque class of the same name and size.
+        let opaque = try makeModel { description in
+            description.valueClasses = description.valueClasses.map { $0.name == "Flag" ? .opaque(name: "Flag", size: 16) : $0 }
+        }
+        #expect(MemoryLayout<Flag>.stride == 16)
+        #expect { try ShapesClasses.check(opaque) } throws: { error in
+            "\(error)".contains("Drawing.flag: the class reads Flag as a struct, the model's class is not one")
+        }
     }
 
     /// A property named like a generated type would hide the type in its class: it gets a trailing `_`.

@@ -209,7 +209,8 @@ public protocol StructValue: StoredValue, BitwiseCopyable {
 extension StructValue {
     @inlinable
     public var storedValue: Value {
-        // The C size includes tail padding (the stride); the padding is zero.
+        // The C size includes tail padding (the stride). Padding is copied as the value holds it:
+        // zero for a value made in Swift, the stored bytes for one read from a store.
         withUnsafeTemporaryAllocation(byteCount: MemoryLayout<Self>.stride, alignment: MemoryLayout<Self>.alignment) { buffer in
             buffer.initializeMemory(as: UInt8.self, repeating: 0)
             withUnsafeBytes(of: self) { buffer.copyMemory(from: $0) }

@@ -134,17 +134,14 @@ extension ManagedObject {
 
     /// `objects` as `T`, resolving each entity's class once.
     @inlinable
-    static func typed<T: TypedObject>(_ objects: consuming [ManagedObject], as type: T.Type) throws(AmberError) -> [T] {
+    static func typed<T: TypedObject>(_ objects: [ManagedObject], as type: T.Type) throws(AmberError) -> [T] {
         var result: [T] = []
         result.reserveCapacity(objects.count)
-        // Each object is moved out of `objects` into its typed object (popped from the end, so
-        // reversed first): no retain for the typed object, no release when `objects` goes.
-        objects.reverse()
         // Most results hold one entity's objects: its class stays at hand, others are looked up once each.
         var lastEntity: ObjectIdentifier?
         var last: ResolvedTypedClass?
         var others: [ObjectIdentifier: ResolvedTypedClass] = [:]
-        while let object = objects.popLast() {
+        for object in objects {
             let entity = ObjectIdentifier(object.entity)
             if entity != lastEntity {
                 if let known = others[entity] {

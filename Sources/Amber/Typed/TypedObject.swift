@@ -130,8 +130,14 @@ public struct DeclaredProperty: Sendable, Hashable {
             if let valueClass, attribute.valueClassName != valueClass {
                 return "\(place): the class reads values of class \(valueClass), the model has \(attribute.valueClassName ?? "any")"
             }
-            if let layout, let modelled = attribute.structClass?.layout, layout != modelled {
-                return "\(place): the class lays out \(attribute.valueClassName ?? "its struct") as \(layout), the model as \(modelled)"
+            if let layout {
+                // A class of the same name that is not a struct (an opaque one of the same size) would be misread too.
+                guard let modelled = attribute.structClass?.layout else {
+                    return "\(place): the class reads \(valueClass ?? "its values") as a struct, the model's class is not one"
+                }
+                if layout != modelled {
+                    return "\(place): the class lays out \(valueClass ?? "its struct") as \(layout), the model as \(modelled)"
+                }
             }
         case .relationship(let destination, let toMany, let ordered):
             guard let relationship = try? entity.relationship(named: name) else {
