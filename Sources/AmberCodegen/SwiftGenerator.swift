@@ -139,17 +139,17 @@ public struct SwiftGenerator {
         guard case .structure(let name, let fields) = description, let layout = cLayouts[name], let last = layout.fields.last else { return }
         let type = SwiftNames.typeName(name)
         let padding = layout.size - (last.offset + (last.nested?.size ?? last.type.info.size))
-        let members = fields.map { SwiftNames.quoted(memberName($0.name).name) }
+        let renamed = fields.map { memberName($0.name) }
+        let members = renamed.map { SwiftNames.quoted($0.name) }
         out.line("")
         out.line("/// The struct value class `\(name)`, laid out as its C struct (fields in order, natural alignment).")
         if let note = type.note { out.line("/// Renamed: \(note).") }
         out.line("public struct \(type.name): Amber.StructValue, Swift.Hashable {")
         out.line("    public static var className: Swift.String { \(SwiftNames.literal(name)) }")
         var parameters: [String] = []
-        for (field, member) in zip(fields, members) {
+        for (field, (member, renaming)) in zip(fields, zip(members, renamed)) {
             let swiftType = fieldType(field.type)
-            let note = memberName(field.name).note
-            out.line("    public var \(member): \(swiftType)\(note.map { "  // renamed: \($0)" } ?? "")")
+            out.line("    public var \(member): \(swiftType)\(renaming.note.map { "  // renamed: \($0)" } ?? "")")
             parameters.append("\(member): \(swiftType)")
         }
         if padding > 0 {
